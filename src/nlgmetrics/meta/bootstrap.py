@@ -1,0 +1,157 @@
+"""Bootstrap confidence intervals for meta-evaluation correlations, resampling documents.
+
+Documents (input items) are the unit of resampling, as in Deutsch, Dror & Roth (2021, "A
+Statistical Analysis of Summarization Evaluation Metrics using Resampling Methods",
+*boot-inputs*): every resample draws documents with replacement and keeps all their system
+outputs, then recomputes the text-level or system-level correlation. Percentile intervals.
+
+:func:`paired_bootstrap` compares two metrics on the *same* resamples: the interval of the
+difference and the one-sided p-value ``P(diff <= 0)`` (is metric A better than metric B?).
+
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> human = rng.random((20, 5))
+>>> metric = human + 0.1 * rng.random((20, 5))
+>>> ci = bootstrap_ci(metric, human, level="text", method="pearson", n_resamples=200)
+>>> ci.low <= ci.value <= ci.high
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from nlgmetrics.meta.correlation import (
+    LEVELS,
+    METHODS,
+    correlate,
+    per_document_correlations,
+    system_means,
+)
+from nlgmetrics.validation import check_choice
+
+
+@dataclass(frozen=True)
+class BootstrapResult:
+    """Point estimate, percentile interval and the resampled values' count."""
+
+    value: float
+    low: float
+    high: float
+    confidence: float
+    n_resamples: int
+
+
+@dataclass(frozen=True)
+class PairedBootstrapResult:
+    """Difference (A - B) of two metrics' correlations with its interval and one-sided p-value."""
+
+    diff: float
+    low: float
+    high: float
+    p_value: float  # fraction of resamples where A is not better than B
+    confidence: float
+    n_resamples: int
+
+
+def _resample_indices(n_docs: int, n_resamples: int, seed: int) -> np.ndarray:
+    if n_docs < 2:
+        raise ValueError(f"bootstrap needs at least 2 documents, got {n_docs}.")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples={n_resamples}; use a positive number (e.g. 1000).")
+    return np.random.default_rng(seed).integers(0, n_docs, size=(n_resamples, n_docs))
+
+
+def _statistic_samples(metric: np.ndarray, human: np.ndarray, level: str, method: str, indices: np.ndarray) -> np.ndarray:
+    """The correlation recomputed on each resample of documents (``nan`` where undefined)."""
+    if level == "text":
+        # Per-document correlations do not change under resampling: compute them once.
+        per_doc = per_document_correlations(metric, human, method)
+        picked = per_doc[indices]
+        counts = (~np.isnan(picked)).sum(axis=1)
+        sums = np.nansum(picked, axis=1)
+        # A resample with no defined document gives nan (counted by _interval), not a warning.
+        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    out = np.empty(indices.shape[0])
+    for k, idx in enumerate(indices):
+        m, h = system_means(metric[idx]), system_means(human[idx])
+        present = ~(np.isnan(m) | np.isnan(h))
+        out[k] = correlate(m[present], h[present], method)
+    return out
+
+
+def _point(metric: np.ndarray, human: np.ndarray, level: str, method: str) -> float:
+    identity = np.arange(metric.shape[0])[None, :]
+    return float(_statistic_samples(metric, human, level, method, identity)[0])
+
+
+def _interval(samples: np.ndarray, confidence: float) -> tuple[float, float]:
+    finite = samples[~np.isnan(samples)]
+    if finite.size == 0:
+        return math.nan, math.nan
+    alpha = (1 - confidence) / 2
+    return float(np.quantile(finite, alpha)), float(np.quantile(finite, 1 - alpha))
+
+
+def _check(metric, human, level, method, confidence):
+    check_choice("level", level, LEVELS)
+    check_choice("method", method, METHODS)
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence={confidence}; use a fraction such as 0.95.")
+    metric = np.asarray(metric, dtype=float)
+    human = np.asarray(human, dtype=float)
+    if metric.ndim != 2 or metric.shape != human.shape:
+        raise ValueError(f"expected [document, system] matrices of one shape, got {metric.shape} and {human.shape}.")
+    return metric, human
+
+
+def bootstrap_ci(
+    metric: np.ndarray,
+    human: np.ndarray,
+    level: str = "text",
+    method: str = "pearson",
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> BootstrapResult:
+    """Percentile bootstrap interval of a text- or system-level correlation (documents resampled)."""
+    metric, human = _check(metric, human, level, method, confidence)
+    indices = _resample_indices(metric.shape[0], n_resamples, seed)
+    samples = _statistic_samples(metric, human, level, method, indices)
+    low, high = _interval(samples, confidence)
+    return BootstrapResult(_point(metric, human, level, method), low, high, confidence, n_resamples)
+
+
+def paired_bootstrap(
+    metric_a: np.ndarray,
+    metric_b: np.ndarray,
+    human: np.ndarray,
+    level: str = "text",
+    method: str = "pearson",
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> PairedBootstrapResult:
+    """Is A's correlation higher than B's? Same document resamples for both metrics.
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(1)
+    >>> human = rng.random((30, 6))
+    >>> good, bad = human + 0.05 * rng.random((30, 6)), rng.random((30, 6))
+    >>> paired_bootstrap(good, bad, human, n_resamples=200).p_value < 0.05
+    True
+    """
+    metric_a, human = _check(metric_a, human, level, method, confidence)
+    metric_b, _ = _check(metric_b, human, level, method, confidence)
+    indices = _resample_indices(human.shape[0], n_resamples, seed)
+    diffs = _statistic_samples(metric_a, human, level, method, indices) - _statistic_samples(
+        metric_b, human, level, method, indices
+    )
+    finite = diffs[~np.isnan(diffs)]
+    low, high = _interval(diffs, confidence)
+    point = _point(metric_a, human, level, method) - _point(metric_b, human, level, method)
+    p_value = float((finite <= 0).mean()) if finite.size else math.nan
+    return PairedBootstrapResult(point, low, high, p_value, confidence, n_resamples)

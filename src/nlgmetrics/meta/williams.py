@@ -1,0 +1,97 @@
+"""Williams test for the difference between two dependent correlations sharing one variable.
+
+Used in MT/summarisation meta-evaluation (Graham & Baldwin 2014, "Testing for Significance of
+Increased Correlation with Human Judgment", EMNLP) and in the InfoLM paper: is metric A's
+correlation with human judgment ``r12`` significantly higher than metric B's ``r13``, given that
+the two metrics are themselves correlated (``r23``) on the same ``n`` items?
+
+    t = (r12 - r13) * sqrt((n - 1)(1 + r23))
+        / sqrt(2 K (n - 1)/(n - 3) + ((r12 + r13)/2)^2 (1 - r23)^3),
+    K = 1 - r12^2 - r13^2 - r23^2 + 2 r12 r13 r23,
+
+with ``n - 3`` degrees of freedom (Williams 1959; Steiger 1980, eq. 7). The test assumes Pearson
+correlations; applying it to Spearman/Kendall coefficients is a common approximation.
+
+>>> result = williams_test(0.4, 0.5, 0.1, 103, alternative="two-sided")
+>>> round(result.t, 2), round(result.p_value, 2)   # psych::r.test(103, .4, .5, .1)
+(-0.89, 0.37)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from nlgmetrics.meta.correlation import correlate
+from nlgmetrics.validation import check_choice
+
+ALTERNATIVES = ("greater", "less", "two-sided")
+
+
+@dataclass(frozen=True)
+class WilliamsResult:
+    """``t`` statistic, degrees of freedom and p-value of the Williams test."""
+
+    t: float
+    df: int
+    p_value: float
+    r12: float
+    r13: float
+    r23: float
+    n: int
+
+
+def williams_test(r12: float, r13: float, r23: float, n: int, alternative: str = "greater") -> WilliamsResult:
+    """Test H0: rho12 == rho13. ``alternative="greater"`` asks whether r12 > r13 (one-sided).
+
+    ``r12``: metric A vs human; ``r13``: metric B vs human; ``r23``: metric A vs metric B.
+    """
+    check_choice("alternative", alternative, ALTERNATIVES)
+    for name, r in (("r12", r12), ("r13", r13), ("r23", r23)):
+        if not (isinstance(r, (int, float)) and -1.0 <= r <= 1.0):
+            raise ValueError(f"{name}={r!r} must be a correlation in [-1, 1] (and not nan).")
+    if n <= 3:
+        raise ValueError(f"n={n}: the Williams test needs n > 3 items (it has n - 3 degrees of freedom).")
+    k = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
+    denominator = 2 * k * (n - 1) / (n - 3) + ((r12 + r13) / 2) ** 2 * (1 - r23) ** 3
+    if denominator <= 0:
+        # Only reachable for degenerate inputs (e.g. r23 == 1 and K == 0: identical metrics).
+        raise ValueError("Williams test undefined: the two metrics are perfectly correlated (r23 = 1).")
+    t = (r12 - r13) * math.sqrt((n - 1) * (1 + r23)) / math.sqrt(denominator)
+    df = n - 3
+    if alternative == "greater":
+        p = float(stats.t.sf(t, df))
+    elif alternative == "less":
+        p = float(stats.t.cdf(t, df))
+    else:
+        p = float(2 * stats.t.sf(abs(t), df))
+    return WilliamsResult(float(t), df, p, float(r12), float(r13), float(r23), int(n))
+
+
+def williams_from_scores(
+    metric_a: Sequence[float],
+    metric_b: Sequence[float],
+    human: Sequence[float],
+    method: str = "pearson",
+    alternative: str = "greater",
+) -> WilliamsResult:
+    """Williams test on raw score vectors (e.g. per-system means): is A's correlation higher than B's?
+
+    >>> human = [1, 2, 3, 4, 5, 6]
+    >>> res = williams_from_scores([1, 2, 3, 4, 6, 5], [2, 1, 4, 3, 5, 7], human)
+    >>> res.r12 > res.r13
+    True
+    """
+    a = np.asarray(metric_a, dtype=float)
+    b = np.asarray(metric_b, dtype=float)
+    h = np.asarray(human, dtype=float)
+    if not (a.shape == b.shape == h.shape):
+        raise ValueError(f"metric_a, metric_b and human must have the same length, got {a.shape}, {b.shape}, {h.shape}.")
+    r12, r13, r23 = correlate(a, h, method), correlate(b, h, method), correlate(a, b, method)
+    if any(math.isnan(r) for r in (r12, r13, r23)):
+        raise ValueError("Williams test undefined: a score vector is constant (its correlation is undefined).")
+    return williams_test(r12, r13, r23, len(h), alternative)
