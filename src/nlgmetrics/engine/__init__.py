@@ -1,0 +1,50 @@
+"""The shared LM scoring engine: load a model once, score each distinct input once, fast.
+
+Contract: team/ENGINE_API.md. Every LM metric (InfoLM, BLANC, Shannon, FFLM) goes through these
+functions; none runs its own forward passes.
+
+>>> from nlgmetrics.engine import load_lm, CausalQuery, causal_target_scores
+>>> from nlgmetrics.testing import build_random_model
+>>> import tempfile
+>>> lm = load_lm(build_random_model("llama", tempfile.mkdtemp(), size="tiny"))
+>>> q = CausalQuery(prefix_ids=(lm.tokenizer.bos_token_id,), target_ids=(10, 11, 12))
+>>> causal_target_scores(lm, [q], progress=False)[0].logprobs.shape
+(3,)
+"""
+
+from nlgmetrics.engine.causal import CausalQuery, TargetScores, causal_target_scores, iter_causal
+from nlgmetrics.engine.distributed import distributed_map, is_main_process
+from nlgmetrics.engine.loading import (
+    SMOLLM2_ALIAS,
+    LoadedLM,
+    ModelKindError,
+    ModelNotFoundError,
+    clear_cache,
+    default_cache_dir,
+    load_lm,
+    smollm2_dir,
+)
+from nlgmetrics.engine.masked import MaskedQuery, iter_masked
+from nlgmetrics.engine.planning import dedupe, plan_batches, run_with_backoff
+
+__all__ = [
+    "SMOLLM2_ALIAS",
+    "CausalQuery",
+    "LoadedLM",
+    "MaskedQuery",
+    "ModelKindError",
+    "ModelNotFoundError",
+    "TargetScores",
+    "causal_target_scores",
+    "clear_cache",
+    "dedupe",
+    "default_cache_dir",
+    "distributed_map",
+    "is_main_process",
+    "iter_causal",
+    "iter_masked",
+    "load_lm",
+    "plan_batches",
+    "run_with_backoff",
+    "smollm2_dir",
+]

@@ -1,0 +1,91 @@
+"""Split distinct work across processes with accelerate; same results for any number of processes.
+
+Launch a script with ``accelerate launch`` or ``torchrun --nproc_per_node N``: every process runs
+the same code, :func:`distributed_map` gives each one a contiguous shard of the items, and gathers
+the results back, in the original order, on every process. In a plain single process it is just
+``fn(items)``.
+
+>>> distributed_map([1, 2, 3], lambda shard: [x * x for x in shard])
+[1, 4, 9]
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import torch
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def _launched_with_several_processes() -> bool:
+    """Cheap check before touching accelerate: a launcher sets WORLD_SIZE (torchrun, accelerate)."""
+    try:
+        return int(os.environ.get("WORLD_SIZE", "1")) > 1
+    except ValueError:
+        return False
+
+
+def process_state() -> Any | None:
+    """accelerate's ``PartialState`` when running under several processes, else ``None``.
+
+    CPU runs (no CUDA) initialise a gloo process group (``PartialState(cpu=True)``).
+    """
+    if not _launched_with_several_processes():
+        return None
+    from accelerate import PartialState
+
+    state = PartialState(cpu=not torch.cuda.is_available())
+    return state if state.num_processes > 1 else None
+
+
+def is_main_process() -> bool:
+    """True in a single process, and on rank 0 of a distributed run (for progress bars, printing)."""
+    state = process_state()
+    return state is None or state.is_main_process
+
+
+def to_cpu(value: Any) -> Any:
+    """Move tensors (also inside tuples, lists, dicts) to CPU so they can be pickled and gathered."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().to("cpu")
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(to_cpu(v) for v in value)
+    if isinstance(value, list):
+        return [to_cpu(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_cpu(v) for k, v in value.items()}
+    return value
+
+
+def distributed_map(items: Sequence[T], fn: Callable[[list[T]], list[R]]) -> list[R]:
+    """``fn`` over ``items``, split across processes; results in the order of ``items``, everywhere.
+
+    ``fn`` receives a list (this process's shard) and must return one result per item, picklable
+    (tensors are moved to CPU before gathering). Each item is computed by exactly one process, so
+    any number of processes gives the same results as one.
+    """
+    items = list(items)
+    state = process_state()
+    if state is None:
+        results = list(fn(items))
+        if len(results) != len(items):
+            raise ValueError(f"fn returned {len(results)} results for {len(items)} items.")
+        return results
+    from accelerate.utils import gather_object
+
+    # split_between_processes hands out contiguous chunks, rank order == item order, without
+    # padding; gather_object concatenates them in rank order, which restores the original order.
+    with state.split_between_processes(items) as shard:
+        local = [to_cpu(r) for r in fn(list(shard))]
+        if len(local) != len(shard):
+            raise ValueError(f"fn returned {len(local)} results for {len(shard)} items.")
+    # gather_object on a list concatenates the per-process lists; wrap so empty shards still count.
+    gathered = gather_object([local])
+    results = [r for chunk in gathered for r in chunk]
+    if len(results) != len(items):
+        raise RuntimeError(f"distributed_map gathered {len(results)} results for {len(items)} items.")
+    return results

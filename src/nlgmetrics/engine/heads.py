@@ -1,0 +1,94 @@
+"""Apply the LM head only where logits are needed.
+
+A ``[batch, seq, vocab]`` logits tensor is the biggest thing a forward pass makes (bert-base:
+30,522 floats per token), yet metrics need logits at a few positions: the masked ones (masked LM)
+or the target span (causal LM). Instead of re-implementing each architecture's head (BERT's
+``cls`` transform + decoder, RoBERTa's ``lm_head``, DistilBERT's four loose modules, Gemma's logit
+soft-capping...), we let the model run its *own* forward and intercept the base model's output
+with a forward hook: the hook replaces ``last_hidden_state [B, S, H]`` by the gathered rows
+``[1, N, H]``, so whatever the model does after its base model (the head) runs on N rows only.
+
+Because this relies on the head being position-wise, :func:`gather_head_works` checks it once per
+model at load time against a plain forward; models failing the check use the plain forward and
+slice its logits (correct, just slower).
+
+>>> import torch
+>>> from transformers import GPT2Config, GPT2LMHeadModel
+>>> model = GPT2LMHeadModel(GPT2Config(n_embd=16, n_layer=1, n_head=2, vocab_size=50)).eval()
+>>> ids = torch.tensor([[1, 2, 3, 4]])
+>>> rows = logits_at(model, True, {"input_ids": ids}, torch.tensor([0, 0]), torch.tensor([1, 3]))
+>>> full = model(input_ids=ids).logits[0, [1, 3]]
+>>> bool(torch.allclose(rows, full, atol=1e-5)), tuple(rows.shape)
+(True, (2, 50))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+
+
+@contextmanager
+def gathered_base_output(model: torch.nn.Module, batch_index: torch.Tensor, position_index: torch.Tensor) -> Iterator[None]:
+    """While active, the base model's hidden states are replaced by rows ``[batch_index, position_index]``."""
+    base = getattr(model, "base_model", model)
+    if base is model:
+        raise ValueError(f"{type(model).__name__} has no separate base model; cannot gather before the head.")
+
+    def hook(_module: torch.nn.Module, _args: Any, output: Any) -> Any:
+        if isinstance(output, tuple):
+            return (output[0][batch_index, position_index].unsqueeze(0),) + tuple(output[1:])
+        hidden = output[0]
+        # ModelOutput keeps attribute and item views in sync, so heads reading either see the rows.
+        output["last_hidden_state"] = hidden[batch_index, position_index].unsqueeze(0)
+        return output
+
+    handle = base.register_forward_hook(hook)
+    try:
+        yield
+    finally:
+        handle.remove()
+
+
+def logits_at(
+    model: torch.nn.Module,
+    gather_head: bool,
+    inputs: dict[str, Any],
+    batch_index: torch.Tensor,
+    position_index: torch.Tensor,
+) -> torch.Tensor:
+    """Float32 logits ``[N, vocab]`` at ``(batch_index[n], position_index[n])`` of ``model(**inputs)``."""
+    if gather_head:
+        with gathered_base_output(model, batch_index, position_index):
+            logits = model(**inputs).logits[0]
+    else:
+        logits = model(**inputs).logits[batch_index, position_index]
+    return logits.float()
+
+
+def gather_head_works(model: torch.nn.Module, kind: str) -> bool:
+    """Check once that gathered-row logits equal a plain forward's logits on a short probe."""
+    if getattr(model, "base_model", model) is model:
+        return False
+    device = next(model.parameters()).device
+    vocab = model.get_output_embeddings().weight.shape[0]
+    ids = (torch.arange(8, device=device) * 7 + 5) % max(vocab, 1)
+    inputs: dict[str, Any] = {"input_ids": ids.unsqueeze(0), "attention_mask": torch.ones_like(ids).unsqueeze(0)}
+    if kind == "causal":
+        inputs["use_cache"] = False
+    rows = torch.tensor([1, 3, 7], device=device)
+    zeros = torch.zeros_like(rows)
+    try:
+        with torch.inference_mode():
+            full = model(**inputs).logits[0, rows].float()
+            gathered = logits_at(model, True, inputs, zeros, rows)
+    except Exception:  # noqa: BLE001 - any failure means: do not use the fast path
+        return False
+    if gathered.shape != full.shape:
+        return False
+    scale = 1.0 + full.abs().max().item()
+    tolerance = 1e-5 if next(model.parameters()).dtype == torch.float32 else 2e-2
+    return (gathered - full).abs().max().item() <= tolerance * scale

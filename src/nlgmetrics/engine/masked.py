@@ -1,0 +1,148 @@
+"""Masked-LM scoring: output distributions at masked positions only.
+
+A :class:`MaskedQuery` is a token sequence plus the positions to mask in this copy (one position
+for InfoLM, every gap-th token for BLANC). :func:`iter_masked` runs each *distinct* query once,
+in length-sorted batches packed by a token budget, applies the LM head only at the masked
+positions, and hands ``reduce(logits[n_masked, vocab] float32, query)`` to the caller, so a metric
+can turn the distributions into whatever it keeps (a weighted sum, log-probs, argmax) on the fly.
+
+>>> from nlgmetrics.testing import build_random_model
+>>> from nlgmetrics.engine import load_lm
+>>> import tempfile
+>>> lm = load_lm(build_random_model("bert", tempfile.mkdtemp(), size="tiny"))
+>>> ids = tuple(lm.tokenizer("a cat sat")["input_ids"])      # [CLS] a cat sat [SEP]
+>>> queries = [MaskedQuery(ids, (1,)), MaskedQuery(ids, (2, 3)), MaskedQuery(ids, (1,))]
+>>> out = dict(iter_masked(lm, queries, lambda logits, q: tuple(logits.shape), progress=False))
+>>> [out[i] for i in range(3)]
+[(1, 30522), (2, 30522), (1, 30522)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from nlgmetrics.engine.heads import logits_at
+from nlgmetrics.engine.loading import LoadedLM
+from nlgmetrics.engine.planning import dedupe, plan_batches, run_with_backoff
+from nlgmetrics.engine.runner import run_units
+
+
+@dataclass(frozen=True)
+class MaskedQuery:
+    """A sequence (with special tokens) and the positions replaced by the mask token in this copy.
+
+    The original ids at ``mask_positions`` are the true tokens; the engine does the masking.
+    """
+
+    input_ids: tuple[int, ...]
+    mask_positions: tuple[int, ...]
+
+
+def _validate(lm: LoadedLM, queries: Sequence[MaskedQuery]) -> None:
+    if lm.kind != "masked":
+        raise ValueError(
+            f"iter_masked needs a masked LM, but {lm.name!r} is a {lm.kind} LM; load one with load_lm(..., kind='masked')."
+        )
+    for index, query in enumerate(queries):
+        if not isinstance(query, MaskedQuery):
+            raise TypeError(f"queries[{index}] is {type(query).__name__}, expected MaskedQuery.")
+        length = len(query.input_ids)
+        if length == 0:
+            raise ValueError(f"queries[{index}] has no input_ids.")
+        if length > lm.max_length:
+            raise ValueError(
+                f"queries[{index}] has {length} tokens, more than {lm.name!r} accepts ({lm.max_length}); "
+                "truncate or split the text before scoring."
+            )
+        if not query.mask_positions:
+            raise ValueError(f"queries[{index}] masks no position; give at least one mask position.")
+        if len(set(query.mask_positions)) != len(query.mask_positions):
+            raise ValueError(f"queries[{index}] repeats a mask position: {query.mask_positions}.")
+        bad = [p for p in query.mask_positions if not 0 <= p < length]
+        if bad:
+            raise ValueError(f"queries[{index}] has mask positions {bad} outside 0..{length - 1}.")
+
+
+def iter_masked(
+    lm: LoadedLM,
+    queries: Sequence[MaskedQuery],
+    reduce: Callable[[torch.Tensor, MaskedQuery], Any],
+    *,
+    token_budget: int = 8192,
+    batch_size: int | None = None,
+    progress: bool = True,
+    desc: str = "masked LM",
+) -> Iterator[tuple[int, Any]]:
+    """Yield ``(query_index, reduce(logits, query))`` for every query, in no particular order.
+
+    ``logits`` is float32 ``[len(query.mask_positions), vocab]``, raw (no temperature), row ``j``
+    for ``query.mask_positions[j]``. Duplicate queries are computed once and share the result.
+    Batches hold at most ``token_budget`` padded tokens and ``batch_size`` sequences; on device
+    out-of-memory a batch is halved and retried. Under several processes (accelerate / torchrun)
+    distinct queries are split across them and every process yields every result. Validation
+    happens immediately (not at the first ``next()``).
+    """
+    queries = list(queries)
+    _validate(lm, queries)
+    return _iter_masked(lm, queries, reduce, token_budget, batch_size, progress, desc)
+
+
+def _iter_masked(
+    lm: LoadedLM,
+    queries: list[MaskedQuery],
+    reduce: Callable[[torch.Tensor, MaskedQuery], Any],
+    token_budget: int,
+    batch_size: int | None,
+    progress: bool,
+    desc: str,
+) -> Iterator[tuple[int, Any]]:
+    keys = [(q.input_ids, q.mask_positions) for q in queries]
+    unique, inverse = dedupe(keys)
+    copies: dict[int, list[int]] = {}
+    for original, j in enumerate(inverse):
+        copies.setdefault(j, []).append(original)
+    distinct = [queries[i] for i in unique]
+    batches = plan_batches([len(q.input_ids) for q in distinct], token_budget, batch_size)
+
+    def run_batch(batch: list[int]) -> list[tuple[int, Any]]:
+        return run_with_backoff(batch, lambda part: _forward(lm, [distinct[j] for j in part], part, reduce))
+
+    for j, result in run_units(batches, run_batch, len, progress=progress, desc=desc):
+        for original in copies[j]:
+            yield original, result
+
+
+def _forward(
+    lm: LoadedLM, batch: list[MaskedQuery], ids: list[int], reduce: Callable[[torch.Tensor, MaskedQuery], Any]
+) -> list[tuple[int, Any]]:
+    """One padded forward pass of ``batch``; logits only at masked positions."""
+    tokenizer = lm.tokenizer
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    width = max(len(q.input_ids) for q in batch)
+    input_ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+    attention = torch.zeros((len(batch), width), dtype=torch.long)
+    rows: list[int] = []
+    cols: list[int] = []
+    for b, query in enumerate(batch):
+        input_ids[b, : len(query.input_ids)] = torch.tensor(query.input_ids, dtype=torch.long)
+        attention[b, : len(query.input_ids)] = 1
+        rows.extend([b] * len(query.mask_positions))
+        cols.extend(query.mask_positions)
+    row_index = torch.tensor(rows, dtype=torch.long)
+    col_index = torch.tensor(cols, dtype=torch.long)
+    input_ids[row_index, col_index] = tokenizer.mask_token_id
+    device = lm.device
+    inputs = {"input_ids": input_ids.to(device), "attention_mask": attention.to(device)}
+    with torch.inference_mode():
+        logits = logits_at(lm.model, lm.gather_head, inputs, row_index.to(device), col_index.to(device))
+        out: list[tuple[int, Any]] = []
+        start = 0
+        for j, query in zip(ids, batch):
+            stop = start + len(query.mask_positions)
+            out.append((j, reduce(logits[start:stop], query)))
+            start = stop
+    return out

@@ -1,0 +1,61 @@
+"""Run planned work units with a progress bar, locally or split across processes.
+
+Both :func:`~nlgmetrics.engine.masked.iter_masked` and :func:`~nlgmetrics.engine.causal.iter_causal`
+reduce to: a list of *units* (a batch of distinct queries, or one shared prefix with its targets),
+each producing ``[(distinct_index, result), ...]``. This module runs them, yields results as they
+come in one process, and balances units over processes (round-robin) in several.
+
+>>> list(run_units([[0, 1], [2]], lambda u: [(i, i * 2) for i in u], len, progress=False, desc="x"))
+[(0, 0), (1, 2), (2, 4)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
+
+from tqdm.auto import tqdm
+
+from nlgmetrics.engine.distributed import distributed_map, process_state
+
+U = TypeVar("U")
+
+
+def run_units(
+    units: Sequence[U],
+    run_unit: Callable[[U], list[tuple[int, Any]]],
+    unit_size: Callable[[U], int],
+    *,
+    progress: bool,
+    desc: str,
+) -> Iterator[tuple[int, Any]]:
+    """Yield ``(distinct_index, result)`` for every unit; progress counts queries, not batches."""
+    total = sum(unit_size(u) for u in units)
+    state = process_state()
+    if state is None:
+        with tqdm(total=total, desc=desc, disable=not progress or total == 0, unit="seq") as bar:
+            for unit in units:
+                results = run_unit(unit)
+                bar.update(unit_size(unit))
+                yield from results
+        return
+    # Units are planned longest first, so contiguous shards would give rank 0 all the long ones.
+    # Deal them round-robin: shard k = units[k::n]. split_between_processes gives the first
+    # (len % n) ranks one extra item, exactly the sizes of these strided slices.
+    n = state.num_processes
+    dealt = [i for k in range(n) for i in range(k, len(units), n)]
+    bar = tqdm(total=total // n or None, desc=desc, disable=not progress or not state.is_main_process, unit="seq")
+
+    def run_shard(shard: list[int]) -> list[list[tuple[int, Any]]]:
+        out = []
+        for i in shard:
+            out.append(run_unit(units[i]))
+            bar.update(unit_size(units[i]))
+        return out
+
+    try:
+        per_unit = distributed_map(dealt, run_shard)
+    finally:
+        bar.close()
+    for results in per_unit:
+        yield from results
