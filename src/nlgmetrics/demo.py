@@ -1,0 +1,244 @@
+"""Gradio demos of the six metrics (the Hub Spaces ``app.py`` of each ``metrics/<name>`` folder).
+
+``evaluate``'s own ``launch_gradio_widget`` builds its widget with ``gr.inputs`` / ``gr.outputs``,
+which Gradio 4 removed, so it fails with the Gradio these demos pin (6.x). The demos are built here
+with ``gr.Blocks`` instead, from the same table of metrics the CLI uses
+(:mod:`nlgmetrics.registry`): one text box for the prediction (or summary), one for the reference(s)
+(or source document), one widget per option, a button, and the result.
+
+Stable element ids (used by the browser tests and by anyone scripting the page):
+
+- ``#prediction`` and ``#reference`` or ``#source``: the two text boxes (Gradio puts a
+  ``textarea`` inside);
+- ``#option-<name>``: one per option (``#option-model`` for the model of LM metrics);
+- ``#submit``: the button;
+- ``#score``: the main score, written with Python's ``repr`` (every digit, parseable by ``float``);
+- ``#scores``: every aggregate number (JSON);
+- ``#signature``: the signature of the result.
+
+>>> demo = build_demo("bleu")          # a gr.Blocks; launch_demo("bleu") also serves it
+>>> type(demo).__name__
+'Blocks'
+
+``metrics/<name>/app.py`` is three lines::
+
+    from nlgmetrics.demo import launch_demo
+
+    launch_demo("<name>")
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from nlgmetrics.registry import MetricSpec, OptionSpec, get_spec
+
+# Several references in one text box are separated by a line holding only "---" (a plain newline
+# cannot separate them: ROUGE-Lsum reads newlines as sentence boundaries).
+REFERENCE_SEPARATOR = "---"
+
+_EXAMPLES: dict[str, tuple[str, str]] = {
+    "references": (
+        "The cat sat on the mat.",
+        "The cat was sitting on the mat.\n---\nA cat sat on a mat.",
+    ),
+    "sources": (
+        "A storm closed the harbour on Monday.",
+        "Fishing boats stayed in port on Monday after a storm closed the harbour. "
+        "Officials said it would reopen on Tuesday once the winds dropped.",
+    ),
+}
+
+_YAML_HEADER = re.compile(r"\A---\s*\n.*?\n---\s*\n", re.DOTALL)
+
+
+def split_references(text: str) -> list[str]:
+    """Split the reference box into references (separator: a line holding only ``---``).
+
+    >>> split_references("a b\\n---\\nc d")
+    ['a b', 'c d']
+    >>> split_references("one reference\\nwith two lines")
+    ['one reference\\nwith two lines']
+    """
+    parts = re.split(rf"(?m)^\s*{re.escape(REFERENCE_SEPARATOR)}\s*$", text)
+    references = [part.strip("\n") for part in parts if part.strip()]
+    return references or [text]
+
+
+def _card_text(name: str, card_path: str | os.PathLike | None) -> str:
+    """The model card without its YAML header, shown under the demo (as evaluate's widget does)."""
+    candidates = []
+    if card_path is not None:
+        candidates.append(Path(card_path))
+    # On a Space, app.py runs next to README.md; in the repository, metrics/<name>/README.md.
+    candidates.append(Path.cwd() / "README.md")
+    candidates.append(Path(__file__).resolve().parents[2] / "metrics" / name / "README.md")
+    for path in candidates:
+        if path.is_file():
+            text = path.read_text(encoding="utf-8")
+            if card_path is None and path.parent == Path.cwd() and f"{name}" not in text:
+                continue  # some other project's README in the working directory
+            return _YAML_HEADER.sub("", text, count=1)
+    return ""
+
+
+def offline_theme() -> Any:
+    """Default Gradio theme with system fonts.
+
+    The stock theme pulls Google Fonts, which an offline machine (or a sandboxed browser) cannot
+    reach; Gradio 6 takes the theme in ``launch()``.
+    """
+    import gradio as gr
+
+    return gr.themes.Default(font=["system-ui", "sans-serif"], font_mono=["ui-monospace", "monospace"])
+
+
+def _option_widget(gr: Any, option: OptionSpec) -> Any:
+    elem_id = f"option-{option.name}"
+    label = f"{option.name}: {option.help}"
+    if option.choices is not None:
+        return gr.Dropdown(choices=list(option.choices), value=option.default, label=label, elem_id=elem_id)
+    if option.kind == "bool":
+        return gr.Checkbox(value=bool(option.default), label=label, elem_id=elem_id)
+    if option.kind in {"int", "float"}:
+        return gr.Number(
+            value=option.default, label=label, elem_id=elem_id, precision=0 if option.kind == "int" else None
+        )
+    return gr.Textbox(value="" if option.default is None else str(option.default), label=label, elem_id=elem_id)
+
+
+def _coerce(option: OptionSpec, value: Any) -> Any:
+    """Widget value -> option value (Gradio numbers come back as float, empty text as '')."""
+    if value is None or value == "":
+        return option.default
+    if option.kind == "int":
+        return int(value)
+    if option.kind == "float":
+        return float(value)
+    if option.kind == "bool":
+        return bool(value)
+    return value
+
+
+def score_pair(
+    spec: MetricSpec,
+    prediction: str,
+    second: str,
+    options: dict[str, Any],
+) -> tuple[str, dict[str, float], str]:
+    """Score one prediction for the demo: (main score as repr, all aggregates, signature)."""
+    others: Any
+    if spec.second_input == "references":
+        others = [split_references(second)]
+    else:
+        others = [second]
+    report = spec.run([prediction], others, progress=False, **options)
+    main = report.aggregate[spec.main_score]
+    return repr(float(main)), dict(report.aggregate), report.signature
+
+
+def build_demo(
+    name: str,
+    model: str | None = None,
+    *,
+    device: str | None = None,
+    card_path: str | os.PathLike | None = None,
+) -> Any:
+    """Build (not launch) the ``gr.Blocks`` demo of metric ``name``.
+
+    ``model`` pre-fills the model box of LM metrics (default: the metric's paper default, which
+    needs the Hub; pass a local directory or ``smollm2-135m`` offline). ``device`` is passed to the
+    library (default: CUDA when available).
+    """
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    import gradio as gr
+
+    spec = get_spec(name)
+    second_id = "reference" if spec.second_input == "references" else "source"
+    direction = "higher is better" if spec.higher_is_better else "lower is better"
+    with gr.Blocks(title=f"nlgmetrics: {spec.title}") as demo:
+        gr.Markdown(f"# {spec.title}\n\n{spec.description}\n\nMain score: `{spec.main_score}` ({direction}).")
+        with gr.Row():
+            with gr.Column():
+                prediction = gr.Textbox(
+                    label="Prediction" if second_id == "reference" else "Summary",
+                    lines=3,
+                    elem_id="prediction",
+                )
+                if second_id == "reference":
+                    second = gr.Textbox(
+                        label=f"Reference(s): separate several with a line holding only {REFERENCE_SEPARATOR}",
+                        lines=4,
+                        elem_id="reference",
+                    )
+                else:
+                    second = gr.Textbox(label="Source document", lines=6, elem_id="source")
+                widgets: list[Any] = []
+                with gr.Accordion("Options", open=False):
+                    model_box = None
+                    if spec.uses_model:
+                        model_box = gr.Textbox(
+                            value=model or spec.default_model or "",
+                            label="model: Hub id, local directory, or smollm2-135m",
+                            elem_id="option-model",
+                        )
+                    for option in spec.options:
+                        widgets.append(_option_widget(gr, option))
+                submit = gr.Button("Compute", variant="primary", elem_id="submit")
+            with gr.Column():
+                score_box = gr.Textbox(label=f"{spec.main_score} ({direction})", elem_id="score", interactive=False)
+                scores_box = gr.JSON(label="All scores", elem_id="scores")
+                signature_box = gr.Textbox(label="Signature", elem_id="signature", interactive=False)
+
+        def run(prediction_text: str, second_text: str, *values: Any) -> tuple[str, dict, str]:
+            options: dict[str, Any] = {}
+            if spec.uses_model:
+                model_value, *values = values  # type: ignore[assignment]
+                options["model"] = (model_value or "").strip() or spec.default_model
+                if device is not None:
+                    options["device"] = device
+            for option, value in zip(spec.options, values):
+                options[option.name] = _coerce(option, value)
+            try:
+                return score_pair(spec, prediction_text or "", second_text or "", options)
+            except (ValueError, OSError) as error:
+                # Shown to the user as a toast instead of a stack trace.
+                raise gr.Error(str(error)) from error
+
+        inputs = [prediction, second] + ([model_box] if model_box is not None else []) + widgets
+        submit.click(run, inputs=inputs, outputs=[score_box, scores_box, signature_box], api_name="score")
+        gr.Examples(examples=[list(_EXAMPLES[spec.second_input])], inputs=[prediction, second])
+        card = _card_text(name, card_path)
+        if card:
+            with gr.Accordion("Model card", open=False):
+                gr.Markdown(card)
+    return demo
+
+
+def launch_demo(
+    name: str,
+    model: str | None = None,
+    server_port: int | None = None,
+    *,
+    server_name: str | None = None,
+    device: str | None = None,
+    block: bool = True,
+    card_path: str | os.PathLike | None = None,
+    **launch_kwargs: Any,
+) -> Any:
+    """Build the demo of ``name`` and serve it (what ``metrics/<name>/app.py`` calls).
+
+    ``block=False`` returns right after the server starts (tests, notebooks); call ``.close()`` on
+    the returned Blocks to stop it. Other keywords go to ``gr.Blocks.launch``.
+    """
+    demo = build_demo(name, model, device=device, card_path=card_path)
+    demo.launch(
+        server_port=server_port,
+        server_name=server_name,
+        prevent_thread_lock=not block,
+        **{"theme": offline_theme(), **launch_kwargs},
+    )
+    return demo

@@ -1,0 +1,186 @@
+"""Reading texts for the command line: plain text, JSON Lines, and ``datasets`` datasets.
+
+One function, :func:`read_column`, turns what a user points the CLI at into a list with one item per
+example. Each item is a string, or (for references) a list of strings when a column holds several
+references per example.
+
+Accepted sources:
+
+- ``*.txt`` (or any other suffix not listed below): one text per line. Line breaks inside a text
+  cannot be represented; write ``\\n`` escapes and pass ``unescape=True`` (needed for ROUGE-Lsum,
+  whose sentences are newline-separated).
+- ``*.jsonl``: one JSON value per line; either a string, or an object from which ``column`` is read.
+- a directory written by ``Dataset.save_to_disk`` / ``DatasetDict.save_to_disk`` (``split`` picks one
+  split of a DatasetDict), read with ``datasets.load_from_disk``.
+- ``*.json``, ``*.csv``, ``*.parquet``: read with ``datasets.load_dataset(<builder>, data_files=...)``.
+
+>>> import json, tempfile, pathlib
+>>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (folder / "refs.jsonl").write_text(json.dumps({"ref": ["a b", "a c"]}) + "\\n")
+>>> read_column(folder / "refs.jsonl", column="ref")
+[['a b', 'a c']]
+>>> _ = (folder / "preds.txt").write_text("first line\\nsecond line\\n")
+>>> read_column(folder / "preds.txt")
+['first line', 'second line']
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Union
+
+Text = Union[str, list[str]]
+
+_DATASETS_BUILDERS = {".json": "json", ".csv": "csv", ".parquet": "parquet"}
+
+
+def _check_item(value: Any, where: str) -> Text:
+    """Accept a string or a non-empty list of strings; say exactly what is wrong otherwise."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise ValueError(
+        f"{where} is {type(value).__name__} ({value!r:.60}); each item must be a string or a "
+        f"non-empty list of strings (several references for one example)."
+    )
+
+
+def _unescape(text: Text) -> Text:
+    if isinstance(text, list):
+        return [t.replace("\\n", "\n") for t in text]
+    return text.replace("\\n", "\n")
+
+
+def _read_txt(path: Path) -> list[str]:
+    # newline="" would keep '\r'; read text mode and split on '\n' only, so that a trailing empty
+    # line (file ends with '\n') is not an example but an empty line in the middle is one.
+    content = path.read_text(encoding="utf-8")
+    lines = content.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.rstrip("\r") for line in lines]
+
+
+def _read_jsonl(path: Path, column: str | None) -> list[Text]:
+    items: list[Text] = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}:{number} is not valid JSON ({error}).") from None
+            if isinstance(value, dict):
+                if column is None:
+                    raise ValueError(
+                        f"{path}:{number} holds JSON objects with keys {sorted(value)}; "
+                        f"name the column to read (e.g. --prediction-column {next(iter(value), 'text')})."
+                    )
+                if column not in value:
+                    raise ValueError(
+                        f"{path}:{number} has no key {column!r}; available keys: {sorted(value)}."
+                    )
+                value = value[column]
+            items.append(_check_item(value, f"{path}:{number}"))
+    return items
+
+
+def _dataset_column(dataset: Any, column: str | None, split: str | None, origin: str) -> list[Text]:
+    import datasets
+
+    if isinstance(dataset, (datasets.DatasetDict, dict)):
+        splits = list(dataset.keys())
+        if split is None:
+            if len(splits) != 1:
+                raise ValueError(
+                    f"{origin} has splits {splits}; choose one with --split (e.g. --split {splits[0]})."
+                )
+            split = splits[0]
+        if split not in dataset:
+            raise ValueError(f"{origin} has no split {split!r}; available: {splits}.")
+        dataset = dataset[split]
+    names = list(dataset.column_names)
+    if column is None:
+        if len(names) != 1:
+            raise ValueError(f"{origin} has columns {names}; name the one to read (--*-column).")
+        column = names[0]
+    if column not in names:
+        raise ValueError(f"{origin} has no column {column!r}; available columns: {names}.")
+    return [_check_item(v, f"{origin}[{i}][{column!r}]") for i, v in enumerate(dataset[column])]
+
+
+def read_column(
+    path: str | os.PathLike,
+    column: str | None = None,
+    *,
+    split: str | None = None,
+    unescape: bool = False,
+) -> list[Text]:
+    """Read one item per example from ``path`` (see the module docstring for the formats).
+
+    ``column`` names the field of JSON objects / the dataset column (optional when there is only one).
+    ``split`` picks the split of a saved ``DatasetDict``. With ``unescape=True``, the two characters
+    ``\\n`` become a line break (plain-text files cannot hold line breaks inside one example).
+    """
+    source = Path(path)
+    if not source.exists():
+        raise ValueError(f"Input {str(source)!r} does not exist; check the path.")
+    if source.is_dir():
+        import datasets
+
+        try:
+            dataset = datasets.load_from_disk(str(source))
+        except FileNotFoundError as error:
+            raise ValueError(
+                f"{source} is a directory but not a saved `datasets` dataset ({error}); "
+                f"pass a .txt/.jsonl file or a directory written by Dataset.save_to_disk."
+            ) from None
+        items = _dataset_column(dataset, column, split, str(source))
+    elif source.suffix == ".jsonl":
+        items = _read_jsonl(source, column)
+    elif source.suffix in _DATASETS_BUILDERS:
+        import datasets
+
+        dataset = datasets.load_dataset(
+            _DATASETS_BUILDERS[source.suffix], data_files=str(source), split=split or "train"
+        )
+        items = _dataset_column(dataset, column, None, str(source))
+    else:
+        if column is not None:
+            raise ValueError(
+                f"{source} is read as plain text (one example per line), which has no columns; "
+                f"drop the column option or use a .jsonl/.json/.csv file."
+            )
+        items = list(_read_txt(source))
+    if unescape:
+        items = [_unescape(item) for item in items]
+    return items
+
+
+def zip_references(columns: list[list[Text]]) -> list[Text]:
+    """Merge several reference files (one reference each per example) into lists per example.
+
+    >>> zip_references([["a", "b"], ["A", "B"]])
+    [['a', 'A'], ['b', 'B']]
+    >>> zip_references([["a", "b"]])
+    ['a', 'b']
+    """
+    if len(columns) == 1:
+        return list(columns[0])
+    lengths = {len(column) for column in columns}
+    if len(lengths) != 1:
+        raise ValueError(
+            f"Reference files have different numbers of lines ({[len(c) for c in columns]}); "
+            f"every reference file needs one line per prediction."
+        )
+    merged: list[Text] = []
+    for items in zip(*columns):
+        row: list[str] = []
+        for item in items:
+            row.extend(item if isinstance(item, list) else [item])
+        merged.append(row)
+    return merged

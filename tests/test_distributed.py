@@ -1,0 +1,139 @@
+"""Two CPU processes (torchrun, gloo, accelerate PartialState) give the one-process numbers.
+
+One ``torchrun --nproc_per_node 2`` launch runs every LM metric (InfoLM, Shannon score, BLANC,
+FFLM) on tiny random models; rank 0 writes the gathered results, and the test compares them with
+the same calls made here in a single process. Each worker also records how much distinct work it
+ran itself, so the test fails if the work was not actually split (e.g. both ranks running all of it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+DOCUMENTS = [
+    "The storm closed the harbour on Monday. Boats stayed in port. Officials expect calm seas.",
+    "A new library opened in the town centre. It has three floors of books.",
+    "The storm closed the harbour on Monday. Boats stayed in port. Officials expect calm seas.",
+]
+SUMMARIES = ["A storm closed the harbour.", "A library opened.", "Boats stayed in port all week."]
+CANDIDATES = ["the cat sat on the mat", "a dog barked at night", "rain fell all day"]
+REFERENCES = ["a cat was sitting on the mat", "the dog barked loudly at night", "it rained all day long"]
+
+# What each metric computes: kept in one place so that the worker and the test make the same calls.
+CALLS = textwrap.dedent(
+    '''
+    def run_all(models, data):
+        from nlgmetrics.infolm import infolm
+        from nlgmetrics.shannon import shannon_score
+        from nlgmetrics.blanc import blanc
+        from nlgmetrics.fflm import fflm
+
+        out = {}
+        r = infolm(data["candidates"], data["references"], model=models["bert"],
+                   information_measure="fisher_rao", idf=True, progress=False)
+        out["infolm"] = [float(x) for x in r.scores]
+        r = infolm(data["candidates"], data["references"], model=models["gpt2"],
+                   information_measure="kl_divergence", progress=False)
+        out["infolm_causal"] = [float(x) for x in r.scores]
+        r = shannon_score(data["documents"], data["summaries"], model=models["gpt2"], progress=False)
+        out["shannon_score"] = {"ll_base": r.ll_base, "ll_help": r.ll_help, "ll_full": r.ll_full,
+                                "shannon_score": r.shannon_score, "s": r.s}
+        r = blanc(data["documents"], data["summaries"], model=models["bert"], progress=False)
+        out["blanc"] = {k: v for k, v in r.to_dict().items() if isinstance(v, list)}
+        r = fflm(data["documents"], data["summaries"], model=models["llama"], progress=False)
+        out["fflm"] = {"fflm": r.fflm, "delta_prior_summary": r.delta_prior_summary,
+                       "delta_prior_document": r.delta_prior_document,
+                       "delta_cond_summary": r.delta_cond_summary}
+        return out
+    '''
+)
+
+WORKER = CALLS + textwrap.dedent(
+    '''
+    import json, os, sys
+    import torch
+    torch.set_num_threads(1)
+    from accelerate import PartialState
+
+    state = PartialState(cpu=True)  # gloo process group on CPU
+    assert state.num_processes == 2, state.num_processes
+    import nlgmetrics.engine.runner as runner
+
+    # Count the work units each process runs itself, to show the work is split, not repeated.
+    local_units = []
+    original = runner.distributed_map
+    def counting_map(items, fn):
+        def counted(shard):
+            local_units.append(len(shard))
+            return fn(shard)
+        return original(items, counted)
+    runner.distributed_map = counting_map
+
+    config = json.loads(open(sys.argv[1]).read())
+    results = run_all(config["models"], config["data"])
+    from accelerate.utils import gather_object
+    shard_sizes = gather_object([sum(local_units)])
+    if state.is_main_process:
+        with open(config["out"], "w") as handle:
+            json.dump({"results": results, "shard_sizes": shard_sizes,
+                       "num_processes": state.num_processes}, handle)
+    state.wait_for_everyone()
+    '''
+)
+
+
+def _assert_close(got, want, path="", tol=1e-5):
+    if isinstance(want, dict):
+        assert set(got) == set(want), path
+        for key in want:
+            _assert_close(got[key], want[key], f"{path}.{key}", tol)
+    elif isinstance(want, (list, tuple)):
+        assert len(got) == len(want), path
+        for index, (g, w) in enumerate(zip(got, want)):
+            _assert_close(g, w, f"{path}[{index}]", tol)
+    elif isinstance(want, float):
+        assert abs(got - want) <= tol * max(1.0, abs(want)), (path, got, want)
+    else:
+        assert got == want, (path, got, want)
+
+
+@pytest.mark.slow
+def test_two_cpu_processes_match_one(tmp_path, tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir):
+    torchrun = shutil.which("torchrun") or str(Path(sys.executable).parent / "torchrun")
+    models = {"bert": str(tiny_bert_dir), "gpt2": str(tiny_gpt2_dir), "llama": str(tiny_llama_dir)}
+    data = {
+        "documents": DOCUMENTS,
+        "summaries": SUMMARIES,
+        "candidates": CANDIDATES,
+        "references": REFERENCES,
+    }
+    out = tmp_path / "gathered.json"
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"models": models, "data": data, "out": str(out)}))
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER)
+    env = dict(os.environ, OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    env.pop("WORLD_SIZE", None)
+    launched = subprocess.run(
+        [torchrun, "--standalone", "--nproc_per_node", "2", str(script), str(config)],
+        env=env, capture_output=True, text=True, timeout=240,
+    )
+    assert launched.returncode == 0, launched.stdout[-3000:] + launched.stderr[-5000:]
+    gathered = json.loads(out.read_text())
+    assert gathered["num_processes"] == 2
+
+    namespace: dict = {}
+    exec(CALLS, namespace)  # the same calls, in this single process
+    single = json.loads(json.dumps(namespace["run_all"](models, data)))
+    _assert_close(gathered["results"], single)
+    # Both processes ran a share of the distinct work (neither ran it all nor nothing).
+    sizes = gathered["shard_sizes"]
+    assert len(sizes) == 2 and all(size > 0 for size in sizes), sizes
