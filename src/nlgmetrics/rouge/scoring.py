@@ -1,0 +1,90 @@
+"""Precision, recall and F-measure from ROUGE match statistics; multi-reference combination.
+
+Every ROUGE variant reduces one (prediction, reference) pair to :class:`Stats`: ``hits`` and the
+two denominators. Two ways to combine several references:
+
+* ``"best"`` - score each reference, keep the one with the highest F (first on ties), as
+  rouge-score's ``RougeScorer.score_multi`` does;
+* ``"average"`` - ROUGE-1.5.5's default "model average" (``-f A``): hits and denominators are
+  summed over the references, then P/R/F are computed once (a hit on every reference counts).
+
+>>> s = Stats(hits=2, ref_total=4, pred_total=2)
+>>> to_score(s)
+Score(precision=1.0, recall=0.5, fmeasure=0.6666666666666666)
+>>> combine([Stats(1, 2, 2), Stats(2, 2, 2)], "average")
+Score(precision=0.75, recall=0.75, fmeasure=0.75)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+
+class Score(NamedTuple):
+    """Precision, recall and F-measure of one prediction (all in [0, 1])."""
+
+    precision: float
+    recall: float
+    fmeasure: float
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Sufficient statistics of one pair: ``hits`` over ``ref_total`` (recall) and ``pred_total``."""
+
+    hits: float
+    ref_total: float
+    pred_total: float
+
+
+def fmeasure(precision: float, recall: float, beta: float = 1.0) -> float:
+    """F-beta; 0 when both are 0. For beta=1 this is rouge-score's exact expression."""
+    if beta == 1.0:
+        if precision + recall > 0:
+            return 2 * precision * recall / (precision + recall)
+        return 0.0
+    denominator = recall + beta * beta * precision
+    if denominator > 0:
+        return (1 + beta * beta) * precision * recall / denominator
+    return 0.0
+
+
+def _ratio(hits: float, total: float, transform: Callable[[float], float] | None) -> float:
+    if total <= 0:
+        return 0.0
+    value = hits / total
+    return transform(value) if transform is not None else value
+
+
+def to_score(stats: Stats, beta: float = 1.0, transform: Callable[[float], float] | None = None) -> Score:
+    """P/R/F of one pair; an empty side gives 0 (never NaN). ``transform`` maps ratios (ROUGE-W)."""
+    precision = _ratio(stats.hits, stats.pred_total, transform)
+    recall = _ratio(stats.hits, stats.ref_total, transform)
+    return Score(precision, recall, fmeasure(precision, recall, beta))
+
+
+def combine(
+    per_reference: Sequence[Stats],
+    mode: str,
+    beta: float = 1.0,
+    transform: Callable[[float], float] | None = None,
+) -> Score:
+    """Combine the statistics of one prediction against each of its references."""
+    if len(per_reference) == 1:
+        return to_score(per_reference[0], beta, transform)
+    if mode == "average":
+        pooled = Stats(
+            sum(s.hits for s in per_reference),
+            sum(s.ref_total for s in per_reference),
+            sum(s.pred_total for s in per_reference),
+        )
+        return to_score(pooled, beta, transform)
+    best: Score | None = None
+    for stats in per_reference:
+        score = to_score(stats, beta, transform)
+        if best is None or score.fmeasure > best.fmeasure:
+            best = score
+    assert best is not None
+    return best
