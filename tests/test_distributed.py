@@ -27,36 +27,49 @@ SUMMARIES = ["A storm closed the harbour.", "A library opened.", "Boats stayed i
 CANDIDATES = ["the cat sat on the mat", "a dog barked at night", "rain fell all day"]
 REFERENCES = ["a cat was sitting on the mat", "the dog barked loudly at night", "it rained all day long"]
 
-# What each metric computes: kept in one place so that the worker and the test make the same calls.
-CALLS = textwrap.dedent(
-    '''
-    def run_all(models, data):
-        from nlgmetrics.infolm import infolm
-        from nlgmetrics.shannon import shannon_score
-        from nlgmetrics.blanc import blanc
-        from nlgmetrics.fflm import fflm
+# What each metric computes, kept in one place so that the worker and the test make the same calls.
+# batch_size=1 makes several work units per metric, so that both processes get a share.
+METRIC_CALLS = {
+    "infolm": """
+    from nlgmetrics.infolm import infolm
+    r = infolm(data["candidates"], data["references"], model=models["bert"],
+               information_measure="fisher_rao", idf=True, batch_size=1, progress=False)
+    out["infolm"] = [float(x) for x in r.scores]
+    r = infolm(data["candidates"], data["references"], model=models["gpt2"],
+               information_measure="kl_divergence", batch_size=1, progress=False)
+    out["infolm_causal"] = [float(x) for x in r.scores]
+""",
+    "shannon_score": """
+    from nlgmetrics.shannon import shannon_score
+    r = shannon_score(data["documents"], data["summaries"], model=models["gpt2"], batch_size=1,
+                      progress=False)
+    out["shannon_score"] = {"ll_base": r.ll_base, "ll_help": r.ll_help, "ll_full": r.ll_full,
+                            "shannon_score": r.shannon_score, "s": r.s}
+""",
+    "blanc": """
+    from nlgmetrics.blanc import blanc
+    r = blanc(data["documents"], data["summaries"], model=models["bert"], batch_size=1, progress=False)
+    out["blanc"] = {k: v for k, v in r.to_dict().items() if isinstance(v, list)}
+""",
+    "fflm": """
+    from nlgmetrics.fflm import fflm
+    r = fflm(data["documents"], data["summaries"], model=models["llama"], batch_size=1, progress=False)
+    out["fflm"] = {"fflm": r.fflm, "delta_prior_summary": r.delta_prior_summary,
+                   "delta_prior_document": r.delta_prior_document,
+                   "delta_cond_summary": r.delta_cond_summary}
+""",
+}
 
-        out = {}
-        r = infolm(data["candidates"], data["references"], model=models["bert"],
-                   information_measure="fisher_rao", idf=True, progress=False)
-        out["infolm"] = [float(x) for x in r.scores]
-        r = infolm(data["candidates"], data["references"], model=models["gpt2"],
-                   information_measure="kl_divergence", progress=False)
-        out["infolm_causal"] = [float(x) for x in r.scores]
-        r = shannon_score(data["documents"], data["summaries"], model=models["gpt2"], progress=False)
-        out["shannon_score"] = {"ll_base": r.ll_base, "ll_help": r.ll_help, "ll_full": r.ll_full,
-                                "shannon_score": r.shannon_score, "s": r.s}
-        r = blanc(data["documents"], data["summaries"], model=models["bert"], progress=False)
-        out["blanc"] = {k: v for k, v in r.to_dict().items() if isinstance(v, list)}
-        r = fflm(data["documents"], data["summaries"], model=models["llama"], progress=False)
-        out["fflm"] = {"fflm": r.fflm, "delta_prior_summary": r.delta_prior_summary,
-                       "delta_prior_document": r.delta_prior_document,
-                       "delta_cond_summary": r.delta_cond_summary}
-        return out
-    '''
-)
 
-WORKER = CALLS + textwrap.dedent(
+def make_calls(names=tuple(METRIC_CALLS)) -> str:
+    """Source of ``run_all(models, data) -> dict`` running the metrics ``names``."""
+    body = "".join(METRIC_CALLS[name] for name in names)
+    return "def run_all(models, data):\n    out = {}\n" + body + "    return out\n"
+
+
+CALLS = make_calls()
+
+WORKER = textwrap.dedent(
     '''
     import json, os, sys
     import torch
@@ -78,7 +91,9 @@ WORKER = CALLS + textwrap.dedent(
     runner.distributed_map = counting_map
 
     config = json.loads(open(sys.argv[1]).read())
-    results = run_all(config["models"], config["data"])
+    namespace = {}
+    exec(open(config["calls"]).read(), namespace)
+    results = namespace["run_all"](config["models"], config["data"])
     from accelerate.utils import gather_object
     shard_sizes = gather_object([sum(local_units)])
     if state.is_main_process:
@@ -107,6 +122,10 @@ def _assert_close(got, want, path="", tol=1e-5):
 
 @pytest.mark.slow
 def test_two_cpu_processes_match_one(tmp_path, tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir):
+    run_two_vs_one(tmp_path, CALLS, tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir)
+
+
+def run_two_vs_one(tmp_path, calls, tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir):
     torchrun = shutil.which("torchrun") or str(Path(sys.executable).parent / "torchrun")
     models = {"bert": str(tiny_bert_dir), "gpt2": str(tiny_gpt2_dir), "llama": str(tiny_llama_dir)}
     data = {
@@ -117,7 +136,9 @@ def test_two_cpu_processes_match_one(tmp_path, tiny_bert_dir, tiny_gpt2_dir, tin
     }
     out = tmp_path / "gathered.json"
     config = tmp_path / "config.json"
-    config.write_text(json.dumps({"models": models, "data": data, "out": str(out)}))
+    calls_file = tmp_path / "calls.py"
+    calls_file.write_text(calls)
+    config.write_text(json.dumps({"models": models, "data": data, "out": str(out), "calls": str(calls_file)}))
     script = tmp_path / "worker.py"
     script.write_text(WORKER)
     env = dict(os.environ, OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
@@ -131,7 +152,7 @@ def test_two_cpu_processes_match_one(tmp_path, tiny_bert_dir, tiny_gpt2_dir, tin
     assert gathered["num_processes"] == 2
 
     namespace: dict = {}
-    exec(CALLS, namespace)  # the same calls, in this single process
+    exec(calls, namespace)  # the same calls, in this single process
     single = json.loads(json.dumps(namespace["run_all"](models, data)))
     _assert_close(gathered["results"], single)
     # Both processes ran a share of the distinct work (neither ran it all nor nothing).
