@@ -1,0 +1,142 @@
+"""Causal scoring against a naive oracle: one forward per target token, over the same model."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from nlgmetrics.engine import CausalQuery, causal_target_scores, iter_causal, load_lm
+
+SENTENCES = [
+    "The quick brown fox jumps over the lazy dog.",
+    "A fox jumped.",
+    "Dogs sleep all day, foxes do not.",
+    "Nothing to see here",
+    "The committee approved the budget after a long debate on Tuesday evening.",
+]
+
+
+def naive_logprobs(model: torch.nn.Module, query: CausalQuery) -> tuple[np.ndarray, np.ndarray]:
+    """log p(target_i | prefix + target_<i) by one full forward per token, no padding, no cache."""
+    logprobs, argmax = [], []
+    with torch.no_grad():
+        for i, token in enumerate(query.target_ids):
+            ids = torch.tensor([query.prefix_ids + query.target_ids[:i]])
+            logits = model(input_ids=ids, use_cache=False).logits[0, -1].double()
+            logprobs.append(torch.log_softmax(logits, -1)[token].item())
+            argmax.append(int(logits.argmax()))
+    return np.array(logprobs), np.array(argmax)
+
+
+def make_queries(tokenizer) -> list[CausalQuery]:
+    bos = tokenizer.bos_token_id
+    ids = [tuple(tokenizer(s)["input_ids"]) for s in SENTENCES]
+    doc = ids[0] + ids[4]
+    return [
+        CausalQuery((bos,), ids[0]),             # plain scoring from BOS
+        CausalQuery((bos,) + doc, ids[1]),       # three summaries sharing a document prefix
+        CausalQuery((bos,) + doc, ids[2]),
+        CausalQuery((bos,) + doc, ids[3]),
+        CausalQuery((bos,) + ids[1], ids[2]),    # a prefix used once
+        CausalQuery((bos,), ids[3][:1]),         # one-token target
+        CausalQuery((bos,) + doc, ids[1]),       # duplicate
+    ]
+
+
+@pytest.fixture(scope="module", params=["gpt2", "llama"])
+def causal_lm(request, tiny_gpt2_dir, tiny_llama_dir):
+    path = {"gpt2": tiny_gpt2_dir, "llama": tiny_llama_dir}[request.param]
+    return load_lm(path, device="cpu")
+
+
+@pytest.fixture(scope="module")
+def oracle(causal_lm):
+    queries = make_queries(causal_lm.tokenizer)
+    return queries, [naive_logprobs(causal_lm.model, q) for q in queries]
+
+
+@pytest.mark.parametrize("prefix_cache", [True, False])
+def test_logprobs_equal_naive_loop(causal_lm, oracle, prefix_cache):
+    queries, expected = oracle
+    got = causal_target_scores(causal_lm, queries, prefix_cache=prefix_cache, progress=False)
+    for (want_lp, want_arg), scores in zip(expected, got):
+        assert scores.logprobs.dtype == np.float64 and scores.argmax.dtype == np.int64
+        assert np.max(np.abs(scores.logprobs - want_lp)) <= 1e-5
+        np.testing.assert_array_equal(scores.argmax, want_arg)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(batch_size=1),
+        dict(token_budget=16),
+        dict(token_budget=40, batch_size=2),
+        dict(token_budget=100_000),
+        dict(prefix_cache=False, batch_size=3),
+        dict(prefix_cache=True, token_budget=30),
+    ],
+)
+def test_invariant_to_batching_order_duplicates(causal_lm, oracle, options):
+    queries, expected = oracle
+    rng = random.Random(7)
+    order = list(range(len(queries))) * 2  # every query twice
+    rng.shuffle(order)
+    shuffled = [queries[i] for i in order]
+    got = causal_target_scores(causal_lm, shuffled, progress=False, **options)
+    for i, scores in zip(order, got):
+        assert np.max(np.abs(scores.logprobs - expected[i][0])) <= 1e-5
+
+
+def test_distinct_work_runs_once_and_head_sees_target_rows_only(causal_lm):
+    queries = make_queries(causal_lm.tokenizer)
+    rows = []
+    head = causal_lm.model.get_output_embeddings()
+    handle = head.register_forward_hook(lambda m, args, out: rows.append(args[0].shape[:-1].numel()))
+    seen = []
+    try:
+        results = dict(iter_causal(causal_lm, queries, lambda lg, q: seen.append(q) or lg.shape, progress=False))
+    finally:
+        handle.remove()
+    distinct = set(queries)
+    assert len(seen) == len(distinct)  # the duplicate query was not recomputed
+    assert sum(rows) == sum(len(q.target_ids) for q in distinct)  # no logits for prefix positions
+    assert sorted(results) == list(range(len(queries)))
+    assert all(results[i] == (len(q.target_ids), head.weight.shape[0]) for i, q in enumerate(queries))
+
+
+def test_fallback_full_logits_path_agrees(causal_lm, oracle):
+    queries, expected = oracle
+    plain = dataclasses.replace(causal_lm, gather_head=False)
+    got = causal_target_scores(plain, queries, progress=False)
+    for (want, _), scores in zip(expected, got):
+        assert np.max(np.abs(scores.logprobs - want)) <= 1e-5
+
+
+def test_empty_target_gets_empty_logits(causal_lm):
+    bos = causal_lm.tokenizer.bos_token_id
+    [(index, shape)] = list(iter_causal(causal_lm, [CausalQuery((bos,), ())], lambda lg, q: lg.shape, progress=False))
+    assert index == 0 and shape[0] == 0
+
+
+def test_bfloat16_reduce_receives_float32(tiny_llama_dir):
+    lm = load_lm(tiny_llama_dir, device="cpu", dtype="bfloat16")
+    assert lm.dtype == torch.bfloat16 and next(lm.model.parameters()).dtype == torch.bfloat16
+    q = make_queries(lm.tokenizer)[0]
+    [dtype] = [d for _, d in iter_causal(lm, [q], lambda lg, _: lg.dtype, progress=False)]
+    assert dtype == torch.float32
+
+
+def test_errors(causal_lm, tiny_bert_dir):
+    bos = causal_lm.tokenizer.bos_token_id
+    with pytest.raises(ValueError, match="empty prefix"):
+        iter_causal(causal_lm, [CausalQuery((), (1, 2))], lambda lg, q: 0)
+    too_long = CausalQuery((bos,) * causal_lm.max_length, (5, 6))
+    with pytest.raises(ValueError, match="more than"):
+        iter_causal(causal_lm, [too_long], lambda lg, q: 0)
+    masked = load_lm(tiny_bert_dir, device="cpu")
+    with pytest.raises(ValueError, match="needs a causal LM"):
+        iter_causal(masked, [CausalQuery((1,), (2,))], lambda lg, q: 0)

@@ -1,0 +1,103 @@
+"""Masked scoring against one plain full forward per masked copy."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import pytest
+import torch
+
+from nlgmetrics.engine import MaskedQuery, iter_masked, load_lm
+
+TEXTS = [
+    "the cat sat on the mat.",
+    "a summary of the document, short and sweet.",
+    "hello",
+    "the quick brown fox jumps over the lazy dog and keeps running far away.",
+]
+
+
+@pytest.fixture(scope="module")
+def masked_lm(tiny_bert_dir):
+    return load_lm(tiny_bert_dir, device="cpu")
+
+
+@pytest.fixture(scope="module")
+def queries(masked_lm) -> list[MaskedQuery]:
+    out = []
+    for text in TEXTS:
+        ids = tuple(masked_lm.tokenizer(text)["input_ids"])
+        for position in range(1, len(ids) - 1):  # InfoLM style: one position at a time
+            out.append(MaskedQuery(ids, (position,)))
+        out.append(MaskedQuery(ids, tuple(range(1, len(ids) - 1, 2))))  # BLANC style: every 2nd
+    out.append(out[0])  # duplicate
+    return out
+
+
+def plain_forward(lm, query: MaskedQuery) -> torch.Tensor:
+    """The oracle: mask the copy, run the whole model on it alone, read the masked rows."""
+    ids = torch.tensor([query.input_ids])
+    ids[0, list(query.mask_positions)] = lm.tokenizer.mask_token_id
+    with torch.no_grad():
+        return lm.model(input_ids=ids).logits[0, list(query.mask_positions)].float()
+
+
+@pytest.fixture(scope="module")
+def expected(masked_lm, queries):
+    return [plain_forward(masked_lm, q) for q in queries]
+
+
+@pytest.mark.parametrize(
+    "options", [dict(), dict(batch_size=1), dict(token_budget=20), dict(token_budget=64, batch_size=3)]
+)
+def test_equals_plain_forward_under_any_batching_and_order(masked_lm, queries, expected, options):
+    order = list(range(len(queries)))
+    random.Random(len(options)).shuffle(order)
+    got = dict(iter_masked(masked_lm, [queries[i] for i in order], lambda lg, q: lg.clone(), progress=False, **options))
+    assert sorted(got) == list(range(len(queries)))
+    for position, original in enumerate(order):
+        assert got[position].dtype == torch.float32
+        assert got[position].shape == expected[original].shape
+        assert (got[position] - expected[original]).abs().max().item() <= 1e-5
+
+
+def test_head_applied_only_at_masked_positions_and_distinct_once(masked_lm, queries):
+    rows = []
+    head = masked_lm.model.get_output_embeddings()
+    handle = head.register_forward_hook(lambda m, args, out: rows.append(args[0].shape[:-1].numel()))
+    calls = []
+    try:
+        list(iter_masked(masked_lm, queries, lambda lg, q: calls.append(q), progress=False))
+    finally:
+        handle.remove()
+    distinct = set(queries)
+    assert len(calls) == len(distinct) < len(queries)
+    assert sum(rows) == sum(len(q.mask_positions) for q in distinct)
+
+
+def test_fallback_full_logits_path_agrees(masked_lm, queries, expected):
+    plain = dataclasses.replace(masked_lm, gather_head=False)
+    got = dict(iter_masked(plain, queries, lambda lg, q: lg.clone(), progress=False))
+    for i, want in enumerate(expected):
+        assert (got[i] - want).abs().max().item() <= 1e-5
+
+
+def test_reduce_result_shared_by_duplicates(masked_lm, queries):
+    out = dict(iter_masked(masked_lm, queries, lambda lg, q: lg.argmax(-1).tolist(), progress=False))
+    assert out[len(queries) - 1] == out[0]
+
+
+def test_errors(masked_lm, tiny_gpt2_dir):
+    ids = tuple(masked_lm.tokenizer("the cat")["input_ids"])
+    for bad, message in [
+        (MaskedQuery(ids, ()), "masks no position"),
+        (MaskedQuery(ids, (len(ids),)), "outside"),
+        (MaskedQuery(ids, (1, 1)), "repeats"),
+        (MaskedQuery((101,) * (masked_lm.max_length + 1), (1,)), "more than"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            iter_masked(masked_lm, [bad], lambda lg, q: 0)
+    causal = load_lm(tiny_gpt2_dir, device="cpu")
+    with pytest.raises(ValueError, match="needs a masked LM"):
+        iter_masked(causal, [MaskedQuery(ids, (1,))], lambda lg, q: 0)
