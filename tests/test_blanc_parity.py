@@ -1,0 +1,180 @@
+"""Parity of nlgmetrics.blanc with the reference implementation, PyPI blanc 0.3.4.
+
+Random weights make BLANC degenerate (nothing is ever unmasked right, every score is 0), so the
+fixture model here is *built* to copy tokens from its context: one attention layer with uniform
+attention and an identity value path, tied embeddings, identity head. At a masked position it
+predicts (roughly) the most frequent token of the input, so a summary that repeats a word helps
+unmask it (S01) and a summary full of other words hurts (S10). Small random noise on every weight
+(positions included) makes the predictions depend on positions and order, so an off-by-one in the
+inputs would show. Both sides load the same directory; blanc's nltk splitter is replaced by ours.
+Every compared case asserts non-zero counts in the cells it compares, so the tests can fail.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import pytest
+import torch
+
+from nlgmetrics.sentences import split_sentences
+
+
+def build_copy_bert(out_dir: Path, hidden: int = 64, scale: float = 30.0, noise: float = 0.02,
+                    seed: int = 0) -> Path:
+    """A 1-layer BertForMaskedLM (512 positions) that copies frequent context tokens (see above)."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    from nlgmetrics.testing import load_test_tokenizer
+
+    tokenizer = load_test_tokenizer("bert")
+    config = BertConfig(vocab_size=len(tokenizer), hidden_size=hidden, num_hidden_layers=1,
+                        num_attention_heads=1, intermediate_size=16, max_position_embeddings=512,
+                        hidden_act="linear")
+    generator = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    model = BertForMaskedLM(config)
+
+    def noisy(shape, std=noise):
+        return torch.randn(shape, generator=generator) * std
+
+    weights = {}
+    for name, tensor in model.state_dict().items():
+        if name.endswith("LayerNorm.weight"):
+            weights[name] = torch.ones_like(tensor)
+        elif name.endswith("LayerNorm.bias"):
+            weights[name] = torch.zeros_like(tensor)
+        else:
+            weights[name] = noisy(tensor.shape)
+    embeddings = torch.randn(len(tokenizer), hidden, generator=generator)
+    for token in (tokenizer.mask_token, tokenizer.pad_token):
+        embeddings[tokenizer.convert_tokens_to_ids(token)] = 0.0
+    embeddings[tokenizer.convert_tokens_to_ids(".")] *= 0.1  # the filler barely counts
+    eye = torch.eye(hidden)
+    weights["bert.embeddings.word_embeddings.weight"] = embeddings
+    weights["cls.predictions.decoder.weight"] = embeddings
+    weights["bert.encoder.layer.0.attention.self.value.weight"] = eye * scale + noisy((hidden, hidden))
+    weights["bert.encoder.layer.0.attention.output.dense.weight"] = eye + noisy((hidden, hidden))
+    weights["cls.predictions.transform.dense.weight"] = eye + noisy((hidden, hidden))
+    model.load_state_dict(weights, strict=False)
+    model.tie_weights()
+    model.eval()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(str(out_dir))
+    tokenizer.save_pretrained(str(out_dir))
+    return out_dir
+
+
+@pytest.fixture(scope="session")
+def copy_bert_dir(tmp_path_factory) -> Path:
+    return build_copy_bert(tmp_path_factory.mktemp("copy-bert"))
+
+
+@pytest.fixture(scope="session")
+def blanc_module():
+    """blanc.blanc with our offline splitter in place of nltk's punkt (restored afterwards)."""
+    from blanc_reference import import_blanc
+
+    import_blanc()
+    import blanc.blanc as reference
+
+    original = reference.sent_tokenize
+    reference.sent_tokenize = split_sentences
+    try:
+        yield reference
+    finally:
+        reference.sent_tokenize = original
+
+
+_LONG_SENTENCE = " ".join(
+    f"the {w} committee reviewed {w} reports and" for w in
+    ["budget", "harbour", "railway", "library", "hospital", "museum", "airport", "stadium"] * 8
+) + " finally approved everything."
+
+DOCS = [
+    "Potatoes potatoes potatoes potatoes grow slowly in winter. The farmer planted tomatoes near "
+    "the river. Tomatoes need sunshine and tomatoes need water.",
+    "Stocks rallied strongly today. Investors bought technology shares while banks struggled. "
+    "Technology companies reported record earnings, and technology investors cheered loudly.",
+    "Café owners in Zürich complained about tourists. Naïve visitors photographed everything!",
+    _LONG_SENTENCE,  # one sentence of ~450 tokens: blanc's window truncation with a summary
+    _LONG_SENTENCE.replace("finally", "and the mayor " * 70 + "finally"),  # alone > 512 tokens
+    "",
+]
+SUMMARIES = [
+    ["Tomatoes tomatoes tomatoes everywhere tomatoes.", "Potatoes grow slowly.",
+     "Winter winter winter winter sunshine.", ""],
+    ["Technology technology stocks rallied.", "Banks banks banks struggled badly banks.", "   "],
+    ["Tourists tourists photographed Zürich cafés.", "Owners complained complained."],
+    ["The committee approved reports. " * 20, "Budget budget harbour reports.",
+     "The committee approved reports. " * 120,  # > 410 tokens: keeps its leading sentences
+     "budget harbour railway " * 200],  # one 600-token sentence: keeps its last tokens
+    ["Mayor mayor committee."],
+    ["Empty documents have nothing to mask."],
+]
+
+
+def _pairs():
+    docs, sums = [], []
+    for doc, summaries in zip(DOCS, SUMMARIES):
+        for summary in summaries:
+            docs.append(doc)
+            sums.append(summary)
+    return docs, sums
+
+
+@pytest.fixture(scope="session")
+def reference_default(blanc_module, copy_bert_dir):
+    """BlancHelp with default options (counts included) on every pair, computed once."""
+    reference = blanc_module.BlancHelp(model_name=str(copy_bert_dir), measure="relative-counts",
+                                       show_progress_bar=False, inference_batch_size=8)
+    docs, sums = _pairs()
+    return reference.eval_pairs(docs, sums)
+
+
+def _nonzero_cells(counts_list):
+    return [[sum(c[b][h] for c in counts_list) for h in (0, 1)] for b in (0, 1)]
+
+
+def test_copy_model_is_not_degenerate(reference_default):
+    """The reference itself finds help and harm on these texts (else parity would be vacuous)."""
+    totals = _nonzero_cells([counts for _, counts in reference_default])
+    assert all(totals[b][h] > 0 for b in (0, 1) for h in (0, 1)), totals
+
+
+@pytest.mark.parametrize("measure", ["relative", "improve"])
+def test_blanc_help_equals_reference(blanc_module, reference_default, copy_bert_dir, measure):
+    from blanc.utils import measure_improve, measure_relative
+
+    from nlgmetrics.blanc import blanc_help
+
+    docs, sums = _pairs()
+    reference_measure = measure_relative if measure == "relative" else measure_improve
+    with pytest.warns(UserWarning, match="exceeded the 512-token window"):
+        ours = blanc_help(docs, sums, model=str(copy_bert_dir), measure=measure, progress=False,
+                          token_budget=2048)
+    assert ours.counts == [counts for _, counts in reference_default]
+    assert ours.scores == [float(reference_measure(counts)) for _, counts in reference_default]
+    assert ours.scores[0] == pytest.approx(float(reference_default[0][0]))  # relative as returned
+
+
+def test_blanc_help_options_equal_reference(blanc_module, copy_bert_dir):
+    """Non-default gap / gap_mask / lengths / filler / separator / allow-cut, incl. the wrap-around window."""
+    from nlgmetrics.blanc import blanc_help
+
+    options = dict(gap=3, gap_mask=2, min_token_length_normal=3, min_token_length_lead=1,
+                   min_token_length_followup=2, filler_token="[UNK]", help_sep="so,",
+                   len_sent_allow_cut=50)
+    docs, sums = _pairs()
+    # The short documents only (the long ones are covered above; they cost blanc the most time).
+    short = [i for i, doc in enumerate(docs) if len(doc) < 1000]
+    docs, sums = [docs[i] for i in short], [sums[i] for i in short]
+    reference = blanc_module.BlancHelp(model_name=str(copy_bert_dir), measure="relative-counts",
+                                       show_progress_bar=False, inference_batch_size=8, **options)
+    expected = reference.eval_pairs(docs, sums)
+    ours = blanc_help(docs, sums, model=str(copy_bert_dir), progress=False, **options)
+    assert ours.counts == [counts for _, counts in expected]
+    assert ours.scores == [float(score) for score, _ in expected]
+    totals = _nonzero_cells(ours.counts)
+    assert totals[0][1] > 0 and totals[1][1] > 0, totals
