@@ -10,6 +10,7 @@ Stable element ids (used by the browser tests and by anyone scripting the page):
 
 - ``#prediction`` and ``#reference`` or ``#source``: the two text boxes (Gradio puts a
   ``textarea`` inside);
+- ``#options``: the (closed) accordion holding the option widgets;
 - ``#option-<name>``: one per option (``#option-model`` for the model of LM metrics);
 - ``#submit``: the button;
 - ``#score``: the main score, written with Python's ``repr`` (every digit, parseable by ``float``);
@@ -107,13 +108,24 @@ def _option_widget(gr: Any, option: OptionSpec) -> Any:
         return gr.Number(
             value=option.default, label=label, elem_id=elem_id, precision=0 if option.kind == "int" else None
         )
-    return gr.Textbox(value="" if option.default is None else str(option.default), label=label, elem_id=elem_id)
+    return gr.Textbox(value=_as_text(option.default), label=label, elem_id=elem_id)
+
+
+def _as_text(value: Any) -> str:
+    """Option value as typed in a text box (lists comma-separated, as on the command line)."""
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return str(value)
 
 
 def _coerce(option: OptionSpec, value: Any) -> Any:
     """Widget value -> option value (Gradio numbers come back as float, empty text as '')."""
     if value is None or value == "":
         return option.default
+    if option.kind in {"str_list", "float_list"}:
+        return option.parse(str(value))
     if option.kind == "int":
         return int(value)
     if option.kind == "float":
@@ -136,7 +148,7 @@ def score_pair(
     else:
         others = [second]
     report = spec.run([prediction], others, progress=False, **options)
-    main = report.aggregate[spec.main_score]
+    main = report.aggregate[report.main or spec.main_score]
     return repr(float(main)), dict(report.aggregate), report.signature
 
 
@@ -177,7 +189,7 @@ def build_demo(
                 else:
                     second = gr.Textbox(label="Source document", lines=6, elem_id="source")
                 widgets: list[Any] = []
-                with gr.Accordion("Options", open=False):
+                with gr.Accordion("Options", open=False, elem_id="options"):
                     model_box = None
                     if spec.uses_model:
                         model_box = gr.Textbox(
@@ -201,7 +213,9 @@ def build_demo(
                 if device is not None:
                     options["device"] = device
             for option, value in zip(spec.options, values):
-                options[option.name] = _coerce(option, value)
+                value = _coerce(option, value)
+                if value != option.default:  # library defaults apply otherwise
+                    options[option.name] = value
             try:
                 return score_pair(spec, prediction_text or "", second_text or "", options)
             except (ValueError, OSError) as error:

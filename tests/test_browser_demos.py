@@ -1,0 +1,141 @@
+"""The Gradio demos of rouge_family, bleu and infolm, driven in headless Chromium.
+
+Each demo is served locally (in this process, on a free port; InfoLM on the tiny local BERT), a
+real browser types a prediction and a reference, clicks the button, and the score printed on the
+page must equal the library's number for the same texts (and the signature must match).
+One Chromium is started for the whole module. Skipped only when Chromium / chromedriver /
+selenium are missing (CI installs them: scripts/install.sh --test).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import tempfile
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CHROMIUM = os.environ.get("NLGMETRICS_CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("NLGMETRICS_CHROMEDRIVER", "/usr/bin/chromedriver")
+CHROMIUM_FLAGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync",
+    "--disable-dev-shm-usage", "--window-size=1280,2000",
+)
+WAIT_S = 60
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    missing = [path for path in (CHROMIUM, CHROMEDRIVER) if not shutil.which(path)]
+    if missing:
+        pytest.skip(f"Chromium not installed ({', '.join(missing)} missing): apt-get install chromium chromium-driver")
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium not installed (pip install selenium)")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    profile = tempfile.mkdtemp(prefix="nlgmetrics-chromium-")
+    options.add_argument(f"--user-data-dir={profile}")
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture
+def serve():
+    """serve(name, **kwargs) -> URL of that metric's demo; every server is closed afterwards."""
+    from nlgmetrics.demo import launch_demo
+
+    demos = []
+
+    def start(name: str, **kwargs) -> str:
+        port = _free_port()
+        demo = launch_demo(name, server_port=port, server_name="127.0.0.1", block=False, quiet=True, **kwargs)
+        demos.append(demo)
+        return f"http://127.0.0.1:{port}/"
+
+    yield start
+    for demo in demos:
+        demo.close()
+
+
+def _page_score(driver, url: str, prediction: str, reference: str, *, click: tuple[str, ...] = ()) -> tuple[float, str]:
+    """Open the demo, type both texts, click the options in ``click``, submit, read the result."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(url)
+    wait = WebDriverWait(driver, WAIT_S)
+    box = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#prediction textarea"))
+    box.send_keys(prediction)
+    driver.find_element(By.CSS_SELECTOR, "#reference textarea").send_keys(reference)
+    if click:
+        driver.find_element(By.CSS_SELECTOR, "#options button").click()  # open the accordion
+        for selector in click:
+            wait.until(lambda d: d.find_element(By.CSS_SELECTOR, selector).is_displayed())
+            driver.find_element(By.CSS_SELECTOR, selector).click()
+    driver.find_element(By.CSS_SELECTOR, "#submit").click()
+
+    def result(d):
+        errors = [e.text for e in d.find_elements(By.CSS_SELECTOR, ".toast-body") if e.text]
+        if errors:  # the demo turned a library error into a toast: fail now, with its message
+            raise AssertionError(f"demo error: {errors}")
+        return d.find_element(By.CSS_SELECTOR, "#score textarea").get_attribute("value") or None
+
+    score = wait.until(result)
+    signature = driver.find_element(By.CSS_SELECTOR, "#signature textarea").get_attribute("value")
+    return float(score), signature
+
+
+PREDICTION = "The quick brown foxes jumped over the lazy dog."
+REFERENCE = "A quick brown fox jumps over the lazy dog."
+SECOND_REFERENCE = "The fast brown fox leaped over a sleepy dog."
+
+
+def test_rouge_family_demo(browser, serve):
+    from nlgmetrics.rouge import rouge_scores
+
+    url = serve("rouge_family")
+    # Stemming on (a checkbox inside the options accordion): foxes/fox and jumped/jumps then match.
+    got, signature = _page_score(browser, url, PREDICTION, REFERENCE, click=("#option-use_stemmer input",))
+    want = rouge_scores([PREDICTION], [[REFERENCE]], use_stemmer=True)
+    assert got == want["aggregate"]["rougeL"]["fmeasure"]["mean"]
+    assert signature == want["signature"]
+    unstemmed = rouge_scores([PREDICTION], [[REFERENCE]])["aggregate"]["rougeL"]["fmeasure"]["mean"]
+    assert got != unstemmed  # the option really reached the library
+
+
+def test_bleu_demo_with_two_references(browser, serve):
+    from nlgmetrics.bleu import corpus_bleu
+
+    url = serve("bleu")
+    got, signature = _page_score(browser, url, PREDICTION, f"{REFERENCE}\n---\n{SECOND_REFERENCE}")
+    want = corpus_bleu([PREDICTION], [[REFERENCE, SECOND_REFERENCE]])
+    assert got == want.score
+    assert signature == want.signature
+    assert got != corpus_bleu([PREDICTION], [[REFERENCE]]).score  # both references were used
+
+
+def test_infolm_demo_on_tiny_bert(browser, serve, tiny_bert_dir):
+    from nlgmetrics.infolm import infolm
+
+    url = serve("infolm", model=str(tiny_bert_dir), device="cpu")
+    got, signature = _page_score(browser, url, PREDICTION, REFERENCE)
+    want = infolm([PREDICTION], [REFERENCE], model=str(tiny_bert_dir), device="cpu", progress=False)
+    assert got == pytest.approx(want.mean, abs=1e-12)
+    assert signature == want.signature
