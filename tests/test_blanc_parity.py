@@ -178,3 +178,55 @@ def test_blanc_help_options_equal_reference(blanc_module, copy_bert_dir):
     assert ours.scores == [float(score) for score, _ in expected]
     totals = _nonzero_cells(ours.counts)
     assert totals[0][1] > 0 and totals[1][1] > 0, totals
+
+
+# ----------------------------------------------------------------------------------------------
+# BLANC-tune: same seed -> the same draws, the same dropout masks, the same weights, bit for bit.
+
+
+@pytest.mark.parametrize("even, batch", [(True, 1), (False, 3)])
+def test_tuned_weights_equal_reference(blanc_module, copy_bert_dir, even, batch):
+    """blanc's own ``finetune`` and ours give bitwise-equal weights (random replacement, dropout,
+    random masking and padding included); a different seed gives different weights."""
+    import copy
+    import random
+
+    from nlgmetrics.blanc import MaskingOptions
+    from nlgmetrics.blanc_tune import TuneOptions, finetune_copy, tuning_examples
+    from nlgmetrics.engine import load_lm
+
+    summary = "The committee approved reports. " * 12 + "Budget budget harbour."
+    reference = blanc_module.BlancTune(model_name=str(copy_bert_dir), show_progress_bar=False,
+                                       random_seed=5, finetune_epochs=2,
+                                       finetune_mask_evenly=even, finetune_batch_size=batch)
+    expected_model = copy.deepcopy(reference.base_model)
+    reference.finetune(expected_model, summary)
+    expected = expected_model.state_dict()
+
+    lm = load_lm(str(copy_bert_dir), kind="masked", device="cpu")
+    options = TuneOptions(MaskingOptions(), epochs=2, mask_evenly=even, batch_size=batch)
+    tokens = lm.tokenizer.tokenize(summary)
+    for seed, equal in ((5, True), (6, False)):
+        examples = tuning_examples(tokens, options, random.Random(seed), lm.tokenizer)
+        assert len(examples) > 2
+        tuned = finetune_copy(lm, examples, options, seed).state_dict()
+        same = all(torch.equal(expected[k], tuned[k]) for k in expected)
+        assert same is equal, (seed, max((expected[k] - tuned[k]).abs().max() for k in expected))
+
+
+def test_blanc_tune_equals_reference(blanc_module, copy_bert_dir):
+    from nlgmetrics.blanc_tune import blanc_tune
+
+    docs = [DOCS[0], DOCS[0], DOCS[1], DOCS[1], DOCS[0], DOCS[2]]
+    sums = [SUMMARIES[0][0], SUMMARIES[0][2], SUMMARIES[1][0], SUMMARIES[1][1], "",
+            SUMMARIES[2][0]]
+    # A high learning rate so that 3 epochs of tuning change predictions (both ways).
+    options = dict(finetune_epochs=3, learning_rate=1e-2)
+    reference = blanc_module.BlancTune(model_name=str(copy_bert_dir), measure="relative-counts",
+                                       show_progress_bar=False, random_seed=3, **options)
+    expected = reference.eval_pairs(docs, sums)
+    ours = blanc_tune(docs, sums, model=str(copy_bert_dir), seed=3, progress=False, **options)
+    assert ours.counts == [counts for _, counts in expected]
+    assert ours.scores == [float(score) for score, _ in expected]
+    totals = _nonzero_cells(ours.counts)
+    assert totals[0][1] > 0 and totals[1][0] > 0 and totals[1][1] > 0, totals
