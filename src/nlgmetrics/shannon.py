@@ -59,9 +59,9 @@ score is 0.0. Whenever ``ll_full == ll_base`` the Shannon Score is defined as 0.
 >>> result = shannon_score(["Jack drove to the bazaar. He bought milk."],
 ...                        ["Jack bought milk."], model=path, progress=False)
 >>> result.num_doc_tokens, result.num_summary_tokens
-([10], [4])
+([12], [4])
 >>> result.s[0][0][0] + result.s[0][0][1] + result.s[0][1][0] + result.s[0][1][1]
-10
+12
 """
 
 from __future__ import annotations
@@ -170,7 +170,8 @@ def shannon_ratios(
     score = information_difference / span if span != 0 else 0.0
     total = s[0][0] + s[0][1] + s[1][0] + s[1][1]
     blanc = (s[0][1] - s[1][0]) / total if total else 0.0
-    return float(score), float(information_difference), float(blanc)
+    # "+ 0.0" turns -0.0 (0 / negative span) into 0.0, so equal inputs print equal results.
+    return float(score) + 0.0, float(information_difference) + 0.0, float(blanc) + 0.0
 
 
 # ----------------------------------------------------------------------------------------------
