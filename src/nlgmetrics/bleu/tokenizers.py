@@ -1,0 +1,148 @@
+"""BLEU tokenizers with sacrebleu's exact behaviour: ``13a``, ``intl``, ``char``, ``none``, ``zh``.
+
+Each tokenizer maps a (right-stripped, optionally lower-cased) segment to its list of tokens.
+
+* ``13a`` - mteval-v13a (WMT's default): unescape a few XML entities, split punctuation and
+  symbols off words, split ``.``/``,`` unless between digits, split ``-`` after a digit.
+* ``intl`` - mteval-v14 international: Unicode punctuation (``\\p{P}``) split off unless next to
+  a number, every Unicode symbol (``\\p{S}``) split off.
+* ``char`` - every non-whitespace character is a token.
+* ``none`` - whitespace split only.
+* ``zh`` - every CJK character is a token; the rest is tokenized like ``13a`` (without its
+  entity handling), with sacrebleu's character ranges (see ``_ZH_RANGES``).
+
+The regular-expression passes are skipped when the characters they act on are absent (a pure
+speed-up: those passes cannot change such a string).
+
+>>> tokenize_13a("Hello, world. It's 3.5-4 km!")
+['Hello', ',', 'world', '.', "It's", '3.5', '-', '4', 'km', '!']
+>>> tokenize_char("a b")
+['a', 'b']
+>>> get_tokenizer("none")("a  b")
+['a', 'b']
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+
+Tokenizer = Callable[[str], list[str]]
+
+# mteval-v13a's first rule puts spaces around every character of this class:
+# { | } ~  [ \ ] ^ _ `  space ! " # $ % &  ( ) * +  : ; < = > ? @  /
+# ``" ".join(pattern.split(line))`` with a capturing group builds exactly the string that
+# ``pattern.sub(" \\1 ", line)`` builds, but entirely in C (a template substitution calls
+# back into Python for every match, and this class matches every space).
+_SYMBOLS = re.compile(r"([{-~\[-` -&(-+:-@/])")
+_PERIOD_COMMA_AFTER = re.compile(r"([^0-9])([.,])")
+_PERIOD_COMMA_BEFORE = re.compile(r"([.,])([^0-9])")
+# Zero-width forms of the same rules, for split/join. They insert the same spaces as the
+# consuming rules unless two of [.,] are adjacent (then the consuming rules skip every other
+# one), so they are used only when ``_ADJACENT_PUNCT`` finds no such pair.
+_ADJACENT_PUNCT = re.compile(r"[.,][.,]")
+_PERIOD_COMMA_AFTER_0 = re.compile(r"(?<=[^0-9])([.,])")
+_PERIOD_COMMA_BEFORE_0 = re.compile(r"([.,])(?=[^0-9])")
+# "digit -": the consumed digit can never be the digit before another "-", so the zero-width
+# form is always equivalent.
+_DASH_AFTER_DIGIT_0 = re.compile(r"(?<=[0-9])(-)")
+
+
+def _mteval_split(line: str) -> list[str]:
+    """The regular-expression core shared by ``13a`` and ``zh``."""
+    line = " ".join(_SYMBOLS.split(line))
+    if "." in line or "," in line:
+        if _ADJACENT_PUNCT.search(line) is None:
+            line = " ".join(_PERIOD_COMMA_AFTER_0.split(line))
+            line = " ".join(_PERIOD_COMMA_BEFORE_0.split(line))
+        else:
+            line = _PERIOD_COMMA_AFTER.sub(r"\1 \2 ", line)
+            line = _PERIOD_COMMA_BEFORE.sub(r" \1 \2", line)
+    if "-" in line:
+        line = " ".join(_DASH_AFTER_DIGIT_0.split(line))
+    return line.split()
+
+
+def tokenize_13a(line: str) -> list[str]:
+    """mteval-v13a tokenization (sacrebleu ``tokenize='13a'``)."""
+    if "<skipped>" in line:
+        line = line.replace("<skipped>", "")
+    if "\n" in line:
+        line = line.replace("-\n", "").replace("\n", " ")
+    if "&" in line:
+        line = line.replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
+    # The surrounding spaces matter: a final period becomes its own token.
+    return _mteval_split(f" {line} ")
+
+
+@functools.lru_cache(maxsize=1)
+def _intl_patterns():
+    import regex  # Unicode property classes; a dependency of transformers and sacrebleu
+
+    return (
+        regex.compile(r"(\P{N})(\p{P})"),
+        regex.compile(r"(\p{P})(\P{N})"),
+        regex.compile(r"(\p{S})"),
+    )
+
+
+def tokenize_intl(line: str) -> list[str]:
+    """mteval-v14 international tokenization (sacrebleu ``tokenize='intl'``)."""
+    before_punct, after_punct, symbols = _intl_patterns()
+    line = before_punct.sub(r"\1 \2 ", line)
+    line = after_punct.sub(r" \1 \2", line)
+    line = symbols.sub(r" \1 ", line)
+    return line.split()
+
+
+def tokenize_char(line: str) -> list[str]:
+    """Characters as tokens; whitespace characters only separate (sacrebleu ``'char'``)."""
+    return [char for char in line if not char.isspace()]
+
+
+def tokenize_none(line: str) -> list[str]:
+    """Whitespace split only (sacrebleu ``'none'``)."""
+    return line.split()
+
+
+# sacrebleu's Chinese ranges are compared as *strings*; two of its bounds are written with five
+# hex digits ("\u20000"), which Python reads as the character U+2000 followed by "0". We keep the
+# same bounds and the same string comparison so that the same characters count as Chinese.
+_ZH_RANGES = (
+    ("\u3400", "\u4db5"), ("\u4e00", "\u9fa5"), ("\u9fa6", "\u9fbb"), ("\uf900", "\ufa2d"),
+    ("\ufa30", "\ufa6a"), ("\ufa70", "\ufad9"), ("\u2000" "0", "\u2a6d" "6"),
+    ("\u2f80" "0", "\u2fa1" "d"), ("\uff00", "\uffef"), ("\u2e80", "\u2eff"), ("\u3000", "\u303f"),
+    ("\u31c0", "\u31ef"), ("\u2f00", "\u2fdf"), ("\u2ff0", "\u2fff"), ("\u3100", "\u312f"),
+    ("\u31a0", "\u31bf"), ("\ufe10", "\ufe1f"), ("\ufe30", "\ufe4f"), ("\u2600", "\u26ff"),
+    ("\u2700", "\u27bf"), ("\u3200", "\u32ff"), ("\u3300", "\u33ff"),
+)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _is_zh_char(char: str) -> bool:
+    return any(low <= char <= high for low, high in _ZH_RANGES)
+
+
+def tokenize_zh(line: str) -> list[str]:
+    """Chinese: one token per CJK character, ``13a`` rules elsewhere (sacrebleu ``'zh'``)."""
+    line = line.strip()
+    pieces = [f" {char} " if ord(char) >= 0x2000 and _is_zh_char(char) else char for char in line]
+    return _mteval_split("".join(pieces))
+
+
+TOKENIZERS: dict[str, Tokenizer] = {
+    "13a": tokenize_13a,
+    "intl": tokenize_intl,
+    "char": tokenize_char,
+    "none": tokenize_none,
+    "zh": tokenize_zh,
+}
+
+
+def get_tokenizer(name: str) -> Tokenizer:
+    """The tokenizer called ``name``; a clear error lists the valid names."""
+    try:
+        return TOKENIZERS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"Unknown tokenize={name!r}; choose one of {list(TOKENIZERS)}.") from None
