@@ -140,3 +140,34 @@ def test_errors(causal_lm, tiny_bert_dir):
     masked = load_lm(tiny_bert_dir, device="cpu")
     with pytest.raises(ValueError, match="needs a causal LM"):
         iter_causal(masked, [CausalQuery((1,), (2,))], lambda lg, q: 0)
+
+
+def test_out_of_memory_backoff_gives_same_results(causal_lm, oracle):
+    """A batch of more than 2 rows 'runs out of memory': the engine halves it and still agrees."""
+    queries, expected = oracle
+    seen_sizes = []
+
+    def fake_oom(module, args, kwargs):
+        ids = kwargs.get("input_ids")
+        rows = (ids if ids is not None else args[0]).shape[0]
+        seen_sizes.append(rows)
+        if rows > 2:
+            raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+
+    base = causal_lm.model.base_model
+    handle = base.register_forward_pre_hook(fake_oom, with_kwargs=True)
+    try:
+        got = causal_target_scores(causal_lm, queries, token_budget=10_000, progress=False)
+    finally:
+        handle.remove()
+    assert max(seen_sizes) > 2  # the big batch was tried, then split
+    for (want, _), scores in zip(expected, got):
+        assert np.max(np.abs(scores.logprobs - want)) <= 1e-5
+
+
+def test_progress_bar_switch(causal_lm, capsys):
+    queries = make_queries(causal_lm.tokenizer)
+    causal_target_scores(causal_lm, queries, progress=False)
+    assert "scoring-test" not in capsys.readouterr().err
+    causal_target_scores(causal_lm, queries, progress=True, desc="scoring-test")
+    assert "scoring-test" in capsys.readouterr().err
