@@ -250,11 +250,19 @@ def _run_shannon(predictions: list[str], sources: list[str], *, progress: bool, 
     return _per_example_report("shannon_score", columns, result.signature, "shannon_score")
 
 
-def _run_blanc(predictions: list[str], sources: list[str], *, progress: bool, **options: Any) -> ScoreReport:
-    import nlgmetrics.blanc as blanc_module
+_BLANC_TUNE_ONLY = ("finetune_epochs", "p_mask", "learning_rate", "seed")
 
+
+def _run_blanc(predictions: list[str], sources: list[str], *, progress: bool, **options: Any) -> ScoreReport:
     variant = options.pop("variant", "help")
-    function = blanc_module.blanc_help if variant == "help" else blanc_module.blanc_tune
+    if variant == "help":
+        from nlgmetrics.blanc import blanc_help as function
+
+        tune_only = sorted(set(options) & set(_BLANC_TUNE_ONLY))
+        if tune_only:
+            raise ValueError(f"blanc options {tune_only} apply to variant='tune' only; set variant=tune.")
+    else:
+        from nlgmetrics.blanc_tune import blanc_tune as function
     result = function(sources, predictions, progress=progress, **options)
     return _per_example_report("blanc", {"blanc": result.scores}, result.signature, "blanc")
 
@@ -373,6 +381,10 @@ register(MetricSpec(
         OptionSpec("measure", "str", "relative", "relative or improve", ("relative", "improve")),
         OptionSpec("gap", "int", 2, "distance between masked tokens"),
         OptionSpec("gap_mask", "int", 1, "tokens masked per gap"),
+        OptionSpec("finetune_epochs", "int", 10, "BLANC-tune: epochs of fine-tuning on the summary"),
+        OptionSpec("p_mask", "float", 0.15, "BLANC-tune: probability of masking a token for tuning"),
+        OptionSpec("learning_rate", "float", 5e-5, "BLANC-tune: learning rate"),
+        OptionSpec("seed", "int", 0, "BLANC-tune: random seed of the tuning"),
         *_ENGINE_OPTIONS,
     ),
     runner=_run_blanc,
