@@ -236,3 +236,26 @@ def test_smollm2_alias():
     assert parse_signature(result.signature)["model"] == "smollm2-135m"
     # A real LM finds the faithful summary more faithful than an unrelated one.
     assert result.fflm[0] > result.fflm[1]
+
+
+def test_evaluate_module_loads_offline_and_matches_library(tiny_llama_dir, metrics_dir):
+    import evaluate
+
+    module = evaluate.load(str(metrics_dir / "fflm"))
+    out = module.compute(predictions=SUMMARIES[:3], sources=DOCUMENTS[:3], model=str(tiny_llama_dir),
+                         weights=(0.2, 0.3, 0.5))
+    lib = fflm(DOCUMENTS[:3], SUMMARIES[:3], model=tiny_llama_dir, weights=(0.2, 0.3, 0.5), progress=False)
+    assert out["fflm"] == pytest.approx(lib.fflm, abs=1e-12)
+    assert out["delta_cond_summary"] == pytest.approx(lib.delta_cond_summary, abs=1e-12)
+    assert out["mean_fflm"] == pytest.approx(lib.mean, abs=1e-12)
+    assert out["weights"] == [0.2, 0.3, 0.5] and out["signature"].startswith("fflm|")
+
+
+def test_model_card_sections(metrics_dir):
+    card = (metrics_dir / "fflm" / "README.md").read_text()
+    assert card.startswith("---\ntitle: FFLM")
+    for heading in ("## Metric description", "## How to use", "### Inputs", "### Output values",
+                    "## Edge cases", "## Limitations and bias", "## Citation", "## Default model"):
+        assert heading in card, heading
+    assert (metrics_dir / "fflm" / "app.py").read_text().split() == [
+        "from", "nlgmetrics.demo", "import", "launch_demo", 'launch_demo("fflm")']

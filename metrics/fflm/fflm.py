@@ -16,10 +16,13 @@ _CITATION = """\
     title = "Zero-shot Faithfulness Evaluation for Text Summarization with Foundation Language Model",
     author = "Jia, Qi and Ren, Siyu and Liu, Yizhu and Zhu, Kenny",
     booktitle = "Proceedings of the 2023 Conference on Empirical Methods in Natural Language Processing",
+    month = dec,
     year = "2023",
+    address = "Singapore",
     publisher = "Association for Computational Linguistics",
-    url = "https://aclanthology.org/2023.emnlp-main.651",
-    pages = "10605--10616",
+    url = "https://aclanthology.org/2023.emnlp-main.679",
+    doi = "10.18653/v1/2023.emnlp-main.679",
+    pages = "11017--11031",
 }
 """
 
@@ -81,7 +84,7 @@ class FFLM(evaluate.Metric):
                 }
             ),
             codebase_urls=["https://github.com/JiaQiSJTU/FaithEval-FFLM"],
-            reference_urls=["https://aclanthology.org/2023.emnlp-main.651"],
+            reference_urls=["https://aclanthology.org/2023.emnlp-main.679"],
         )
 
     def _compute(
