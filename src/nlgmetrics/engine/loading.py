@@ -190,6 +190,12 @@ def _kind_from_model_type(config: Any) -> Kind | None:
 
 
 def _head_less_error(name: str, architectures: list[str] | None, kind: Kind | None) -> ModelKindError:
+    if any(a.endswith("ForConditionalGeneration") for a in architectures or []):
+        return ModelKindError(
+            f"Model {name!r} is an encoder-decoder model ({architectures}); the engine scores masked LMs "
+            "(e.g. 'bert-base-uncased') and decoder-only causal LMs (e.g. 'gpt2', the alias "
+            f"{SMOLLM2_ALIAS!r})."
+        )
     wanted = {"masked": "a masked LM head (e.g. BertForMaskedLM)", "causal": "a causal LM head (e.g. GPT2LMHeadModel)", None: "an LM head"}[kind]
     return ModelKindError(
         f"Model {name!r} has no LM head (architectures={architectures}); metrics need {wanted}. "
@@ -213,16 +219,23 @@ def _check_kind(name: str, detected: Kind | None, requested: Kind | None, archit
 
 
 def _max_length(model: torch.nn.Module, tokenizer: Any) -> int:
-    """Usable context: the model's position count (tokenizer limits are often placeholders)."""
+    """Usable context: the model's position count, capped by a real tokenizer limit.
+
+    The cap matters for RoBERTa-style models: 514 position embeddings but 512 usable tokens
+    (positions start after the padding index); their tokenizers say 512. Tokenizers without a
+    limit report a huge placeholder, which is ignored.
+    """
     config = getattr(model, "config", None)
+    limits = []
     for attribute in ("n_positions", "max_position_embeddings", "n_ctx", "max_sequence_length"):
         value = getattr(config, attribute, None)
         if isinstance(value, int) and value > 0:
-            return value
+            limits.append(value)
+            break
     value = getattr(tokenizer, "model_max_length", None)
-    if isinstance(value, int) and 0 < value < 10**8:
-        return value
-    return 10**9
+    if isinstance(value, int) and 0 < value < 10**7:
+        limits.append(value)
+    return min(limits) if limits else 10**9
 
 
 # ----------------------------------------------------------------------------------------------
@@ -383,7 +396,10 @@ def _load_named(name: str, kind: Kind | None, tokenizer: Any, device: torch.devi
         ) from error
     architectures = list(getattr(config, "architectures", None) or [])
     detected = _kind_from_architectures(architectures)
-    if detected is None and not architectures:
+    if detected is None and (not architectures or any(a.endswith("ForPreTraining") for a in architectures)):
+        # No architectures recorded, or a pre-training checkpoint (BertForPreTraining carries the
+        # MLM head under the same weight names): decide from the model type; a head that turns out
+        # to be missing is caught by the missing-weights check below (e.g. ELECTRA discriminators).
         detected = _kind_from_model_type(config)
     resolved = _check_kind(name, detected, kind, architectures or None)
     auto_class = AutoModelForMaskedLM if resolved == "masked" else AutoModelForCausalLM

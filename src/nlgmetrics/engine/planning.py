@@ -100,8 +100,9 @@ def is_out_of_memory(error: BaseException) -> bool:
 
 
 def _free_device_memory() -> None:
-    gc.collect()
+    # Only a device allocator benefits; a full gc.collect() costs ~0.3 s on a big heap.
     if torch.cuda.is_available():
+        gc.collect()
         torch.cuda.empty_cache()
 
 
