@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nlgmetrics.rouge.bootstrap import bootstrap_columns
-from nlgmetrics.rouge.lcs import lcs_length, match_masks, union_lcs_hits, wlcs_hits
+from nlgmetrics.rouge.lcs import lcs_length, match_masks, union_lcs_hits, wlcs_hits, wlcs_paper
 from nlgmetrics.rouge.ngrams import ngram_counts, overlap, skip_bigram_counts
 from nlgmetrics.rouge.scoring import Stats, combine
 from nlgmetrics.rouge.tokenize import split_lines, tokenize
@@ -131,10 +131,16 @@ def _pair_stats(kind: RougeType, pred: _Text, ref: _Text, w: float, w_norm: str)
     # ROUGE-W
     if not ref_total or not pred_total:
         return Stats(0.0, 0.0, 0.0)
-    hits, base = wlcs_hits(ref.sentences, pred.sentences, w, ref.unigrams, pred.unigrams)
-    # ROUGE-1.5.5 weights the reference length twice (f(sum_i f(len_i))); "paper" does it once.
-    ref_norm = base**w if w_norm == "rouge155" else base
-    return Stats(hits, ref_norm, float(pred_total) ** w)
+    if w_norm == "rouge155":
+        hits, base = wlcs_hits(ref.sentences, pred.sentences, w, ref.unigrams, pred.unigrams)
+        # ROUGE-1.5.5 weights the reference length twice, f(sum_i f(len_i)), and the prediction
+        # as one block, f(n): a perfect match of n words gets recall n**(1-w), not 1.
+        return Stats(hits, base**w, float(pred_total) ** w)
+    # "paper": WLCS values of Lin 2004, each side normalised by the sum of f(sentence length).
+    ref_hits, pred_hits = wlcs_paper(ref.sentences, pred.sentences, w)
+    ref_norm = sum(len(s) ** w for s in ref.sentences)
+    pred_norm = sum(len(s) ** w for s in pred.sentences)
+    return Stats(ref_hits, ref_norm, pred_norm, pred_hits)
 
 
 def rouge_scores(
@@ -169,7 +175,9 @@ def rouge_scores(
         rouge_w_weight: ``w`` of ROUGE-W's ``f(k) = k**w`` (Perl ``-w``).
         rouge_w_normalization: ``"rouge155"`` reproduces ROUGE-1.5.5, whose recall divides by
             ``f(sum_i f(len_i))`` (so a perfect match of n words has recall ``n**(1-w)``);
-            ``"paper"`` divides by ``sum_i f(len_i)`` (a perfect match scores 1).
+            ``"paper"`` uses Lin 2004's WLCS (runs consecutive in both texts), best-matching
+            sentence per side, recall over ``sum_i f(len_i)`` of the reference sentences and
+            precision over the same sum for the prediction (a perfect match scores 1).
         aggregate: add ``"aggregate"``: mean and bootstrap confidence interval per measure.
         n_bootstrap, confidence, seed: the bootstrap (seeded, reproducible).
         progress: show a progress bar over examples.

@@ -9,6 +9,10 @@ left only when the left cell is strictly larger), so the chosen LCS, and therefo
 identical to theirs.
 
 ROUGE-W's weighted LCS (float DP with consecutive-run lengths) is a plain DP, as in ROUGE-1.5.5.
+Note that ROUGE-1.5.5 does not score ROUGE-W with the DP's WLCS value: it marks the chosen
+path's positions in the reference and weighs runs of consecutive *reference* positions
+(:func:`wlcs_hits`), so "A H B K C I D" against "A B C D ..." earns 4**w, not 4 * 1**w.
+:func:`wlcs_value` is the paper's WLCS.
 
 >>> masks = match_masks(("a", "b", "c", "b"))
 >>> lcs_length(("b", "c", "b"), masks, 4)
@@ -117,18 +121,16 @@ def union_lcs_hits(
     return hits
 
 
-def wlcs_mask(ref: Sequence[str], pred: Sequence[str], weight: float, mask: list[int]) -> None:
-    """Mark in ``mask`` the ``ref`` positions of the weighted LCS with ``pred`` (ROUGE-1.5.5).
+def _wlcs_dp(ref: Sequence[str], pred: Sequence[str], weight: float) -> tuple[float, list[list[int]]]:
+    """Weighted-LCS DP of ROUGE-1.5.5 ``wlcs_inner``: (final WLCS value, move table).
 
-    Same DP, float operations and tie-breaking as ``wlcs_inner`` + ``markLCS`` in the Perl
-    script, so that ties between equally weighted paths resolve the same way.
+    Same float operations and tie-breaking as the Perl script, so that ties between equally
+    weighted paths resolve the same way. Moves: 1 diagonal, 2 up, 3 left.
     """
     m, n = len(ref), len(pred)
-    if not m or not n:
-        return
     score = [[0.0] * (n + 1) for _ in range(m + 1)]
     run = [[0] * (n + 1) for _ in range(m + 1)]
-    move = [[0] * (n + 1) for _ in range(m + 1)]  # 1 diagonal, 2 up, 3 left
+    move = [[0] * (n + 1) for _ in range(m + 1)]
     for i in range(1, m + 1):
         token = ref[i - 1]
         s_prev, s_row = score[i - 1], score[i]
@@ -146,7 +148,26 @@ def wlcs_mask(ref: Sequence[str], pred: Sequence[str], weight: float, mask: list
             else:
                 s_row[j] = s_row[j - 1]
                 mv[j] = 3
-    i, j = m, n
+    return score[m][n], move
+
+
+def wlcs_value(ref: Sequence[str], pred: Sequence[str], weight: float) -> float:
+    """WLCS(ref, pred) of Lin 2004 (consecutive matches of length k weigh ``k**weight``).
+
+    >>> wlcs_value("abcdefg", "abcdhik", 2.0), wlcs_value("abcdefg", "ahbkcid", 2.0)
+    (16.0, 4.0)
+    """
+    if not ref or not pred:
+        return 0.0
+    return _wlcs_dp(ref, pred, weight)[0]
+
+
+def wlcs_mask(ref: Sequence[str], pred: Sequence[str], weight: float, mask: list[int]) -> None:
+    """Mark in ``mask`` the ``ref`` positions of the weighted LCS with ``pred`` (ROUGE-1.5.5 markLCS)."""
+    if not ref or not pred:
+        return
+    _, move = _wlcs_dp(ref, pred, weight)
+    i, j = len(ref), len(pred)
     while i and j:
         step = move[i][j]
         if step == 1:
@@ -157,6 +178,20 @@ def wlcs_mask(ref: Sequence[str], pred: Sequence[str], weight: float, mask: list
             i -= 1
         else:
             j -= 1
+
+
+def wlcs_paper(
+    ref_sents: Sequence[Sequence[str]], pred_sents: Sequence[Sequence[str]], weight: float
+) -> tuple[float, float]:
+    """Summary-level WLCS of the paper's definition, one best sentence per side.
+
+    Returns (sum over reference sentences of their best WLCS with any predicted sentence,
+    the same sum over predicted sentences). For one sentence per side both are WLCS(X, Y).
+    """
+    table = [[wlcs_value(ref, pred, weight) for pred in pred_sents] for ref in ref_sents]
+    ref_hits = sum(max(row, default=0.0) for row in table)
+    pred_hits = sum(max((row[j] for row in table), default=0.0) for j in range(len(pred_sents)))
+    return ref_hits, pred_hits
 
 
 def wlcs_hits(

@@ -32,11 +32,20 @@ class Score(NamedTuple):
 
 @dataclass(frozen=True)
 class Stats:
-    """Sufficient statistics of one pair: ``hits`` over ``ref_total`` (recall) and ``pred_total``."""
+    """Sufficient statistics of one pair: ``hits`` over ``ref_total`` (recall) and ``pred_total``.
+
+    ``pred_hits`` is the precision numerator when it differs from ``hits`` (the paper's
+    summary-level ROUGE-W matches each side's sentences separately); None means ``hits``.
+    """
 
     hits: float
     ref_total: float
     pred_total: float
+    pred_hits: float | None = None
+
+    @property
+    def precision_hits(self) -> float:
+        return self.hits if self.pred_hits is None else self.pred_hits
 
 
 def fmeasure(precision: float, recall: float, beta: float = 1.0) -> float:
@@ -60,7 +69,7 @@ def _ratio(hits: float, total: float, transform: Callable[[float], float] | None
 
 def to_score(stats: Stats, beta: float = 1.0, transform: Callable[[float], float] | None = None) -> Score:
     """P/R/F of one pair; an empty side gives 0 (never NaN). ``transform`` maps ratios (ROUGE-W)."""
-    precision = _ratio(stats.hits, stats.pred_total, transform)
+    precision = _ratio(stats.precision_hits, stats.pred_total, transform)
     recall = _ratio(stats.hits, stats.ref_total, transform)
     return Score(precision, recall, fmeasure(precision, recall, beta))
 
@@ -79,6 +88,7 @@ def combine(
             sum(s.hits for s in per_reference),
             sum(s.ref_total for s in per_reference),
             sum(s.pred_total for s in per_reference),
+            sum(s.precision_hits for s in per_reference),
         )
         return to_score(pooled, beta, transform)
     best: Score | None = None
