@@ -293,7 +293,7 @@ def run_score(args: argparse.Namespace) -> int:
 def run_meta_eval(argv: Sequence[str]) -> int:
     """Hand the arguments to the benchmark runner (correlations with human judgments)."""
     try:
-        from nlgmetrics.meta.run import main as meta_main  # provided by the benchmarks module
+        from nlgmetrics.meta.runner import main as meta_main
     except ImportError as error:
         raise ValueError(
             f"The meta-evaluation runner is not available ({error}); install nlgmetrics from a "
