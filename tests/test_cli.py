@@ -163,3 +163,22 @@ def test_console_script_runs(tmp_path):
     from nlgmetrics.bleu import corpus_bleu
 
     assert corpus_bleu(PREDICTIONS, REFERENCES_A).signature in done.stdout
+
+
+def test_meta_eval_help_is_forwarded(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["meta-eval", "--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    assert "nlgmetrics meta-eval" in text and "--datasets" in text and "--max-docs" in text
+
+
+@pytest.mark.slow
+def test_meta_eval_runs_on_a_slice(tmp_path, shared_data_dir):
+    """`nlgmetrics meta-eval` runs the benchmark runner end to end (BLEU on 3 WebNLG items)."""
+    status = main(["meta-eval", "--datasets", "webnlg2020", "--metrics", "bleu", "--max-docs", "3",
+                   "--data-dir", str(shared_data_dir), "--bootstrap", "20", "--no-plots",
+                   "--cache-dir", str(tmp_path / "cache"), "--out-dir", str(tmp_path / "out")])
+    assert status == 0
+    written = sorted(p.suffix for p in (tmp_path / "out").rglob("*") if p.is_file())
+    assert ".json" in written and ".md" in written, written
