@@ -1,0 +1,55 @@
+"""The demo functions behind each Gradio page (no browser): the numbers are the library's.
+
+The browser tests (test_browser_demos.py) drive three demos end to end; here every demo is built
+and the function its button calls is checked for all six metrics, including the reference-free
+ones, on the tiny fixture models.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from nlgmetrics.demo import build_demo, score_pair, split_references
+from nlgmetrics.registry import get_spec, metric_names
+
+DOCUMENT = "The storm closed the harbour on Monday. Boats stayed in port. Officials expect calm seas."
+SUMMARY = "A storm closed the harbour."
+
+
+def test_split_references():
+    assert split_references("a\n---\nb\n  ---  \nc") == ["a", "b", "c"]
+    assert split_references("line one\nline two") == ["line one\nline two"]
+    assert split_references("") == [""]
+
+
+def test_every_metric_has_a_demo():
+    assert metric_names() == ["rouge_family", "bleu", "infolm", "shannon_score", "blanc", "fflm"]
+    for name in metric_names():
+        demo = build_demo(name)
+        ids = {getattr(block, "elem_id", None) for block in demo.blocks.values()}
+        second = "reference" if get_spec(name).second_input == "references" else "source"
+        assert {"prediction", second, "submit", "score", "scores", "signature", "options"} <= ids, name
+
+
+def test_reference_free_demos_equal_library(tiny_gpt2_dir, tiny_llama_dir, tiny_bert_dir):
+    from nlgmetrics.blanc import blanc_help
+    from nlgmetrics.fflm import fflm
+    from nlgmetrics.shannon import shannon_score
+
+    score, scores, signature = score_pair(get_spec("shannon_score"), SUMMARY, DOCUMENT, {"model": str(tiny_gpt2_dir)})
+    want = shannon_score([DOCUMENT], [SUMMARY], model=str(tiny_gpt2_dir), progress=False)
+    assert float(score) == want.shannon_score[0] and signature == want.signature
+    assert scores["ll_help"] == want.ll_help[0]
+
+    score, _, signature = score_pair(get_spec("fflm"), SUMMARY, DOCUMENT, {"model": str(tiny_llama_dir)})
+    want = fflm([DOCUMENT], [SUMMARY], model=str(tiny_llama_dir), progress=False)
+    assert float(score) == want.fflm[0] and signature == want.signature
+
+    score, _, signature = score_pair(get_spec("blanc"), SUMMARY, DOCUMENT, {"model": str(tiny_bert_dir), "gap": 3})
+    want = blanc_help([DOCUMENT], [SUMMARY], model=str(tiny_bert_dir), gap=3, progress=False)
+    assert float(score) == want.scores[0] and signature == want.signature
+
+
+def test_bad_input_is_a_clear_error():
+    with pytest.raises(ValueError, match="does not take"):
+        score_pair(get_spec("bleu"), "a", "b", {"temperature": 1.0})
