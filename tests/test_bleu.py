@@ -1,0 +1,220 @@
+"""BLEU: parity with sacrebleu across options, tokenizer fuzzing, hand cases, bad input, evaluate.
+
+Expected numbers come from sacrebleu (same options) or from hand computation.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import math
+import random
+
+import pytest
+
+from nlgmetrics.bleu import BleuScorer, clear_caches, corpus_bleu, get_tokenizer, sentence_bleu, sentence_bleu_batch
+
+sacrebleu = pytest.importorskip("sacrebleu")
+from sacrebleu.metrics import BLEU  # noqa: E402
+
+_WORDS = (
+    "the a cat cats sat on mat The Cat is was 3.5 1,000 2-3 state-of-the-art don't it's U.S. "
+    "&amp; &quot;quoted&quot; <skipped> e.g. ... !? (paren) [x] {y} $5 50% a/b @home #tag "
+    "\u4f60\u597d \u4e16\u754c \u3002 caf\u00e9 \u00fcber \u2014 \u201cq\u201d \U0001f600 -"
+).split()
+_EDGE = ["", "   ", ".", "a", "A a A", "end .", "1. 2. 3.", "x,y", "-\nz", "tab\there", "\u4f60\u597d\u4e16\u754c\u3002", "Ω≈ç√"]
+
+
+def varied_corpus(seed: int = 0, size: int = 50):
+    """Hypotheses and ragged references (1-4 per example) with punctuation, numbers, CJK."""
+    rng = random.Random(seed)
+
+    def text(lo=0, hi=16):
+        return " ".join(rng.choice(_WORDS) for _ in range(rng.randint(lo, hi)))
+
+    hyps = [text() for _ in range(size)] + _EDGE
+    refs = [[text(1) for _ in range(rng.randint(1, 4))] for _ in range(size)]
+    refs += [[e, text(1)] for e in _EDGE[::-1]]
+    refs[3].append("")  # an empty reference counts (length 0), as in sacrebleu
+    hyps.append(refs[0][0])  # one exact match
+    refs.append([refs[0][0]])
+    return hyps, refs
+
+
+def streams(refs):
+    """Our per-example reference lists -> sacrebleu's reference streams (None = missing)."""
+    width = max(len(r) for r in refs)
+    return [[r[k] if k < len(r) else None for r in refs] for k in range(width)]
+
+
+def assert_same(ours, theirs):
+    assert abs(ours.score - theirs.score) <= 1e-9
+    assert ours.bp == pytest.approx(theirs.bp, abs=1e-12)
+    assert (ours.sys_len, ours.ref_len) == (theirs.sys_len, theirs.ref_len)
+    assert ours.precisions == pytest.approx(theirs.precisions, abs=1e-9)
+
+
+GRID = list(
+    itertools.product(
+        ["13a", "intl", "char", "none", "zh"],
+        [("none", None), ("floor", None), ("floor", 0.3), ("add-k", None), ("add-k", 2), ("exp", None)],
+        [False, True],  # lowercase
+        [4, 6],  # max order (2 is in the hand-computed cases)
+    )
+)
+
+
+@pytest.mark.parametrize("tokenize, smooth, lowercase, order", GRID)
+def test_corpus_bleu_parity(tokenize, smooth, lowercase, order):
+    hyps, refs = varied_corpus()
+    method, value = smooth
+    for effective in (False, True):
+        theirs = BLEU(
+            tokenize=tokenize, smooth_method=method, smooth_value=value, lowercase=lowercase,
+            max_ngram_order=order, effective_order=effective,
+        ).corpus_score(hyps, streams(refs))
+        ours = corpus_bleu(hyps, refs, tokenize, lowercase, method, value, order, effective)
+        assert_same(ours, theirs)
+        assert ours.counts == theirs.counts[:order] or method == "add-k"
+
+
+@pytest.mark.parametrize("tokenize", ["13a", "intl", "char", "none", "zh"])
+@pytest.mark.parametrize("smooth", [("none", None), ("floor", 0.1), ("add-k", 1), ("exp", None)])
+def test_sentence_bleu_parity(tokenize, smooth):
+    hyps, refs = varied_corpus(seed=1, size=25)
+    method, value = smooth
+    for effective in (True, False):
+        metric = BLEU(tokenize=tokenize, smooth_method=method, smooth_value=value, effective_order=effective)
+        ours = sentence_bleu_batch(
+            hyps, refs, tokenize=tokenize, smooth_method=method, smooth_value=value, effective_order=effective
+        )
+        for hyp, ref_list, mine in zip(hyps, refs, ours):
+            assert_same(mine, metric.sentence_score(hyp, ref_list))
+
+
+def test_sentence_bleu_matches_sacrebleu_defaults():
+    hyps, refs = varied_corpus(seed=2, size=20)
+    for hyp, ref_list in zip(hyps, refs):
+        assert_same(sentence_bleu(hyp, ref_list), sacrebleu.sentence_bleu(hyp, ref_list))
+    assert_same(corpus_bleu(hyps, refs), sacrebleu.corpus_bleu(hyps, streams(refs)))
+
+
+def test_tokenizers_match_sacrebleu_on_fuzzed_text():
+    from sacrebleu.metrics.bleu import _get_tokenizer
+
+    rng = random.Random(3)
+    alphabet = "aZ9 .,-'\"&;<>()[]{}$%@/\\:!?\n\t\u00a0\u2000\u2001\u3000\u4e00\u9fa5\uff01\u2014\u00e9\u0301\U0001f600"
+    lines = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(3000)]
+    lines += ["&quot;a&quot; &amp; &lt;b&gt; <skipped> x-\ny", "3.5,000-4 end.", "U.S.A., e.g.,"]
+    for name in ["13a", "intl", "char", "none", "zh"]:
+        theirs, ours = _get_tokenizer(name)(), get_tokenizer(name)
+        for line in lines:
+            assert ours(line.rstrip()) == theirs(line.rstrip()).split(), (name, line)
+
+
+def test_caches_never_change_results():
+    hyps, refs = varied_corpus(seed=4, size=20)
+    clear_caches()
+    cold = corpus_bleu(hyps, refs)
+    warm = corpus_bleu(hyps, refs)
+    scorer = BleuScorer()
+    assert cold == warm == scorer.corpus(hyps, refs)
+
+
+# --------------------------------------------------------------------------- hand-computed
+
+
+def test_hand_modified_unigram_precision_papineni():
+    # Papineni et al. 2002: "the the the the the the the" vs "the cat is on the mat": p1 = 2/7
+    out = corpus_bleu(["the the the the the the the"], ["the cat is on the mat"], max_ngram_order=1, smooth_method="none")
+    assert out.precisions == pytest.approx([100 * 2 / 7])
+    assert out.bp == 1.0 and out.score == pytest.approx(100 * 2 / 7)
+
+
+def test_hand_brevity_penalty_and_closest_reference():
+    # hyp 2 tokens, refs of 6 and 3 tokens -> closest is 3; p1 = p2 = 1; BP = exp(1 - 3/2)
+    out = corpus_bleu(["the cat"], [["the cat is on the mat", "the cat sat"]], max_ngram_order=2)
+    assert out.ref_len == 3 and out.bp == pytest.approx(math.exp(1 - 3 / 2))
+    assert out.score == pytest.approx(100 * math.exp(1 - 3 / 2))
+    # equal distance (2 vs 4 around 3): the shorter reference wins
+    assert corpus_bleu(["a b c"], [["a b c d", "a b"]]).ref_len == 2
+
+
+def test_hand_exp_smoothing():
+    # 3 tokens: 1-grams 2/3, 2-grams 1/2, 3-grams 0/1 -> exp smoothing 100/(2*1);
+    # no 4-grams -> the effective order is 3
+    out = sentence_bleu("a b x", ["a b c"], smooth_method="exp", effective_order=True)
+    p = [100 * 2 / 3, 50.0, 50.0]
+    assert out.precisions[:3] == pytest.approx(p)
+    assert out.score == pytest.approx(math.exp(sum(math.log(x) for x in p) / 3))
+
+
+# --------------------------------------------------------------------------- edge cases
+
+
+@pytest.mark.parametrize("hyp, ref", [("", "a b"), ("   ", "a b"), ("a b", ""), ("", ""), ("\n", " ")])
+def test_empty_and_whitespace_are_zero_not_nan(hyp, ref):
+    for result in (corpus_bleu([hyp], [ref]), sentence_bleu(hyp, [ref])):
+        assert result.score == 0.0 and not math.isnan(result.bp)
+        assert all(not math.isnan(p) for p in result.precisions)
+
+
+def test_identity_is_100():
+    texts = ["the cat sat on the mat .", "Hello, world!", "one two three four five"]
+    assert corpus_bleu(texts, texts).score == pytest.approx(100.0, abs=1e-9)
+    for text in texts + ["a", "a b"]:
+        assert sentence_bleu(text, [text]).score == pytest.approx(100.0, abs=1e-9)
+
+
+def test_inputs_not_mutated():
+    hyps, refs = varied_corpus(seed=6, size=10)
+    hyps_copy, refs_copy = copy.deepcopy(hyps), copy.deepcopy(refs)
+    corpus_bleu(hyps, refs)
+    sentence_bleu_batch(hyps, refs)
+    assert hyps == hyps_copy and refs == refs_copy
+
+
+def test_signature_records_options():
+    sig = corpus_bleu(["a"], [["a", "b"]], tokenize="intl", lowercase=True, smooth_method="floor").signature
+    assert sig == "bleu|case:lc|eff:no|nrefs:2|order:4|smooth:floor[0.10]|tok:intl|version:0.1.0"
+    assert "nrefs:var" in corpus_bleu(["a", "b"], [["a"], ["b", "c"]]).signature
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: corpus_bleu(None, ["a"]), r"`predictions` is None"),
+        (lambda: corpus_bleu(["a", "b"], ["a"]), r"has 1 items but there are 2 predictions"),
+        (lambda: corpus_bleu(["a", None], ["a", "b"]), r"`predictions\[1\]` is NoneType"),
+        (lambda: corpus_bleu([], []), r"`predictions` is empty"),
+        (lambda: corpus_bleu(["a"], [[["a"]]]), r"nested too deeply"),
+        (lambda: corpus_bleu(["a"], [[]]), r"empty list"),
+        (lambda: corpus_bleu(["a"], [[1]]), r"`references\[0\]\[0\]` is int"),
+        (lambda: corpus_bleu(["a"], ["a"], tokenize="moses"), r"Unknown tokenize='moses'"),
+        (lambda: corpus_bleu(["a"], ["a"], smooth_method="add-one"), r"Unknown smooth_method='add-one'"),
+        (lambda: corpus_bleu(["a"], ["a"], max_ngram_order=0), r"max_ngram_order=0 must be a positive integer"),
+        (lambda: corpus_bleu(["a"], ["a"], smooth_value=-1), r"smooth_value=-1 must be a non-negative"),
+        (lambda: sentence_bleu(["a"], ["a"]), r"use sentence_bleu_batch"),
+    ],
+)
+def test_bad_input_errors_name_the_problem(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+# --------------------------------------------------------------------------- evaluate module
+
+
+def test_evaluate_module_loads_offline_and_batches(metrics_dir, monkeypatch):
+    evaluate = pytest.importorskip("evaluate")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    module = evaluate.load(str(metrics_dir / "bleu"))
+    hyps, refs = varied_corpus(seed=8, size=12)
+    module.add_batch(predictions=hyps[:5], references=refs[:5])
+    module.add_batch(predictions=hyps[5:], references=refs[5:])
+    out = module.compute(sentence_level=True, tokenize="intl")
+    expected = BLEU(tokenize="intl").corpus_score(hyps, streams(refs))
+    assert abs(out["score"] - expected.score) <= 1e-9 and 0.0 <= out["bleu"] <= 1.0
+    assert len(out["sentence_scores"]) == len(hyps)
+    single = module.compute(predictions=["a b c d e"], references=["a b c d e"])
+    assert single["bleu"] == 1.0 and single["signature"].startswith("bleu|")
