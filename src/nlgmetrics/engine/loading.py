@@ -90,8 +90,14 @@ def default_cache_dir() -> Path:
 
 
 def resolve_device(device: str | torch.device | None) -> torch.device:
-    """``None`` means CUDA when available, else CPU."""
+    """``None`` means this process's accelerator: its own GPU under several processes, else CUDA
+    when available, else CPU."""
     if device is None:
+        from nlgmetrics.engine.distributed import process_state
+
+        state = process_state()
+        if state is not None:
+            return torch.device(state.device)
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(device)
 
