@@ -107,7 +107,7 @@ def test_paired_bootstrap():
     assert res.diff == pytest.approx(expected)
     assert res.p_value < 0.01 and res.low > 0
     same = paired_bootstrap(good, good, human, n_resamples=50)
-    assert same.diff == 0 and same.p_value == 1.0  # A is never strictly better than itself
+    assert same.diff == 0 and same.p_value == 0.5  # identical metrics: no evidence either way
 
 
 def test_williams_hand_computation():
@@ -137,3 +137,17 @@ def test_williams_from_scores_uses_the_three_correlations():
     assert res.r12 == pytest.approx(stats.pearsonr(a, human)[0])
     assert res.r23 == pytest.approx(stats.pearsonr(a, b)[0])
     assert res.p_value < 0.05
+
+
+@pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])
+def test_batched_correlate_matches_scipy(method):
+    from nlgmetrics.meta.bootstrap import batched_correlate
+
+    rng = np.random.default_rng(9)
+    x = rng.integers(0, 5, size=(40, 9)).astype(float)  # many ties
+    y = rng.random((40, 9))
+    x[0] = 2.0  # constant row -> nan
+    got = batched_correlate(x, y, method)
+    assert np.isnan(got[0])
+    expected = [SCIPY[method](x[i], y[i]) for i in range(1, 40)]
+    np.testing.assert_allclose(got[1:], expected, atol=1e-12)

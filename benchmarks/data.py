@@ -1,0 +1,44 @@
+"""Dataset loaders for the benchmarks (REALSumm, WebNLG 2020): see nlgmetrics.meta.data.
+
+The loaders live in the library so that ``nlgmetrics meta-eval`` works from an installed package;
+this file re-exports them and prints a summary:
+
+    python benchmarks/data.py [--data-dir DIR]
+
+Public origins (a user with a network can rebuild the JSON Lines files from them):
+
+- REALSumm: https://github.com/neulab/REALSumm (scores_dicts/abs.pkl, scores_dicts/ext.pkl,
+  selected_docs_for_human_eval/abs/ptr_generator/src.txt), CC BY 4.0;
+- WebNLG 2020: https://github.com/WebNLG/challenge-2020 (submissions/rdf2text/en/*/primary.en,
+  evaluation/human-evaluation/results/en/), WebNLG v3.0 test XML with references, and
+  https://github.com/WebNLG/GenerationEval (data/correlation/en/human_eval_id_REF.json);
+  CC BY-NC-SA 4.0.
+"""
+
+import argparse
+
+from nlgmetrics.meta.data import (  # noqa: F401  (re-exported)
+    SOURCES,
+    Example,
+    default_data_dir,
+    linearise_triples,
+    load_realsumm,
+    load_webnlg2020,
+)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", default=None)
+    args = parser.parse_args(argv)
+    for name, loader in (("realsumm", load_realsumm), ("webnlg2020", load_webnlg2020)):
+        examples = loader(args.data_dir)
+        print(
+            f"{name}: {len(examples)} outputs, {len({e.doc for e in examples})} documents, "
+            f"{len({e.system for e in examples})} systems; origin: {SOURCES[name]}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

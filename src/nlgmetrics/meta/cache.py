@@ -1,0 +1,79 @@
+"""On-disk per-example score cache for benchmarks: reruns and interrupted runs do not recompute.
+
+One JSON Lines file per (dataset, metric family, options): the first line records the options,
+then one line per computed chunk ``{"scores": {example_key: {output: score|null}}, "signature": ...}``.
+A chunk is appended (and flushed) as soon as it is computed, so a run killed half-way keeps every
+finished chunk. The file name carries a hash of the options: changing the model, measure or
+temperature starts a new file instead of mixing numbers.
+
+>>> import tempfile
+>>> cache = ScoreCache(tempfile.mkdtemp(), "toy", "bleu", {"tok": "13a"})
+>>> cache.append({"a": {"bleu": 12.5}}, signature="bleu|tok:13a")
+>>> ScoreCache(cache.path.parent.parent, "toy", "bleu", {"tok": "13a"}).load()["a"]
+{'bleu': 12.5}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+
+def options_hash(options: dict[str, Any]) -> str:
+    """Short stable hash of the options that change a family's numbers."""
+    blob = json.dumps(options, sort_keys=True, default=str)
+    return hashlib.sha1(blob.encode("utf-8")).hexdigest()[:10]
+
+
+class ScoreCache:
+    """Append-only cache of per-example scores for one metric family and one set of options."""
+
+    def __init__(self, root: str | os.PathLike, dataset: str, family: str, options: dict[str, Any]):
+        self.options = dict(options)
+        safe = family.replace("/", "_").replace(":", "_")
+        self.path = Path(root) / dataset / f"{safe}-{options_hash(self.options)}.jsonl"
+        self.signatures: list[str] = []
+
+    def load(self) -> dict[str, dict[str, float]]:
+        """Every cached ``{key: {output: score}}`` (``None`` in the file becomes ``nan``)."""
+        scores: dict[str, dict[str, float]] = {}
+        if not self.path.exists():
+            return scores
+        with self.path.open(encoding="utf-8") as handle:
+            for line in handle:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    # A line cut short by a killed run: its chunk is simply recomputed.
+                    continue
+                if "scores" not in record:
+                    continue
+                if record.get("signature") and record["signature"] not in self.signatures:
+                    self.signatures.append(record["signature"])
+                for key, outputs in record["scores"].items():
+                    scores[key] = {k: (math.nan if v is None else float(v)) for k, v in outputs.items()}
+        return scores
+
+    def append(self, scores: dict[str, dict[str, float]], signature: str | None = None) -> None:
+        """Write one computed chunk (``nan`` stored as ``null``) and flush it to disk."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        new_file = not self.path.exists()
+        with self.path.open("a", encoding="utf-8") as handle:
+            if new_file:
+                handle.write(json.dumps({"options": self.options}, sort_keys=True, default=str) + "\n")
+            clean = {
+                key: {k: (None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)) for k, v in outputs.items()}
+                for key, outputs in scores.items()
+            }
+            handle.write(json.dumps({"scores": clean, "signature": signature}) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        if signature and signature not in self.signatures:
+            self.signatures.append(signature)

@@ -1,0 +1,211 @@
+"""Human-judgment datasets for meta-evaluation, read through ``datasets.load_dataset("json")``.
+
+Both loaders return a list of :class:`Example` (one system output for one input item, with its
+human scores), from a local directory: the ``data_dir`` argument, else ``$NLGMETRICS_DATA``,
+else ``../shared/data`` next to the repository. Files and their public origin:
+
+**REALSumm** (``realsumm/realsumm.jsonl``, 100 CNN/DailyMail test documents x 25 systems):
+Bhandari et al. (2020), "Re-evaluating Evaluation in Text Summarization", EMNLP 2020,
+https://github.com/neulab/REALSumm (CC BY 4.0). Human scores and summaries:
+``scores_dicts/abs.pkl`` and ``scores_dicts/ext.pkl``; articles:
+``selected_docs_for_human_eval/abs/ptr_generator/src.txt`` (line *i* = ``doc_id`` *i*).
+Human score: ``litepyramid_recall``.
+
+**WebNLG 2020** English RDF-to-text (``webnlg2020/humeval_en.jsonl``, 178 items x 17 systems):
+Castro Ferreira et al. (2020), "The 2020 Bilingual, Bi-Directional WebNLG+ Shared Task",
+https://github.com/WebNLG/challenge-2020 (outputs: ``submissions/rdf2text/en/<team>/primary.en``;
+human scores: ``evaluation/human-evaluation/results/en/``; test set with references: WebNLG
+v3.0 ``rdf-to-text-generation-test-data-with-refs-en.xml``), and
+https://github.com/WebNLG/GenerationEval (``data/correlation/en/human_eval_id_REF.json``).
+Corpus: CC BY-NC-SA 4.0. Criteria: Correctness, DataCoverage, Fluency, Relevance, TextStructure.
+For the ``WebNLG-2020-reference`` pseudo-system the rated text *is* one of the references; it is
+removed from that row's references (otherwise reference-based metrics would see a perfect match).
+
+A user with a network converts those sources with the schema of ``../shared/data/README.md``
+(one JSON object per line) and points ``--data-dir`` / ``$NLGMETRICS_DATA`` at the folder.
+
+>>> examples = load_realsumm(max_docs=1)   # doctest: +SKIP
+>>> len(examples), examples[0].human["litepyramid_recall"] >= 0   # doctest: +SKIP
+(25, True)
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REALSUMM_FILE = "realsumm/realsumm.jsonl"
+WEBNLG_FILE = "webnlg2020/humeval_en.jsonl"
+REALSUMM_HUMAN = ("litepyramid_recall",)
+WEBNLG_CRITERIA = ("Correctness", "DataCoverage", "Fluency", "Relevance", "TextStructure")
+WEBNLG_REFERENCE_SYSTEM = "WebNLG-2020-reference"
+
+SOURCES = {
+    "realsumm": "https://github.com/neulab/REALSumm (scores_dicts/abs.pkl, scores_dicts/ext.pkl, "
+    "selected_docs_for_human_eval/abs/ptr_generator/src.txt)",
+    "webnlg2020": "https://github.com/WebNLG/challenge-2020 (submissions/rdf2text/en, "
+    "evaluation/human-evaluation/results/en) + WebNLG v3.0 test XML with references",
+}
+
+
+@dataclass(frozen=True)
+class Example:
+    """One system output for one input item, with its human scores.
+
+    ``key`` is unique within a dataset and stable across runs (used by the score cache).
+    ``source`` is the input the output was generated from: the article (REALSumm) or the
+    triples linearised as ``subject | predicate | object`` lines (WebNLG).
+    """
+
+    key: str
+    doc: str
+    system: str
+    split: str
+    prediction: str
+    references: tuple[str, ...]
+    source: str
+    human: dict[str, float] = field(hash=False, compare=False)
+
+
+def default_data_dir() -> Path:
+    """``$NLGMETRICS_DATA`` or ``<repo>/../shared/data``."""
+    env = os.environ.get("NLGMETRICS_DATA")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[3].parent / "shared" / "data"
+
+
+def _load_jsonl(data_dir: str | os.PathLike | None, relative: str, dataset: str):
+    import datasets
+
+    root = Path(data_dir) if data_dir is not None else default_data_dir()
+    path = root / relative
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{dataset}: {path} not found. Pass --data-dir (or set NLGMETRICS_DATA) to the folder "
+            f"holding {relative}; public origin: {SOURCES[dataset]}."
+        )
+    was = datasets.utils.logging.is_progress_bar_enabled()
+    datasets.disable_progress_bars()  # keep benchmark logs readable
+    try:
+        return datasets.load_dataset("json", data_files=str(path), split="train")
+    finally:
+        if was:
+            datasets.enable_progress_bars()
+
+
+def _first_docs(docs_in_order: list, max_docs: int | None) -> set:
+    if max_docs is not None and max_docs < 1:
+        raise ValueError(f"max_docs={max_docs}; use a positive number or None for all documents.")
+    ordered = sorted(set(docs_in_order))
+    return set(ordered if max_docs is None else ordered[:max_docs])
+
+
+def load_realsumm(data_dir: str | os.PathLike | None = None, max_docs: int | None = None) -> list[Example]:
+    """REALSumm rows; ``max_docs`` keeps the documents with the smallest ``doc_id``.
+
+    ``system`` is ``"<abs|ext>:<name>"`` because ``bart_out`` exists in both pools.
+    """
+    table = _load_jsonl(data_dir, REALSUMM_FILE, "realsumm")
+    keep = _first_docs(table["doc_id"], max_docs)
+    examples = []
+    for row in table:
+        if row["doc_id"] not in keep:
+            continue
+        system = f"{row['system_type']}:{row['system']}"
+        examples.append(
+            Example(
+                key=f"{row['doc_id']}|{system}",
+                doc=str(row["doc_id"]),
+                system=system,
+                split=row["system_type"],
+                prediction=row["prediction"],
+                references=(row["reference"],),
+                source=row["document"] or "",
+                human={"litepyramid_recall": float(row["litepyramid_recall"])},
+            )
+        )
+    return examples
+
+
+def linearise_triples(triples: list[list[str]]) -> str:
+    """``subject | predicate | object`` per line, underscores shown as spaces (as raters saw them).
+
+    >>> linearise_triples([["John_Blaha", "birthPlace", "San_Antonio"]])
+    'John Blaha | birthPlace | San Antonio'
+    """
+    return "\n".join(" | ".join(part.replace("_", " ") for part in triple) for triple in triples)
+
+
+def _rater_z_scores(table) -> dict[int, dict[str, float]]:
+    """Per-row mean of per-rater z-scores (each rater normalised over all their ratings)."""
+    by_rater: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for row in table:
+        for rating in row["ratings"]:
+            for c in WEBNLG_CRITERIA:
+                by_rater[rating["rater"]][c].append(float(rating[c]))
+    stats = {}
+    for rater, crit in by_rater.items():
+        for c, values in crit.items():
+            n = len(values)
+            mean = sum(values) / n
+            sd = (sum((v - mean) ** 2 for v in values) / n) ** 0.5
+            stats[(rater, c)] = (mean, sd)
+    out = {}
+    for i, row in enumerate(table):
+        scores = {}
+        for c in WEBNLG_CRITERIA:
+            zs = []
+            for rating in row["ratings"]:
+                mean, sd = stats[(rating["rater"], c)]
+                # A rater who always gave the same score carries no ranking information.
+                zs.append((float(rating[c]) - mean) / sd if sd > 0 else 0.0)
+            scores[c] = sum(zs) / len(zs)
+        out[i] = scores
+    return out
+
+
+def load_webnlg2020(
+    data_dir: str | os.PathLike | None = None,
+    max_docs: int | None = None,
+    human: str = "raw",
+) -> list[Example]:
+    """WebNLG 2020 English human-evaluation rows; ``max_docs`` keeps the smallest ``sample_id``s.
+
+    ``human="raw"`` uses the raters' mean 0-100 scores; ``human="z"`` the mean of per-rater
+    z-scores (the organisers' ranking scores). The reference pseudo-system's own text is removed
+    from its references; a row left with no reference keeps ``references=()``.
+    """
+    from nlgmetrics.validation import check_choice
+
+    check_choice("human", human, ("raw", "z"))
+    table = _load_jsonl(data_dir, WEBNLG_FILE, "webnlg2020")
+    keep = _first_docs(table["sample_id"], max_docs)
+    z = _rater_z_scores(table) if human == "z" else None
+    examples = []
+    for i, row in enumerate(table):
+        if row["sample_id"] not in keep:
+            continue
+        references = list(row["references"])
+        if row["prediction_is_reference"] and row["prediction"] in references:
+            references.remove(row["prediction"])  # only the one occurrence that was rated
+        scores = z[i] if z is not None else {c: float(row[c]) for c in WEBNLG_CRITERIA}
+        examples.append(
+            Example(
+                key=f"{row['sample_id']}|{row['system']}",
+                doc=str(row["sample_id"]),
+                system=row["system"],
+                split="all",
+                prediction=row["prediction"],
+                references=tuple(references),
+                source=linearise_triples(row["triples"]),
+                human=scores,
+            )
+        )
+    return examples
+
+
+LOADERS = {"realsumm": load_realsumm, "webnlg2020": load_webnlg2020}
+HUMAN_KEYS = {"realsumm": REALSUMM_HUMAN, "webnlg2020": WEBNLG_CRITERIA}

@@ -1,0 +1,192 @@
+"""Correlation tables: every metric x split x human criterion x level x coefficient, with CIs.
+
+For one dataset, :func:`correlation_tables` takes the examples, their per-example metric scores
+and a baseline metric and returns a JSON-ready dict; :func:`to_markdown` renders it.
+
+Fairness rules, decided here once for every table:
+
+- all metrics are compared on the *same* examples: an example is kept only if every metric has a
+  finite score for it (LM metrics run on a subset therefore restrict the whole table, baseline
+  included, to that subset; the number of examples dropped is reported);
+- every bootstrap uses the same document resamples for every metric (paired comparisons);
+- "vs baseline": at text level a paired bootstrap over documents (one-sided p that the metric's
+  correlation is higher than the baseline's); at system level the Williams test on the
+  per-system means (Graham & Baldwin 2014; exact for Pearson, an approximation for Spearman and
+  Kendall), one-sided. Markers: ``▲`` p < 0.05 (better than baseline), ``▼`` p > 0.95 (worse).
+
+>>> from nlgmetrics.meta.data import Example
+>>> exs = [Example(f"{d}|{s}", str(d), s, "all", "", ("r",), "", {"h": float(d * s)})
+...        for d in range(1, 5) for s in range(1, 5)]
+>>> scores = {"m": [e.human["h"] + 0.1 * (i % 3) for i, e in enumerate(exs)]}
+>>> t = correlation_tables(exs, scores, ("h",), ("all",), baseline="m", n_resamples=50)
+>>> [round(r["value"], 3) for r in t["results"] if r["level"] == "system" and r["method"] == "pearson"]
+[1.0]
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from nlgmetrics.meta.bootstrap import _interval, _resample_indices, _statistic_samples, one_sided_p
+from nlgmetrics.meta.correlation import METHODS, pivot, system_means, text_level, system_level
+from nlgmetrics.meta.data import Example
+from nlgmetrics.meta.williams import williams_from_scores
+
+LEVELS = ("text", "system")
+METHOD_TITLES = {"pearson": "Pearson r", "spearman": "Spearman ρ", "kendall": "Kendall τ"}
+
+
+def _finite(value: float) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def common_rows(examples: list[Example], scores: dict[str, list[float]]) -> list[int]:
+    """Indices of the examples every metric scored (finite)."""
+    return [i for i in range(len(examples)) if all(_finite(v[i]) for v in scores.values())]
+
+
+def _matrices(examples: list[Example], values: list[float]) -> np.ndarray:
+    return pivot(values, [e.doc for e in examples], [e.system for e in examples])[0]
+
+
+def correlation_tables(
+    examples: list[Example],
+    scores: dict[str, list[float]],
+    human_keys: tuple[str, ...],
+    splits: tuple[str, ...],
+    baseline: str | None,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    methods: tuple[str, ...] = METHODS,
+) -> dict[str, Any]:
+    """Every correlation with its bootstrap CI and its comparison with ``baseline``."""
+    if baseline is not None and baseline not in scores:
+        raise ValueError(f"baseline {baseline!r} has no scores; available: {sorted(scores)}.")
+    keep = common_rows(examples, scores)
+    rows_all = [examples[i] for i in keep]
+    kept_scores = {name: [values[i] for i in keep] for name, values in scores.items()}
+    results: list[dict[str, Any]] = []
+    split_info: dict[str, Any] = {}
+    for split in splits:
+        idx = [i for i, e in enumerate(rows_all) if split == "all" or e.split == split]
+        if not idx:
+            continue
+        rows = [rows_all[i] for i in idx]
+        metric_mats = {name: _matrices(rows, [v[i] for i in idx]) for name, v in kept_scores.items()}
+        n_docs, n_systems = next(iter(metric_mats.values())).shape
+        split_info[split] = {"n_examples": len(rows), "n_docs": n_docs, "n_systems": n_systems}
+        indices = _resample_indices(n_docs, n_resamples, seed)
+        for human_key in human_keys:
+            human = _matrices(rows, [e.human[human_key] for e in rows])
+            for level in LEVELS:
+                for method in methods:
+                    samples = {
+                        name: _statistic_samples(mat, human, level, method, indices) for name, mat in metric_mats.items()
+                    }
+                    for name, mat in metric_mats.items():
+                        point = (text_level if level == "text" else system_level)(mat, human, method)
+                        low, high = _interval(samples[name], confidence)
+                        entry = {
+                            "split": split,
+                            "human": human_key,
+                            "level": level,
+                            "method": method,
+                            "metric": name,
+                            "value": point.value,
+                            "low": low,
+                            "high": high,
+                            "n_used": point.n_used,
+                            "n_skipped": point.n_skipped,
+                        }
+                        if baseline is not None and name != baseline:
+                            entry["vs_baseline"] = _compare(
+                                samples[name], samples[baseline], point.value, metric_mats[baseline], mat, human, level, method, confidence
+                            )
+                        results.append(entry)
+    return {
+        "n_examples_total": len(examples),
+        "n_examples_used": len(rows_all),
+        "n_examples_dropped": len(examples) - len(rows_all),
+        "splits": split_info,
+        "human_keys": list(human_keys),
+        "baseline": baseline,
+        "n_resamples": n_resamples,
+        "confidence": confidence,
+        "seed": seed,
+        "results": results,
+    }
+
+
+def _compare(samples_a, samples_b, value_a, base_mat, mat, human, level, method, confidence) -> dict[str, Any]:
+    diffs = samples_a - samples_b
+    finite = diffs[~np.isnan(diffs)]
+    low, high = _interval(diffs, confidence)
+    base_value = (text_level if level == "text" else system_level)(base_mat, human, method).value
+    out: dict[str, Any] = {
+        "diff": value_a - base_value,
+        "diff_low": low,
+        "diff_high": high,
+        "p_bootstrap": one_sided_p(finite),
+    }
+    if level == "system":
+        a, b, h = system_means(mat), system_means(base_mat), system_means(human)
+        present = ~(np.isnan(a) | np.isnan(b) | np.isnan(h))
+        try:
+            out["p_williams"] = williams_from_scores(a[present], b[present], h[present], method).p_value
+        except ValueError:
+            out["p_williams"] = math.nan  # a constant score vector: the test is undefined
+    out["p"] = out["p_williams"] if level == "system" else out["p_bootstrap"]
+    return out
+
+
+def _fmt(x: float, digits: int = 3) -> str:
+    return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _marker(entry: dict[str, Any]) -> str:
+    comp = entry.get("vs_baseline")
+    if not comp or comp.get("p") is None or math.isnan(comp["p"]):
+        return ""
+    return "▲" if comp["p"] < 0.05 else ("▼" if comp["p"] > 0.95 else "")
+
+
+def to_markdown(tables: dict[str, Any], title: str) -> str:
+    """Markdown: one table per split x human criterion x level, metrics as rows."""
+    lines = [f"## {title}", ""]
+    lines.append(
+        f"Examples used: {tables['n_examples_used']} of {tables['n_examples_total']} "
+        f"(an example is kept only when every metric scored it). Baseline: `{tables['baseline']}`. "
+        f"Cells: correlation [{int(tables['confidence'] * 100)}% bootstrap CI over documents, "
+        f"{tables['n_resamples']} resamples]; ▲/▼: significantly better/worse than the baseline "
+        f"(one-sided 5%: paired bootstrap at text level, Williams test at system level)."
+    )
+    lines.append("")
+    results = tables["results"]
+    methods = [m for m in METHODS if any(r["method"] == m for r in results)]
+    for split, info in tables["splits"].items():
+        for human_key in tables["human_keys"]:
+            for level in LEVELS:
+                subset = [r for r in results if r["split"] == split and r["human"] == human_key and r["level"] == level]
+                if not subset:
+                    continue
+                lines.append(
+                    f"### {split} · {human_key} · {level} level "
+                    f"({info['n_docs']} documents x {info['n_systems']} systems, {info['n_examples']} outputs)"
+                )
+                lines.append("")
+                lines.append("| metric | " + " | ".join(METHOD_TITLES[m] for m in methods) + " |")
+                lines.append("|---|" + "---|" * len(methods))
+                names = list(dict.fromkeys(r["metric"] for r in subset))
+                for name in names:
+                    cells = []
+                    for m in methods:
+                        entry = next(r for r in subset if r["metric"] == name and r["method"] == m)
+                        cells.append(f"{_fmt(entry['value'])} [{_fmt(entry['low'], 2)}, {_fmt(entry['high'], 2)}]{_marker(entry)}")
+                    label = f"**{name}**" if name == tables["baseline"] else name
+                    lines.append(f"| {label} | " + " | ".join(cells) + " |")
+                lines.append("")
+    return "\n".join(lines)
