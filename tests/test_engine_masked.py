@@ -101,3 +101,17 @@ def test_errors(masked_lm, tiny_gpt2_dir):
     causal = load_lm(tiny_gpt2_dir, device="cpu")
     with pytest.raises(ValueError, match="needs a masked LM"):
         iter_masked(causal, [MaskedQuery(ids, (1,))], lambda lg, q: 0)
+
+
+def test_threads_sharing_a_model_do_not_mix(masked_lm, queries, expected):
+    from concurrent.futures import ThreadPoolExecutor
+
+    def score(part):
+        return dict(iter_masked(masked_lm, [queries[i] for i in part], lambda lg, q: lg.clone(), progress=False, batch_size=2))
+
+    parts = [list(range(0, len(queries), 2)), list(range(1, len(queries), 2))]
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(score, parts * 2))
+    for part, got in zip(parts * 2, results):
+        for position, original in enumerate(part):
+            assert (got[position] - expected[original]).abs().max().item() <= 1e-5

@@ -24,12 +24,14 @@ slice its logits (correct, just slower).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import torch
 
+_HOOK_LOCK = threading.RLock()
 
 @contextmanager
 def gathered_base_output(model: torch.nn.Module, batch_index: torch.Tensor, position_index: torch.Tensor) -> Iterator[None]:
@@ -62,7 +64,9 @@ def logits_at(
 ) -> torch.Tensor:
     """Float32 logits ``[N, vocab]`` at ``(batch_index[n], position_index[n])`` of ``model(**inputs)``."""
     if gather_head:
-        with gathered_base_output(model, batch_index, position_index):
+        # The hook sits on a shared module: two threads scoring with one model (a Gradio app)
+        # would see each other's hooks, so hooked forwards run one at a time.
+        with _HOOK_LOCK, gathered_base_output(model, batch_index, position_index):
             logits = model(**inputs).logits[0]
     else:
         logits = model(**inputs).logits[batch_index, position_index]
