@@ -95,6 +95,12 @@ WORKER = textwrap.dedent(
     namespace = {}
     exec(open(config["calls"]).read(), namespace)
     results = namespace["run_all"](config["models"], config["data"])
+    # The command line under torchrun: work split the same way, only rank 0 writes the file.
+    from nlgmetrics.cli import main as cli_main
+    status = cli_main(["score", "-p", config["cli_predictions"], "-s", config["cli_sources"],
+                       "-m", "fflm", "--model", config["models"]["llama"], "--option",
+                       "fflm.batch_size=1", "--json", config["cli_out"], "--quiet", "--no-progress"])
+    assert status == 0
     from accelerate.utils import gather_object
     shard_sizes = gather_object([sum(local_units)])
     if state.is_main_process:
@@ -142,9 +148,16 @@ def run_two_vs_one(tmp_path, calls, tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir
     }
     out = tmp_path / "gathered.json"
     config = tmp_path / "config.json"
+    cli_out = tmp_path / "cli.json"
+    predictions_file = tmp_path / "summaries.txt"
+    predictions_file.write_text("".join(f"{s}\n" for s in SUMMARIES))
+    sources_file = tmp_path / "documents.txt"
+    sources_file.write_text("".join(f"{d}\n" for d in DOCUMENTS))
     calls_file = tmp_path / "calls.py"
     calls_file.write_text(calls)
-    config.write_text(json.dumps({"models": models, "data": data, "out": str(out), "calls": str(calls_file)}))
+    config.write_text(json.dumps({"models": models, "data": data, "out": str(out), "calls": str(calls_file),
+                                  "cli_out": str(cli_out), "cli_predictions": str(predictions_file),
+                                  "cli_sources": str(sources_file)}))
     script = tmp_path / "worker.py"
     script.write_text(WORKER)
     env = dict(os.environ, OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
@@ -161,6 +174,13 @@ def run_two_vs_one(tmp_path, calls, tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir
     exec(calls, namespace)  # the same calls, in this single process
     single = json.loads(json.dumps(namespace["run_all"](models, data)))
     _assert_close(gathered["results"], single)
+    # The CLI run under torchrun wrote the one-process FFLM numbers (file written once, by rank 0).
+    from nlgmetrics.fflm import fflm
+
+    want = fflm(DOCUMENTS, SUMMARIES, model=models["llama"], progress=False)
+    cli = json.loads(cli_out.read_text())["metrics"]["fflm"]
+    _assert_close(cli["per_example"]["fflm"], want.fflm)
+    assert cli["signature"] == want.signature
     if "blanc" in single:  # the comparison is not between all-zero counts
         assert any(cell for counts in single["blanc"]["counts"] for row in counts for cell in row[1:])
     # Both processes ran a share of the distinct work (neither ran it all nor nothing).

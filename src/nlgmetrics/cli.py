@@ -17,6 +17,10 @@ Examples::
     nlgmetrics score -p p.jsonl --prediction-column text -r r.jsonl --reference-column refs \\
         -m infolm --model infolm=/models/bert --option infolm.information_measure=fisher_rao
 
+    # several processes / GPUs / nodes: the LM work is split, the main process writes the files
+    accelerate launch --num_processes 4 -m nlgmetrics.cli score -s docs.txt -p sums.txt -m fflm \
+        --model fflm=smollm2-135m --json fflm.json
+
     nlgmetrics meta-eval --help        # correlation with human judgments (REALSumm, WebNLG 2020)
     nlgmetrics metrics                  # every metric with its options
 
@@ -281,6 +285,13 @@ def run_score(args: argparse.Namespace) -> int:
         bar.set_postfix_str(spec.name)
         others = references if spec.second_input == "references" else sources
         reports.append(spec.run(predictions, others, progress=progress, **options.get(spec.name, {})))
+    if any(spec.uses_model for spec in specs):
+        from nlgmetrics.engine.distributed import is_main_process
+
+        # Under `accelerate launch` / torchrun every process computes its share and receives all
+        # results; only the main process prints and writes the files.
+        if not is_main_process():
+            return 0
     if not args.quiet:
         print(format_table(reports))
     if args.json_path:
