@@ -1,7 +1,7 @@
 """``rouge_scores``: every ROUGE variant for a batch of predictions, per example and aggregated.
 
-Each distinct text is tokenized, stemmed and counted once per call (in meta-evaluation the same
-reference is paired with every system), then each (prediction, reference) pair is reduced to
+Each distinct text is tokenized, stemmed and counted once, in a bounded LRU cache shared by all
+calls (in meta-evaluation the same reference is paired with every system), then each (prediction, reference) pair is reduced to
 match statistics (:mod:`nlgmetrics.rouge.scoring`) and references are combined per prediction.
 
 >>> out = rouge_scores(["the cat sat"], [["the cat sat down", "a dog"]], rouge_types=("rouge1", "rougeL"))
@@ -13,6 +13,7 @@ match statistics (:mod:`nlgmetrics.rouge.scoring`) and references are combined p
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -107,6 +108,21 @@ class _Text:
     @property
     def unigrams(self) -> Counter:
         return self.counts(("n", 1))[0]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _prepare(text: str, stem: bool, stopwords: bool, sentences: bool) -> _Text:
+    """Tokens (and lines) of one distinct text; an LRU shared by all calls, so the references
+    that every system is scored against are tokenized and counted once. Results never depend
+    on it (``clear_cache()`` empties it)."""
+    tokens = tokenize(text, stem, stopwords)
+    lines = [tokenize(line, stem, stopwords) for line in split_lines(text)] if sentences else []
+    return _Text(tokens, lines)
+
+
+def clear_cache() -> None:
+    """Empty the cache of tokenized texts (to bound memory, or to time cold runs)."""
+    _prepare.cache_clear()
 
 
 def _pair_stats(kind: RougeType, pred: _Text, ref: _Text, w: float, w_norm: str) -> Stats:
@@ -211,18 +227,9 @@ def rouge_scores(
     w = float(rouge_w_weight)
 
     needs_sentences = any(t.kind in ("Lsum", "W") for t in types)
-    texts: dict[str, _Text] = {}
 
     def prepare(text: str) -> _Text:
-        found = texts.get(text)
-        if found is None:
-            tokens = tokenize(text, use_stemmer, remove_stopwords)
-            if needs_sentences:
-                sentences = [tokenize(line, use_stemmer, remove_stopwords) for line in split_lines(text)]
-            else:
-                sentences = []
-            found = texts[text] = _Text(tokens, sentences)
-        return found
+        return _prepare(text, use_stemmer, remove_stopwords, needs_sentences)
 
     transform_w = (lambda x: x ** (1.0 / w)) if any(t.kind == "W" for t in types) else None
     columns: dict[str, dict[str, list[float]]] = {t.name: {m: [] for m in MEASURES} for t in types}

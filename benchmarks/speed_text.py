@@ -1,0 +1,253 @@
+"""Speed of ROUGE and BLEU side by side with rouge-score and sacrebleu, with identical numbers.
+
+Data (../shared/data, see its README; public origins below):
+
+- WebNLG 2020 English: every primary submission (16 systems x 1,779 items, ``submissions_en.jsonl``)
+  against all references of each item (1-5, ``test_en.jsonl``). Origin: github.com/WebNLG/challenge-2020.
+- REALSumm: 25 systems x 100 CNN/DM documents (``realsumm.jsonl``), one reference each, sentences on
+  separate lines. Origin: github.com/neulab/REALSumm.
+
+Each row scores every system the way a user would: one call per system (rouge-score: one
+``score_multi`` per output; sacrebleu: one ``corpus_bleu`` per system, one ``sentence_bleu`` per
+output), anchor and ours timed back to back in the same process on the same inputs. Our caches
+start empty in each row, so the first system pays for tokenizing the references and the others
+reuse them (that reuse is part of the design); the "caches cleared before every system" BLEU
+rows show the cost without any reuse. Times are
+process CPU seconds (``time.process_time``), which a busy shared machine distorts less than wall
+time; every number is compared (``max_abs_diff`` over all per-example P/R/F, or all BLEU scores).
+
+Run: ``python benchmarks/speed_text.py [--data-dir DIR] [--limit N]`` (writes
+benchmarks/results/speed_text.md). ``run(data_dir, limit=None)`` returns the rows for
+benchmarks/speed.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+RESULTS = Path(__file__).resolve().parent / "results" / "speed_text.md"
+
+
+def default_data_dir() -> Path:
+    return Path(os.environ.get("NLGMETRICS_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+
+
+def _jsonl(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def load_webnlg(data_dir: Path, limit: int | None) -> dict[str, tuple[list[str], list[list[str]]]]:
+    """{system: (predictions, references)} over the first ``limit`` test items (all if None)."""
+    refs = {row["id"]: row["references"] for row in _jsonl(data_dir / "webnlg2020" / "test_en.jsonl")}
+    ids = sorted(refs)[:limit] if limit else sorted(refs)
+    outputs: dict[str, dict] = defaultdict(dict)
+    for row in _jsonl(data_dir / "webnlg2020" / "submissions_en.jsonl"):
+        outputs[row["system"]][row["id"]] = row["prediction"]
+    return {system: ([by_id[i] for i in ids], [refs[i] for i in ids]) for system, by_id in sorted(outputs.items())}
+
+
+def load_realsumm(data_dir: Path, limit: int | None) -> dict[str, tuple[list[str], list[list[str]]]]:
+    """{system: (summaries, [[reference]])} over the first ``limit`` documents (all if None)."""
+    rows = _jsonl(data_dir / "realsumm" / "realsumm.jsonl")
+    docs = sorted({row["doc_id"] for row in rows})[:limit] if limit else None
+    systems: dict[str, list[tuple[int, str, str]]] = defaultdict(list)
+    for row in rows:
+        if docs is None or row["doc_id"] in docs:
+            systems[f"{row['system_type']}/{row['system']}"].append((row["doc_id"], row["prediction"], row["reference"]))
+    out = {}
+    for system, items in sorted(systems.items()):
+        items.sort()
+        out[system] = ([p for _, p, _ in items], [[r] for _, _, r in items])
+    return out
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    start = time.process_time()
+    value = fn()
+    return value, time.process_time() - start
+
+
+def _rouge_rows(name: str, systems: dict, use_stemmer: bool) -> dict:
+    from rouge_score import rouge_scorer
+
+    from nlgmetrics.rouge import clear_cache, rouge_scores
+
+    def anchor():
+        scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=use_stemmer)
+        return {s: [scorer.score_multi(r, p) for p, r in zip(preds, refs)] for s, (preds, refs) in systems.items()}
+
+    def ours():
+        return {
+            s: rouge_scores(preds, refs, ROUGE_TYPES, use_stemmer=use_stemmer, multi_ref="best", aggregate=False)
+            for s, (preds, refs) in systems.items()
+        }
+
+    clear_cache()  # start cold: the first system pays for tokenizing the references
+    expected, anchor_s = _timed(anchor)
+    got, ours_s = _timed(ours)
+    diff = 0.0
+    for system, scores in expected.items():
+        for rouge_type in ROUGE_TYPES:
+            for measure, k in (("precision", 0), ("recall", 1), ("fmeasure", 2)):
+                column = got[system]["scores"][rouge_type][measure]
+                diff = max(diff, max(abs(e[rouge_type][k] - g) for e, g in zip(scores, column)))
+    n = sum(len(p) for p, _ in systems.values())
+    stem = "stemmer" if use_stemmer else "no stemmer"
+    return _row(f"ROUGE-1/2/L/Lsum ({stem}), {name}, {n} outputs", "rouge-score 0.1.2 score_multi", ours_s, anchor_s, diff)
+
+
+def _streams(refs: list[list[str]]) -> list[list[str | None]]:
+    width = max(len(r) for r in refs)
+    return [[r[k] if k < len(r) else None for r in refs] for k in range(width)]
+
+
+def _bleu_corpus_rows(name: str, systems: dict, cold: bool) -> dict:
+    import sacrebleu
+
+    from nlgmetrics.bleu import clear_caches, corpus_bleu
+
+    def anchor():
+        return {s: sacrebleu.corpus_bleu(preds, _streams(refs)).score for s, (preds, refs) in systems.items()}
+
+    def ours():
+        scores = {}
+        for s, (preds, refs) in systems.items():
+            if cold:
+                clear_caches()
+            scores[s] = corpus_bleu(preds, refs).score
+        return scores
+
+    clear_caches()
+    expected, anchor_s = _timed(anchor)
+    got, ours_s = _timed(ours)
+    diff = max(abs(expected[s] - got[s]) for s in expected)
+    cache = "caches cleared before every system" if cold else "reference cache shared by the systems"
+    return _row(
+        f"corpus BLEU, {name}, {len(systems)} systems ({cache})", "sacrebleu corpus_bleu", ours_s, anchor_s, diff
+    )
+
+
+def _bleu_sentence_rows(name: str, systems: dict) -> dict:
+    import sacrebleu
+
+    from nlgmetrics.bleu import clear_caches, sentence_bleu_batch
+
+    def anchor():
+        return {s: [sacrebleu.sentence_bleu(p, r).score for p, r in zip(preds, refs)] for s, (preds, refs) in systems.items()}
+
+    def ours():
+        return {s: [r.score for r in sentence_bleu_batch(preds, refs)] for s, (preds, refs) in systems.items()}
+
+    clear_caches()
+    expected, anchor_s = _timed(anchor)
+    got, ours_s = _timed(ours)
+    diff = max(abs(a - b) for s in expected for a, b in zip(expected[s], got[s]))
+    n = sum(len(p) for p, _ in systems.values())
+    return _row(f"sentence BLEU, {name}, {n} outputs", "sacrebleu sentence_bleu", ours_s, anchor_s, diff)
+
+
+def _row(metric: str, anchor: str, ours_s: float, anchor_s: float, diff: float) -> dict:
+    return {
+        "metric": metric,
+        "anchor": anchor,
+        "ours_s": round(ours_s, 3),
+        "anchor_s": round(anchor_s, 3),
+        "ratio": round(anchor_s / ours_s, 2) if ours_s > 0 else float("inf"),
+        "max_abs_diff": diff,
+    }
+
+
+def run(data_dir: str | Path | None = None, limit: int | None = None) -> list[dict]:
+    """Time ours against the anchors; one row per (metric, dataset, setting).
+
+    ``limit``: first N WebNLG test items and first N REALSumm documents (None: everything).
+    """
+    data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
+    webnlg = load_webnlg(data_dir, limit)
+    realsumm = load_realsumm(data_dir, limit)
+    rows = []
+    for use_stemmer in (False, True):
+        rows.append(_rouge_rows("WebNLG 2020", webnlg, use_stemmer))
+        rows.append(_rouge_rows("REALSumm", realsumm, use_stemmer))
+    for cold in (True, False):
+        rows.append(_bleu_corpus_rows("WebNLG 2020", webnlg, cold))
+        rows.append(_bleu_corpus_rows("REALSumm", realsumm, cold))
+    rows.append(_bleu_sentence_rows("WebNLG 2020", webnlg))
+    rows.append(_bleu_sentence_rows("REALSumm", realsumm))
+    return rows
+
+
+def _versions() -> str:
+    from importlib.metadata import version
+
+    names = ["nlgmetrics", "rouge-score", "sacrebleu", "nltk", "numpy"]
+    return ", ".join(f"{n} {version(n)}" for n in names) + f", Python {platform.python_version()}"
+
+
+def _machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return f"{cpu}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}; load average at start {load:.1f}"
+
+
+def to_markdown(rows: list[dict], command: str, machine: str, versions: str) -> str:
+    lines = [
+        "# Text metrics speed: ROUGE and BLEU vs rouge-score and sacrebleu",
+        "",
+        f"Command: `{command}`",
+        "",
+        f"Machine: {machine}",
+        "",
+        f"Versions: {versions}",
+        "",
+        "Times are process CPU seconds, anchor and ours back to back in one process on the same inputs;",
+        "ratio = anchor / ours; max_abs_diff = largest difference over every per-example",
+        "precision/recall/F (ROUGE) or every BLEU score (0-100 scale).",
+        "",
+        "| metric | anchor | ours (s) | anchor (s) | ratio | max abs diff |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row['metric']} | {row['anchor']} | {row['ours_s']:.3f} | {row['anchor_s']:.3f} | "
+            f"{row['ratio']:.2f}x | {row['max_abs_diff']:.1e} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", default=None, help="folder with webnlg2020/ and realsumm/ (../shared/data)")
+    parser.add_argument("--limit", type=int, default=None, help="first N WebNLG items / REALSumm documents")
+    parser.add_argument("--output", default=str(RESULTS))
+    args = parser.parse_args(argv)
+    rows = run(args.data_dir, args.limit)
+    command = "python benchmarks/speed_text.py" + " ".join([""] + (argv if argv is not None else sys.argv[1:]))
+    text = to_markdown(rows, command, _machine(), _versions())
+    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.output).write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
