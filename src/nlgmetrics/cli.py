@@ -24,9 +24,8 @@ Examples::
     nlgmetrics meta-eval --help        # correlation with human judgments (REALSumm, WebNLG 2020)
     nlgmetrics metrics                  # every metric with its options
 
->>> main(["metrics"]) == 0
-rouge_family ...
-True
+>>> build_parser().parse_args(["score", "-p", "p.txt", "-r", "r.txt", "-m", "bleu"]).metrics
+['bleu']
 """
 
 from __future__ import annotations
@@ -35,6 +34,7 @@ import argparse
 import csv
 import json
 import math
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -52,8 +52,10 @@ def _metrics_help() -> str:
         model = f"; --model {name}=ID|DIR (default {spec.default_model})" if spec.uses_model else ""
         lines.append(f"  {name}: {spec.title}. Needs {needs}; main score {spec.main_score}{model}")
         for option in spec.options:
-            choices = f" choices: {', '.join(map(str, option.choices))};" if option.choices else ""
-            lines.append(f"      {option.name} ({option.kind}, default {option.default}):{choices} {option.help}")
+            shown = [str(c) for c in option.choices or () if c is not None]
+            choices = f" choices: {', '.join(shown)};" if shown else ""
+            default = ",".join(map(str, option.default)) if isinstance(option.default, (list, tuple)) else option.default
+            lines.append(f"      {option.name} ({option.kind}, default {default}):{choices} {option.help}")
     return "\n".join(lines)
 
 
@@ -316,7 +318,14 @@ def run_meta_eval(argv: Sequence[str]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``nlgmetrics`` console script. Returns the exit status."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    except BrokenPipeError:  # `nlgmetrics metrics | head`: the reader left; not an error
+        sys.stdout = open(os.devnull, "w")
+        return 0
+
+
+def _main(argv: list[str]) -> int:
     # meta-eval forwards everything (including --help) to the benchmark runner.
     if argv and argv[0] == "meta-eval":
         try:
