@@ -5,7 +5,7 @@
 >>> tokenizer = AutoTokenizer.from_pretrained(str(bert_tokenizer_dir()))
 >>> compute_metrics = build_compute_metrics(tokenizer, metrics=["bleu", "rouge_family"])
 >>> import numpy as np
->>> ids = np.array([tokenizer("the cat sat")["input_ids"]])
+>>> ids = np.array([tokenizer("the cat sat on the mat")["input_ids"]])
 >>> labels = ids.copy(); labels[0, -1] = -100          # -100: ignored label positions
 >>> scores = compute_metrics((ids, labels))
 >>> scores["bleu_score"] > 0, "rouge_family_rouge1_fmeasure" in scores
