@@ -53,3 +53,40 @@ def test_reference_free_demos_equal_library(tiny_gpt2_dir, tiny_llama_dir, tiny_
 def test_bad_input_is_a_clear_error():
     with pytest.raises(ValueError, match="does not take"):
         score_pair(get_spec("bleu"), "a", "b", {"temperature": 1.0})
+
+
+@pytest.mark.slow
+def test_space_app_py_serves_the_demo(metrics_dir):
+    """`python app.py` in a metric folder (what a Space runs) serves the page and its API."""
+    import json
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = dict(os.environ, GRADIO_SERVER_PORT=str(port), GRADIO_SERVER_NAME="127.0.0.1",
+               GRADIO_ANALYTICS_ENABLED="False")
+    process = subprocess.Popen([sys.executable, "app.py"], cwd=metrics_dir / "bleu", env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.time() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/config", timeout=5) as response:
+                    config = json.loads(response.read())
+                break
+            except OSError:
+                if process.poll() is not None or time.time() > deadline:
+                    raise AssertionError(f"app.py did not serve: {process.stdout.read()[-3000:]}")
+                time.sleep(0.5)
+        ids = {c.get("props", {}).get("elem_id") for c in config["components"]}
+        assert {"prediction", "reference", "submit", "score", "signature"} <= ids
+        assert config["title"] == "nlgmetrics: BLEU"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
