@@ -320,3 +320,32 @@ def test_evaluate_module_loads_offline_and_batches(metrics_dir, monkeypatch):
     assert out["signature"].startswith("rouge|")
     single = module.compute(predictions=["a b"], references=["a b"])
     assert single["rouge1"] == 1.0 and single["aggregate"]["rouge1"]["fmeasure"]["mean"] == 1.0
+
+
+def test_duplicates_batches_and_cache_do_not_change_scores():
+    from nlgmetrics.rouge import clear_cache
+
+    preds, refs = varied_corpus(seed=12, size=15)
+    clear_cache()
+    cold = rouge_scores(preds, refs, ALL_TYPES, aggregate=False)["scores"]
+    warm = rouge_scores(preds, refs, ALL_TYPES, aggregate=False)["scores"]
+    doubled = rouge_scores(preds + preds, refs + refs, ALL_TYPES, aggregate=False)["scores"]
+    halves = [rouge_scores(preds[:7], refs[:7], ALL_TYPES, aggregate=False)["scores"],
+              rouge_scores(preds[7:], refs[7:], ALL_TYPES, aggregate=False)["scores"]]
+    for name in ALL_TYPES:
+        for measure in ("precision", "recall", "fmeasure"):
+            assert cold[name][measure] == warm[name][measure]
+            assert doubled[name][measure] == cold[name][measure] * 2
+            assert halves[0][name][measure] + halves[1][name][measure] == cold[name][measure]
+
+
+def test_long_texts_are_handled():
+    long_ref = " ".join(f"w{i % 500}" for i in range(12000))
+    long_pred = " ".join(f"w{i % 500}" if i % 5 else "other" for i in range(11000))
+    out = rouge_scores([long_pred], [long_ref], ["rouge1", "rouge2", "rougeL", "rougeLsum", "rougeS4"], aggregate=False)
+    for name, columns in out["scores"].items():
+        assert 0.0 < columns["fmeasure"][0] <= 1.0, name
+    # the bit-parallel LCS agrees with rouge-score on a long pair
+    expected = rouge_scorer.RougeScorer(["rougeL"]).score(long_ref[:6000], long_pred[:6000])["rougeL"]
+    got = rouge_scores([long_pred[:6000]], [long_ref[:6000]], ["rougeL"], aggregate=False)["scores"]["rougeL"]
+    assert abs(got["fmeasure"][0] - expected.fmeasure) <= 1e-9

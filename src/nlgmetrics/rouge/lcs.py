@@ -121,20 +121,22 @@ def union_lcs_hits(
     return hits
 
 
-def _wlcs_dp(ref: Sequence[str], pred: Sequence[str], weight: float) -> tuple[float, list[list[int]]]:
+def _wlcs_dp(ref: Sequence[str], pred: Sequence[str], weight: float) -> tuple[float, list[bytearray]]:
     """Weighted-LCS DP of ROUGE-1.5.5 ``wlcs_inner``: (final WLCS value, move table).
 
     Same float operations and tie-breaking as the Perl script, so that ties between equally
-    weighted paths resolve the same way. Moves: 1 diagonal, 2 up, 3 left.
+    weighted paths resolve the same way. Moves: 1 diagonal, 2 up, 3 left. Only two rows of
+    scores and run lengths are kept, and one byte per cell for the moves (bounded memory on
+    long texts; the time stays quadratic, as in the Perl script).
     """
     m, n = len(ref), len(pred)
-    score = [[0.0] * (n + 1) for _ in range(m + 1)]
-    run = [[0] * (n + 1) for _ in range(m + 1)]
-    move = [[0] * (n + 1) for _ in range(m + 1)]
+    s_prev = [0.0] * (n + 1)
+    r_prev = [0] * (n + 1)
+    move = [bytearray(n + 1) for _ in range(m + 1)]
     for i in range(1, m + 1):
         token = ref[i - 1]
-        s_prev, s_row = score[i - 1], score[i]
-        r_prev, r_row = run[i - 1], run[i]
+        s_row = [0.0] * (n + 1)
+        r_row = [0] * (n + 1)
         mv = move[i]
         for j in range(1, n + 1):
             if token == pred[j - 1]:
@@ -148,7 +150,8 @@ def _wlcs_dp(ref: Sequence[str], pred: Sequence[str], weight: float) -> tuple[fl
             else:
                 s_row[j] = s_row[j - 1]
                 mv[j] = 3
-    return score[m][n], move
+        s_prev, r_prev = s_row, r_row
+    return s_prev[n], move
 
 
 def wlcs_value(ref: Sequence[str], pred: Sequence[str], weight: float) -> float:
