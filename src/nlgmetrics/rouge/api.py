@@ -23,6 +23,7 @@ from typing import Any
 from nlgmetrics.rouge.bootstrap import bootstrap_columns
 from nlgmetrics.rouge.lcs import lcs_length, match_masks, union_lcs_hits, wlcs_hits, wlcs_paper
 from nlgmetrics.rouge.ngrams import ngram_counts, overlap, skip_bigram_counts
+from nlgmetrics.rouge.rouge155 import rouge155_average
 from nlgmetrics.rouge.scoring import Stats, combine
 from nlgmetrics.rouge.tokenize import split_lines, tokenize
 from nlgmetrics.signature import make_signature
@@ -31,6 +32,7 @@ from nlgmetrics.validation import as_reference_lists, as_texts, check_choice, ch
 DEFAULT_ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 MULTI_REF_MODES = ("best", "average")
 ROUGE_W_NORMALIZATIONS = ("rouge155", "paper")
+AGGREGATIONS = ("bootstrap", "rouge155")
 MEASURES = ("precision", "recall", "fmeasure")
 
 _TYPE_RE = re.compile(r"^rouge(?:(?P<n>[1-9][0-9]*)|(?P<l>L|Lsum|W)|S(?P<su>U?)(?P<gap>[0-9]+|\*)?)$")
@@ -170,6 +172,7 @@ def rouge_scores(
     rouge_w_weight: float = 1.2,
     rouge_w_normalization: str = "rouge155",
     aggregate: bool = True,
+    aggregation: str = "bootstrap",
     n_bootstrap: int = 1000,
     confidence: float = 0.95,
     seed: int | None = 0,
@@ -195,7 +198,11 @@ def rouge_scores(
             sentence per side, recall over ``sum_i f(len_i)`` of the reference sentences and
             precision over the same sum for the prediction (a perfect match scores 1).
         aggregate: add ``"aggregate"``: mean and bootstrap confidence interval per measure.
-        n_bootstrap, confidence, seed: the bootstrap (seeded, reproducible).
+        aggregation: ``"bootstrap"`` (plain mean; seeded numpy bootstrap interval) or
+            ``"rouge155"`` (the exact ``Average_R/P/F`` and interval that ROUGE-1.5.5 prints,
+            see :mod:`nlgmetrics.rouge.rouge155`; use with ``multi_ref="average"``).
+        n_bootstrap, confidence, seed: the bootstrap (seeded, reproducible; ROUGE-1.5.5's own
+            seeds are used with ``aggregation="rouge155"``).
         progress: show a progress bar over examples.
 
     Returns:
@@ -219,6 +226,7 @@ def rouge_scores(
         raise ValueError(f"`rouge_types` has duplicates: {list(rouge_types)}; list each type once.")
     check_choice("multi_ref", multi_ref, MULTI_REF_MODES)
     check_choice("rouge_w_normalization", rouge_w_normalization, ROUGE_W_NORMALIZATIONS)
+    check_choice("aggregation", aggregation, AGGREGATIONS)
     if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not beta > 0:
         raise ValueError(f"beta={beta!r} must be a positive number (1.0 gives F1).")
     if isinstance(rouge_w_weight, bool) or not isinstance(rouge_w_weight, (int, float)) or not rouge_w_weight >= 1:
@@ -263,7 +271,16 @@ def rouge_scores(
         options["w"] = w
         options["w_norm"] = rouge_w_normalization
     result: dict[str, Any] = {"scores": columns}
-    if aggregate:
+    if aggregate and aggregation == "rouge155":
+        alpha = 1.0 / (1.0 + beta * beta)
+        result["aggregate"] = {
+            t.name: rouge155_average(
+                columns[t.name]["recall"], columns[t.name]["precision"], alpha, n_bootstrap, 100 * confidence
+            )
+            for t in types
+        }
+        options["bootstrap"] = f"rouge155/{n_bootstrap}x{confidence:g}"
+    elif aggregate:
         import numpy as np
 
         names = [(t.name, m) for t in types for m in MEASURES]
