@@ -171,7 +171,7 @@ def random_maskings(
     ``max(int(len(tokens) * p_mask), 1)``; each group is one masking (positions sorted).
 
     >>> random_maskings(["alpha", "beta", "gamma"], 0.5, MinTokenLengths(), random.Random(0))
-    [(2,), (0,), (1,)]
+    [(0,), (2,), (1,)]
     """
     per_masking = max(int(len(tokens) * p_mask), 1)
     positions = [i for i, flag in enumerate(maskable_flags(tokens, lengths)) if flag]
@@ -222,7 +222,9 @@ def fit_to_window(
     Returns ``(sentence_tokens, summary_tokens, truncated)``.
 
     >>> fit_to_window(["a"] * 8, [["b"] * 3, ["c"] * 3], len_sep=0, len_sent_allow_cut=4, max_tokens=12)
-    (['a', 'a', 'a', 'a', 'a', 'a', 'a'], ['b', 'b', 'b'], True)
+    (['a', 'a', 'a', 'a'], ['b', 'b', 'b', 'c', 'c', 'c'], True)
+    >>> fit_to_window(["a"] * 8, [["b"] * 3, ["c"] * 3], len_sep=0, len_sent_allow_cut=4, max_tokens=10)
+    (['a', 'a', 'a', 'a'], ['b', 'b', 'b'], True)
     """
     sentence = list(sentence)
     summary_tokens = [token for part in summary_sentences for token in part]
@@ -389,11 +391,13 @@ def check_engine_options(token_budget: Any, batch_size: Any) -> None:
         raise ValueError(f"`batch_size` must be a positive integer or None, got {batch_size!r}.")
 
 
-def load_masked_lm(model: Any, device: Any, dtype: Any) -> LoadedLM:
+def load_masked_lm(model: Any, device: Any, dtype: Any, revision: str | None = None) -> LoadedLM:
+    """The engine's masked LM (cached per process); clear errors for causal or missing models."""
     from nlgmetrics.engine import load_lm
 
-    lm = load_lm(model, kind="masked", device=device, dtype=dtype)
-    return lm
+    if isinstance(model, str) and not model.strip():
+        raise ValueError("`model` is an empty string; pass a Hub id or a local model directory.")
+    return load_lm(model, kind="masked", device=device, dtype=dtype, revision=revision)
 
 
 def lm_signature_fields(lm: LoadedLM) -> dict[str, str]:
@@ -452,6 +456,7 @@ def blanc_help(
     splitter: SentenceSplitter | str | None = None,
     device: Any = None,
     dtype: Any = None,
+    revision: str | None = None,
     token_budget: int = 8192,
     batch_size: int | None = None,
     progress: bool = True,
@@ -469,7 +474,8 @@ def blanc_help(
         max_tokens: window for ``[CLS] help sentence [SEP]``; default min(512, model positions).
         splitter: sentence splitter: ``None``/"pysbd" (offline default), "punkt" (blanc's nltk
             splitter, needs its data) or a callable ``str -> list[str]``.
-        device, dtype: where and in which precision to run (engine defaults).
+        device, dtype, revision: where and in which precision to run, which Hub revision
+            (engine defaults: CUDA if available, float32).
         token_budget, batch_size: engine batching (do not change the numbers).
         progress: show a progress bar.
 
@@ -494,7 +500,7 @@ def blanc_help(
     check_engine_options(token_budget, batch_size)
     split, splitter_name = resolve_splitter(splitter)
 
-    lm = load_masked_lm(model, device, dtype)
+    lm = load_masked_lm(model, device, dtype, revision)
     tokenizer = lm.tokenizer
     cls_id, sep_id, _ = special_ids(tokenizer)
     window = resolve_max_tokens(lm, max_tokens)

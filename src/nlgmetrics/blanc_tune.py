@@ -266,6 +266,7 @@ def blanc_tune(
     splitter: SentenceSplitter | str | None = None,
     device: Any = None,
     dtype: Any = None,
+    revision: str | None = None,
     token_budget: int = 8192,
     batch_size: int | None = None,
     progress: bool = True,
@@ -306,7 +307,7 @@ def blanc_tune(
 
     from nlgmetrics.engine import MaskedQuery
 
-    lm = load_masked_lm(model, device, dtype)
+    lm = load_masked_lm(model, device, dtype, revision)
     tokenizer = lm.tokenizer
     cls_id, sep_id, _ = special_ids(tokenizer)
     window = resolve_max_tokens(lm, max_tokens)

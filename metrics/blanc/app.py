@@ -1,0 +1,3 @@
+from nlgmetrics.demo import launch_demo
+
+launch_demo("blanc")
