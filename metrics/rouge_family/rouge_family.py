@@ -44,6 +44,8 @@ Args:
     rouge_w_weight (float): w of ROUGE-W. Default 1.2.
     rouge_w_normalization (str): "rouge155" (default, ROUGE-1.5.5 numbers) or "paper".
     use_aggregator (bool): True (default): each type maps to the mean F; False: to the list of F.
+    aggregation (str): "bootstrap" (default: plain mean, seeded bootstrap interval) or "rouge155"
+        (the exact averages and intervals ROUGE-1.5.5 prints; use with multi_ref="average").
     n_bootstrap (int), confidence (float), seed (int): the bootstrap confidence interval.
     progress (bool): show a progress bar. Default False.
 Returns:
@@ -103,6 +105,7 @@ class RougeFamily(evaluate.Metric):
         rouge_w_weight=1.2,
         rouge_w_normalization="rouge155",
         use_aggregator=True,
+        aggregation="bootstrap",
         n_bootstrap=1000,
         confidence=0.95,
         seed=0,
@@ -119,6 +122,7 @@ class RougeFamily(evaluate.Metric):
             rouge_w_weight=rouge_w_weight,
             rouge_w_normalization=rouge_w_normalization,
             aggregate=True,
+            aggregation=aggregation,
             n_bootstrap=n_bootstrap,
             confidence=confidence,
             seed=seed,
