@@ -119,25 +119,53 @@ def _bleu(examples, options):
     return {"bleu": [float(r.score) for r in results]}, signature
 
 
+def _infolm_idf(module, options) -> dict[int, float] | bool:
+    """idf weights from every distinct reference of the *whole* dataset (not of one chunk).
+
+    ``infolm(idf=True)`` would compute idf from the references of each call, so the numbers
+    would depend on how the runner chunks the work and on ``--max-docs``. One table per dataset
+    keeps every example's score independent of both.
+    """
+    texts = options.get("infolm_idf_texts")
+    if not texts:
+        return False
+    key = (str(options["infolm_model"]), options.get("infolm_idf"), len(texts))
+    if key in _IDF_MEMO:
+        return _IDF_MEMO[key]
+    from nlgmetrics.engine import load_lm
+
+    lm = load_lm(options["infolm_model"])
+    tokenized, _ = module.tokenize(lm, list(texts), module.resolve_max_length(lm, None))
+    _IDF_MEMO[key] = dict(module.compute_idf(dict.fromkeys(t.tokens for t in tokenized)).weights)
+    return _IDF_MEMO[key]
+
+
+_IDF_MEMO: dict[tuple, dict[int, float]] = {}
+
+
 def _infolm(examples, options):
     module = _import("nlgmetrics.infolm", "InfoLM")
     out, signatures = {}, []
     preds = [e.prediction for e in examples]
-    for measure in options["infolm_measures"]:
-        try:
+    try:
+        idf = _infolm_idf(module, options)
+        for measure in options["infolm_measures"]:
             result = module.infolm(
                 preds,
                 _refs(examples),
                 model=options["infolm_model"],
                 information_measure=measure,
+                alpha=options.get("infolm_alpha"),
+                beta=options.get("infolm_beta"),
                 temperature=options["infolm_temperature"],
+                idf=idf,
                 progress=options.get("progress", False),
             )
-        except (OSError, ImportError) as error:
-            raise MetricUnavailable(f"InfoLM model {options['infolm_model']!r}: {str(error).splitlines()[0]}") from None
-        # InfoLM measures are divergences / distances (lower = closer): negate, higher = better.
-        out[f"infolm_{measure}"] = [-float(v) for v in result.scores]
-        signatures.append(result.signature)
+            # InfoLM measures are divergences / distances (lower = closer): negate, higher = better.
+            out[f"infolm_{measure}"] = [-float(v) for v in result.scores]
+            signatures.append(result.signature)
+    except (OSError, ImportError) as error:
+        raise MetricUnavailable(f"InfoLM model {options['infolm_model']!r}: {str(error).splitlines()[0]}") from None
     return out, " ; ".join(signatures)
 
 
@@ -186,7 +214,10 @@ FAMILIES: dict[str, Family] = {
         Family("bleu", ("bleu",), "references", False, (), _bleu),
         Family("rouge-score", tuple(f"rouge-score:{t}" for t in ("rouge1", "rouge2", "rougeL", "rougeLsum")), "references", False, (), _rouge_score_anchor),
         Family("sacrebleu", ("sacrebleu:bleu",), "references", False, (), _sacrebleu_anchor),
-        Family("infolm", (), "references", True, ("infolm_model", "infolm_measures", "infolm_temperature"), _infolm),
+        Family(
+            "infolm", (), "references", True,
+            ("infolm_model", "infolm_measures", "infolm_temperature", "infolm_alpha", "infolm_beta", "infolm_idf"), _infolm,
+        ),
         Family("shannon", ("shannon_score", "information_difference", "blanc_shannon"), "source", True, ("shannon_model",), _shannon),
         Family("blanc", ("blanc_help",), "source", True, ("blanc_model",), _blanc),
         Family("fflm", ("fflm",), "source", True, ("fflm_model",), _fflm),

@@ -73,8 +73,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-docs", type=int, default=None, help="keep only the first N documents / WebNLG items (all their systems)")
     parser.add_argument("--baseline", default=None, help="metric to compare against (default rouge2 for REALSumm, bleu for WebNLG)")
     parser.add_argument("--infolm-model", default="smollm2-135m", help="masked or causal LM for InfoLM (paper: bert-base-uncased)")
-    parser.add_argument("--infolm-measures", default="fisher_rao_distance,ab_divergence,js_divergence,l1_distance")
-    parser.add_argument("--infolm-temperature", type=float, default=1.0)
+    parser.add_argument("--infolm-measures", default="fisher_rao_distance,js_divergence,l1_distance",
+                        help="comma list of nlgmetrics.information_measures names")
+    parser.add_argument("--infolm-temperature", type=float, default=0.25, help="library default 0.25 (torchmetrics')")
+    parser.add_argument("--infolm-alpha", type=float, default=None, help="alpha for alpha/AB/Renyi divergences")
+    parser.add_argument("--infolm-beta", type=float, default=None, help="beta for beta/AB divergences")
     parser.add_argument("--shannon-model", default="smollm2-135m", help="causal LM (paper: gpt2)")
     parser.add_argument("--fflm-model", default="smollm2-135m", help="causal LM")
     parser.add_argument("--blanc-model", default=None, help="masked LM for BLANC (none offline: skipped unless given)")
@@ -98,6 +101,8 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         "infolm_model": args.infolm_model,
         "infolm_measures": [m.strip() for m in args.infolm_measures.split(",") if m.strip()],
         "infolm_temperature": args.infolm_temperature,
+        "infolm_alpha": args.infolm_alpha,
+        "infolm_beta": args.infolm_beta,
         "shannon_model": args.shannon_model,
         "fflm_model": args.fflm_model,
         "blanc_model": args.blanc_model,
@@ -188,6 +193,13 @@ def run_dataset(dataset: str, args: argparse.Namespace, families: list[Family], 
     log(f"{dataset}: {len(examples)} outputs, {len({e.doc for e in examples})} documents, {len({e.system for e in examples})} systems")
     cache_root = Path(args.cache_dir) if args.cache_dir else _repo_benchmarks_dir() / "cache"
     options = _options(args)
+    if any(f.name == "infolm" for f in families):
+        # idf from every distinct reference of the whole dataset (see metrics._infolm_idf).
+        full = examples if args.max_docs is None else loader(args.data_dir, **kwargs)
+        texts = sorted({r for e in full for r in e.references})
+        digest = hashlib.sha1("\n\x00".join(texts).encode("utf-8")).hexdigest()[:8]
+        options["infolm_idf_texts"] = texts
+        options["infolm_idf"] = f"{dataset}-references:{len(texts)}:{digest}"
     scores: dict[str, list[float]] = {}
     runs, skipped = [], {}
     for family in families:

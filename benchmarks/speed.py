@@ -1,0 +1,232 @@
+"""Speed of every metric side by side with its anchor, in one run: the aggregator of speed_<name>.py.
+
+Each metric's helper owns ``benchmarks/speed_<name>.py`` with a ``run(...) -> list[dict]`` that
+times nlgmetrics and the reference implementation on the same inputs and the same weights and
+checks that the numbers agree:
+
+==================  =====================================================================
+speed_text.py       ROUGE vs rouge-score, BLEU vs sacrebleu
+speed_infolm.py     InfoLM vs torchmetrics InfoLM
+speed_shannon.py    Shannon score vs blanc ``Shannon``
+speed_blanc.py      BLANC-help vs blanc ``BlancHelp``
+speed_fflm.py       FFLM vs the authors' per-example loop
+==================  =====================================================================
+
+This script calls each ``run()`` in one process, with the flags below translated to whichever
+keyword names that ``run()`` takes (``n_docs``/``docs``, ``limit``, ``size``, ``device``, ...),
+and writes ``benchmarks/results/speed.md`` (command, machine, versions, one table per metric).
+A module that is missing or fails is reported with its one-line reason; the others still run.
+
+    python benchmarks/speed.py --docs 1 --summaries 3 --limit 20 --size small        # CPU slice
+    python benchmarks/speed.py --device cuda --size base --llama-size 1b --dtype bfloat16   # GPU
+
+Random weights of real shapes (``nlgmetrics.testing.build_random_model``: bert-base, gpt2,
+~1B Llama) are what each module builds: the cost of a forward pass does not depend on the
+weights' values.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import inspect
+import json
+import math
+import os
+import platform
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results" / "speed.md"
+MODULES = ("text", "infolm", "shannon", "blanc", "fflm")
+TITLES = {
+    "text": "ROUGE / BLEU vs rouge-score / sacrebleu",
+    "infolm": "InfoLM vs torchmetrics",
+    "shannon": "Shannon score vs blanc.Shannon",
+    "blanc": "BLANC-help vs blanc.BlancHelp",
+    "fflm": "FFLM vs the authors' per-example loop",
+}
+
+
+def load_module(name: str):
+    """Import ``benchmarks/speed_<name>.py`` by path (benchmarks/ is not a package)."""
+    path = HERE / f"speed_{name}.py"
+    if not path.exists():
+        raise FileNotFoundError(f"{path.name} does not exist yet")
+    spec = importlib.util.spec_from_file_location(f"speed_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses / pickling inside the module need it registered
+    spec.loader.exec_module(module)
+    if not hasattr(module, "run"):
+        raise AttributeError(f"{path.name} has no run() function")
+    return module
+
+
+def candidate_kwargs(name: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Every keyword a speed module's run() might take, from our flags (filtered per module)."""
+    data_dir = Path(args.data_dir) if args.data_dir else None
+    size = args.llama_size if name == "fflm" and args.llama_size else args.size
+    kw: dict[str, Any] = {
+        "n_docs": args.docs,
+        "docs": args.docs,
+        "summaries_per_doc": args.summaries,
+        "n_systems": args.summaries,
+        "summaries": args.summaries,
+        "limit": args.limit,
+        "size": size,
+        "device": args.device,
+        "threads": args.threads,
+    }
+    if args.dtype:
+        kw["dtype"] = args.dtype
+    if data_dir is not None:
+        kw["data_dir"] = data_dir
+        realsumm = data_dir / "realsumm" / "realsumm.jsonl"
+        kw["data"] = realsumm
+        kw["data_path"] = realsumm
+    if name == "fflm" and args.llama_size:
+        kw["architecture"] = "llama"
+    return kw
+
+
+def call_run(module, kwargs: dict[str, Any]) -> list[dict[str, Any]]:
+    """Call ``module.run`` with the subset of ``kwargs`` its signature accepts."""
+    params = inspect.signature(module.run).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        accepted = kwargs
+    else:
+        accepted = {k: v for k, v in kwargs.items() if k in params and v is not None}
+    return module.run(**accepted), accepted
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        return f"{value:.4g}"
+    if isinstance(value, (list, tuple, dict)):
+        text = json.dumps(value, default=str)
+        return text if len(text) <= 60 else text[:57] + "..."
+    return str(value).replace("|", "/")
+
+
+def rows_to_markdown(rows: list[dict[str, Any]]) -> list[str]:
+    """A generic table: the union of the rows' keys as columns, in first-seen order."""
+    if not rows:
+        return ["(no rows)"]
+    columns: list[str] = []
+    for row in rows:
+        for key in row:
+            if key not in columns:
+                columns.append(key)
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for row in rows:
+        lines.append("| " + " | ".join(_cell(row.get(c, "")) for c in columns) + " |")
+    return lines
+
+
+def versions() -> dict[str, str]:
+    import importlib.metadata as md
+
+    out = {}
+    for pkg in ("nlgmetrics", "torch", "transformers", "accelerate", "torchmetrics", "blanc", "rouge-score", "sacrebleu"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def machine() -> str:
+    text = f"{platform.platform()}, {platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs"
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            text += f", GPU {torch.cuda.get_device_name(0)}"
+    except ImportError:
+        pass
+    return text
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description="Every metric vs its anchor, one run; writes benchmarks/results/speed.md")
+    parser.add_argument("--only", default=",".join(MODULES), help=f"comma list of {', '.join(MODULES)}")
+    parser.add_argument("--docs", type=int, default=1, help="REALSumm documents for the LM metrics")
+    parser.add_argument("--summaries", type=int, default=3, help="summaries per document for the LM metrics")
+    parser.add_argument("--limit", type=int, default=20, help="ROUGE/BLEU: first N WebNLG items / REALSumm documents")
+    parser.add_argument("--size", default="small", help="random model size for bert/gpt2: tiny, small, base")
+    parser.add_argument("--llama-size", default=None, help="FFLM's Llama size (e.g. 1b on a GPU)")
+    parser.add_argument("--device", default=None, help="cpu or cuda (modules default to cpu)")
+    parser.add_argument("--dtype", default=None, help="e.g. bfloat16 on a GPU (only modules that take it)")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (modules that take it)")
+    parser.add_argument("--data-dir", default=None, help="folder with realsumm/ and webnlg2020/")
+    parser.add_argument("--out", default=str(RESULTS))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    names = [n.strip() for n in args.only.split(",") if n.strip()]
+    unknown = sorted(set(names) - set(MODULES))
+    if unknown:
+        raise SystemExit(f"Unknown --only {unknown}; choose from {list(MODULES)}.")
+    sections, summary = [], []
+    for name in names:
+        started = time.perf_counter()
+        try:
+            module = load_module(name)
+            rows, used = call_run(module, candidate_kwargs(name, args))
+        except Exception as error:  # one module failing must not lose the others' numbers
+            reason = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+            print(f"speed_{name}: skipped ({reason})", file=sys.stderr, flush=True)
+            traceback.print_exc(limit=2)
+            summary.append(f"| {name} | skipped: {reason} | |")
+            sections += [f"## {TITLES[name]} (`speed_{name}.py`)", "", f"Skipped: {reason}", ""]
+            continue
+        elapsed = time.perf_counter() - started
+        print(f"speed_{name}: {len(rows)} rows in {elapsed:.0f}s", file=sys.stderr, flush=True)
+        summary.append(f"| {name} | {len(rows)} rows | {elapsed:.0f} s |")
+        sections += [
+            f"## {TITLES[name]} (`speed_{name}.py`)",
+            "",
+            f"`run({', '.join(f'{k}={v!r}' for k, v in used.items())})`",
+            "",
+            *rows_to_markdown(rows),
+            "",
+        ]
+    command = "python benchmarks/speed.py " + " ".join(argv)
+    header = [
+        "# Speed: nlgmetrics vs the reference implementations",
+        "",
+        f"Command: `{command.strip()}`",
+        "",
+        f"Machine: {machine()}",
+        "",
+        "Versions: " + ", ".join(f"{k} {v}" for k, v in versions().items()),
+        "",
+        "Each section is one `benchmarks/speed_<name>.py` module's `run()` (see its docstring for what "
+        "is timed and how the numbers are compared); all ran in this one process, one after the other. "
+        "On a shared machine, wall times vary from run to run; ratios measured back to back are more stable.",
+        "",
+        "| module | result | wall time |",
+        "|---|---|---|",
+        *summary,
+        "",
+    ]
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(header + sections) + "\n", encoding="utf-8")
+    print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,112 @@
+"""Smoke tests: each benchmark runs end to end on a tiny slice (tiny random models for LM metrics).
+
+Numbers are checked against an independent computation (sacrebleu + scipy), not against the runner.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from nlgmetrics.meta.runner import main as meta_main
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _run(tmp_path, *extra):
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    status = meta_main([*extra, "--bootstrap", "30", "--out-dir", str(out), "--cache-dir", str(cache)])
+    assert status == 0
+    return out, cache
+
+
+def test_webnlg_bleu_system_level_matches_sacrebleu_and_scipy(tmp_path, shared_data_dir):
+    import sacrebleu
+
+    out, cache = _run(tmp_path, "--datasets", "webnlg2020", "--metrics", "bleu,sacrebleu", "--max-docs", "4",
+                      "--data-dir", str(shared_data_dir), "--tag", "t", "--no-plots")
+    record = json.loads((out / "webnlg2020_t.json").read_text())
+    rows = [json.loads(line) for line in (shared_data_dir / "webnlg2020" / "humeval_en.jsonl").open()]
+    keep = sorted({r["sample_id"] for r in rows})[:4]
+    by_system: dict[str, list[tuple[float, float]]] = {}
+    for r in rows:
+        if r["sample_id"] not in keep:
+            continue
+        refs = list(r["references"])
+        if r["prediction_is_reference"]:
+            refs.remove(r["prediction"])  # the pseudo-system must not see its own text
+        if not refs:
+            continue
+        bleu = sacrebleu.sentence_bleu(r["prediction"], refs).score
+        by_system.setdefault(r["system"], []).append((bleu, r["Correctness"]))
+    systems = sorted(by_system)
+    metric = [np.mean([b for b, _ in by_system[s]]) for s in systems]
+    human = [np.mean([h for _, h in by_system[s]]) for s in systems]
+    expected = stats.pearsonr(metric, human)[0]
+    got = next(
+        r for r in record["tables"]["results"]
+        if r["metric"] == "bleu" and r["level"] == "system" and r["method"] == "pearson" and r["human"] == "Correctness"
+    )
+    assert got["value"] == pytest.approx(expected, abs=1e-9)
+    assert got["low"] <= got["value"] <= got["high"]
+    assert "WebNLG-2020-reference" in {s for s in systems}
+    # A rerun reads every score from the cache (no recomputation).
+    before = {p: p.stat().st_size for p in cache.rglob("*.jsonl")}
+    _run(tmp_path, "--datasets", "webnlg2020", "--metrics", "bleu,sacrebleu", "--max-docs", "4",
+         "--data-dir", str(shared_data_dir), "--tag", "t", "--no-plots")
+    assert {p: p.stat().st_size for p in cache.rglob("*.jsonl")} == before
+
+
+def test_realsumm_text_metrics_with_plots(tmp_path, shared_data_dir):
+    out, _ = _run(tmp_path, "--datasets", "realsumm", "--metrics", "rouge", "--max-docs", "3",
+                  "--data-dir", str(shared_data_dir), "--tag", "t")
+    md = (out / "realsumm_t.md").read_text()
+    for split in ("abs", "ext", "all"):
+        assert f"### {split} · litepyramid_recall · text level" in md
+        assert f"### {split} · litepyramid_recall · system level" in md
+    assert "Command: `python benchmarks/meta_eval.py" in md
+    assert (out / "realsumm_t_distributions.png").stat().st_size > 1000
+
+
+def test_lm_metrics_on_tiny_models(tmp_path, shared_data_dir, tiny_gpt2_dir, tiny_bert_dir):
+    out, _ = _run(
+        tmp_path, "--datasets", "webnlg2020", "--metrics", "bleu,infolm,shannon,fflm,blanc", "--max-docs", "2",
+        "--data-dir", str(shared_data_dir), "--tag", "lm",
+        "--infolm-model", str(tiny_bert_dir), "--infolm-measures", "fisher_rao_distance",
+        "--shannon-model", str(tiny_gpt2_dir), "--fflm-model", str(tiny_gpt2_dir), "--blanc-model", str(tiny_bert_dir),
+        "--temperatures", "0.5,2",
+    )
+    record = json.loads((out / "webnlg2020_lm.json").read_text())
+    assert record["skipped"] == {}, record["skipped"]
+    metrics = {r["metric"] for r in record["tables"]["results"]}
+    assert {"infolm_fisher_rao_distance", "shannon_score", "fflm", "blanc_help", "bleu"} <= metrics
+    sweep = record["tables"]["temperature_sweep"]
+    assert sweep["temperatures"] == [0.5, 2.0] and len(sweep["correlations"]["kendall"]) == 2
+    assert (out / "webnlg2020_lm_temperature.png").exists()
+
+
+def test_unavailable_model_is_skipped_with_a_reason(tmp_path, shared_data_dir):
+    out, _ = _run(tmp_path, "--datasets", "webnlg2020", "--metrics", "bleu,shannon", "--max-docs", "2",
+                  "--data-dir", str(shared_data_dir), "--tag", "skip", "--no-plots",
+                  "--shannon-model", str(tmp_path / "no-such-model"))
+    record = json.loads((out / "webnlg2020_skip.json").read_text())
+    assert "shannon" in record["skipped"] and record["skipped"]["shannon"]
+
+
+def test_speed_aggregator_runs_text_and_reports_missing(tmp_path, shared_data_dir):
+    spec = importlib.util.spec_from_file_location("speed_aggregator", REPO / "benchmarks" / "speed.py")
+    speed = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(speed)
+    out = tmp_path / "speed.md"
+    assert speed.main(["--only", "text", "--limit", "2", "--data-dir", str(shared_data_dir), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "Command: `python benchmarks/speed.py" in text and "Machine:" in text
+    assert "rouge" in text.lower()
+    # The generic table helper renders the union of keys.
+    lines = speed.rows_to_markdown([{"a": 1.0}, {"b": "x"}])
+    assert lines[0] == "| a | b |" and lines[2] == "| 1 |  |"
