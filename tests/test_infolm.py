@@ -274,3 +274,19 @@ def test_messy_inputs_give_finite_scores_and_zero_on_identity(tiny_bert_dir, pai
                     progress=False)
     assert all(math.isfinite(s) and s >= -1e-12 for s in result.scores)
     assert result.scores[-1] == 0.0
+
+
+def test_infolm_multi_equals_separate_calls(tiny_bert_dir):
+    from nlgmetrics.infolm import infolm_multi
+
+    preds, refs = ["the cat sat", "a dog"], [["a cat sat", "x"], ["the dogs"]]
+    specs = ["js_divergence", ("ab_divergence", 0.5, 1.0), ("renyi_divergence", 2.0, None)]
+    multi = infolm_multi(preds, refs, specs, model=tiny_bert_dir, temperature=0.1, progress=False)
+    for spec, result in zip(specs, multi):
+        name, alpha, beta = (spec, None, None) if isinstance(spec, str) else spec
+        single = infolm(preds, refs, model=tiny_bert_dir, information_measure=name, alpha=alpha, beta=beta,
+                        temperature=0.1, progress=False)
+        assert result.scores == pytest.approx(single.scores, abs=1e-9)
+        assert result.signature == single.signature
+    with pytest.raises(ValueError, match=r"Pass `alpha` inside `measures`"):
+        infolm_multi(preds, refs, ["kl_divergence"], alpha=1.0, model=tiny_bert_dir)

@@ -15,7 +15,6 @@ _CITATION = """\
     booktitle = "Proceedings of the AAAI Conference on Artificial Intelligence",
     volume = "36",
     number = "10",
-    pages = "10554--10562",
     year = "2022",
     url = "https://arxiv.org/abs/2112.01589",
 }

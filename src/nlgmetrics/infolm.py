@@ -68,6 +68,7 @@ __all__ = [
     "InfoLMResult",
     "compute_idf",
     "infolm",
+    "infolm_multi",
     "text_distributions",
     "tokenize",
 ]
@@ -495,10 +496,70 @@ def infolm(
     >>> r.scores[0] > 0.0, r.scores[1]
     (True, 0.0)
     """
+    return _infolm(
+        predictions, references, [(information_measure, alpha, beta)], model=model, temperature=temperature,
+        idf=idf, max_length=max_length, tokenizer=tokenizer, model_kind=model_kind, device=device, dtype=dtype,
+        token_budget=token_budget, batch_size=batch_size, chunk_size=chunk_size, progress=progress,
+    )[0]
+
+
+def infolm_multi(
+    predictions: Sequence[str],
+    references: Sequence[str | Sequence[str]],
+    measures: Sequence[str | tuple[str, float | None, float | None]],
+    **options: Any,
+) -> list[InfoLMResult]:
+    """Several information measures from one pass over the model (distributions computed once).
+
+    ``measures``: names, or ``(name, alpha, beta)`` tuples; the result list is aligned with it.
+    ``options``: the keyword arguments of :func:`infolm` except ``information_measure``/``alpha``/``beta``.
+
+    >>> from nlgmetrics.testing import build_random_model
+    >>> import tempfile
+    >>> path = build_random_model("bert", tempfile.mkdtemp(), size="tiny")
+    >>> fr, ab = infolm_multi(["a cat"], ["a dog"], ["fisher_rao_distance", ("ab_divergence", 1.0, 0.5)],
+    ...                       model=path, progress=False)
+    >>> fr.information_measure, "alpha:1|beta:0.5" in ab.signature
+    ('fisher_rao_distance', True)
+    """
+    if isinstance(measures, str) or not measures:
+        raise ValueError("`measures` must be a non-empty list of measure names or (name, alpha, beta) tuples.")
+    specs = []
+    for item in measures:
+        if isinstance(item, str):
+            specs.append((item, None, None))
+        elif isinstance(item, (tuple, list)) and len(item) == 3:
+            specs.append(tuple(item))
+        else:
+            raise ValueError(f"Bad entry {item!r} in `measures`; use a name or a (name, alpha, beta) tuple.")
+    for name in ("information_measure", "alpha", "beta"):
+        if name in options:
+            raise ValueError(f"Pass `{name}` inside `measures`, not as an option of infolm_multi.")
+    return _infolm(predictions, references, specs, **options)
+
+
+def _infolm(
+    predictions: Sequence[str],
+    references: Sequence[str | Sequence[str]],
+    specs: list[tuple[str, float | None, float | None]],
+    *,
+    model: str | os.PathLike | LoadedLM | torch.nn.Module = DEFAULT_MODEL,
+    temperature: float = DEFAULT_TEMPERATURE,
+    idf: bool | Mapping[int, float] = True,
+    max_length: int | None = None,
+    tokenizer: Any = None,
+    model_kind: str | None = None,
+    device: str | torch.device | None = None,
+    dtype: str | torch.dtype | None = None,
+    token_budget: int = 8192,
+    batch_size: int | None = None,
+    chunk_size: int = 256,
+    progress: bool = True,
+) -> list[InfoLMResult]:
     preds = as_texts("predictions", predictions)
     refs = as_reference_lists(references, len(preds))
     check_same_length(predictions=preds, references=refs)
-    a, b = check_measure(information_measure, alpha, beta)
+    specs = [(m, *check_measure(m, a, b)) for m, a, b in specs]
     temperature = _check_temperature(temperature)
     if not (isinstance(idf, bool) or isinstance(idf, Mapping)):
         raise ValueError(f"`idf` must be True, False or a {{token_id: weight}} mapping, got {idf!r}.")
@@ -538,32 +599,34 @@ def infolm(
     else:
         table = None
 
-    scores, best = _score_all(
-        lm, texts, cand_ids, ref_ids, table, information_measure, a, b, temperature,
-        token_budget, batch_size, chunk_size, progress,
+    per_spec = _score_all(
+        lm, texts, cand_ids, ref_ids, table, specs, temperature, token_budget, batch_size, chunk_size, progress,
     )
     idf_field = "no" if table is None else ("refs" if user_table is None else f"table-{user_table.fingerprint()}")
-    signature = make_signature(
-        "infolm",
-        {
-            **lm.signature_fields,
-            "kind": lm.kind,
-            "measure": information_measure,
-            "alpha": a if information_measure in NEEDS_ALPHA else None,
-            "beta": b if information_measure in NEEDS_BETA else None,
-            "T": temperature,
-            "idf": idf_field,
-            "maxlen": limit,
-            "multiref": "min",
-        },
-    )
-    return InfoLMResult(
-        scores=scores,
-        mean=float(sum(scores) / len(scores)),
-        signature=signature,
-        information_measure=information_measure,
-        best_reference=best,
-    )
+    results = []
+    for (measure, a, b), (scores, best) in zip(specs, per_spec):
+        signature = make_signature(
+            "infolm",
+            {
+                **lm.signature_fields,
+                "kind": lm.kind,
+                "measure": measure,
+                "alpha": a if measure in NEEDS_ALPHA else None,
+                "beta": b if measure in NEEDS_BETA else None,
+                "T": temperature,
+                "idf": idf_field,
+                "maxlen": limit,
+                "multiref": "min",
+            },
+        )
+        results.append(InfoLMResult(
+            scores=scores,
+            mean=float(sum(scores) / len(scores)),
+            signature=signature,
+            information_measure=measure,
+            best_reference=best,
+        ))
+    return results
 
 
 def _score_all(
@@ -572,15 +635,13 @@ def _score_all(
     cand_ids: list[int],
     ref_ids: list[list[int]],
     table: IdfTable | None,
-    measure: str,
-    alpha: float | None,
-    beta: float | None,
+    specs: list[tuple[str, float | None, float | None]],
     temperature: float,
     token_budget: int,
     batch_size: int | None,
     chunk_size: int,
     progress: bool,
-) -> tuple[list[float], list[int]]:
+) -> list[tuple[list[float], list[int]]]:
     """Score every example, computing each distinct text once with bounded memory.
 
     Examples are visited grouped by reference (so a shared reference stays cached while its
@@ -595,8 +656,7 @@ def _score_all(
     order = sorted(range(n), key=lambda i: (min(ref_ids[i]), i))
     vocab = _vocab_size(lm)
     cache: dict[int, torch.Tensor] = {}
-    scores: list[float] = [0.0] * n
-    best: list[int] = [0] * n
+    out = [([0.0] * n, [0] * n) for _ in specs]
     needed_texts = len(remaining)
     bar = tqdm(total=needed_texts, desc="InfoLM", unit="text", disable=not progress)
 
@@ -607,7 +667,8 @@ def _score_all(
             for row, t in enumerate(new):
                 cache[t] = acc[row]
             bar.update(len(new))
-        _score_examples(examples, cache, cand_ids, ref_ids, measure, alpha, beta, scores, best)
+        for (measure, alpha, beta), (scores, best) in zip(specs, out):
+            _score_examples(examples, cache, cand_ids, ref_ids, measure, alpha, beta, scores, best)
         for i in examples:
             for t in {cand_ids[i], *ref_ids[i]}:
                 remaining[t] -= 1
@@ -635,7 +696,7 @@ def _score_all(
         if examples:
             run_chunk(examples, new)
     bar.close()
-    return scores, best
+    return out
 
 
 def _score_examples(
