@@ -254,9 +254,9 @@ def _token_ids(tokenizer: Any, text: str, cache: dict[str, tuple[int, ...]]) -> 
 
 def _resolve_bos(tokenizer: Any, bos_token_id: int | None) -> int:
     if bos_token_id is not None:
-        if not isinstance(bos_token_id, int) or isinstance(bos_token_id, bool) or bos_token_id < 0:
+        if not isinstance(bos_token_id, (int, np.integer)) or isinstance(bos_token_id, bool) or bos_token_id < 0:
             raise ValueError(f"bos_token_id={bos_token_id!r} must be a non-negative integer token id.")
-        return bos_token_id
+        return int(bos_token_id)
     for candidate in (tokenizer.bos_token_id, tokenizer.eos_token_id):
         if candidate is not None:
             return int(candidate)
