@@ -37,7 +37,8 @@ Args:
     references (list of str, or list of list of str): one reference, or several, per example.
     rouge_types (list of str): default ["rouge1", "rouge2", "rougeL", "rougeLsum"]; also "rouge3"...,
         "rougeW", "rougeS*" / "rougeS4" (skip-bigrams, max gap 4), "rougeSU*" / "rougeSU4".
-    use_stemmer (bool): Porter-stem words longer than 3 characters. Default False.
+    use_stemmer (bool or str): stem words longer than 3 characters: True/"porter" (NLTK, as
+        rouge-score) or "rouge155" (ROUGE-1.5.5's Porter variant, Perl -m). Default False.
     remove_stopwords (bool): drop ROUGE-1.5.5's SMART stopwords. Default False.
     multi_ref (str): "best" (rouge-score score_multi: highest F) or "average" (ROUGE-1.5.5 -f A).
     beta (float): F-beta weight of recall. Default 1.0.
