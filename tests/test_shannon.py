@@ -91,24 +91,29 @@ def test_base_and_full_computed_once_per_document(tiny_gpt2_dir, monkeypatch):
     import nlgmetrics.engine as engine
 
     seen = []
-    original = engine.causal_target_scores
+    original = engine.iter_causal
 
-    def spy(lm, queries, **kwargs):
+    def spy(lm, queries, reduce, **kwargs):
         seen.append(list(queries))
-        return original(lm, queries, **kwargs)
+        return original(lm, queries, reduce, **kwargs)
 
-    monkeypatch.setattr(engine, "causal_target_scores", spy)
+    monkeypatch.setattr(engine, "iter_causal", spy)
     summaries = [SUMM_A1, SUMM_A2, "", "A park."]
     result = _score(tiny_gpt2_dir, [DOC_A] * 4, summaries)
     (queries,) = seen
     n = result.num_sentences[0]
-    # n base + n full + n help per non-empty summary (the empty summary's help IS the base query).
-    assert len(queries) == len(set(queries)) == n + n + 3 * n
+    # One pass per sentence for base+full (target = sentence twice), shared by the 4 summaries,
+    # plus n help passes per non-empty summary (the empty summary's help IS the base pass).
+    assert len(queries) == len(set(queries)) == n + 3 * n
     start = queries[0].prefix_ids[:1]
-    assert sum(q.prefix_ids == start for q in queries) == n          # the base queries
-    for summary_ids_len in result.num_summary_tokens[:2]:
-        prefixes = {q.prefix_ids for q in queries if len(q.prefix_ids) == 1 + summary_ids_len}
-        assert len(prefixes) >= 1
+    doc_passes = [q for q in queries if q.prefix_ids == start]
+    assert len(doc_passes) == n
+    for q in doc_passes:
+        half = len(q.target_ids) // 2
+        assert q.target_ids[:half] == q.target_ids[half:]
+    # Each non-empty summary's help passes share one prefix: <start> + summary (prefix cache).
+    help_prefixes = {q.prefix_ids for q in queries if q.prefix_ids != start}
+    assert len(help_prefixes) == 3
 
 
 # ----------------------------------------------------------------------------------------------

@@ -24,8 +24,10 @@ without (``b``) and with (``h``) the summary.
 
 Speed. Each (prompt, sentence) is one teacher-forced pass, not a token-by-token loop. ``base`` and
 ``full`` do not depend on the summary: the queries are identical for every summary of a document,
-so the engine runs them once and reuses them. All ``help`` queries of a summary share the prefix
-``<start> + summary``, so the engine's prefix KV cache computes it once per summary.
+so the engine runs them once and reuses them; they even share one pass (the full prompt starts
+with the base prompt, so ``<start> + sentence + sentence`` gives both). All ``help`` queries of a
+summary share the prefix ``<start> + summary``, so the engine's prefix KV cache computes it once
+per summary.
 
 Compatibility with the reference implementation (PyPI ``blanc`` 0.3.4, ``blanc.shannon``):
 
@@ -180,11 +182,13 @@ def shannon_ratios(
 
 @dataclass(frozen=True)
 class _Piece:
-    """Score ``target[start:stop]`` of a sentence with engine query number ``query``."""
+    """Sentence tokens ``[start, stop)`` are scored by rows ``[row, row + stop - start)`` of
+    engine query number ``query``."""
 
     query: int
     start: int
     stop: int
+    row: int = 0
 
 
 def _context_pieces(
@@ -254,14 +258,26 @@ def _plan_pair(
     per_sentence = []
     for j, sentence in enumerate(sentences):
         upstream = tuple(t for s in sentences[max(0, j - num_upstream) : j] for t in s)
-        contexts = (
-            start + upstream,                         # base
-            start + summary + upstream,               # help
-            start + upstream + sentence + upstream,   # full
-        )
-        per_sentence.append(
-            tuple(_context_pieces(c, sentence, max_length, plan.add_query) for c in contexts)
-        )
+        base_context = start + upstream
+        # base and full in ONE pass: the full prompt <start> + U + sentence + U begins with the
+        # base prompt <start> + U, so the target "sentence + U + sentence" yields the base rows
+        # first and the full rows last (the middle U rows are unused; U is empty by default).
+        merged = sentence + upstream + sentence
+        n = len(sentence)
+        if len(base_context) + len(merged) - 1 <= max_length:
+            query = plan.add_query(base_context, merged)
+            base_pieces = [_Piece(query, 0, n, 0)]
+            full_pieces = [_Piece(query, 0, n, n + len(upstream))]
+        else:
+            base_pieces = _context_pieces(base_context, sentence, max_length, plan.add_query)
+            full_pieces = _context_pieces(
+                start + upstream + sentence + upstream, sentence, max_length, plan.add_query
+            )
+        if summary:
+            help_pieces = _context_pieces(start + summary + upstream, sentence, max_length, plan.add_query)
+        else:  # an empty summary: the help prompt IS the base prompt (ll_help == ll_base exactly)
+            help_pieces = base_pieces
+        per_sentence.append((base_pieces, help_pieces, full_pieces))
     plan.pairs.append((sentences, summary, per_sentence))
 
 
@@ -319,6 +335,24 @@ def _encoder(tokenizer):
     return encode
 
 
+def _target_logprob_and_argmax(logits, query) -> tuple[np.ndarray, np.ndarray]:
+    """Reduce for :func:`nlgmetrics.engine.iter_causal`: log p(target) and the argmax per row.
+
+    ``logit[target] - logsumexp(logits)`` in float32 reads the ``[rows, vocab]`` logits twice and
+    allocates nothing of that size, about 2.5x faster than a float64 log-softmax over the whole
+    vocabulary (the LM-head rows are most of the cost for GPT-2-sized models); per-token error
+    is ~1e-6, well under the 1e-4 parity tolerance (blanc itself uses a float32 softmax).
+    """
+    import torch
+
+    targets = torch.as_tensor(query.target_ids, dtype=torch.long, device=logits.device)
+    chosen = logits.gather(1, targets.unsqueeze(1)).squeeze(1) - torch.logsumexp(logits, dim=-1)
+    return (
+        chosen.cpu().numpy().astype(np.float64),
+        logits.argmax(dim=-1).cpu().numpy().astype(np.int64),
+    )
+
+
 def _check_int(name: str, value: Any, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"`{name}` must be an integer >= {minimum}, got {value!r}.")
@@ -374,7 +408,7 @@ def shannon_score(
     >>> r.shannon_score, r.information_difference, r.blanc_shannon   # empty summary: no help
     ([0.0], [0.0], [0.0])
     """
-    from nlgmetrics.engine import causal_target_scores, load_lm
+    from nlgmetrics.engine import iter_causal, load_lm
 
     documents = as_texts("documents", documents)
     summaries = as_texts("summaries", summaries)
@@ -415,27 +449,28 @@ def shannon_score(
             stacklevel=2,
         )
 
-    scores = (
-        causal_target_scores(
+    scores: list[tuple[np.ndarray, np.ndarray]] = [None] * len(plan.queries)  # type: ignore[list-item]
+    if plan.queries:
+        for number, value in iter_causal(
             lm,
             plan.queries,
+            _target_logprob_and_argmax,
             token_budget=token_budget,
             batch_size=batch_size,
             prefix_cache=prefix_cache,
             progress=progress,
             desc="shannon score",
-        )
-        if plan.queries
-        else []
-    )
+        ):
+            scores[number] = value
 
     def gather(pieces: list[_Piece], target: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         logprobs = np.empty(len(target), dtype=np.float64)
         correct = np.empty(len(target), dtype=bool)
         for piece in pieces:
-            result = scores[piece.query]
-            logprobs[piece.start : piece.stop] = result.logprobs
-            correct[piece.start : piece.stop] = result.argmax == np.asarray(
+            piece_logprobs, piece_argmax = scores[piece.query]
+            rows = slice(piece.row, piece.row + piece.stop - piece.start)
+            logprobs[piece.start : piece.stop] = piece_logprobs[rows]
+            correct[piece.start : piece.stop] = piece_argmax[rows] == np.asarray(
                 target[piece.start : piece.stop], dtype=np.int64
             )
         return logprobs, correct
