@@ -54,6 +54,9 @@ def _assert_matches_oracle(result: FFLMResult, oracle_lists, oracle_scores):
             assert len(mine) == len(ref), (i, name)
             assert len(ref) > 0, (i, name)
             np.testing.assert_allclose(mine, ref, rtol=0, atol=TOL, err_msg=f"example {i} list {name}")
+            # Random models spread probability thinly (p ~ 1/vocab), so also compare the losses.
+            np.testing.assert_allclose(-np.log(mine), -np.log(np.where(np.array(ref) == 0, 1e-6, ref)), rtol=0,
+                                       atol=TOL, err_msg=f"example {i} loss {name}")
         fflm_ref, prior_y, prior_x, cond_y = oracle_scores[i]
         assert abs(result.fflm[i] - fflm_ref) <= TOL, i
         assert abs(result.delta_prior_summary[i] - prior_y) <= TOL, i
