@@ -218,3 +218,19 @@ def test_evaluate_module_loads_offline_and_batches(metrics_dir, monkeypatch):
     assert len(out["sentence_scores"]) == len(hyps)
     single = module.compute(predictions=["a b c d e"], references=["a b c d e"])
     assert single["bleu"] == 1.0 and single["signature"].startswith("bleu|")
+
+
+def test_speed_benchmark_rows_have_identical_numbers(shared_data_dir):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "speed_text.py"
+    spec = importlib.util.spec_from_file_location("speed_text", path)
+    speed_text = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(speed_text)
+    rows = speed_text.run(shared_data_dir, limit=3)
+    assert len(rows) == 10
+    for row in rows:
+        assert set(row) == {"metric", "anchor", "ours_s", "anchor_s", "ratio", "max_abs_diff"}
+        assert row["max_abs_diff"] <= 1e-9, row
+    assert "| ratio |" in speed_text.to_markdown(rows, "cmd", "machine", "versions")
