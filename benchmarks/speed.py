@@ -90,6 +90,8 @@ def candidate_kwargs(name: str, args: argparse.Namespace) -> dict[str, Any]:
         kw["data_path"] = realsumm
     if name == "fflm" and args.llama_size:
         kw["architecture"] = "llama"
+    # speed_infolm.run takes workloads (name, bert size, docs, systems per doc, max_length).
+    kw["workloads"] = ((f"realsumm-{size}", size, args.docs, args.summaries, args.infolm_max_length),)
     return kw
 
 
@@ -163,6 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--llama-size", default=None, help="FFLM's Llama size (e.g. 1b on a GPU)")
     parser.add_argument("--device", default=None, help="cpu or cuda (modules default to cpu)")
     parser.add_argument("--dtype", default=None, help="e.g. bfloat16 on a GPU (only modules that take it)")
+    parser.add_argument("--infolm-max-length", type=int, default=48, help="InfoLM tokens per text (torchmetrics needs one)")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (modules that take it)")
     parser.add_argument("--data-dir", default=None, help="folder with realsumm/ and webnlg2020/")
     parser.add_argument("--out", default=str(RESULTS))

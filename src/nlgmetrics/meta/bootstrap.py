@@ -89,8 +89,7 @@ def _statistic_samples(metric: np.ndarray, human: np.ndarray, level: str, method
         sums = np.nansum(picked, axis=1)
         # A resample with no defined document gives nan (counted by _interval), not a warning.
         return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
-    m = np.stack([system_means(metric[idx]) for idx in indices])
-    h = np.stack([system_means(human[idx]) for idx in indices])
+    m, h = resampled_system_means(metric, indices), resampled_system_means(human, indices)
     if np.isnan(m).any() or np.isnan(h).any():
         # A system absent from a resample: fall back to the per-resample loop (rare).
         out = np.empty(indices.shape[0])
@@ -99,6 +98,16 @@ def _statistic_samples(metric: np.ndarray, human: np.ndarray, level: str, method
             out[k] = correlate(m[k, present], h[k, present], method)
         return out
     return batched_correlate(m, h, method)
+
+
+def resampled_system_means(matrix: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """``[resample, system]`` means over each resample's documents (nan cells ignored), vectorised."""
+    picked = np.asarray(matrix, dtype=float)[indices]  # [resample, document, system]
+    present = ~np.isnan(picked)
+    counts = present.sum(axis=1)
+    sums = np.where(present, picked, 0.0).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
 
 
 def batched_correlate(x: np.ndarray, y: np.ndarray, method: str) -> np.ndarray:

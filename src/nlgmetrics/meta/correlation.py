@@ -120,9 +120,15 @@ def _check_matrices(metric: np.ndarray, human: np.ndarray) -> tuple[np.ndarray, 
 
 def per_document_correlations(metric: np.ndarray, human: np.ndarray, method: str = "pearson") -> np.ndarray:
     """One correlation per document across the systems scored for it (``nan`` if undefined)."""
+    from nlgmetrics.meta.bootstrap import batched_correlate  # vectorised twin of correlate()
+
+    check_choice("method", method, METHODS)
     metric, human = _check_matrices(metric, human)
     out = np.full(metric.shape[0], np.nan)
-    for i in range(metric.shape[0]):
+    complete = ~(np.isnan(metric).any(axis=1) | np.isnan(human).any(axis=1))
+    if complete.any():
+        out[complete] = batched_correlate(metric[complete], human[complete], method)
+    for i in np.flatnonzero(~complete):
         present = ~(np.isnan(metric[i]) | np.isnan(human[i]))
         out[i] = correlate(metric[i, present], human[i, present], method)
     return out
