@@ -221,8 +221,10 @@ def _run_bleu(predictions: list[str], references: list[Any], *, progress: bool, 
     aggregate["ref_len"] = float(result.ref_len)
     per_example: dict[str, list[float]] = {}
     if sentence_scores:
-        # Sentence BLEU of each example, sacrebleu's sentence defaults (effective order) unless set.
-        sentence_options = {"effective_order": True, **options}
+        # Sentence BLEU of each example always uses effective order (sacrebleu's sentence default):
+        # without it, any sentence shorter than max_ngram_order scores 0. The corpus-level
+        # `effective_order` option must not leak into it.
+        sentence_options = {**options, "effective_order": True}
         per_example["sentence_bleu"] = [
             float(r.score) for r in sentence_bleu_batch(predictions, references, **sentence_options)
         ]
@@ -319,7 +321,7 @@ register(MetricSpec(
         OptionSpec("smooth_value", "float", None, "value for floor (0.1) / add-k (1) smoothing"),
         OptionSpec("lowercase", "bool", False, "lowercase before scoring"),
         OptionSpec("max_ngram_order", "int", 4, "largest n-gram order"),
-        OptionSpec("effective_order", "bool", False, "stop the geometric mean at the highest order with n-grams"),
+        OptionSpec("effective_order", "bool", False, "corpus BLEU: stop the geometric mean at the highest order with n-grams (sentence BLEU always does)"),
         OptionSpec("sentence_scores", "bool", True, "also report sentence BLEU per example (effective order)"),
     ),
     runner=_run_bleu,
