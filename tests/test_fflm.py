@@ -262,3 +262,8 @@ def test_model_card_sections(metrics_dir):
         assert heading in card, heading
     assert (metrics_dir / "fflm" / "app.py").read_text().split() == [
         "from", "nlgmetrics.demo", "import", "launch_demo", 'launch_demo("fflm")']
+
+
+def test_masked_model_is_rejected(tiny_bert_dir):
+    with pytest.raises(ValueError, match="causal"):
+        fflm(["a document"], ["a summary"], model=tiny_bert_dir, progress=False)
