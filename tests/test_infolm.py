@@ -290,3 +290,17 @@ def test_infolm_multi_equals_separate_calls(tiny_bert_dir):
         assert result.signature == single.signature
     with pytest.raises(ValueError, match=r"Pass `alpha` inside `measures`"):
         infolm_multi(preds, refs, ["kl_divergence"], alpha=1.0, model=tiny_bert_dir)
+
+
+def test_model_kind_mismatch_and_headless_model_errors(tiny_gpt2_dir, tmp_path):
+    from transformers import BertConfig, BertModel
+
+    from nlgmetrics.testing import load_test_tokenizer
+
+    with pytest.raises(ValueError, match=r"is a causal LM .* needs a masked LM"):
+        infolm(["a"], ["b"], model=tiny_gpt2_dir, model_kind="masked", progress=False)
+    config = BertConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64)
+    BertModel(config).save_pretrained(tmp_path)
+    load_test_tokenizer("bert").save_pretrained(tmp_path)
+    with pytest.raises(ValueError, match=r"has no LM head"):
+        infolm(["a"], ["b"], model=tmp_path, progress=False)

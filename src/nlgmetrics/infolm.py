@@ -274,7 +274,7 @@ def _compute_into(
     temperature: float,
     token_budget: int,
     batch_size: int | None,
-    flush_rows: int = 256,
+    flush_rows: int = 64,
 ) -> None:
     """Write the aggregated distribution of ``texts[i]`` (weights from ``tables[i]``) into ``acc[i]``.
 
@@ -299,13 +299,17 @@ def _compute_into(
                 slots.append(i)
                 weights.append(weight)
         buffer: list[tuple[torch.Tensor, int]] = []
+        pending: list[int] = []
 
         def flush() -> None:
-            logits = torch.cat([row for row, _ in buffer]).to(acc.device)
-            probs = torch.softmax(logits.to(torch.float64) / temperature, dim=-1)
-            w = torch.tensor([weights[q] for _, q in buffer], dtype=torch.float64, device=acc.device)
-            acc.index_add_(0, torch.tensor([slots[q] for _, q in buffer], device=acc.device), probs * w[:, None])
-            buffer.clear()
+            # In place where possible: at most two [flush_rows, vocab] float64 blocks are alive.
+            scaled = torch.cat([row for row, _ in buffer]).to(acc.device, torch.float64).div_(temperature)
+            buffer.clear()  # releases the engine's batch logits these rows were views of
+            probs = torch.softmax(scaled, dim=-1)
+            del scaled
+            w = torch.tensor([weights[q] for q in pending], dtype=torch.float64, device=acc.device)
+            acc.index_add_(0, torch.tensor([slots[q] for q in pending], device=acc.device), probs.mul_(w[:, None]))
+            pending.clear()
 
         # reduce returns the logits row as is (a view); softmax + weighting happen in batches of
         # `flush_rows` rows, so one kernel handles many queries instead of one launch per query.
@@ -314,6 +318,7 @@ def _compute_into(
             batch_size=batch_size, progress=False,
         ):
             buffer.append((row, q))
+            pending.append(q)
             if len(buffer) >= flush_rows:
                 flush()
         if buffer:
@@ -709,7 +714,7 @@ def _score_examples(
     beta: float | None,
     scores: list[float],
     best: list[int],
-    pairs_per_call: int = 64,
+    pairs_per_call: int = 16,
 ) -> None:
     """Measure every (example, reference) pair of ``examples``; keep the smallest per example."""
     pairs = [(i, k) for i in examples for k in range(len(ref_ids[i])) if ref_ids[i][k] != cand_ids[i]]
