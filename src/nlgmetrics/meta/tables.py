@@ -165,6 +165,7 @@ def to_markdown(tables: dict[str, Any], title: str) -> str:
         f"(one-sided 5%: paired bootstrap at text level, Williams test at system level)."
     )
     lines.append("")
+    lines.append(summary_vs_baseline(tables))
     results = tables["results"]
     methods = [m for m in METHODS if any(r["method"] == m for r in results)]
     for split, info in tables["splits"].items():
@@ -189,4 +190,38 @@ def to_markdown(tables: dict[str, Any], title: str) -> str:
                     label = f"**{name}**" if name == tables["baseline"] else name
                     lines.append(f"| {label} | " + " | ".join(cells) + " |")
                 lines.append("")
+    return "\n".join(lines)
+
+
+def summary_vs_baseline(tables: dict[str, Any], method: str = "kendall") -> str:
+    """One compact table: each metric's ``method`` correlation and its difference to the baseline.
+
+    Rows: metrics; columns: every (split, human criterion, level) with ``value (diff vs baseline
+    [CI of the difference], p)``.
+    """
+    results = [r for r in tables["results"] if r["method"] == method]
+    if not results or tables["baseline"] is None:
+        return ""
+    columns = list(dict.fromkeys((r["split"], r["human"], r["level"]) for r in results))
+    lines = [
+        f"### Summary: {METHOD_TITLES[method]} and difference to `{tables['baseline']}` "
+        f"(paired bootstrap CI of the difference; p one-sided: bootstrap at text level, Williams at system level)",
+        "",
+        "| metric | " + " | ".join(f"{s} · {h} · {lv}" for s, h, lv in columns) + " |",
+        "|---|" + "---|" * len(columns),
+    ]
+    for name in dict.fromkeys(r["metric"] for r in results):
+        cells = []
+        for split, human, level in columns:
+            entry = next(r for r in results if r["metric"] == name and (r["split"], r["human"], r["level"]) == (split, human, level))
+            comp = entry.get("vs_baseline")
+            if comp is None:
+                cells.append(f"**{_fmt(entry['value'])}** [{_fmt(entry['low'], 2)}, {_fmt(entry['high'], 2)}]")
+            else:
+                cells.append(
+                    f"{_fmt(entry['value'])} ({comp['diff']:+.3f} [{_fmt(comp['diff_low'], 2)}, {_fmt(comp['diff_high'], 2)}], "
+                    f"p={_fmt(comp['p'], 2)}){_marker(entry)}"
+                )
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines.append("")
     return "\n".join(lines)
