@@ -195,7 +195,7 @@ def test_tuned_weights_equal_reference(blanc_module, copy_bert_dir, even, batch)
     from nlgmetrics.blanc_tune import TuneOptions, finetune_copy, tuning_examples
     from nlgmetrics.engine import load_lm
 
-    summary = "The committee approved reports. " * 12 + "Budget budget harbour."
+    summary = "The committee approved reports. " * 7 + "Budget budget harbour."
     reference = blanc_module.BlancTune(model_name=str(copy_bert_dir), show_progress_bar=False,
                                        random_seed=5, finetune_epochs=2,
                                        finetune_mask_evenly=even, finetune_batch_size=batch)
