@@ -304,17 +304,18 @@ def _compute_into(
         def flush() -> None:
             # In place where possible: at most two [flush_rows, vocab] float64 blocks are alive.
             scaled = torch.cat([row for row, _ in buffer]).to(acc.device, torch.float64).div_(temperature)
-            buffer.clear()  # releases the engine's batch logits these rows were views of
+            buffer.clear()
             probs = torch.softmax(scaled, dim=-1)
             del scaled
             w = torch.tensor([weights[q] for q in pending], dtype=torch.float64, device=acc.device)
             acc.index_add_(0, torch.tensor([slots[q] for q in pending], device=acc.device), probs.mul_(w[:, None]))
             pending.clear()
 
-        # reduce returns the logits row as is (a view); softmax + weighting happen in batches of
-        # `flush_rows` rows, so one kernel handles many queries instead of one launch per query.
+        # reduce returns a copy of the logits row (a view would drag the whole batch's storage
+        # along when results are pickled across processes); softmax + weighting happen in batches
+        # of `flush_rows` rows, so one kernel handles many queries instead of one launch per query.
         for q, row in iter_masked(
-            lm, queries, lambda logits, _query: logits, token_budget=token_budget,
+            lm, queries, lambda logits, _query: logits.clone(), token_budget=token_budget,
             batch_size=batch_size, progress=False,
         ):
             buffer.append((row, q))
@@ -343,7 +344,7 @@ def _compute_into(
         queries_c.append(CausalQuery((bos,), text.input_ids[:used]))
         row_weights.append((used, dense[:used]))
     for i, logits in iter_causal(
-        lm, queries_c, lambda logits, _query: logits, token_budget=token_budget,
+        lm, queries_c, lambda logits, _query: logits.clone(), token_budget=token_budget,
         batch_size=batch_size, prefix_cache=False, progress=False,
     ):
         used, dense = row_weights[i]
