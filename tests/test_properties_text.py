@@ -1,0 +1,189 @@
+"""Property-based reliability tests of the two text-overlap metrics (ROUGE family, BLEU) on messy
+input (issue 9): empty / whitespace / punctuation-only / CJK / emoji / right-to-left / combining
+marks / control characters / 10k-token texts, ragged multi-references, duplicated rows,
+references identical to candidates.
+
+Oracles are the reference implementations (``rouge-score``, ``sacrebleu``), never our own numbers;
+invariances compare our function with itself under a change that must not matter (row order,
+duplicated rows, splitting the batch, warm vs cleared caches).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from test_properties_common import (
+    TEXT_SETTINGS,
+    METRICS,
+    assert_all_finite,
+    assert_columns_close,
+    call_unmutated,
+    long_text,
+    messy_or_long_text,
+    messy_text,
+    permutation,
+    reference_batches,
+    take,
+)
+
+ROUGE_TYPES = ["rouge1", "rouge2", "rougeL", "rougeLsum", "rougeW", "rougeS*", "rougeSU4"]
+#: On 10k-token texts: rougeW's weighted LCS is O(n*m) in Python (~2 minutes for one 10k-token pair
+#: on this machine) and rougeS* counts all n^2/2 skip-bigrams, so both are left to short texts.
+LONG_TEXT_TYPES = ["rouge1", "rouge2", "rougeL", "rougeLsum", "rougeSU4"]
+#: Types whose perfect match scores exactly 1 (rougeW with ROUGE-1.5.5 normalisation does not:
+#: its recall of a perfect n-word match is n**(1-w), documented in the rouge_family card).
+IDENTITY_TYPES = ["rouge1", "rougeL", "rougeLsum"]
+BLEU_TOKENIZERS = ["13a", "intl", "char", "zh", "none"]
+
+
+def _rouge_score_tokens(text: str) -> list[str]:
+    """Tokens as the reference package ``rouge-score`` sees them (decides whether identity applies)."""
+    from rouge_score import tokenize
+
+    return tokenize.tokenize(text, None)
+
+
+# ------------------------------------------------------------------------------------------------
+# ROUGE
+
+
+@TEXT_SETTINGS
+@given(reference_batches(text=messy_or_long_text), st.sampled_from(["best", "average"]), st.integers(0, 10**6))
+def test_rouge_messy_batches(batch, multi_ref, seed) -> None:
+    """Finite, in [0, 1], inputs untouched, identity = 1, invariant to order / duplicates / split /
+    cache."""
+    from nlgmetrics.rouge import clear_cache
+
+    preds, refs = batch
+    rouge = METRICS["rouge"]
+    longest = max(len(t.split()) for t in [*preds, *(r for rs in refs for r in rs)])
+    options = dict(rouge_types=ROUGE_TYPES if longest < 1000 else LONG_TEXT_TYPES, multi_ref=multi_ref)
+    base = call_unmutated(rouge, preds, refs, **options)
+    assert_all_finite(base, "rouge")
+    for name, values in base.items():
+        assert all(0.0 <= v <= 1.0 + 1e-12 for v in values), (name, values)
+
+    # identity: the candidate is one of its references and has tokens -> best F is 1
+    if multi_ref == "best":
+        for i, (p, rs) in enumerate(zip(preds, refs)):
+            if p in rs and _rouge_score_tokens(p):
+                for t in IDENTITY_TYPES:
+                    assert base[f"{t}_fmeasure"][i] == pytest.approx(1.0, abs=1e-12), (t, p)
+
+    n = len(preds)
+    order = permutation(n, seed)
+    shuffled = rouge([preds[i] for i in order], [refs[i] for i in order], **options)
+    assert_columns_close(take(base, order), shuffled, "rouge: row order")
+
+    doubled = rouge(preds + preds[::-1], refs + refs[::-1], **options)
+    assert_columns_close(base, take(doubled, range(n)), "rouge: duplicated rows")
+    assert_columns_close(take(base, range(n - 1, -1, -1)), take(doubled, range(n, 2 * n)), "rouge: duplicate rows")
+
+    half = max(1, n // 2)
+    first, second = rouge(preds[:half], refs[:half], **options), (
+        rouge(preds[half:], refs[half:], **options) if n > half else {k: [] for k in base})
+    assert_columns_close(base, {k: first[k] + second[k] for k in base}, "rouge: batch split in two calls")
+
+    clear_cache()
+    assert_columns_close(base, rouge(preds, refs, **options), "rouge: cache cleared vs warm")
+
+
+@TEXT_SETTINGS
+@given(reference_batches(text=messy_text))
+def test_rouge_matches_rouge_score_on_messy_text(batch) -> None:
+    """rouge1/2/L/Lsum (best reference) equal ``rouge-score``'s ``score_multi`` on messy unicode."""
+    from rouge_score import rouge_scorer
+
+    preds, refs = batch
+    types = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
+    ours = METRICS["rouge"](preds, refs, rouge_types=types)
+    scorer = rouge_scorer.RougeScorer(types)
+    for i, (p, rs) in enumerate(zip(preds, refs)):
+        expected = scorer.score_multi(rs, p)
+        for t in types:
+            for m, attr in (("precision", "precision"), ("recall", "recall"), ("fmeasure", "fmeasure")):
+                assert ours[f"{t}_{m}"][i] == pytest.approx(getattr(expected[t], attr), abs=1e-9), (t, m, p, rs)
+
+
+def test_rouge_long_texts_no_warning_no_error() -> None:
+    """ROUGE has no context limit: 10k-token texts are scored whole (identity still 1)."""
+    import warnings
+
+    text = long_text()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = METRICS["rouge"]([text, text[:5000]], [[text], [text]], rouge_types=["rouge1", "rougeL", "rougeLsum"])
+    assert out["rouge1_fmeasure"][0] == 1.0 and out["rougeL_fmeasure"][0] == 1.0
+    assert 0.0 < out["rougeL_recall"][1] < 1.0
+
+
+# ------------------------------------------------------------------------------------------------
+# BLEU
+
+
+@TEXT_SETTINGS
+@given(reference_batches(text=messy_or_long_text), st.sampled_from(BLEU_TOKENIZERS), st.integers(0, 10**6))
+def test_sentence_bleu_messy_batches(batch, tokenize, seed) -> None:
+    """Sentence BLEU equals sacrebleu's per row, in [0, 100], identity = 100, inputs untouched,
+    invariant to order / duplicates / split / cache."""
+    import sacrebleu
+
+    from nlgmetrics.bleu import clear_caches
+
+    preds, refs = batch
+    bleu = METRICS["bleu"]
+    base = call_unmutated(bleu, preds, refs, tokenize=tokenize)
+    assert_all_finite(base, "bleu")
+    for i, (p, rs) in enumerate(zip(preds, refs)):
+        expected = sacrebleu.sentence_bleu(p, rs, tokenize=tokenize)
+        got = base["sentence_bleu"][i]
+        assert 0.0 <= got <= 100.0 + 1e-9
+        assert got == pytest.approx(expected.score, abs=1e-9), (p, rs)
+        if p in rs and sacrebleu.BLEU(tokenize=tokenize, effective_order=True).tokenizer(p.rstrip()).split():
+            assert got == pytest.approx(100.0, abs=1e-9), (p, rs)
+
+    n = len(preds)
+    order = permutation(n, seed)
+    assert_columns_close(take(base, order), bleu([preds[i] for i in order], [refs[i] for i in order], tokenize=tokenize),
+                         "bleu: row order")
+    doubled = bleu(preds + preds, refs + refs, tokenize=tokenize)
+    assert_columns_close(base, take(doubled, range(n)), "bleu: duplicated rows")
+    assert_columns_close(base, take(doubled, range(n, 2 * n)), "bleu: duplicated rows (copies)")
+    clear_caches()
+    assert_columns_close(base, bleu(preds, refs, tokenize=tokenize), "bleu: caches cleared vs warm")
+
+
+@TEXT_SETTINGS
+@given(st.lists(st.tuples(messy_text, messy_text), min_size=1, max_size=6), st.sampled_from(BLEU_TOKENIZERS),
+       st.integers(0, 10**6))
+def test_corpus_bleu_messy_matches_sacrebleu_and_ignores_order(pairs, tokenize, seed) -> None:
+    """Corpus BLEU on messy single-reference data equals sacrebleu's and does not depend on row order."""
+    import sacrebleu
+
+    from nlgmetrics.bleu import corpus_bleu
+
+    preds = [p for p, _ in pairs]
+    refs = [r for _, r in pairs]
+    ours = call_unmutated(corpus_bleu, preds, refs, tokenize=tokenize)
+    expected = sacrebleu.corpus_bleu(preds, [refs], tokenize=tokenize)
+    assert math.isfinite(ours.score) and math.isfinite(ours.bp)
+    assert ours.score == pytest.approx(expected.score, abs=1e-9)
+    order = permutation(len(preds), seed)
+    shuffled = corpus_bleu([preds[i] for i in order], [refs[i] for i in order], tokenize=tokenize)
+    assert shuffled.score == pytest.approx(ours.score, abs=1e-9)
+    identical = corpus_bleu(preds, [[p] for p in preds], tokenize=tokenize)
+    assert identical.score == pytest.approx(
+        sacrebleu.corpus_bleu(preds, [preds], tokenize=tokenize).score, abs=1e-9)
+
+
+def test_bleu_long_texts_identity() -> None:
+    """10k-token texts: no context limit, a perfect match is 100."""
+    from nlgmetrics.bleu import corpus_bleu
+
+    text = long_text()
+    assert corpus_bleu([text], [[text]]).score == pytest.approx(100.0)
+    assert METRICS["bleu"]([text], [[text, "x"]])["sentence_bleu"] == [pytest.approx(100.0)]
