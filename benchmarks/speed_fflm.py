@@ -247,9 +247,10 @@ def main(argv: list[str] | None = None) -> None:
         "- What cannot be shared: `prefix = p(Y | BOS, Y + \" \" + X, sep)` and `s2s_doc = p(X | BOS, Y, sep)` put",
         "  the summary *before* the document, so every summary needs its own pass over the document. Per",
         "  example the naive loop reads about 4 document lengths, we read about 2 (+ 1/n for the shared ones): on",
-        "  compute-bound hardware (this CPU) the speed-up is bounded by roughly 2x for the body plus the",
-        "  LM-head savings (at most ~3.4x even if the head were all of the cost). Larger ratios come from",
-        "  batching where batch-1 passes leave the hardware idle (GPU); none was available for this run.",
+        "  compute-bound hardware (this CPU) the speed-up lies between the body ratio and the LM-head ratio of",
+        "  the work table (the head dominates this small-hidden, large-vocabulary shape; the body dominates",
+        "  at realistic model sizes, so expect about the body ratio there). Larger ratios come from batching",
+        "  where batch-1 passes leave the hardware idle (GPU); none was available for this run.",
         "- Timings on a machine shared with other jobs are noisy; the work table above is exact.",
         "",
     ]

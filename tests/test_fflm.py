@@ -267,3 +267,14 @@ def test_model_card_sections(metrics_dir):
 def test_masked_model_is_rejected(tiny_bert_dir):
     with pytest.raises(ValueError, match="causal"):
         fflm(["a document"], ["a summary"], model=tiny_bert_dir, progress=False)
+
+
+@pytest.mark.filterwarnings("ignore:FFLM")
+def test_unusual_scripts_and_characters_are_finite(tiny_gpt2_dir):
+    texts = ["東京は日本の首都です。", "🎉🔥 great 👍", "مرحبا بالعالم", "e\u0301\u0301 cafe\u0301",
+             "tab\tnull\x00bell\x07", "!!!?..", "x", "<|endoftext|> special text"]
+    documents = texts + [texts[0]]
+    summaries = list(reversed(texts)) + [texts[0]]  # last row: summary identical to its document
+    result = fflm(documents, summaries, model=tiny_gpt2_dir, progress=False)
+    for values in (result.fflm, result.delta_prior_summary, result.delta_prior_document, result.delta_cond_summary):
+        assert all(math.isfinite(v) for v in values)
