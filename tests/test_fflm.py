@@ -11,6 +11,8 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_fflm_oracle import naive_fflm, naive_lists, naive_scores
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -278,3 +280,25 @@ def test_unusual_scripts_and_characters_are_finite(tiny_gpt2_dir):
     result = fflm(documents, summaries, model=tiny_gpt2_dir, progress=False)
     for values in (result.fflm, result.delta_prior_summary, result.delta_prior_document, result.delta_cond_summary):
         assert all(math.isfinite(v) for v in values)
+
+
+_TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
+
+
+@pytest.mark.filterwarnings("ignore:FFLM")
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pairs=st.lists(st.tuples(_TEXT, _TEXT), min_size=1, max_size=4), data=st.data())
+def test_property_finite_and_invariant_to_order_and_duplicates(tiny_llama_dir, pairs, data):
+    """Arbitrary texts (empty, whitespace, any script): finite scores; shuffling and duplicating rows
+    and turning the prefix cache off do not change any example's score; inputs are not mutated."""
+    documents = [d for d, _ in pairs]
+    summaries = [s for _, s in pairs]
+    before = (list(documents), list(summaries))
+    base = fflm(documents, summaries, model=tiny_llama_dir, max_length=48, progress=False)
+    assert (documents, summaries) == before
+    assert all(math.isfinite(v) for v in base.fflm + base.delta_prior_summary + base.delta_prior_document
+               + base.delta_cond_summary)
+    order = data.draw(st.lists(st.integers(0, len(pairs) - 1), min_size=1, max_size=6))
+    other = fflm([documents[i] for i in order], [summaries[i] for i in order], model=tiny_llama_dir,
+                 max_length=48, prefix_cache=False, batch_size=2, progress=False)
+    np.testing.assert_allclose(other.fflm, [base.fflm[i] for i in order], rtol=0, atol=TOL)
