@@ -186,9 +186,9 @@ def fflm_components(
 
     A component over an empty list is 0.0 (no token, no probability change), never NaN.
 
-    >>> p = np.array([0.5]); q = np.array([0.25])
+    >>> p = np.array([0.5]); q = np.array([0.25])  # ln(0.5 / 0.25) * exp(1 - 0.5) = 1.142807
     >>> [round(v, 6) for v in fflm_components(p, q, p, p, q)]
-    [1.14233, 1.14233, 0.0]
+    [1.142807, 1.142807, 0.0]
     """
     s2s_loss = -np.log(s2s)
     s2s_weight = np.exp(1.0 - s2s)
