@@ -302,3 +302,27 @@ def test_property_finite_and_invariant_to_order_and_duplicates(tiny_llama_dir, p
     other = fflm([documents[i] for i in order], [summaries[i] for i in order], model=tiny_llama_dir,
                  max_length=48, prefix_cache=False, batch_size=2, progress=False)
     np.testing.assert_allclose(other.fflm, [base.fflm[i] for i in order], rtol=0, atol=TOL)
+
+
+def test_query_plan_shares_document_work(oracle_model):
+    """Efficiency claims, checked on the plan sent to the engine: one lm_doc query per distinct
+    document, one lm query per distinct summary, and all s2s queries of a document share the
+    (BOS, X, sep) prefix (so the engine's prefix cache computes it once)."""
+    from nlgmetrics.engine import CausalQuery
+    from nlgmetrics.fflm import _build_queries, _plan
+
+    _, tokenizer = oracle_model
+    bos = tokenizer.bos_token_id
+    cache: dict = {}
+    sep = tuple(tokenizer.convert_tokens_to_ids(tokenizer.tokenize("TL;DR ")))
+    documents = DOCUMENTS + [DOC_A]
+    summaries = SUMMARIES + [SUMMARIES_A[0]]  # a duplicated pair
+    plans = [_plan(d, s, tokenizer, cache, 256, 256 - 1 - len(sep)) for d, s in zip(documents, summaries)]
+    queries, slots = _build_queries(plans, bos, sep, 256, CausalQuery)
+    x_a = tuple(tokenizer.convert_tokens_to_ids(tokenizer.tokenize(DOC_A)))
+    lm_doc = {slot["lm_doc"][0] for slot in slots}
+    assert len(lm_doc) == 3  # A, B, C
+    assert len({slot["lm"][0] for slot in slots}) == len(set(summaries))
+    s2s_a = {queries[slots[i]["s2s"][0]].prefix_ids for i in (0, 2, 4, 5)}
+    assert s2s_a == {(bos, *x_a, *sep)}
+    assert len(queries) == len(set(queries))  # nothing sent twice
