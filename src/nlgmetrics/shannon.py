@@ -371,6 +371,7 @@ def shannon_score(
     num_upstream: int = 0,
     splitter: SentenceSplitter | str | None = None,
     start_token: int | str | None = None,
+    tokenizer: Any = None,
     device: Any = None,
     dtype: Any = None,
     revision: str | None = None,
@@ -393,6 +394,7 @@ def shannon_score(
             nltk data) or a callable ``str -> list[str]``.
         start_token: token starting every prompt; default ``<|endoftext|>`` when the vocabulary
             has it, else the model's EOS (blanc: ``config.eos_token_id``).
+        tokenizer: the tokenizer, required when ``model`` is a model instance.
         device, dtype, revision: passed to :func:`nlgmetrics.engine.load_lm`.
         token_budget, batch_size, prefix_cache: engine batching; they do not change the numbers.
         progress: show a progress bar.
@@ -416,7 +418,7 @@ def shannon_score(
     num_upstream = _check_int("num_upstream", num_upstream, 0)
     split, splitter_name = resolve_splitter(splitter)
 
-    lm = load_lm(model, kind="causal", device=device, dtype=dtype, revision=revision)
+    lm = load_lm(model, kind="causal", tokenizer=tokenizer, device=device, dtype=dtype, revision=revision)
     if lm.kind != "causal":
         raise ValueError(
             f"shannon_score needs a causal LM (e.g. 'gpt2' or 'smollm2-135m'); {lm.name!r} is a "
