@@ -1,0 +1,222 @@
+"""Property-based reliability tests of the five LM metrics (InfoLM, Shannon score, BLANC-help,
+BLANC-tune, FFLM) on messy input (issue 9), with the tiny random models of ``tests/conftest.py``
+(BERT: 128 positions; GPT-2 / Llama: 256 positions, so 10k-token texts are far beyond context).
+
+For every generated batch: no exception, no NaN/inf, inputs untouched, and the per-example numbers
+equal (1e-5; log-likelihood sums 1e-6 relative) those of a second call that changes only things
+that must not matter: row order, duplicated rows, engine batch size and token budget, and the
+prefix KV cache (causal metrics). Identity: InfoLM of a candidate against itself is exactly 0.
+Long inputs: one truncation warning per call, finite numbers, never an index error.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from test_properties_common import (
+    LM_SETTINGS,
+    METRICS,
+    assert_all_finite,
+    assert_invariant,
+    call_unmutated,
+    long_text,
+    messy_or_long_text,
+    messy_text,
+    permutation,
+    reference_batches,
+    source_batches,
+    take,
+)
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # truncation warnings are checked below
+
+
+def _shuffled_with_duplicates(rows_a, rows_b, seed):
+    """Permute the rows and append copies of the first two (of the permuted order)."""
+    n = len(rows_a)
+    order = permutation(n, seed)
+    order = order + order[: min(2, n)]
+    return order, [rows_a[i] for i in order], [rows_b[i] for i in order]
+
+
+def _check_invariance(metric, first, second, seed, context, **options):
+    """Base call vs a call with shuffled + duplicated rows and different engine settings."""
+    fn = METRICS[metric]
+    base = call_unmutated(fn, first, second, **options)
+    assert_all_finite(base, context)
+    for name, values in base.items():
+        assert len(values) == len(first), name
+    order, first2, second2 = _shuffled_with_duplicates(first, second, seed)
+    engine = dict(batch_size=2, token_budget=48)
+    if metric in ("shannon", "fflm"):
+        engine["prefix_cache"] = False
+    other = fn(first2, second2, **options, **engine)
+    assert_invariant(take(base, order), other, f"{context}: order/duplicates/batch_size/token_budget/cache")
+    return base
+
+
+# ------------------------------------------------------------------------------------------------
+# InfoLM (masked and causal)
+
+
+@LM_SETTINGS
+@given(batch=reference_batches(text=messy_or_long_text, max_rows=5), seed=st.integers(0, 10**6),
+       causal=st.booleans())
+def test_infolm_messy(tiny_bert_dir, tiny_gpt2_dir, batch, seed, causal) -> None:
+    preds, refs = batch
+    model = str(tiny_gpt2_dir if causal else tiny_bert_dir)
+    base = _check_invariance("infolm", preds, refs, seed, "infolm", model=model)
+    for i, (p, rs) in enumerate(zip(preds, refs)):
+        assert base["infolm"][i] >= 0.0
+        if p in rs:  # identity: the best reference is the candidate itself
+            assert base["infolm"][i] == 0.0, (p, rs)
+
+
+@LM_SETTINGS
+@given(batch=reference_batches(text=messy_text, max_rows=6))
+def test_infolm_split_batches_without_idf(tiny_bert_dir, batch) -> None:
+    """Without idf (which depends on the call's references by definition) an example's score does
+    not depend on which other rows share its call."""
+    preds, refs = batch
+    fn = METRICS["infolm"]
+    whole = fn(preds, refs, model=str(tiny_bert_dir), idf=False)
+    half = max(1, len(preds) // 2)
+    parts = [fn(preds[:half], refs[:half], model=str(tiny_bert_dir), idf=False)]
+    if len(preds) > half:
+        parts.append(fn(preds[half:], refs[half:], model=str(tiny_bert_dir), idf=False))
+    assert_invariant(whole, {"infolm": [v for part in parts for v in part["infolm"]]}, "infolm split")
+
+
+# ------------------------------------------------------------------------------------------------
+# reference-free metrics: (summaries, documents)
+
+
+@LM_SETTINGS
+@given(batch=source_batches(text=messy_or_long_text), seed=st.integers(0, 10**6))
+def test_shannon_messy(tiny_gpt2_dir, batch, seed) -> None:
+    sums, docs = batch
+    base = _check_invariance("shannon", sums, docs, seed, "shannon", model=str(tiny_gpt2_dir))
+    for i, (s, d) in enumerate(zip(sums, docs)):
+        if not s.strip():  # documented: an empty summary does not help
+            assert base["shannon_score"][i] == 0.0 and base["information_difference"][i] == 0.0
+        assert -1.0 <= base["blanc_shannon"][i] <= 1.0
+
+
+@LM_SETTINGS
+@given(batch=source_batches(text=messy_or_long_text), seed=st.integers(0, 10**6))
+def test_blanc_help_messy(tiny_bert_dir, batch, seed) -> None:
+    sums, docs = batch
+    base = _check_invariance("blanc", sums, docs, seed, "blanc", model=str(tiny_bert_dir))
+    for i, s in enumerate(sums):
+        assert -1.0 <= base["blanc"][i] <= 1.0
+        if not s.strip():  # documented: empty summary -> help == base -> 0
+            assert base["blanc"][i] == 0.0
+
+
+@LM_SETTINGS
+@given(batch=source_batches(text=messy_text, max_rows=3), seed=st.integers(0, 10**6))
+def test_blanc_tune_messy(tiny_bert_dir, batch, seed) -> None:
+    sums, docs = batch
+    base = _check_invariance("blanc_tune", sums, docs, seed, "blanc_tune", model=str(tiny_bert_dir),
+                             finetune_epochs=1)
+    for i, s in enumerate(sums):
+        assert -1.0 <= base["blanc_tune"][i] <= 1.0
+        if not s.strip():  # documented: no training data -> tuned model == original -> 0
+            assert base["blanc_tune"][i] == 0.0
+
+
+@LM_SETTINGS
+@given(batch=source_batches(text=messy_or_long_text), seed=st.integers(0, 10**6), llama=st.booleans())
+def test_fflm_messy(tiny_gpt2_dir, tiny_llama_dir, batch, seed, llama) -> None:
+    sums, docs = batch
+    model = str(tiny_llama_dir if llama else tiny_gpt2_dir)
+    _check_invariance("fflm", sums, docs, seed, "fflm", model=model)
+
+
+@LM_SETTINGS
+@given(batch=source_batches(text=messy_text, max_rows=4))
+def test_reference_free_split_batches(tiny_gpt2_dir, tiny_bert_dir, batch) -> None:
+    """Shannon, BLANC-help and FFLM score each row on its own: splitting the batch changes nothing."""
+    sums, docs = batch
+    half = max(1, len(sums) // 2)
+    for metric, model in (("shannon", tiny_gpt2_dir), ("blanc", tiny_bert_dir), ("fflm", tiny_gpt2_dir)):
+        fn = METRICS[metric]
+        whole = fn(sums, docs, model=str(model))
+        parts = [fn(sums[:half], docs[:half], model=str(model))]
+        if len(sums) > half:
+            parts.append(fn(sums[half:], docs[half:], model=str(model)))
+        joined = {k: [v for part in parts for v in part[k]] for k in whole}
+        assert_invariant(whole, joined, f"{metric}: batch split in two calls")
+
+
+# ------------------------------------------------------------------------------------------------
+# long inputs: the documented strategy, one warning per call, never an index error
+
+
+def _scored_with_warnings(fn, *args, **kwargs):
+    with warnings.catch_warnings(record=True) as records:
+        warnings.simplefilter("always")
+        out = fn(*args, **kwargs)
+    return out, [str(r.message) for r in records if issubclass(r.category, UserWarning)]
+
+
+LONG = long_text()  # > 10,000 tokens with a sentence end every 2,500 words
+LONG_NO_PUNCT = "word " * 10_500
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_infolm_long_texts_truncate_with_one_warning(tiny_bert_dir, tiny_gpt2_dir, causal) -> None:
+    model = str(tiny_gpt2_dir if causal else tiny_bert_dir)
+    preds = [LONG, LONG_NO_PUNCT, "short", LONG]
+    refs = [[LONG_NO_PUNCT], [LONG], ["short text"], [LONG]]
+    out, messages = _scored_with_warnings(METRICS["infolm"], preds, refs, model=model)
+    assert_all_finite(out, "infolm long")
+    assert out["infolm"][3] == 0.0
+    truncation = [m for m in messages if "truncat" in m]
+    assert len(truncation) == 1, messages
+
+
+def test_blanc_help_long_texts_one_warning(tiny_bert_dir) -> None:
+    docs = [LONG_NO_PUNCT, LONG_NO_PUNCT, "A short document. It has two sentences."]
+    sums = ["word", LONG_NO_PUNCT, LONG_NO_PUNCT]
+    out, messages = _scored_with_warnings(METRICS["blanc"], sums, docs, model=str(tiny_bert_dir))
+    assert_all_finite(out, "blanc long")
+    assert len([m for m in messages if "BLANC" in m]) == 1, messages
+
+
+def test_blanc_tune_long_document_one_warning(tiny_bert_dir) -> None:
+    out, messages = _scored_with_warnings(
+        METRICS["blanc_tune"], ["word word", "alpha beta"], [LONG_NO_PUNCT, LONG_NO_PUNCT],
+        model=str(tiny_bert_dir), finetune_epochs=1)
+    assert_all_finite(out, "blanc_tune long")
+    assert len([m for m in messages if "BLANC" in m]) == 1, messages
+
+
+def test_fflm_long_texts_one_truncation_warning(tiny_llama_dir) -> None:
+    docs = [LONG, LONG_NO_PUNCT, "A short document."]
+    sums = ["alpha beta", LONG, LONG_NO_PUNCT]
+    out, messages = _scored_with_warnings(METRICS["fflm"], sums, docs, model=str(tiny_llama_dir))
+    assert_all_finite(out, "fflm long")
+    assert len([m for m in messages if "truncat" in m]) == 1, messages
+
+
+def test_shannon_long_summary_one_warning(tiny_gpt2_dir) -> None:
+    docs = [LONG_NO_PUNCT, "A short document. Two sentences."]
+    sums = [LONG_NO_PUNCT, LONG]
+    out, messages = _scored_with_warnings(METRICS["shannon"], sums, docs, model=str(tiny_gpt2_dir))
+    assert_all_finite(out, "shannon long")
+    assert len([m for m in messages if "summar" in m]) == 1, messages
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "shannon_score cuts document sentences longer than the context (context - 1 - summary tokens) "
+    "without any warning; issue 9 asks for truncation with one warning (reported to the lead)."))
+def test_shannon_long_document_sentence_warns(tiny_gpt2_dir) -> None:
+    out, messages = _scored_with_warnings(METRICS["shannon"], ["word"], [LONG_NO_PUNCT], model=str(tiny_gpt2_dir))
+    assert_all_finite(out, "shannon long document")
+    assert len(messages) == 1, messages
