@@ -10,12 +10,23 @@ Nothing here mutates what the user passed: lists are copied into new tuples/list
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
 
 def _type_name(value: Any) -> str:
     return type(value).__name__
+
+
+def _reject_unordered(name: str, values: Any) -> None:
+    """A set has no order (rows would be silently misaligned with the other argument) and a dict
+    iterates over its keys: neither is a list of examples."""
+    if isinstance(values, (Set, Mapping)):
+        kind = "dict" if isinstance(values, Mapping) else "set"
+        raise ValueError(
+            f"`{name}` is a {kind} ({_type_name(values)}); pass a list with one item per example, "
+            f"in the same order as the other argument."
+        )
 
 
 def as_texts(name: str, values: Any, *, allow_empty_list: bool = False) -> list[str]:
@@ -29,6 +40,7 @@ def as_texts(name: str, values: Any, *, allow_empty_list: bool = False) -> list[
         raise ValueError(
             f"`{name}` is a single string; pass a list of strings, e.g. {name}=[{values[:30]!r}]."
         )
+    _reject_unordered(name, values)
     if not isinstance(values, Sequence) and not hasattr(values, "__iter__"):
         raise ValueError(f"`{name}` must be a list of strings, got {_type_name(values)}.")
     texts = list(values)
@@ -52,6 +64,7 @@ def as_reference_lists(references: Any, n: int, name: str = "references") -> lis
         raise ValueError(f"`{name}` is None; pass one reference (or a list of references) per example.")
     if isinstance(references, str):
         raise ValueError(f"`{name}` is a single string; pass a list with one item per example.")
+    _reject_unordered(name, references)
     items = list(references)
     if len(items) != n:
         raise ValueError(
