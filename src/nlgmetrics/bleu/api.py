@@ -72,6 +72,9 @@ class BleuScorer:
         check_choice("smooth_method", smooth_method, SMOOTH_METHODS)
         if not isinstance(lowercase, bool):
             raise ValueError(f"lowercase={lowercase!r} must be True or False.")
+        # bool("no") is True: a string here would silently turn effective order on.
+        if not isinstance(effective_order, bool):
+            raise ValueError(f"effective_order={effective_order!r} must be True or False.")
         if isinstance(max_ngram_order, bool) or not isinstance(max_ngram_order, int) or max_ngram_order < 1:
             raise ValueError(f"max_ngram_order={max_ngram_order!r} must be a positive integer (BLEU uses 4).")
         if smooth_value is not None and (
