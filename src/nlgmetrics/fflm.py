@@ -256,6 +256,12 @@ def _resolve_bos(tokenizer: Any, bos_token_id: int | None) -> int:
     if bos_token_id is not None:
         if not isinstance(bos_token_id, (int, np.integer)) or isinstance(bos_token_id, bool) or bos_token_id < 0:
             raise ValueError(f"bos_token_id={bos_token_id!r} must be a non-negative integer token id.")
+        # An id past the vocabulary would fail deep in the embedding with a bare IndexError.
+        if bos_token_id >= len(tokenizer):
+            raise ValueError(
+                f"bos_token_id={bos_token_id} is outside the vocabulary (size {len(tokenizer)}); "
+                f"pass an id below it, or None for the tokenizer's BOS token."
+            )
         return int(bos_token_id)
     for candidate in (tokenizer.bos_token_id, tokenizer.eos_token_id):
         if candidate is not None:
