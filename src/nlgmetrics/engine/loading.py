@@ -99,7 +99,28 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
         if state is not None:
             return torch.device(state.device)
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
+    # Check here: otherwise a bad device fails later inside `.to()` with a bare RuntimeError or
+    # "AssertionError: Torch not compiled with CUDA enabled".
+    try:
+        resolved = torch.device(device)
+    except (RuntimeError, TypeError, ValueError) as error:
+        raise ValueError(
+            f"device={device!r} is not a usable torch device ({error}); pass 'cpu', 'cuda', 'cuda:0', "
+            f"a torch.device, or None (CUDA when available, else CPU)."
+        ) from None
+    if resolved.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise ValueError(
+                f"device={device!r} asks for CUDA, but no CUDA device is available here; pass "
+                f"device='cpu', or None to pick CUDA when available and the CPU otherwise."
+            )
+        if resolved.index is not None and resolved.index >= count:
+            raise ValueError(
+                f"device={device!r}: this machine has {count} CUDA device(s) (cuda:0..cuda:{count - 1}); "
+                f"pass one of them, 'cpu', or None."
+            )
+    return resolved
 
 
 _DTYPES = {
