@@ -1,0 +1,319 @@
+"""Clear errors across all six metrics (issue 9): every bad input is rejected with an error whose
+*message* names the problem and the fix. Messages are matched by content, not by exact wording
+only where the wording is the point (the argument name, the index, what to pass instead).
+
+Metrics are called through their library functions (``tests/test_properties_common.METRICS``
+adapters: ``fn(predictions_or_summaries, references_or_documents, **options)``), with the tiny
+random models of ``tests/conftest.py``; a few checks go through the registry (the uniform table the
+CLI, demos and Trainer hook use) and the model cards.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from test_properties_common import METRICS
+
+REFERENCE_METRICS = ["rouge", "bleu", "infolm"]
+SOURCE_METRICS = ["shannon", "blanc", "blanc_tune", "fflm"]
+ALL = REFERENCE_METRICS + SOURCE_METRICS
+MASKED = {"infolm", "blanc", "blanc_tune"}
+CAUSAL = {"shannon", "fflm"}
+# Which argument name each metric reports for (first, second) positional input.
+NAMES = {m: ("predictions", "references") for m in REFERENCE_METRICS} | {
+    m: ("summaries", "documents") for m in SOURCE_METRICS}
+
+
+@pytest.fixture(scope="module")
+def model_for(tiny_bert_dir, tiny_gpt2_dir):
+    """metric -> keyword options selecting a tiny model of the right kind (none for ROUGE/BLEU)."""
+    def options(metric: str) -> dict:
+        if metric in MASKED:
+            return {"model": str(tiny_bert_dir)} | ({"finetune_epochs": 1} if metric == "blanc_tune" else {})
+        if metric in CAUSAL:
+            return {"model": str(tiny_gpt2_dir)}
+        return {}
+    return options
+
+
+def _raises(metric, first, second, pattern, model_for, exc=ValueError, **options):
+    with pytest.raises(exc) as info:
+        METRICS[metric](first, second, **(model_for(metric) | options))
+    message = str(info.value)
+    assert re.search(pattern, message, flags=re.S), f"{metric}: {message!r} does not match {pattern!r}"
+    return message
+
+
+# ------------------------------------------------------------------------------------------------
+# the inputs themselves
+
+
+@pytest.mark.parametrize("metric", ALL)
+def test_mismatched_lengths(metric, model_for) -> None:
+    message = _raises(metric, ["a cat", "a dog"], ["a cat sat."], r"(Mismatched lengths|has 1 items but there are 2)",
+                      model_for)
+    assert re.search(r"(one|exactly one) .*per (example|prediction)", message), message
+
+
+@pytest.mark.parametrize("metric", ALL)
+@pytest.mark.parametrize("which", [0, 1])
+def test_none_instead_of_a_list(metric, which, model_for) -> None:
+    args = [["a cat"], ["a cat sat."]]
+    args[which] = None
+    name = NAMES[metric][which]
+    _raises(metric, *args, rf"`{name}` is None; pass", model_for)
+
+
+@pytest.mark.parametrize("metric", ALL)
+@pytest.mark.parametrize("item", [None, 3, 2.5, b"bytes"], ids=["None", "int", "float", "bytes"])
+def test_non_string_item(metric, item, model_for) -> None:
+    name = NAMES[metric][0]
+    _raises(metric, ["a cat", item], ["a cat sat.", "a dog ran."],
+            rf"`{name}\[1\]` is {type(item).__name__}.*not a string.*convert every item to str", model_for)
+
+
+@pytest.mark.parametrize("metric", ALL)
+def test_non_string_item_in_second_argument(metric, model_for) -> None:
+    name = NAMES[metric][1]
+    _raises(metric, ["a cat", "a dog"], ["a cat sat.", 7], rf"`{name}\[1\]` is int", model_for)
+
+
+@pytest.mark.parametrize("metric", ALL)
+def test_single_string_instead_of_a_list(metric, model_for) -> None:
+    name = NAMES[metric][0]
+    _raises(metric, "a cat sat", ["a cat sat."], rf"`{name}` is a single string; pass a list", model_for)
+
+
+@pytest.mark.parametrize("metric", ALL)
+def test_empty_input_list(metric, model_for) -> None:
+    _raises(metric, [], [], r"is empty; pass at least one example", model_for)
+
+
+@pytest.mark.parametrize("metric", REFERENCE_METRICS)
+def test_references_nested_too_deeply(metric, model_for) -> None:
+    _raises(metric, ["a cat"], [[["a cat"]]], r"`references\[0\]\[0\]` is list.*nested too deeply", model_for)
+
+
+@pytest.mark.parametrize("metric", REFERENCE_METRICS)
+def test_empty_reference_list(metric, model_for) -> None:
+    _raises(metric, ["a cat"], [[]], r"`references\[0\]` is an empty list; give at least one reference", model_for)
+
+
+@pytest.mark.parametrize("metric", SOURCE_METRICS)
+def test_list_of_documents_for_one_summary(metric, model_for) -> None:
+    """Reference-free metrics take one document per summary, not a list (wrong nesting)."""
+    _raises(metric, ["a cat"], [["doc one.", "doc two."]], r"`documents\[0\]` is list.*not a string", model_for)
+
+
+@pytest.mark.parametrize("metric", ALL)
+@pytest.mark.parametrize("container", [set, dict.fromkeys], ids=["set", "dict"])
+def test_unordered_or_mapping_container(metric, container, model_for) -> None:
+    """A set (arbitrary order: rows would be silently misaligned) or a dict (its keys would be
+    scored) is not a list of examples."""
+    name = NAMES[metric][0]
+    _raises(metric, container(["a cat", "a dog"]), ["a cat sat.", "a dog ran."],
+            rf"`{name}` is a (set|dict).*pass a list", model_for)
+
+
+# ------------------------------------------------------------------------------------------------
+# options
+
+BAD_OPTIONS = {
+    "rouge": [
+        (dict(rouge_types=["rougeX"]), r"Unknown rouge type 'rougeX'; use rouge1"),
+        (dict(rouge_types=[]), r"`rouge_types` is empty; pass at least one"),
+        (dict(multi_ref="max"), r"Unknown multi_ref='max'; choose one of \['best', 'average'\]"),
+        (dict(beta=0), r"beta=0 must be a positive number"),
+        (dict(n_bootstrap=0, aggregate=True), r"must be a positive integer"),
+    ],
+    "bleu": [
+        (dict(tokenize="spm"), r"Unknown tokenize='spm'; choose one of"),
+        (dict(smooth_method="add_k"), r"Unknown smooth_method='add_k'; choose one of .*'add-k'"),
+        (dict(max_ngram_order=0), r"max_ngram_order=0 must be a positive integer"),
+        (dict(smooth_value=-1), r"smooth_value=-1 must be a non-negative number"),
+        (dict(lowercase="yes"), r"lowercase='yes' must be True or False"),
+        (dict(effective_order="no"), r"effective_order='no' must be True or False"),
+    ],
+    "infolm": [
+        (dict(information_measure="kl"), r"Unknown information_measure='kl'; choose one of \['kl_divergence'"),
+        (dict(information_measure="alpha_divergence"), r"needs `alpha`; pass e.g. alpha="),
+        (dict(temperature=0), r"`temperature`=0 must be finite and > 0"),
+        (dict(model_kind="mlm"), r"Unknown model_kind='mlm'; choose one of"),
+        (dict(idf="yes"), r"`idf` must be True, False or a"),
+        (dict(max_length=2), r"max_length=2 leaves no room.*pass max_length >= 3"),
+        (dict(max_length=10**6), r"exceeds .*128 positions.*pass max_length <= 128"),
+        (dict(token_budget=0), r"`token_budget` must be a positive int"),
+        (dict(batch_size=0), r"`batch_size` must be a positive int or None"),
+        (dict(dtype="float8"), r"dtype must be one of 'float32', 'bfloat16', 'float16'"),
+    ],
+    "shannon": [
+        (dict(splitter="spacy"), r"Unknown sentence splitter 'spacy'; use 'pysbd'"),
+        (dict(num_upstream=-1), r"`num_upstream` must be an integer >= 0"),
+        (dict(token_budget=0), r"token_budget must be a positive integer"),
+        (dict(batch_size=0), r"batch_size must be a positive integer or None"),
+        (dict(start_token="<nope>"), r"start_token='<nope>' is not a single token.*pass a token string"),
+        (dict(start_token=10**9), r"start_token=1000000000 is outside the vocabulary"),
+    ],
+    "blanc": [
+        (dict(measure="rel"), r"Unknown measure='rel'; choose one of \['relative', 'improve'\]"),
+        (dict(gap=0), r"`gap` must be a positive integer"),
+        (dict(gap_mask=0), r"`gap_mask` must be a positive integer"),
+        (dict(filler_token="notatoken_zz"), r"`filler_token` 'notatoken_zz' is not a token.*pass a single"),
+        (dict(max_tokens=10**6), r"`max_tokens` must be an integer between 3 and the model's 128 positions"),
+        (dict(token_budget=0), r"`token_budget` must be a positive integer"),
+        (dict(batch_size=-1), r"`batch_size` must be a positive integer or None"),
+    ],
+    "blanc_tune": [
+        (dict(measure="rel"), r"Unknown measure='rel'"),
+        (dict(p_mask=2.0), r"`p_mask` must be a probability in \[0, 1\]"),
+        (dict(learning_rate=-1), r"`learning_rate` must be positive"),
+        (dict(finetune_epochs=-1), r"`finetune_epochs` must be a non-negative integer"),
+        (dict(finetune_batch_size=0), r"`finetune_batch_size` must be a positive integer"),
+    ],
+    "fflm": [
+        (dict(weights=[1, 1, 1]), r"sum to 3; FFLM needs a \+ b \+ d = 1"),
+        (dict(weights=[0.5, 0.5]), r"weights has 2 values; pass exactly three"),
+        (dict(weights=[float("nan"), 0.5, 0.5]), r"each weight must be a finite number"),
+        (dict(max_length=0), r"max_length=0 must be a positive integer"),
+        (dict(max_length=3), r"leaves no room for a summary.*use max_length >= "),
+        (dict(separator=None), r"separator=None must be a string"),
+        (dict(bos_token_id=-1), r"bos_token_id=-1 must be a non-negative integer"),
+        (dict(bos_token_id=10**9), r"bos_token_id=1000000000 is outside the vocabulary"),
+        (dict(token_budget=0), r"token_budget must be a positive integer"),
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    "metric, options, pattern",
+    [(m, o, p) for m, cases in BAD_OPTIONS.items() for o, p in cases],
+    ids=[f"{m}-{'-'.join(f'{k}={v!r}'[:30] for k, v in o.items())}" for m, cases in BAD_OPTIONS.items() for o, _ in cases],
+)
+def test_unknown_or_invalid_option_value(metric, options, pattern, model_for) -> None:
+    _raises(metric, ["the cat sat"], ["The cat sat on the mat. It slept."], pattern, model_for, **options)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "rouge_scores accepts any truthy/falsy object for use_stemmer / remove_stopwords: "
+    "use_stemmer='no' silently turns stemming ON (reported to the lead; rouge/api.py was being "
+    "edited by its owner, so not fixed here)."))
+@pytest.mark.parametrize("option", ["use_stemmer", "remove_stopwords"])
+def test_rouge_boolean_options_reject_strings(option, model_for) -> None:
+    _raises("rouge", ["the cats sat"], ["the cat sat"], rf"{option}='no' must be True or False", model_for,
+            **{option: "no"})
+
+
+# ------------------------------------------------------------------------------------------------
+# models
+
+
+@pytest.mark.parametrize("metric", sorted(MASKED - {"infolm"}))
+def test_masked_metric_given_a_causal_model(metric, tiny_gpt2_dir, model_for) -> None:
+    options = model_for(metric) | {"model": str(tiny_gpt2_dir)}
+    with pytest.raises(ValueError) as info:
+        METRICS[metric](["a cat"], ["A cat sat. It slept."], **options)
+    assert re.search(r"is a causal LM.*needs a masked LM.*Pass a masked model", str(info.value)), info.value
+
+
+@pytest.mark.parametrize("metric", sorted(CAUSAL))
+def test_causal_metric_given_a_masked_model(metric, tiny_bert_dir) -> None:
+    with pytest.raises(ValueError) as info:
+        METRICS[metric](["a cat"], ["A cat sat. It slept."], model=str(tiny_bert_dir))
+    assert re.search(r"is a masked LM.*needs a causal LM.*Pass a causal model", str(info.value)), info.value
+
+
+@pytest.mark.parametrize("kind, fixture", [("masked", "tiny_gpt2_dir"), ("causal", "tiny_bert_dir")])
+def test_infolm_forced_kind_mismatch(kind, fixture, request) -> None:
+    """InfoLM takes both kinds; forcing the other kind than the checkpoint's is a clear error."""
+    path = request.getfixturevalue(fixture)
+    with pytest.raises(ValueError, match=rf"needs a {kind} LM.*Pass a {kind} model"):
+        METRICS["infolm"](["a cat"], ["a cat"], model=str(path), model_kind=kind)
+
+
+@pytest.mark.parametrize("metric", sorted(MASKED | CAUSAL))
+@pytest.mark.parametrize("model", ["no-such-org/no-such-model-xyz", "/no/such/local/dir"])
+def test_model_not_loadable_offline(metric, model, model_for) -> None:
+    options = model_for(metric) | {"model": model}
+    with pytest.raises(OSError) as info:
+        METRICS[metric](["a cat"], ["A cat sat. It slept."], **options)
+    message = str(info.value)
+    assert f"Could not load model {model!r}" in message, message
+    assert "Pass a local directory" in message and "smollm2-135m" in message, message
+
+
+@pytest.mark.parametrize("metric", sorted(MASKED | CAUSAL))
+@pytest.mark.parametrize("device", ["tpu", "cuda:99"])
+def test_unusable_device(metric, device, model_for) -> None:
+    """A device that does not exist here is a ValueError naming it and the fix, not a torch
+    RuntimeError / AssertionError from deep inside ``.to()``."""
+    import torch
+
+    if device.startswith("cuda") and torch.cuda.is_available() and torch.cuda.device_count() > 99:
+        pytest.skip("this machine has that GPU")
+    _raises(metric, ["a cat"], ["A cat sat. It slept."], rf"device={device!r}.*(cpu|None)", model_for, device=device)
+
+
+# ------------------------------------------------------------------------------------------------
+# the registry (CLI / demos / Trainer hook go through it)
+
+
+def test_registry_unknown_metric_and_option() -> None:
+    from nlgmetrics.registry import get_spec, metric_names
+
+    with pytest.raises(ValueError, match=r"Unknown metric 'rouge'; choose from \[.*'rouge_family'"):
+        get_spec("rouge")
+    assert set(metric_names()) == {"rouge_family", "bleu", "infolm", "shannon_score", "blanc", "fflm"}
+    with pytest.raises(ValueError, match=r"bleu does not take option\(s\) \['tokenizer'\]; valid: .*'tokenize'"):
+        get_spec("bleu").run(["a"], ["a"], tokenizer="13a")
+    with pytest.raises(ValueError, match=r"Option smooth_method='bogus': choose one of"):
+        get_spec("bleu").option("smooth_method").parse("bogus")
+    with pytest.raises(ValueError, match=r"blanc options \['finetune_epochs'\] apply to variant='tune' only"):
+        get_spec("blanc").run(["a"], ["a b."], model="unused", finetune_epochs=1)
+
+
+@pytest.mark.parametrize("name", ["rouge_family", "bleu"])
+def test_registry_passes_input_errors_through(name) -> None:
+    from nlgmetrics.registry import get_spec
+
+    with pytest.raises(ValueError, match=r"`references` has 1 items but there are 2 predictions"):
+        get_spec(name).run(["a", "b"], ["a"])
+
+
+# ------------------------------------------------------------------------------------------------
+# model cards document their edge cases
+
+CARDS = ["rouge_family", "bleu", "infolm", "shannon_score", "blanc", "fflm"]
+
+
+def _edge_case_section(text: str) -> str:
+    """Text under the first heading that mentions edge cases, up to the next heading of that level
+    or higher."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        match = re.match(r"^(#+)\s.*edge case", line, flags=re.I)
+        if match:
+            level = len(match.group(1))
+            body = []
+            for nxt in lines[i + 1:]:
+                heading = re.match(r"^(#+)\s", nxt)
+                if heading and len(heading.group(1)) <= level:
+                    break
+                body.append(nxt)
+            return "\n".join(body)
+    return ""
+
+
+@pytest.mark.parametrize("name", CARDS)
+def test_model_card_documents_edge_cases(name, metrics_dir: Path) -> None:
+    """Each card has an edge-case section saying what empty input gives (never NaN) and, for LM
+    metrics, what happens to inputs longer than the model's context."""
+    card = (metrics_dir / name / "README.md").read_text(encoding="utf-8")
+    section = _edge_case_section(card)
+    assert len(section.split()) >= 40, f"{name}: no (or an empty) 'Edge cases' section in its card"
+    assert re.search(r"\bempty\b", section, flags=re.I), f"{name}: edge cases do not cover empty input"
+    if name not in ("rouge_family", "bleu"):
+        assert re.search(r"long|truncat|window|context", section, flags=re.I), (
+            f"{name}: edge cases do not say what happens to inputs longer than the model context")
