@@ -231,6 +231,9 @@ def rouge_scores(
     if use_stemmer not in (False, True, *STEMMERS) or (use_stemmer in (0, 1) and not isinstance(use_stemmer, bool)):
         raise ValueError(f"Unknown use_stemmer={use_stemmer!r}; choose False, True, 'porter' or 'rouge155'.")
     stem = "porter" if use_stemmer is True else use_stemmer
+    # bool("no") is True: a string here would silently turn stopword removal on.
+    if not isinstance(remove_stopwords, bool):
+        raise ValueError(f"remove_stopwords={remove_stopwords!r} must be True or False.")
     if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not beta > 0:
         raise ValueError(f"beta={beta!r} must be a positive number (1.0 gives F1).")
     if isinstance(rouge_w_weight, bool) or not isinstance(rouge_w_weight, (int, float)) or not rouge_w_weight >= 1:
