@@ -432,6 +432,7 @@ def shannon_score(
     doc_sentences: dict[str, list[tuple[int, ...]]] = {}
     plan = _Plan()
     truncated_summaries = 0
+    cut_sentences = 0
     for document, summary in zip(documents, summaries):
         sentences = doc_sentences.get(document)
         if sentences is None:
@@ -443,11 +444,22 @@ def shannon_score(
         if len(summary_ids) > max_length - 2:
             summary_ids = summary_ids[: max_length - 2]
             truncated_summaries += 1
+        # _plan_pair cuts each sentence to what the context leaves after <start> + summary.
+        cut_sentences += sum(len(s) > max_length - 1 - len(summary_ids) for s in sentences)
         _plan_pair(plan, sentences, summary_ids, start_id, num_upstream, max_length)
     if truncated_summaries:
         warnings.warn(
             f"{truncated_summaries} summaries are longer than the model context allows "
             f"({max_length - 2} tokens) and were cut to that length.",
+            stacklevel=2,
+        )
+    if cut_sentences:
+        # One warning per call (issue 9): the cut itself is blanc's, documented in the card.
+        warnings.warn(
+            f"{cut_sentences} document sentence(s) do not fit the model context ({max_length} tokens) "
+            f"after the start token and the summary, and were cut to their first tokens as in blanc; "
+            f"their remaining tokens are not scored. Use a model with a longer context or split "
+            f"such sentences.",
             stacklevel=2,
         )
 
