@@ -48,7 +48,8 @@ Args:
         (one warning). Default: the model's positions.
     model_kind (str or None): "masked" or "causal"; detected from the config by default.
     device (str or None), dtype (str or None): model placement / precision (float32 default).
-    token_budget (int), batch_size (int or None), chunk_size (int): speed / memory only, same numbers.
+    token_budget (int or None), batch_size (int or None), chunk_size (int): speed / memory only, same
+        numbers (default token budget: 8192 on GPU, 2048 on CPU).
     progress (bool): show a progress bar. Default False.
 Returns:
     infolm (float): mean of the per-example scores.
@@ -109,7 +110,7 @@ class InfoLM(evaluate.Metric):
         model_kind=None,
         device=None,
         dtype=None,
-        token_budget=8192,
+        token_budget=None,
         batch_size=None,
         chunk_size=256,
         progress=False,

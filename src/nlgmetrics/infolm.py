@@ -362,7 +362,7 @@ def text_distributions(
     tokenizer: Any = None,
     device: str | torch.device | None = None,
     dtype: str | torch.dtype | None = None,
-    token_budget: int = 8192,
+    token_budget: int | None = None,
     batch_size: int | None = None,
 ) -> torch.Tensor:
     """Aggregated distributions p(.|x) of ``texts``: float64 ``[len(texts), vocab]`` on the CPU.
@@ -378,6 +378,7 @@ def text_distributions(
     ((2, 30522), [1.0, 1.0])
     """
     lm = load_lm(model, tokenizer=tokenizer, device=device, dtype=dtype)
+    token_budget = default_token_budget(lm, token_budget)
     texts = as_texts("texts", texts)
     temperature = _check_temperature(temperature)
     limit = resolve_max_length(lm, max_length)
@@ -393,6 +394,14 @@ def text_distributions(
     with torch.inference_mode():
         _compute_into(lm, tokenized, [table] * len(texts), acc, temperature, token_budget, batch_size)
     return acc.cpu()
+
+
+def default_token_budget(lm: LoadedLM, token_budget: int | None) -> int:
+    """Padded tokens per forward batch: 8192 on accelerators; 2048 on CPU, where bigger batches are
+    no faster but the activations of a bert-base batch of 8192 tokens add ~400 MB of peak memory."""
+    if token_budget is not None:
+        return token_budget
+    return 2048 if lm.device.type == "cpu" else 8192
 
 
 def _vocab_size(lm: LoadedLM) -> int:
@@ -467,7 +476,7 @@ def infolm(
     model_kind: str | None = None,
     device: str | torch.device | None = None,
     dtype: str | torch.dtype | None = None,
-    token_budget: int = 8192,
+    token_budget: int | None = None,
     batch_size: int | None = None,
     chunk_size: int = 256,
     progress: bool = True,
@@ -488,7 +497,8 @@ def infolm(
             ``{token_id: weight}`` mapping.
         max_length: tokens per text including special tokens (default: the model's positions);
             longer texts are truncated (one warning).
-        token_budget, batch_size: padded tokens / sequences per forward batch (engine).
+        token_budget, batch_size: padded tokens / sequences per forward batch (engine). Default
+            token budget: 8192 on GPU, 2048 on CPU (same speed there, ~10x less peak memory).
         chunk_size: distinct texts whose distributions are alive at once (memory: chunk x vocab x 8 bytes).
         progress: show a progress bar over distinct texts.
 
@@ -557,7 +567,7 @@ def _infolm(
     model_kind: str | None = None,
     device: str | torch.device | None = None,
     dtype: str | torch.dtype | None = None,
-    token_budget: int = 8192,
+    token_budget: int | None = None,
     batch_size: int | None = None,
     chunk_size: int = 256,
     progress: bool = True,
@@ -572,11 +582,12 @@ def _infolm(
     user_table = _as_idf_table(idf) if isinstance(idf, Mapping) else None
     if model_kind not in (None, "masked", "causal"):
         raise ValueError(f"Unknown model_kind={model_kind!r}; choose one of [None, 'masked', 'causal'].")
-    _check_positive_int("token_budget", token_budget)
+    _check_positive_int("token_budget", token_budget, allow_none=True)
     _check_positive_int("batch_size", batch_size, allow_none=True)
     _check_positive_int("chunk_size", chunk_size)
 
     lm = load_lm(model, model_kind, tokenizer=tokenizer, device=device, dtype=dtype)
+    token_budget = default_token_budget(lm, token_budget)
     limit = resolve_max_length(lm, max_length)
 
     # Distinct strings -> tokenized -> distinct token sequences ("text ids"): two strings with the
