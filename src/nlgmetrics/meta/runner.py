@@ -312,7 +312,7 @@ def _plots(dataset, examples, scores, tables, args, families, options, cache_roo
         tables["temperature_sweep"] = {"split": split, "human": human_key, "measure": args.sweep_measure, "level": "system", "temperatures": temps, "correlations": curves}
         path = plot_temperature(
             temps, curves, out_dir / f"{stem}_temperature.png",
-            f"{dataset} ({split}): system-level correlation of InfoLM {args.sweep_measure} vs T",
+            f"{dataset} ({split}): InfoLM {args.sweep_measure},\nsystem-level correlation vs temperature",
         )
         written.append(str(path))
     return written
