@@ -55,6 +55,8 @@ def _check_invariance(metric, first, second, seed, context, **options):
     engine = dict(batch_size=2, token_budget=48)
     if metric in ("shannon", "fflm"):
         engine["prefix_cache"] = False
+    if metric == "infolm":
+        engine["chunk_size"] = 1  # one text distribution alive at a time: memory only, same numbers
     other = fn(first2, second2, **options, **engine)
     assert_invariant(take(base, order), other, f"{context}: order/duplicates/batch_size/token_budget/cache")
     return base
@@ -135,7 +137,8 @@ def test_blanc_tune_messy(tiny_bert_dir, batch, seed) -> None:
 def test_fflm_messy(tiny_gpt2_dir, tiny_llama_dir, batch, seed, llama) -> None:
     sums, docs = batch
     model = str(tiny_llama_dir if llama else tiny_gpt2_dir)
-    _check_invariance("fflm", sums, docs, seed, "fflm", model=model)
+    # weights as a list: the option containers must not be mutated either (call_unmutated checks kwargs)
+    _check_invariance("fflm", sums, docs, seed, "fflm", model=model, weights=[0.25, 0.25, 0.5])
 
 
 @LM_SETTINGS
@@ -220,3 +223,32 @@ def test_shannon_long_document_sentences_one_warning(tiny_gpt2_dir) -> None:
                                           model=str(tiny_gpt2_dir))
     assert_all_finite(out, "shannon long document")
     assert len(messages) == 1 and "sentence" in messages[0], messages
+
+
+# ------------------------------------------------------------------------------------------------
+# the registry (what the CLI, the demos and the Trainer hook call): finite per-example AND aggregate
+
+
+MESSY_ROWS = ["", " \t", "!", "?!.,;", "日本語のテキストです。", "😀🎉 ok 👍🏽", "مرحبا بالعالم", "שלום עולם",
+              "e\u0301\u0301 combining", "ctrl\x00\x07\x1b chars", "The cat sat on the mat. It slept.", LONG]
+
+
+@pytest.mark.parametrize("name", ["rouge_family", "bleu", "infolm", "shannon_score", "blanc", "fflm"])
+def test_registry_messy_rows_finite(name, tiny_bert_dir, tiny_gpt2_dir) -> None:
+    from nlgmetrics.registry import get_spec
+
+    spec = get_spec(name)
+    options = {}
+    if spec.uses_model:
+        options["model"] = str(tiny_bert_dir if name in ("infolm", "blanc") else tiny_gpt2_dir)
+    if name == "rouge_family":
+        options["n_bootstrap"] = 50
+    others = list(reversed(MESSY_ROWS))
+    if spec.second_input == "references":
+        others = [[o, p] if i % 2 else o for i, (o, p) in enumerate(zip(others, MESSY_ROWS))]  # ragged
+    report = call_unmutated(spec.run, MESSY_ROWS, others, **options)
+    for key, values in report.per_example.items():
+        assert len(values) == len(MESSY_ROWS), key
+        assert all(math.isfinite(v) for v in values), (key, values)
+    assert all(math.isfinite(v) for v in report.aggregate.values()), report.aggregate
+    assert report.main in report.aggregate and report.signature
