@@ -40,6 +40,16 @@ def resolve_splitter(splitter: SentenceSplitter | str | None) -> tuple[SentenceS
     if splitter == "punkt":
         from nltk.tokenize import sent_tokenize
 
+        # Fail here, before any model work, and say what to do: nltk's own LookupError comes at
+        # the first document (after the model has loaded) and only mentions its downloader.
+        try:
+            sent_tokenize("A test. Another one.")
+        except LookupError:
+            raise ValueError(
+                "splitter='punkt' needs NLTK's punkt sentence model, which is not installed here; "
+                "with a network run `python -m nltk.downloader punkt_tab`, or use "
+                "splitter='pysbd' (the default, works offline)."
+            ) from None
         return sent_tokenize, "punkt"
     if callable(splitter):
         return splitter, getattr(splitter, "__name__", "custom")
