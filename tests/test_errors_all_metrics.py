@@ -199,6 +199,21 @@ def test_unknown_or_invalid_option_value(metric, options, pattern, model_for) ->
     _raises(metric, ["the cat sat"], ["The cat sat on the mat. It slept."], pattern, model_for, **options)
 
 
+@pytest.mark.parametrize("metric", ["shannon", "blanc"])
+def test_punkt_splitter_without_its_data(metric, model_for) -> None:
+    """splitter='punkt' offline (no NLTK data): a ValueError naming the download and the offline
+    default, raised before the model runs (not nltk's LookupError at the first document)."""
+    import nltk
+
+    try:
+        nltk.tokenize.sent_tokenize("A test. Another one.")
+        pytest.skip("NLTK's punkt data is installed on this machine")
+    except LookupError:
+        pass
+    _raises(metric, ["a cat"], ["A cat sat. It slept."], r"splitter='punkt' needs NLTK's punkt.*splitter='pysbd'",
+            model_for, splitter="punkt")
+
+
 # ------------------------------------------------------------------------------------------------
 # models
 
