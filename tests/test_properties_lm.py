@@ -252,3 +252,36 @@ def test_registry_messy_rows_finite(name, tiny_bert_dir, tiny_gpt2_dir) -> None:
         assert all(math.isfinite(v) for v in values), (key, values)
     assert all(math.isfinite(v) for v in report.aggregate.values()), report.aggregate
     assert report.main in report.aggregate and report.signature
+
+
+# ------------------------------------------------------------------------------------------------
+# off-by-one hunting: inputs whose token counts sit right at the context limits
+# ("cat", "dog", "house" are single tokens in both tiny vocabularies)
+
+
+def _words(n: int, word: str = "cat") -> str:
+    return " ".join([word] * n)
+
+
+def test_lengths_at_the_context_limits(tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir) -> None:
+    """BERT: 128 positions, GPT-2 / Llama: 256. Every length around those limits (with and without
+    the summary/prompt eating into the context) scores finite numbers, in one call per metric."""
+    near_bert = [1, 124, 125, 126, 127, 128, 129, 200]
+    near_gpt = [0, 1, 126, 127, 128, 250, 252, 253, 254, 255, 256, 257, 300]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = METRICS["infolm"]([_words(n) for n in near_bert], [[_words(n + 1), _words(max(n - 1, 0))] for n in near_bert],
+                                model=str(tiny_bert_dir))
+        assert_all_finite(out, "infolm bert")
+        out = METRICS["infolm"]([_words(n) for n in near_gpt], [[_words(n + 1)] for n in near_gpt], model=str(tiny_gpt2_dir))
+        assert_all_finite(out, "infolm gpt2")
+        pairs = [(s, d) for s in (0, 1, 128, 253, 254, 255, 256) for d in (1, 127, 128, 129, 254, 255, 256, 300)]
+        out = METRICS["shannon"]([_words(s, "dog") for s, _ in pairs], [_words(d) for _, d in pairs], model=str(tiny_gpt2_dir))
+        assert_all_finite(out, "shannon")
+        pairs = [(s, d) for s in (0, 1, 124, 125, 126, 128) for d in (1, 124, 125, 126, 127, 128, 200)]
+        out = METRICS["blanc"]([_words(s, "dog") for s, _ in pairs], [_words(d, "house") for _, d in pairs],
+                               model=str(tiny_bert_dir))
+        assert_all_finite(out, "blanc")
+        pairs = [(s, d) for s in (1, 248, 250, 251, 252, 253, 255, 256) for d in (0, 1, 250, 251, 252, 253, 255, 256, 300)]
+        out = METRICS["fflm"]([_words(s, "dog") for s, _ in pairs], [_words(d) for _, d in pairs], model=str(tiny_llama_dir))
+        assert_all_finite(out, "fflm")
