@@ -29,6 +29,18 @@ def _reject_unordered(name: str, values: Any) -> None:
         )
 
 
+def _check_unicode(label: str, text: str) -> None:
+    """Reject lone surrogates (e.g. from ``errors="surrogateescape"`` or a JSON ``"\\udc80"``):
+    they are not valid Unicode, and tokenizers fail on them with a bare TypeError."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ValueError(
+            f"`{label}` contains a lone surrogate {text[error.start]!r} at position {error.start}, "
+            f"which is not valid Unicode; decode your data with errors='replace' (or fix the bytes)."
+        ) from None
+
+
 def as_texts(name: str, values: Any, *, allow_empty_list: bool = False) -> list[str]:
     """Check that ``values`` is a list of strings; return a new list.
 
@@ -52,6 +64,7 @@ def as_texts(name: str, values: Any, *, allow_empty_list: bool = False) -> list[
                 f"`{name}[{index}]` is {_type_name(text)} ({text!r:.40}), not a string; "
                 f"convert every item to str (use '' for a missing text)."
             )
+        _check_unicode(f"{name}[{index}]", text)
     return texts
 
 
@@ -74,6 +87,7 @@ def as_reference_lists(references: Any, n: int, name: str = "references") -> lis
     normalised: list[list[str]] = []
     for index, item in enumerate(items):
         if isinstance(item, str):
+            _check_unicode(f"{name}[{index}]", item)
             normalised.append([item])
             continue
         if item is None or not isinstance(item, (list, tuple)):
@@ -90,6 +104,7 @@ def as_reference_lists(references: Any, n: int, name: str = "references") -> lis
                     f"`{name}[{index}][{j}]` is {_type_name(ref)}, not a string{hint}; "
                     f"pass references as a list of strings per prediction."
                 )
+            _check_unicode(f"{name}[{index}][{j}]", ref)
         normalised.append(list(item))
     return normalised
 
