@@ -93,6 +93,18 @@ def test_empty_input_list(metric, model_for) -> None:
     _raises(metric, [], [], r"is empty; pass at least one example", model_for)
 
 
+@pytest.mark.parametrize("metric", ALL)
+@pytest.mark.parametrize("which", [0, 1])
+def test_lone_surrogate_is_invalid_unicode(metric, which, model_for) -> None:
+    """A lone surrogate (``errors="surrogateescape"`` decoding, or a JSON ``"\\udc80"`` escape) is
+    not text: every metric says so by position (tokenizers used to fail with a bare TypeError)."""
+    args = [["a cat", "fine"], ["A cat sat.", "fine."]]
+    args[which][1] = "bad \udc80 bytes."
+    name = NAMES[metric][which]
+    _raises(metric, *args, rf"`{name}\[1\]` contains a lone surrogate '\\udc80' at position 4.*errors='replace'",
+            model_for)
+
+
 @pytest.mark.parametrize("metric", REFERENCE_METRICS)
 def test_references_nested_too_deeply(metric, model_for) -> None:
     _raises(metric, ["a cat"], [[["a cat"]]], r"`references\[0\]\[0\]` is list.*nested too deeply", model_for)
