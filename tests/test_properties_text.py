@@ -93,15 +93,16 @@ def test_rouge_messy_batches(batch, multi_ref, seed) -> None:
 
 
 @TEXT_SETTINGS
-@given(reference_batches(text=messy_text))
-def test_rouge_matches_rouge_score_on_messy_text(batch) -> None:
-    """rouge1/2/L/Lsum (best reference) equal ``rouge-score``'s ``score_multi`` on messy unicode."""
+@given(reference_batches(text=messy_text), st.booleans())
+def test_rouge_matches_rouge_score_on_messy_text(batch, stem) -> None:
+    """rouge1/2/L/Lsum (best reference) equal ``rouge-score``'s ``score_multi`` on messy unicode,
+    with and without stemming."""
     from rouge_score import rouge_scorer
 
     preds, refs = batch
     types = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
-    ours = METRICS["rouge"](preds, refs, rouge_types=types)
-    scorer = rouge_scorer.RougeScorer(types)
+    ours = METRICS["rouge"](preds, refs, rouge_types=types, use_stemmer=stem)
+    scorer = rouge_scorer.RougeScorer(types, use_stemmer=stem)
     for i, (p, rs) in enumerate(zip(preds, refs)):
         expected = scorer.score_multi(rs, p)
         for t in types:
@@ -126,8 +127,9 @@ def test_rouge_long_texts_no_warning_no_error() -> None:
 
 
 @TEXT_SETTINGS
-@given(reference_batches(text=messy_or_long_text), st.sampled_from(BLEU_TOKENIZERS), st.integers(0, 10**6))
-def test_sentence_bleu_messy_batches(batch, tokenize, seed) -> None:
+@given(reference_batches(text=messy_or_long_text), st.sampled_from(BLEU_TOKENIZERS), st.integers(0, 10**6),
+       st.booleans())
+def test_sentence_bleu_messy_batches(batch, tokenize, seed, lowercase) -> None:
     """Sentence BLEU equals sacrebleu's per row, in [0, 100], identity = 100, inputs untouched,
     invariant to order / duplicates / split / cache."""
     import sacrebleu
@@ -136,10 +138,10 @@ def test_sentence_bleu_messy_batches(batch, tokenize, seed) -> None:
 
     preds, refs = batch
     bleu = METRICS["bleu"]
-    base = call_unmutated(bleu, preds, refs, tokenize=tokenize)
+    base = call_unmutated(bleu, preds, refs, tokenize=tokenize, lowercase=lowercase)
     assert_all_finite(base, "bleu")
     for i, (p, rs) in enumerate(zip(preds, refs)):
-        expected = sacrebleu.sentence_bleu(p, rs, tokenize=tokenize)
+        expected = sacrebleu.sentence_bleu(p, rs, tokenize=tokenize, lowercase=lowercase)
         got = base["sentence_bleu"][i]
         assert 0.0 <= got <= 100.0 + 1e-9
         assert got == pytest.approx(expected.score, abs=1e-9), (p, rs)
@@ -148,13 +150,13 @@ def test_sentence_bleu_messy_batches(batch, tokenize, seed) -> None:
 
     n = len(preds)
     order = permutation(n, seed)
-    assert_columns_close(take(base, order), bleu([preds[i] for i in order], [refs[i] for i in order], tokenize=tokenize),
+    assert_columns_close(take(base, order), bleu([preds[i] for i in order], [refs[i] for i in order], tokenize=tokenize, lowercase=lowercase),
                          "bleu: row order")
-    doubled = bleu(preds + preds, refs + refs, tokenize=tokenize)
+    doubled = bleu(preds + preds, refs + refs, tokenize=tokenize, lowercase=lowercase)
     assert_columns_close(base, take(doubled, range(n)), "bleu: duplicated rows")
     assert_columns_close(base, take(doubled, range(n, 2 * n)), "bleu: duplicated rows (copies)")
     clear_caches()
-    assert_columns_close(base, bleu(preds, refs, tokenize=tokenize), "bleu: caches cleared vs warm")
+    assert_columns_close(base, bleu(preds, refs, tokenize=tokenize, lowercase=lowercase), "bleu: caches cleared vs warm")
 
 
 @TEXT_SETTINGS
