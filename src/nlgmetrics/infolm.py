@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import numbers
 import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -234,11 +235,12 @@ def _as_idf_table(idf: Any) -> IdfTable | None:
             raise ValueError("`idf` is an empty mapping; pass {token_id: weight, ...}, True or False.")
         weights: dict[int, float] = {}
         for key, value in idf.items():
-            if isinstance(key, bool) or not isinstance(key, int):
+            # numbers.Integral / Real: numpy scalars (an idf table built with numpy) are fine too.
+            if isinstance(key, bool) or not isinstance(key, numbers.Integral):
                 raise ValueError(f"`idf` keys must be token ids (int), got {key!r}.")
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0:
                 raise ValueError(f"`idf[{key}]`={value!r}; weights must be finite numbers >= 0.")
-            weights[key] = float(value)
+            weights[int(key)] = float(value)
         return IdfTable(weights, max(weights.values()), source="user")
     return None
 
