@@ -226,6 +226,22 @@ def test_punkt_splitter_without_its_data(metric, model_for) -> None:
             model_for, splitter="punkt")
 
 
+def test_infolm_idf_table_types(tiny_bert_dir) -> None:
+    """A user idf table may hold numpy scalars (ids and weights); bools, strings, NaN are rejected."""
+    import numpy as np
+
+    from nlgmetrics.infolm import infolm
+
+    plain = infolm(["the cat"], ["the dog"], model=str(tiny_bert_dir), idf={1996: 2.0, 4937: 0.5}, progress=False)
+    numpy_table = infolm(["the cat"], ["the dog"], model=str(tiny_bert_dir),
+                         idf={np.int64(1996): np.float32(2.0), np.int32(4937): np.float64(0.5)}, progress=False)
+    assert numpy_table.scores == plain.scores
+    for bad, pattern in (({True: 1.0}, r"keys must be token ids"), ({"the": 1.0}, r"keys must be token ids"),
+                         ({1996: float("nan")}, r"weights must be finite numbers >= 0"), ({1996: "1"}, r"finite numbers")):
+        with pytest.raises(ValueError, match=pattern):
+            infolm(["the cat"], ["the dog"], model=str(tiny_bert_dir), idf=bad, progress=False)
+
+
 # ------------------------------------------------------------------------------------------------
 # models
 
