@@ -285,3 +285,52 @@ def test_lengths_at_the_context_limits(tiny_bert_dir, tiny_gpt2_dir, tiny_llama_
         pairs = [(s, d) for s in (1, 248, 250, 251, 252, 253, 255, 256) for d in (0, 1, 250, 251, 252, 253, 255, 256, 300)]
         out = METRICS["fflm"]([_words(s, "dog") for s, _ in pairs], [_words(d) for _, d in pairs], model=str(tiny_llama_dir))
         assert_all_finite(out, "fflm")
+
+
+# ------------------------------------------------------------------------------------------------
+# the model is an input too: never modified (weights, train/eval mode, requires_grad), and the
+# caller's random number generators are left as they were
+
+
+def _fingerprint(model) -> tuple:
+    import hashlib
+
+    digest = hashlib.sha256()
+    for tensor in model.state_dict().values():
+        digest.update(tensor.detach().cpu().numpy().tobytes())
+    return digest.hexdigest(), model.training, tuple(p.requires_grad for p in model.parameters())
+
+
+def test_user_model_instances_and_rngs_untouched(tiny_bert_dir, tiny_gpt2_dir) -> None:
+    import random
+
+    import torch
+    from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
+
+    from nlgmetrics.engine import load_lm
+
+    docs = ["The cat sat on the mat. It slept all day long in the sun."] * 2
+    sums = ["cat sat on mat", "dog"]
+    masked = AutoModelForMaskedLM.from_pretrained(str(tiny_bert_dir)).train()  # train mode on purpose
+    causal = AutoModelForCausalLM.from_pretrained(str(tiny_gpt2_dir)).train()
+    before = _fingerprint(masked), _fingerprint(causal)
+    masked_lm = load_lm(masked, tokenizer=AutoTokenizer.from_pretrained(str(tiny_bert_dir)))
+    causal_lm = load_lm(causal, tokenizer=AutoTokenizer.from_pretrained(str(tiny_gpt2_dir)))
+
+    torch.manual_seed(123)
+    random.seed(123)
+    expected_torch, expected_python = torch.rand(3), random.random()
+    torch.manual_seed(123)
+    random.seed(123)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        METRICS["infolm"](sums, docs, model=masked_lm)
+        METRICS["blanc"](sums, docs, model=masked_lm)
+        tuned = METRICS["blanc_tune"](sums, docs, model=masked_lm, finetune_epochs=2)
+        METRICS["shannon"](sums, docs, model=causal_lm)
+        METRICS["fflm"](sums, docs, model=causal_lm)
+    assert torch.equal(torch.rand(3), expected_torch), "a metric consumed the caller's torch RNG"
+    assert random.random() == expected_python, "a metric consumed the caller's Python RNG"
+    assert (_fingerprint(masked), _fingerprint(causal)) == before, "a metric modified the user's model"
+    # BLANC-tune trains a copy: the same numbers from the directory (a different LoadedLM)
+    assert tuned == METRICS["blanc_tune"](sums, docs, model=str(tiny_bert_dir), finetune_epochs=2)
