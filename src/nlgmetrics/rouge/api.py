@@ -14,6 +14,7 @@ match statistics (:mod:`nlgmetrics.rouge.scoring`) and references are combined p
 from __future__ import annotations
 
 import functools
+import numbers
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -234,6 +235,9 @@ def rouge_scores(
     # bool("no") is True: a string here would silently turn stopword removal on.
     if not isinstance(remove_stopwords, bool):
         raise ValueError(f"remove_stopwords={remove_stopwords!r} must be True or False.")
+    # numpy's default_rng(seed) would fail with a bare TypeError ("SeedSequence expects int...").
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
+        raise ValueError(f"seed={seed!r} must be a non-negative integer, or None for an unseeded bootstrap.")
     if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not beta > 0:
         raise ValueError(f"beta={beta!r} must be a positive number (1.0 gives F1).")
     if isinstance(rouge_w_weight, bool) or not isinstance(rouge_w_weight, (int, float)) or not rouge_w_weight >= 1:
