@@ -141,6 +141,7 @@ BAD_OPTIONS = {
         (dict(multi_ref="max"), r"Unknown multi_ref='max'; choose one of \['best', 'average'\]"),
         (dict(beta=0), r"beta=0 must be a positive number"),
         (dict(n_bootstrap=0, aggregate=True), r"must be a positive integer"),
+        (dict(seed="x", aggregate=True), r"seed='x' must be a non-negative integer, or None"),
         (dict(use_stemmer="no"), r"Unknown use_stemmer='no'; choose False, True"),
         (dict(remove_stopwords="no"), r"remove_stopwords='no' must be True or False"),
     ],
@@ -256,6 +257,7 @@ def _numpy_option_cases():
           ("fflm", dict(weights=np.array([0.25, 0.25, 0.5]), max_length=np.int64(128), batch_size=np.int64(2))),
           ("rouge", dict(beta=np.float64(1.0))),
           ("bleu", dict(smooth_value=np.float64(0.1), smooth_method="floor"))]
+    ok.append(("rouge", dict(seed=np.int64(3), aggregate=True)))
     rejected = [("rouge", dict(n_bootstrap=np.int64(10), aggregate=True)),
                 ("rouge", dict(rouge_w_weight=np.float32(1.5), rouge_types=["rougeW"])),
                 ("bleu", dict(max_ngram_order=np.int64(4))),
