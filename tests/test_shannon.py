@@ -192,6 +192,8 @@ def test_bad_inputs_raise_clear_errors(tiny_gpt2_dir, documents, summaries, matc
         ({"splitter": "spacy"}, r"Unknown sentence splitter 'spacy'"),
         ({"start_token": "<not-a-token>"}, r"start_token='<not-a-token>' is not a single token"),
         ({"start_token": 10**9}, r"outside the vocabulary"),
+        ({"chunk_size": 0}, r"`chunk_size` must be an integer >= 1"),
+        ({"chunk_size": 2.5}, r"`chunk_size` must be an integer >= 1"),
     ],
 )
 def test_bad_options_raise_clear_errors(tiny_gpt2_dir, options, match):
@@ -236,6 +238,65 @@ def test_invariant_to_batching_order_duplicates_and_cache(tiny_gpt2_dir):
     # Each example alone gives the same numbers as in a batch.
     alone = _score(tiny_gpt2_dir, [docs[2]], [summs[2]])
     assert abs(alone.shannon_score[0] - reference.shannon_score[2]) <= 1e-5
+
+
+def test_chunks_bound_the_work_and_keep_the_numbers(tiny_gpt2_dir, monkeypatch):
+    """Issue 9: chunk_size=1 runs one document (all its summaries) per engine call, and every
+    per-example value equals the default single-chunk run; base/full reuse holds inside a chunk."""
+    import nlgmetrics.engine as engine
+
+    docs = [DOC_A, DOC_B, DOC_A, "", DOC_B, DOC_A]
+    summs = [SUMM_A1, SUMM_B, SUMM_A2, SUMM_B, "", ""]
+    reference = _score(tiny_gpt2_dir, docs, summs, return_token_scores=True)
+
+    seen = []
+    original = engine.iter_causal
+
+    def spy(lm, queries, reduce, **kwargs):
+        seen.append(list(queries))
+        return original(lm, queries, reduce, **kwargs)
+
+    monkeypatch.setattr(engine, "iter_causal", spy)
+    chunked = _score(tiny_gpt2_dir, docs, summs, chunk_size=1, return_token_scores=True)
+    # Three distinct documents; the empty one has no query, so two engine calls, one per document.
+    assert len(seen) == 2
+    start = seen[0][0].prefix_ids[:1]
+    for queries, n in zip(seen, (reference.num_sentences[0], reference.num_sentences[1])):
+        assert sum(q.prefix_ids == start for q in queries) == n   # base+full once per document
+    for name in ("ll_base", "ll_help", "ll_full", "shannon_score", "information_difference", "blanc_shannon"):
+        np.testing.assert_allclose(getattr(chunked, name), getattr(reference, name), atol=1e-5, rtol=0,
+                                   err_msg=name)
+    for name in ("s", "num_doc_tokens", "num_summary_tokens", "num_sentences", "signature"):
+        assert getattr(chunked, name) == getattr(reference, name), name
+    for got, want in zip(chunked.token_scores, reference.token_scores):
+        assert got.token_ids == want.token_ids and got.summary_token_ids == want.summary_token_ids
+        np.testing.assert_allclose(got.help_logprobs, want.help_logprobs, atol=1e-5, rtol=0)
+        assert (got.help_correct == want.help_correct).all() and (got.base_correct == want.base_correct).all()
+    # The degenerate rows keep their documented values wherever their chunk falls.
+    assert chunked.shannon_score[3] == chunked.shannon_score[4] == chunked.shannon_score[5] == 0.0
+    # Any other chunk size, same numbers.
+    two = _score(tiny_gpt2_dir, docs, summs, chunk_size=2)
+    np.testing.assert_allclose(two.ll_help, reference.ll_help, atol=1e-5, rtol=0)
+    assert two.s == reference.s
+
+
+def test_progress_bar_counts_pairs_over_the_whole_call(tiny_gpt2_dir, monkeypatch):
+    """One bar for the whole call (not one per chunk), ending at the number of pairs."""
+    import nlgmetrics.shannon as shannon_module
+
+    bars = []
+    real = shannon_module.tqdm
+
+    def recording_tqdm(*args, **kwargs):
+        bar = real(*args, **kwargs)
+        bars.append(bar)
+        return bar
+
+    monkeypatch.setattr(shannon_module, "tqdm", recording_tqdm)
+    docs = [DOC_A, DOC_B, DOC_A, ""]
+    _score(tiny_gpt2_dir, docs, [SUMM_A1, SUMM_B, "", "x"], chunk_size=1, progress=True)
+    assert len(bars) == 1
+    assert bars[0].total == len(docs) and bars[0].n == len(docs)
 
 
 def test_inputs_are_not_mutated(tiny_gpt2_dir):

@@ -44,6 +44,7 @@ Args:
         vocabulary has it, else the model's EOS.
     device (str or None), dtype (str or None), revision (str or None): model loading.
     token_budget (int), batch_size (int or None), prefix_cache (bool): speed only, same numbers.
+    chunk_size (int): distinct documents scored at a time (memory bound), same numbers. Default 64.
     progress (bool): show a progress bar. Default False.
 Returns:
     shannon_score (list of float): per example, (ll_help - ll_base) / (ll_full - ll_base); 0 = no help,
@@ -98,6 +99,7 @@ class ShannonScore(evaluate.Metric):
         token_budget=8192,
         batch_size=None,
         prefix_cache=True,
+        chunk_size=64,
         progress=False,
     ):
         result = shannon_score(
@@ -113,6 +115,7 @@ class ShannonScore(evaluate.Metric):
             token_budget=token_budget,
             batch_size=batch_size,
             prefix_cache=prefix_cache,
+            chunk_size=chunk_size,
             progress=progress,
         )
         output = result.to_dict()

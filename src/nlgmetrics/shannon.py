@@ -29,6 +29,10 @@ with the base prompt, so ``<start> + sentence + sentence`` gives both). All ``he
 summary share the prefix ``<start> + summary``, so the engine's prefix KV cache computes it once
 per summary.
 
+Memory. Work is planned and run ``chunk_size`` distinct documents at a time (each with all of its
+summaries, so the reuse above is unchanged): only one chunk's queries and per-token scores are
+alive at once, whatever the size of the call. The numbers do not depend on ``chunk_size``.
+
 Compatibility with the reference implementation (PyPI ``blanc`` 0.3.4, ``blanc.shannon``):
 
 - Same prompts, same per-sentence truncation (every sentence is cut to ``max_length - 1 -
@@ -75,6 +79,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from nlgmetrics.sentences import SentenceSplitter, resolve_splitter
 from nlgmetrics.signature import make_signature
@@ -359,112 +364,60 @@ def _check_int(name: str, value: Any, minimum: int) -> int:
     return int(value)
 
 
-# ----------------------------------------------------------------------------------------------
-# The metric.
+_COLUMNS = (
+    "shannon_score", "information_difference", "blanc_shannon", "ll_base", "ll_help", "ll_full",
+    "s", "num_doc_tokens", "num_summary_tokens", "num_sentences",
+)
 
 
-def shannon_score(
-    documents: Sequence[str],
-    summaries: Sequence[str],
-    model: Any = "gpt2",
-    *,
-    num_upstream: int = 0,
-    splitter: SentenceSplitter | str | None = None,
-    start_token: int | str | None = None,
-    tokenizer: Any = None,
-    device: Any = None,
-    dtype: Any = None,
-    revision: str | None = None,
-    token_budget: int = 8192,
-    batch_size: int | None = None,
-    prefix_cache: bool = True,
-    progress: bool = True,
-    return_token_scores: bool = False,
-) -> ShannonResult:
-    """Score each summary by how much it helps a causal LM predict its document.
+def _score_chunk(
+    lm,
+    documents: list[str],
+    summaries: list[str],
+    examples: list[int],
+    split,
+    start_id: int,
+    num_upstream: int,
+    max_length: int,
+    counts: dict[str, int],
+    token_budget: int,
+    batch_size: int | None,
+    prefix_cache: bool,
+    return_token_scores: bool,
+    bar,
+):
+    """Plan, run and assemble the examples ``examples`` (whole documents); yield ``(i, row)``.
 
-    Args:
-        documents: source documents, one per example (the same document may repeat: its
-            summary-independent passes run once).
-        summaries: the summaries to score, aligned with ``documents``.
-        model: Hub id (paper default ``"gpt2"``), local directory, the offline alias
-            ``"smollm2-135m"``, a :class:`~nlgmetrics.engine.LoadedLM`, or a model instance.
-        num_upstream: number of preceding sentences given as context (paper/blanc default 0).
-        splitter: sentence splitter: ``None``/"pysbd" (offline default), "punkt" (blanc's, needs
-            nltk data) or a callable ``str -> list[str]``.
-        start_token: token starting every prompt; default ``<|endoftext|>`` when the vocabulary
-            has it, else the model's EOS (blanc: ``config.eos_token_id``).
-        tokenizer: the tokenizer, required when ``model`` is a model instance.
-        device, dtype, revision: passed to :func:`nlgmetrics.engine.load_lm`.
-        token_budget, batch_size, prefix_cache: engine batching; they do not change the numbers.
-        progress: show a progress bar.
-        return_token_scores: also return per-token log-probabilities and hits.
-
-    Returns:
-        :class:`ShannonResult` with per-example scores, raw components and a signature.
-
-    >>> from nlgmetrics.testing import build_random_model
-    >>> import tempfile
-    >>> path = build_random_model("gpt2", tempfile.mkdtemp(), size="tiny")
-    >>> r = shannon_score(["A cat sat. It slept."], [""], model=path, progress=False)
-    >>> r.shannon_score, r.information_difference, r.blanc_shannon   # empty summary: no help
-    ([0.0], [0.0], [0.0])
+    Only this chunk's queries and their per-token scores are alive at a time (issue 9: bounded
+    memory on a large call). ``row`` holds the values of ``_COLUMNS`` in order, then the example's
+    :class:`ShannonTokenScores` (or ``None``). ``counts`` accumulates the warnings' counts and
+    ``bar`` advances by examples, in proportion to the chunk's queries done.
     """
-    from nlgmetrics.engine import iter_causal, load_lm
+    from nlgmetrics.engine import iter_causal
 
-    documents = as_texts("documents", documents)
-    summaries = as_texts("summaries", summaries)
-    check_same_length(documents=documents, summaries=summaries)
-    num_upstream = _check_int("num_upstream", num_upstream, 0)
-    split, splitter_name = resolve_splitter(splitter)
-
-    lm = load_lm(model, kind="causal", tokenizer=tokenizer, device=device, dtype=dtype, revision=revision)
-    if lm.kind != "causal":
-        raise ValueError(
-            f"shannon_score needs a causal LM (e.g. 'gpt2' or 'smollm2-135m'); {lm.name!r} is a "
-            f"{lm.kind} LM."
-        )
-    max_length = int(lm.max_length)
-    start_id = _start_token_id(lm, start_token)
-    encode = _encoder(lm.tokenizer)
-
-    # Split and tokenise each distinct document once (REALSumm: 25 summaries per document).
+    encode = _encoder(lm.tokenizer)  # per chunk: the memo must not grow with the whole call
     doc_sentences: dict[str, list[tuple[int, ...]]] = {}
     plan = _Plan()
-    truncated_summaries = 0
-    cut_sentences = 0
-    for document, summary in zip(documents, summaries):
+    for i in examples:
+        document = documents[i]
         sentences = doc_sentences.get(document)
         if sentences is None:
             pieces = split(document) if document.strip() else []
             sentences = [encode(s.strip()) for s in pieces if s.strip()]
             sentences = [s for s in sentences if s]
             doc_sentences[document] = sentences
-        summary_ids = encode(summary.strip())
+        summary_ids = encode(summaries[i].strip())
         if len(summary_ids) > max_length - 2:
             summary_ids = summary_ids[: max_length - 2]
-            truncated_summaries += 1
+            counts["truncated_summaries"] += 1
         # _plan_pair cuts each sentence to what the context leaves after <start> + summary.
-        cut_sentences += sum(len(s) > max_length - 1 - len(summary_ids) for s in sentences)
+        counts["cut_sentences"] += sum(len(s) > max_length - 1 - len(summary_ids) for s in sentences)
         _plan_pair(plan, sentences, summary_ids, start_id, num_upstream, max_length)
-    if truncated_summaries:
-        warnings.warn(
-            f"{truncated_summaries} summaries are longer than the model context allows "
-            f"({max_length - 2} tokens) and were cut to that length.",
-            stacklevel=2,
-        )
-    if cut_sentences:
-        # One warning per call (issue 9): the cut itself is blanc's, documented in the card.
-        warnings.warn(
-            f"{cut_sentences} document sentence(s) do not fit the model context ({max_length} tokens) "
-            f"after the start token and the summary, and were cut to their first tokens as in blanc; "
-            f"their remaining tokens are not scored. Use a model with a longer context or split "
-            f"such sentences.",
-            stacklevel=2,
-        )
 
     scores: list[tuple[np.ndarray, np.ndarray]] = [None] * len(plan.queries)  # type: ignore[list-item]
+    shown = 0
     if plan.queries:
+        done = 0
         for number, value in iter_causal(
             lm,
             plan.queries,
@@ -472,10 +425,16 @@ def shannon_score(
             token_budget=token_budget,
             batch_size=batch_size,
             prefix_cache=prefix_cache,
-            progress=progress,
-            desc="shannon score",
+            progress=False,  # the caller's bar counts examples over the whole call
         ):
             scores[number] = value
+            done += 1
+            reached = len(examples) * done // len(plan.queries)
+            if reached > shown:
+                bar.update(reached - shown)
+                shown = reached
+    if shown < len(examples):
+        bar.update(len(examples) - shown)
 
     def gather(pieces: list[_Piece], target: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         logprobs = np.empty(len(target), dtype=np.float64)
@@ -489,13 +448,7 @@ def shannon_score(
             )
         return logprobs, correct
 
-    columns: dict[str, list[Any]] = {
-        k: []
-        for k in ("shannon_score", "information_difference", "blanc_shannon", "ll_base", "ll_help",
-                  "ll_full", "s", "num_doc_tokens", "num_summary_tokens", "num_sentences")
-    }
-    token_scores: list[ShannonTokenScores] = []
-    for sentences, summary_ids, per_sentence in plan.pairs:
+    for i, (sentences, summary_ids, per_sentence) in zip(examples, plan.pairs):
         parts: dict[str, list[np.ndarray]] = {k: [] for k in ("base", "help", "full", "bc", "hc")}
         for sentence, (base, helped, full) in zip(sentences, per_sentence):
             base_lp, base_ok = gather(base, sentence)
@@ -517,28 +470,144 @@ def shannon_score(
             [int(np.sum(b & ~h)), int(np.sum(b & h))],
         ]
         score, info_diff, blanc_shannon = shannon_ratios(ll_base, ll_help, ll_full, s)
-        for name, value in (
-            ("shannon_score", score), ("information_difference", info_diff),
-            ("blanc_shannon", blanc_shannon), ("ll_base", ll_base), ("ll_help", ll_help),
-            ("ll_full", ll_full), ("s", s), ("num_doc_tokens", int(len(b))),
-            ("num_summary_tokens", len(summary_ids)), ("num_sentences", len(sentences)),
-        ):
-            columns[name].append(value)
+        detail = None
         if return_token_scores:
             ids = [t for sentence in sentences for t in sentence]
-            token_scores.append(
-                ShannonTokenScores(
-                    token_ids=ids,
-                    tokens=list(lm.tokenizer.convert_ids_to_tokens(ids)),
-                    sentence_lengths=[len(sentence) for sentence in sentences],
-                    base_logprobs=cat["base"],
-                    help_logprobs=cat["help"],
-                    full_logprobs=cat["full"],
-                    base_correct=b,
-                    help_correct=h,
-                    summary_token_ids=list(summary_ids),
-                )
+            detail = ShannonTokenScores(
+                token_ids=ids,
+                tokens=list(lm.tokenizer.convert_ids_to_tokens(ids)),
+                sentence_lengths=[len(sentence) for sentence in sentences],
+                base_logprobs=cat["base"],
+                help_logprobs=cat["help"],
+                full_logprobs=cat["full"],
+                base_correct=b,
+                help_correct=h,
+                summary_token_ids=list(summary_ids),
             )
+        yield i, (
+            score, info_diff, blanc_shannon, ll_base, ll_help, ll_full, s, int(len(b)),
+            len(summary_ids), len(sentences), detail,
+        )
+
+
+# ----------------------------------------------------------------------------------------------
+# The metric.
+
+
+def shannon_score(
+    documents: Sequence[str],
+    summaries: Sequence[str],
+    model: Any = "gpt2",
+    *,
+    num_upstream: int = 0,
+    splitter: SentenceSplitter | str | None = None,
+    start_token: int | str | None = None,
+    tokenizer: Any = None,
+    device: Any = None,
+    dtype: Any = None,
+    revision: str | None = None,
+    token_budget: int = 8192,
+    batch_size: int | None = None,
+    prefix_cache: bool = True,
+    chunk_size: int = 64,
+    progress: bool = True,
+    return_token_scores: bool = False,
+) -> ShannonResult:
+    """Score each summary by how much it helps a causal LM predict its document.
+
+    Args:
+        documents: source documents, one per example (the same document may repeat: its
+            summary-independent passes run once).
+        summaries: the summaries to score, aligned with ``documents``.
+        model: Hub id (paper default ``"gpt2"``), local directory, the offline alias
+            ``"smollm2-135m"``, a :class:`~nlgmetrics.engine.LoadedLM`, or a model instance.
+        num_upstream: number of preceding sentences given as context (paper/blanc default 0).
+        splitter: sentence splitter: ``None``/"pysbd" (offline default), "punkt" (blanc's, needs
+            nltk data) or a callable ``str -> list[str]``.
+        start_token: token starting every prompt; default ``<|endoftext|>`` when the vocabulary
+            has it, else the model's EOS (blanc: ``config.eos_token_id``).
+        tokenizer: the tokenizer, required when ``model`` is a model instance.
+        device, dtype, revision: passed to :func:`nlgmetrics.engine.load_lm`.
+        token_budget, batch_size, prefix_cache: engine batching; they do not change the numbers.
+        chunk_size: distinct documents planned and scored at a time (with all their summaries);
+            bounds memory on a large call, does not change the numbers.
+        progress: show a progress bar over the (document, summary) pairs of the whole call.
+        return_token_scores: also return per-token log-probabilities and hits.
+
+    Returns:
+        :class:`ShannonResult` with per-example scores, raw components and a signature.
+
+    >>> from nlgmetrics.testing import build_random_model
+    >>> import tempfile
+    >>> path = build_random_model("gpt2", tempfile.mkdtemp(), size="tiny")
+    >>> r = shannon_score(["A cat sat. It slept."], [""], model=path, progress=False)
+    >>> r.shannon_score, r.information_difference, r.blanc_shannon   # empty summary: no help
+    ([0.0], [0.0], [0.0])
+    """
+    from nlgmetrics.engine import is_main_process, load_lm
+
+    documents = as_texts("documents", documents)
+    summaries = as_texts("summaries", summaries)
+    check_same_length(documents=documents, summaries=summaries)
+    num_upstream = _check_int("num_upstream", num_upstream, 0)
+    chunk_size = _check_int("chunk_size", chunk_size, 1)
+    split, splitter_name = resolve_splitter(splitter)
+
+    lm = load_lm(model, kind="causal", tokenizer=tokenizer, device=device, dtype=dtype, revision=revision)
+    if lm.kind != "causal":
+        raise ValueError(
+            f"shannon_score needs a causal LM (e.g. 'gpt2' or 'smollm2-135m'); {lm.name!r} is a "
+            f"{lm.kind} LM."
+        )
+    max_length = int(lm.max_length)
+    start_id = _start_token_id(lm, start_token)
+
+    # Examples grouped by document (first appearance order): a chunk takes whole documents, so the
+    # base/full passes shared by a document's summaries and each summary's prefix cache across
+    # the document's sentences are reused exactly as in one big call.
+    by_document: dict[str, list[int]] = {}
+    for i, document in enumerate(documents):
+        by_document.setdefault(document, []).append(i)
+    distinct_documents = list(by_document)
+
+    per_example: list[tuple[Any, ...] | None] = [None] * len(documents)
+    counts = {"truncated_summaries": 0, "cut_sentences": 0}
+    with tqdm(
+        total=len(documents), desc="shannon score", unit="pair",
+        disable=not progress or not documents or not is_main_process(),
+    ) as bar:
+        for first in range(0, len(distinct_documents), chunk_size):
+            examples = [
+                i for document in distinct_documents[first : first + chunk_size] for i in by_document[document]
+            ]
+            for i, row in _score_chunk(
+                lm, documents, summaries, examples, split, start_id, num_upstream, max_length, counts,
+                token_budget, batch_size, prefix_cache, return_token_scores, bar,
+            ):
+                per_example[i] = row
+    if counts["truncated_summaries"]:
+        warnings.warn(
+            f"{counts['truncated_summaries']} summaries are longer than the model context allows "
+            f"({max_length - 2} tokens) and were cut to that length.",
+            stacklevel=2,
+        )
+    if counts["cut_sentences"]:
+        # One warning per call (issue 9): the cut itself is blanc's, documented in the card.
+        warnings.warn(
+            f"{counts['cut_sentences']} document sentence(s) do not fit the model context ({max_length} "
+            f"tokens) after the start token and the summary, and were cut to their first tokens as in "
+            f"blanc; their remaining tokens are not scored. Use a model with a longer context or split "
+            f"such sentences.",
+            stacklevel=2,
+        )
+
+    columns: dict[str, list[Any]] = {name: [] for name in _COLUMNS}
+    token_scores: list[ShannonTokenScores] = []
+    for row in per_example:
+        for name, value in zip(_COLUMNS, row):
+            columns[name].append(value)
+        if return_token_scores:
+            token_scores.append(row[-1])
 
     signature = make_signature(
         "shannon_score",
