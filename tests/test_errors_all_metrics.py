@@ -243,46 +243,88 @@ def test_infolm_idf_table_types(tiny_bert_dir) -> None:
             infolm(["the cat"], ["the dog"], model=str(tiny_bert_dir), idf=bad, progress=False)
 
 
-_NUMPY_REJECTED = pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-    "numpy scalar option rejected with a misleading message (e.g. '`gap` must be a positive integer, "
-    "got np.int64(3)'); shannon_score and fflm accept numpy scalars. Validators use isinstance(x, int) "
-    "instead of numbers.Integral/Real; spread over rouge, bleu, infolm, blanc, blanc_tune (reported "
-    "to the lead: one shared check in nlgmetrics.validation would fix all)."))
-
-
 def _numpy_option_cases():
     import numpy as np
 
-    ok = [("shannon", dict(token_budget=np.int64(4096), batch_size=np.int64(4), num_upstream=np.int64(1))),
-          ("fflm", dict(weights=np.array([0.25, 0.25, 0.5]), max_length=np.int64(128), batch_size=np.int64(2))),
-          ("rouge", dict(beta=np.float64(1.0))),
-          ("bleu", dict(smooth_value=np.float64(0.1), smooth_method="floor"))]
-    ok.append(("rouge", dict(seed=np.int64(3), aggregate=True)))
-    rejected = [("rouge", dict(n_bootstrap=np.int64(10), aggregate=True)),
-                ("rouge", dict(rouge_w_weight=np.float32(1.5), rouge_types=["rougeW"])),
-                ("bleu", dict(max_ngram_order=np.int64(4))),
-                ("bleu", dict(lowercase=np.bool_(True))),
-                ("infolm", dict(token_budget=np.int64(4096))),
-                ("infolm", dict(temperature=np.float32(0.5))),
-                ("infolm", dict(max_length=np.int64(64))),
-                ("blanc", dict(gap=np.int64(3))),
-                ("blanc", dict(batch_size=np.int64(4))),
-                ("blanc", dict(max_tokens=np.int64(64))),
-                ("blanc_tune", dict(finetune_epochs=np.int64(1))),
-                ("blanc_tune", dict(seed=np.int64(3)))]
-    params = [pytest.param(m, o, id=f"{m}-{'-'.join(o)}") for m, o in ok]
-    params += [pytest.param(m, o, id=f"{m}-{'-'.join(o)}", marks=_NUMPY_REJECTED) for m, o in rejected]
-    return params
+    cases = [("shannon", dict(token_budget=np.int64(4096), batch_size=np.int64(4), num_upstream=np.int64(1))),
+             ("fflm", dict(weights=np.array([0.25, 0.25, 0.5]), max_length=np.int64(128), batch_size=np.int64(2))),
+             ("rouge", dict(beta=np.float64(1.0))),
+             ("bleu", dict(smooth_value=np.float64(0.1), smooth_method="floor")),
+             ("rouge", dict(seed=np.int64(3), aggregate=True)),
+             # were rejected with misleading messages ("`gap` must be a positive integer, got
+             # np.int64(3)") before the shared checks of nlgmetrics.validation
+             ("rouge", dict(n_bootstrap=np.int64(10), aggregate=True)),
+             ("rouge", dict(rouge_w_weight=np.float32(1.5), rouge_types=["rougeW"])),
+             ("bleu", dict(max_ngram_order=np.int64(4))),
+             ("bleu", dict(lowercase=np.bool_(True))),
+             ("infolm", dict(token_budget=np.int64(4096))),
+             ("infolm", dict(temperature=np.float32(0.5))),
+             ("infolm", dict(max_length=np.int64(64))),
+             ("blanc", dict(gap=np.int64(3))),
+             ("blanc", dict(batch_size=np.int64(4))),
+             ("blanc", dict(max_tokens=np.int64(64))),
+             ("blanc_tune", dict(finetune_epochs=np.int64(1))),
+             ("blanc_tune", dict(seed=np.int64(3)))]
+    return [pytest.param(m, o, id=f"{m}-{'-'.join(o)}") for m, o in cases]
+
+
+def _everything(metric: str, first: list[str], second: list[str], **options) -> object:
+    """Per-example scores *and* what else depends on the options (ROUGE's bootstrap aggregate, the
+    signature), straight from the library (the METRICS adapters keep only per-example scores)."""
+    if metric == "rouge":
+        from nlgmetrics.rouge import rouge_scores
+
+        return rouge_scores(first, second, **options)
+    if metric == "bleu":
+        from nlgmetrics.bleu import sentence_bleu_batch
+
+        return [(r.score, r.signature) for r in sentence_bleu_batch(first, second, **options)]
+    if metric == "infolm":
+        from nlgmetrics.infolm import infolm
+
+        result = infolm(first, second, progress=False, **options)
+        return result.scores, result.signature
+    if metric in ("blanc", "blanc_tune"):
+        from nlgmetrics.blanc import blanc_help
+        from nlgmetrics.blanc_tune import blanc_tune
+
+        result = (blanc_help if metric == "blanc" else blanc_tune)(second, first, progress=False, **options)
+        return result.scores, result.counts, result.signature
+    from nlgmetrics.fflm import fflm
+    from nlgmetrics.shannon import shannon_score
+
+    result = (shannon_score if metric == "shannon" else fflm)(second, first, progress=False, **options)
+    scores = result.shannon_score if metric == "shannon" else result.fflm
+    return list(scores), result.signature
 
 
 @pytest.mark.parametrize("metric, options", _numpy_option_cases())
 def test_numpy_scalar_options_are_accepted(metric, options, model_for) -> None:
     """Options computed with numpy (np.int64 from a config array, np.float32 from a sweep) are
-    numbers: accepted like Python ints/floats, and with the same result."""
+    numbers: accepted like Python ints/floats, with the same numbers and the same signature."""
     plain = {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in options.items()}
     args = (["the cat sat"], ["The cat sat on the mat. It slept."])
-    got = METRICS[metric](*args, **(model_for(metric) | options))
-    assert got == METRICS[metric](*args, **(model_for(metric) | plain))
+    got = _everything(metric, *args, **(model_for(metric) | options))
+    assert got == _everything(metric, *args, **(model_for(metric) | plain))
+    assert "np." not in repr(got), got  # plain Python values in the signature
+
+
+def _numpy_wrong_kind_cases():
+    import numpy as np
+
+    return [("bleu", dict(max_ngram_order=np.bool_(True)), r"max_ngram_order=np.True_ must be a positive integer"),
+            ("bleu", dict(lowercase=np.int64(1)), r"lowercase=np.int64\(1\) must be True or False"),
+            ("rouge", dict(rouge_w_weight=np.float64("nan"), rouge_types=["rougeW"]), r"must be a number >= 1"),
+            ("blanc", dict(gap=np.float64(3.0)), r"`gap` must be a positive integer, got np.float64\(3.0\)"),
+            ("blanc", dict(max_tokens=True), r"`max_tokens` must be an integer between 3"),
+            ("blanc_tune", dict(seed=np.float32(3)), r"`seed` must be an integer")]
+
+
+@pytest.mark.parametrize("metric, options, pattern", _numpy_wrong_kind_cases())
+def test_numpy_scalar_options_of_the_wrong_kind(metric, options, pattern, model_for) -> None:
+    """Accepting numpy scalars does not loosen the checks: a bool is not a count, an integer is
+    not a switch, a float (even 3.0) is not an integer, NaN is not a weight."""
+    _raises(metric, ["the cat sat"], ["The cat sat on the mat. It slept."], pattern, model_for, **options)
 
 
 # ------------------------------------------------------------------------------------------------

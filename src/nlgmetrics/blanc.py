@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from nlgmetrics.sentences import SentenceSplitter, resolve_splitter
 from nlgmetrics.signature import make_signature
-from nlgmetrics.validation import as_texts, check_choice, check_same_length
+from nlgmetrics.validation import as_texts, check_choice, check_int, check_same_length
 
 if TYPE_CHECKING:  # pragma: no cover
     from nlgmetrics.engine import LoadedLM
@@ -257,20 +257,15 @@ class MaskingOptions:
     lengths: MinTokenLengths = field(default_factory=MinTokenLengths)
     len_sent_allow_cut: int = 100
 
-    def validate(self) -> None:
-        for name in ("gap", "gap_mask"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"`{name}` must be a positive integer, got {value!r}.")
-        for name, value in zip(("normal", "lead", "followup"), self.lengths.as_tuple()):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(
-                    f"`min_token_length_{name}` must be a non-negative integer, got {value!r}."
-                )
-        if not isinstance(self.len_sent_allow_cut, int) or self.len_sent_allow_cut < 0:
-            raise ValueError(
-                f"`len_sent_allow_cut` must be a non-negative integer, got {self.len_sent_allow_cut!r}."
-            )
+    def validate(self) -> MaskingOptions:
+        """Check every option; return a copy holding plain Python ints (numpy ints accepted)."""
+        gap = check_int("gap", self.gap, minimum=1)
+        gap_mask = check_int("gap_mask", self.gap_mask, minimum=1)
+        lengths = MinTokenLengths(*(
+            check_int(f"min_token_length_{name}", value, minimum=0)
+            for name, value in zip(("normal", "lead", "followup"), self.lengths.as_tuple())))
+        cut = check_int("len_sent_allow_cut", self.len_sent_allow_cut, minimum=0)
+        return MaskingOptions(gap, gap_mask, lengths, cut)
 
 
 def clean_text(text: str) -> str:
@@ -307,12 +302,9 @@ def resolve_max_tokens(lm: LoadedLM, max_tokens: int | None) -> int:
     limit = min(BLANC_MAX_TOKENS, int(lm.max_length))
     if max_tokens is None:
         return limit
-    if not isinstance(max_tokens, int) or max_tokens < 3 or max_tokens > lm.max_length:
-        raise ValueError(
-            f"`max_tokens` must be an integer between 3 and the model's {lm.max_length} "
-            f"positions, got {max_tokens!r}."
-        )
-    return max_tokens
+    return check_int("max_tokens", max_tokens, minimum=3, maximum=int(lm.max_length), message=(
+        f"`max_tokens` must be an integer between 3 and the model's {lm.max_length} "
+        f"positions, got {max_tokens!r}."))
 
 
 def special_ids(tokenizer: Any) -> tuple[int, int, int]:
@@ -384,11 +376,10 @@ def check_inputs(documents: Any, summaries: Any) -> tuple[list[str], list[str]]:
     return docs, sums
 
 
-def check_engine_options(token_budget: Any, batch_size: Any) -> None:
-    if not isinstance(token_budget, int) or isinstance(token_budget, bool) or token_budget < 1:
-        raise ValueError(f"`token_budget` must be a positive integer, got {token_budget!r}.")
-    if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
-        raise ValueError(f"`batch_size` must be a positive integer or None, got {batch_size!r}.")
+def check_engine_options(token_budget: Any, batch_size: Any) -> tuple[int, int | None]:
+    """``(token_budget, batch_size)`` as plain ints (numpy ints accepted); clear errors otherwise."""
+    return (check_int("token_budget", token_budget, minimum=1),
+            check_int("batch_size", batch_size, minimum=1, allow_none=True))
 
 
 def load_masked_lm(model: Any, device: Any, dtype: Any, revision: str | None = None) -> LoadedLM:
@@ -493,11 +484,13 @@ def blanc_help(
     docs, sums = check_inputs(documents, summaries)
     check_choice("measure", measure, MEASURES)
     options = MaskingOptions(gap, gap_mask, MinTokenLengths(
-        min_token_length_normal, min_token_length_lead, min_token_length_followup), len_sent_allow_cut)
-    options.validate()
+        min_token_length_normal, min_token_length_lead, min_token_length_followup),
+        len_sent_allow_cut).validate()
+    # Plain ints from here on (numpy ints accepted): the signature does not depend on the type.
+    gap, gap_mask, len_sent_allow_cut = options.gap, options.gap_mask, options.len_sent_allow_cut
     if not isinstance(filler_token, str) or not isinstance(help_sep, str):
         raise ValueError("`filler_token` and `help_sep` must be strings (blanc: '.' and '').")
-    check_engine_options(token_budget, batch_size)
+    token_budget, batch_size = check_engine_options(token_budget, batch_size)
     split, splitter_name = resolve_splitter(splitter)
 
     lm = load_masked_lm(model, device, dtype, revision)

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import numbers
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -66,7 +67,7 @@ from nlgmetrics.blanc import (
 )
 from nlgmetrics.sentences import SentenceSplitter, resolve_splitter
 from nlgmetrics.signature import make_signature
-from nlgmetrics.validation import check_choice
+from nlgmetrics.validation import check_choice, check_int, check_real
 
 # blanc's range of "reasonable" BERT ids for random replacement (inclusive); capped by the vocab.
 TOKEN_REPLACE_RANGE = (1000, 29999)
@@ -94,24 +95,29 @@ class TuneOptions:
     learning_rate: float = 5e-5
     warmup_steps: int = 0
 
-    def validate(self) -> None:
-        self.masking.validate()
-        for name in ("batch_size", "chunk_size", "chunk_stride"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"`finetune_{name}` must be a positive integer, got {value!r}.")
-        if not isinstance(self.epochs, int) or self.epochs < 0:
-            raise ValueError(f"`finetune_epochs` must be a non-negative integer, got {self.epochs!r}.")
-        for name in ("p_mask", "p_token_replace", "p_token_original"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-                raise ValueError(f"`{name}` must be a probability in [0, 1], got {value!r}.")
-        if self.p_token_replace + self.p_token_original > 1.0:
+    def validate(self) -> TuneOptions:
+        """Check every option; return a copy holding plain Python numbers (numpy scalars accepted)."""
+        masking = self.masking.validate()
+        batch_size, chunk_size, chunk_stride = (
+            check_int(f"finetune_{name}", getattr(self, name), minimum=1)
+            for name in ("batch_size", "chunk_size", "chunk_stride"))
+        epochs = check_int("finetune_epochs", self.epochs, minimum=0)
+        freeze_below = check_int("id_layer_freeze_below", self.freeze_below)
+        freeze_above = check_int("id_layer_freeze_above", self.freeze_above)
+        p_mask, p_token_replace, p_token_original = (
+            check_real(name, getattr(self, name), minimum=0, maximum=1,
+                       message=f"`{name}` must be a probability in [0, 1], got {getattr(self, name)!r}.")
+            for name in ("p_mask", "p_token_replace", "p_token_original"))
+        if p_token_replace + p_token_original > 1.0:
             raise ValueError("`p_token_replace` + `p_token_original` must not exceed 1.")
-        if not isinstance(self.learning_rate, (int, float)) or self.learning_rate <= 0:
-            raise ValueError(f"`learning_rate` must be positive, got {self.learning_rate!r}.")
-        if not isinstance(self.warmup_steps, int) or self.warmup_steps < 0:
-            raise ValueError(f"`warmup_steps` must be a non-negative integer, got {self.warmup_steps!r}.")
+        learning_rate = check_real("learning_rate", self.learning_rate, minimum=0, exclusive_minimum=True,
+                                   message=f"`learning_rate` must be positive, got {self.learning_rate!r}.")
+        warmup_steps = check_int("warmup_steps", self.warmup_steps, minimum=0)
+        return dataclasses.replace(
+            self, masking=masking, batch_size=batch_size, epochs=epochs, chunk_size=chunk_size,
+            chunk_stride=chunk_stride, freeze_below=freeze_below, freeze_above=freeze_above,
+            p_mask=p_mask, p_token_replace=p_token_replace, p_token_original=p_token_original,
+            learning_rate=learning_rate, warmup_steps=warmup_steps)
 
 
 def tuning_examples(
@@ -281,28 +287,31 @@ def blanc_tune(
     """
     docs, sums = check_inputs(documents, summaries)
     check_choice("measure", measure, MEASURES)
-    lengths = MinTokenLengths(min_token_length_normal, min_token_length_lead, min_token_length_followup)
-    masking = MaskingOptions(gap, gap_mask, lengths, len_sent_allow_cut)
-    masking.validate()
+    masking = MaskingOptions(gap, gap_mask, MinTokenLengths(
+        min_token_length_normal, min_token_length_lead, min_token_length_followup),
+        len_sent_allow_cut).validate()
+    # Plain Python numbers from here on (numpy scalars accepted): the signature does not depend
+    # on the type.
+    gap, gap_mask, lengths = masking.gap, masking.gap_mask, masking.lengths
+    len_sent_allow_cut = masking.len_sent_allow_cut
 
     def pick(value: int | None, default: int) -> int:
-        return default if value is None or (isinstance(value, int) and value < 0) else value
+        return default if value is None or (isinstance(value, numbers.Integral) and value < 0) else value
 
-    tune_masking = MaskingOptions(
-        pick(gap_tune, gap), pick(gap_mask_tune, gap_mask),
-        MinTokenLengths(pick(min_token_length_normal_tune, lengths.normal),
-                        pick(min_token_length_lead_tune, lengths.lead),
-                        pick(min_token_length_followup_tune, lengths.followup)),
-        len_sent_allow_cut)
     options = TuneOptions(
-        tune_masking, finetune_batch_size, finetune_epochs, bool(finetune_mask_evenly),
+        MaskingOptions(
+            pick(gap_tune, gap), pick(gap_mask_tune, gap_mask),
+            MinTokenLengths(pick(min_token_length_normal_tune, lengths.normal),
+                            pick(min_token_length_lead_tune, lengths.lead),
+                            pick(min_token_length_followup_tune, lengths.followup)),
+            len_sent_allow_cut),
+        finetune_batch_size, finetune_epochs, bool(finetune_mask_evenly),
         finetune_chunk_size, finetune_chunk_stride, bool(finetune_top_fully),
         id_layer_freeze_below, id_layer_freeze_above, p_mask, p_token_replace, p_token_original,
-        learning_rate, warmup_steps)
-    options.validate()
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise ValueError(f"`seed` must be an integer, got {seed!r}.")
-    check_engine_options(token_budget, batch_size)
+        learning_rate, warmup_steps).validate()
+    tune_masking = options.masking
+    seed = check_int("seed", seed)
+    token_budget, batch_size = check_engine_options(token_budget, batch_size)
     split, splitter_name = resolve_splitter(splitter)
 
     from nlgmetrics.engine import MaskedQuery
@@ -377,11 +386,11 @@ def blanc_tune(
         "tune_gap": (tune_masking.gap, tune_masking.gap_mask),
         "tune_min_len": tune_masking.lengths.as_tuple(), "allow_cut": len_sent_allow_cut,
         "window": window, "split": splitter_name,
-        "ft": (finetune_batch_size, finetune_epochs, finetune_chunk_size, finetune_chunk_stride),
+        "ft": (options.batch_size, options.epochs, options.chunk_size, options.chunk_stride),
         "ft_even": finetune_mask_evenly, "ft_top": finetune_top_fully,
-        "freeze": (id_layer_freeze_below, id_layer_freeze_above),
-        "p": (p_mask, p_token_replace, p_token_original), "lr": float(learning_rate),
-        "warmup": warmup_steps, "seed": seed,
+        "freeze": (options.freeze_below, options.freeze_above),
+        "p": (options.p_mask, options.p_token_replace, options.p_token_original),
+        "lr": options.learning_rate, "warmup": options.warmup_steps, "seed": seed,
     })
     return BlancResult(
         scores=[float(score_from_counts(c, measure)) for c in counts],

@@ -66,7 +66,7 @@ from typing import Any
 import numpy as np
 
 from nlgmetrics.signature import make_signature
-from nlgmetrics.validation import as_texts, check_same_length
+from nlgmetrics.validation import as_texts, check_int, check_same_length
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -254,15 +254,15 @@ def _token_ids(tokenizer: Any, text: str, cache: dict[str, tuple[int, ...]]) -> 
 
 def _resolve_bos(tokenizer: Any, bos_token_id: int | None) -> int:
     if bos_token_id is not None:
-        if not isinstance(bos_token_id, (int, np.integer)) or isinstance(bos_token_id, bool) or bos_token_id < 0:
-            raise ValueError(f"bos_token_id={bos_token_id!r} must be a non-negative integer token id.")
+        bos_token_id = check_int("bos_token_id", bos_token_id, minimum=0, message=(
+            f"bos_token_id={bos_token_id!r} must be a non-negative integer token id."))
         # An id past the vocabulary would fail deep in the embedding with a bare IndexError.
         if bos_token_id >= len(tokenizer):
             raise ValueError(
                 f"bos_token_id={bos_token_id} is outside the vocabulary (size {len(tokenizer)}); "
                 f"pass an id below it, or None for the tokenizer's BOS token."
             )
-        return int(bos_token_id)
+        return bos_token_id
     for candidate in (tokenizer.bos_token_id, tokenizer.eos_token_id):
         if candidate is not None:
             return int(candidate)
@@ -273,12 +273,9 @@ def _resolve_bos(tokenizer: Any, bos_token_id: int | None) -> int:
 
 
 def _check_max_length(max_length: Any) -> int:
-    if isinstance(max_length, bool) or not isinstance(max_length, (int, np.integer)) or max_length < 1:
-        raise ValueError(
-            f"max_length={max_length!r} must be a positive integer (tokens per sequence; "
-            f"the authors use {DEFAULT_MAX_LENGTH})."
-        )
-    return int(max_length)
+    return check_int("max_length", max_length, minimum=1, message=(
+        f"max_length={max_length!r} must be a positive integer (tokens per sequence; "
+        f"the authors use {DEFAULT_MAX_LENGTH})."))
 
 
 def fflm(

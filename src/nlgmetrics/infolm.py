@@ -58,7 +58,7 @@ from nlgmetrics.information_measures import (
     information_measure as measure_fn,
 )
 from nlgmetrics.signature import make_signature
-from nlgmetrics.validation import as_reference_lists, as_texts, check_same_length
+from nlgmetrics.validation import as_reference_lists, as_texts, check_int, check_real, check_same_length
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -129,8 +129,8 @@ def resolve_max_length(lm: LoadedLM, max_length: int | None) -> int:
     """``max_length`` (tokens incl. special tokens) checked against the model's positions."""
     if max_length is None:
         return lm.max_length
-    if isinstance(max_length, bool) or not isinstance(max_length, int):
-        raise ValueError(f"`max_length` must be a positive int or None, got {max_length!r}.")
+    max_length = check_int("max_length", max_length,
+                           message=f"`max_length` must be a positive int or None, got {max_length!r}.")
     minimum = 3 if lm.kind == "masked" else 2
     if max_length < minimum:
         raise ValueError(
@@ -261,11 +261,11 @@ def _position_weights(text: TokenizedText, table: IdfTable | None) -> list[float
 
 
 def _check_temperature(temperature: Any) -> float:
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
-        raise ValueError(f"`temperature` must be a positive number, got {temperature!r}.")
-    if not math.isfinite(temperature) or temperature <= 0:
+    value = check_real("temperature", temperature, finite=False,
+                       message=f"`temperature` must be a positive number, got {temperature!r}.")
+    if not math.isfinite(value) or value <= 0:
         raise ValueError(f"`temperature`={temperature} must be finite and > 0 (e.g. 0.25).")
-    return float(temperature)
+    return value
 
 
 def _compute_into(
@@ -456,11 +456,9 @@ class InfoLMResult:
         }
 
 
-def _check_positive_int(name: str, value: Any, allow_none: bool = False) -> None:
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"`{name}` must be a positive int{' or None' if allow_none else ''}, got {value!r}.")
+def _check_positive_int(name: str, value: Any, allow_none: bool = False) -> int | None:
+    return check_int(name, value, minimum=1, allow_none=allow_none, message=(
+        f"`{name}` must be a positive int{' or None' if allow_none else ''}, got {value!r}."))
 
 
 def infolm(
@@ -584,9 +582,9 @@ def _infolm(
     user_table = _as_idf_table(idf) if isinstance(idf, Mapping) else None
     if model_kind not in (None, "masked", "causal"):
         raise ValueError(f"Unknown model_kind={model_kind!r}; choose one of [None, 'masked', 'causal'].")
-    _check_positive_int("token_budget", token_budget, allow_none=True)
-    _check_positive_int("batch_size", batch_size, allow_none=True)
-    _check_positive_int("chunk_size", chunk_size)
+    token_budget = _check_positive_int("token_budget", token_budget, allow_none=True)
+    batch_size = _check_positive_int("batch_size", batch_size, allow_none=True)
+    chunk_size = _check_positive_int("chunk_size", chunk_size)
 
     lm = load_lm(model, model_kind, tokenizer=tokenizer, device=device, dtype=dtype)
     token_budget = default_token_budget(lm, token_budget)

@@ -45,6 +45,8 @@ from typing import Literal
 
 import torch
 
+from nlgmetrics.validation import check_real
+
 InformationMeasureName = Literal[
     "kl_divergence",
     "alpha_divergence",
@@ -94,12 +96,10 @@ TORCHMETRICS_SIGN: dict[str, int] = {
 
 
 def _as_real(name: str, value: object, measure: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(
-            f"`{name}` must be a real number for information_measure={measure!r}, got {value!r}; "
-            f"pass e.g. {name}=0.5."
-        )
-    value = float(value)
+    # numpy scalars (np.float32 from a sweep) are real numbers too.
+    value = check_real(name, value, finite=False, message=(
+        f"`{name}` must be a real number for information_measure={measure!r}, got {value!r}; "
+        f"pass e.g. {name}=0.5."))
     if not math.isfinite(value):
         raise ValueError(f"`{name}`={value} is not finite; pass a finite number.")
     return value

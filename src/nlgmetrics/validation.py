@@ -6,12 +6,21 @@ Nothing here mutates what the user passed: lists are copied into new tuples/list
 ['a', 'b']
 >>> as_reference_lists(["a", ["b", "c"]], n=2)
 [['a'], ['b', 'c']]
+
+Scalar options (:func:`check_int`, :func:`check_real`, :func:`check_bool`) accept numpy scalars
+(an ``np.int64`` read from a config array, an ``np.float32`` from a sweep) like the Python ones,
+and return the plain Python value, so results and signatures do not depend on where a number
+came from.
 """
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Mapping, Sequence, Set
 from typing import Any
+
+import numpy as np
 
 
 def _type_name(value: Any) -> str:
@@ -125,3 +134,139 @@ def check_choice(name: str, value: Any, choices: Sequence[Any]) -> Any:
     if value not in choices:
         raise ValueError(f"Unknown {name}={value!r}; choose one of {list(choices)}.")
     return value
+
+
+# ------------------------------------------------------------------------------------------------
+# scalar options
+
+
+def _is_bool(value: Any) -> bool:
+    # np.bool_ is neither a bool nor a numbers.Integral, but it is a truth value all the same.
+    return isinstance(value, (bool, np.bool_))
+
+
+def _int_requirement(minimum: int | None, maximum: int | None) -> str:
+    if minimum is not None and maximum is not None:
+        return f"an integer between {minimum} and {maximum}"
+    if minimum == 1:
+        return "a positive integer"
+    if minimum == 0:
+        return "a non-negative integer"
+    if minimum is not None:
+        return f"an integer >= {minimum}"
+    if maximum is not None:
+        return f"an integer <= {maximum}"
+    return "an integer"
+
+
+def check_int(
+    name: str,
+    value: Any,
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    allow_none: bool = False,
+    message: str | None = None,
+) -> int | None:
+    """Check an integer option (Python or numpy integer, never a bool); return it as a plain ``int``.
+
+    ``minimum`` / ``maximum`` are inclusive bounds. ``message`` replaces the default error text
+    (metrics keep their documented wording).
+
+    >>> check_int("gap", np.int64(3), minimum=1), type(check_int("gap", np.int64(3)))
+    (3, <class 'int'>)
+    >>> check_int("batch_size", None, minimum=1, allow_none=True) is None
+    True
+    >>> check_int("gap", True, minimum=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: `gap` must be a positive integer, got True.
+    >>> check_int("gap", 2.0, minimum=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: `gap` must be a positive integer, got 2.0.
+    """
+    if value is None and allow_none:
+        return None
+    ok = isinstance(value, numbers.Integral) and not _is_bool(value)
+    if ok:
+        value = int(value)
+        ok = (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
+    if not ok:
+        if message is None:
+            message = (f"`{name}` must be {_int_requirement(minimum, maximum)}"
+                       f"{' or None' if allow_none else ''}, got {value!r}.")
+        raise ValueError(message)
+    return value
+
+
+def check_real(
+    name: str,
+    value: Any,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    exclusive_minimum: bool = False,
+    allow_none: bool = False,
+    finite: bool = True,
+    message: str | None = None,
+) -> float | None:
+    """Check a real-number option (Python or numpy int/float, never a bool; NaN and infinities
+    rejected unless ``finite=False``); return it as a plain ``float``.
+
+    ``minimum`` is inclusive unless ``exclusive_minimum``; ``maximum`` is inclusive. ``message``
+    replaces the default error text.
+
+    >>> check_real("temperature", np.float32(0.5), minimum=0, exclusive_minimum=True)
+    0.5
+    >>> check_real("beta", 2, minimum=0, exclusive_minimum=True)
+    2.0
+    >>> check_real("p_mask", float("nan"), minimum=0, maximum=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: `p_mask` must be a finite number in [0, 1], got nan.
+    >>> check_real("beta", "1", minimum=0, exclusive_minimum=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: `beta` must be a finite number > 0, got '1'.
+    """
+    if value is None and allow_none:
+        return None
+    ok = isinstance(value, numbers.Real) and not _is_bool(value)
+    if ok:
+        value = float(value)
+        ok = ((math.isfinite(value) or not finite)
+              and (minimum is None or (value > minimum if exclusive_minimum else value >= minimum))
+              and (maximum is None or value <= maximum))
+    if not ok:
+        if message is None:
+            if minimum is not None and maximum is not None:
+                bounds = f" in {'(' if exclusive_minimum else '['}{minimum:g}, {maximum:g}]"
+            elif minimum is not None:
+                bounds = f" {'>' if exclusive_minimum else '>='} {minimum:g}"
+            elif maximum is not None:
+                bounds = f" <= {maximum:g}"
+            else:
+                bounds = ""
+            message = (f"`{name}` must be a {'finite ' if finite else ''}number{bounds}"
+                       f"{' or None' if allow_none else ''}, got {value!r}.")
+        raise ValueError(message)
+    return value
+
+
+def check_bool(name: str, value: Any, *, message: str | None = None) -> bool:
+    """Check a switch (``True``/``False`` or a numpy bool); return a plain ``bool``.
+
+    ``1``, ``"yes"`` or ``"no"`` are rejected: ``bool("no")`` is True, so a string would silently
+    turn the option on.
+
+    >>> check_bool("lowercase", np.bool_(True))
+    True
+    >>> check_bool("lowercase", "no")
+    Traceback (most recent call last):
+    ...
+    ValueError: `lowercase` must be True or False, got 'no'.
+    """
+    if not _is_bool(value):
+        raise ValueError(message if message is not None else f"`{name}` must be True or False, got {value!r}.")
+    return bool(value)

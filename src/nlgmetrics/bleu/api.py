@@ -26,7 +26,7 @@ from nlgmetrics.bleu.ngrams import ReferenceStats, reference_stats, segment_stat
 from nlgmetrics.bleu.score import SMOOTH_DEFAULTS, BLEUResult, bleu_from_stats
 from nlgmetrics.bleu.tokenizers import TOKENIZERS, get_tokenizer
 from nlgmetrics.signature import make_signature
-from nlgmetrics.validation import as_reference_lists, as_texts, check_choice
+from nlgmetrics.validation import as_reference_lists, as_texts, check_bool, check_choice, check_int, check_real
 
 SMOOTH_METHODS = tuple(SMOOTH_DEFAULTS)
 
@@ -70,23 +70,21 @@ class BleuScorer:
     ) -> None:
         self._tokenizer = get_tokenizer(tokenize)
         check_choice("smooth_method", smooth_method, SMOOTH_METHODS)
-        if not isinstance(lowercase, bool):
-            raise ValueError(f"lowercase={lowercase!r} must be True or False.")
+        # Plain Python values (numpy scalars accepted), so the signature does not depend on the type.
+        lowercase = check_bool("lowercase", lowercase, message=f"lowercase={lowercase!r} must be True or False.")
         # bool("no") is True: a string here would silently turn effective order on.
-        if not isinstance(effective_order, bool):
-            raise ValueError(f"effective_order={effective_order!r} must be True or False.")
-        if isinstance(max_ngram_order, bool) or not isinstance(max_ngram_order, int) or max_ngram_order < 1:
-            raise ValueError(f"max_ngram_order={max_ngram_order!r} must be a positive integer (BLEU uses 4).")
-        if smooth_value is not None and (
-            isinstance(smooth_value, bool) or not isinstance(smooth_value, (int, float)) or smooth_value < 0
-        ):
-            raise ValueError(f"smooth_value={smooth_value!r} must be a non-negative number or None (default).")
+        effective_order = check_bool("effective_order", effective_order,
+                                     message=f"effective_order={effective_order!r} must be True or False.")
+        max_ngram_order = check_int("max_ngram_order", max_ngram_order, minimum=1, message=(
+            f"max_ngram_order={max_ngram_order!r} must be a positive integer (BLEU uses 4)."))
+        smooth_value = check_real("smooth_value", smooth_value, minimum=0, allow_none=True, message=(
+            f"smooth_value={smooth_value!r} must be a non-negative number or None (default)."))
         self.tokenize = tokenize
         self.lowercase = lowercase
         self.smooth_method = smooth_method
         self.smooth_value = smooth_value
         self.max_ngram_order = max_ngram_order
-        self.effective_order = bool(effective_order)
+        self.effective_order = effective_order
 
     def signature(self, nrefs: int | str, effective_order: bool | None = None) -> str:
         """The options that change the number, sacrebleu-style."""

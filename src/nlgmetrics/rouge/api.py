@@ -14,7 +14,6 @@ match statistics (:mod:`nlgmetrics.rouge.scoring`) and references are combined p
 from __future__ import annotations
 
 import functools
-import numbers
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -28,7 +27,15 @@ from nlgmetrics.rouge.rouge155 import rouge155_average
 from nlgmetrics.rouge.scoring import Stats, combine
 from nlgmetrics.rouge.tokenize import STEMMERS, split_lines, tokenize
 from nlgmetrics.signature import make_signature
-from nlgmetrics.validation import as_reference_lists, as_texts, check_choice, check_same_length
+from nlgmetrics.validation import (
+    as_reference_lists,
+    as_texts,
+    check_bool,
+    check_choice,
+    check_int,
+    check_real,
+    check_same_length,
+)
 
 DEFAULT_ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 MULTI_REF_MODES = ("best", "average")
@@ -233,17 +240,16 @@ def rouge_scores(
         raise ValueError(f"Unknown use_stemmer={use_stemmer!r}; choose False, True, 'porter' or 'rouge155'.")
     stem = "porter" if use_stemmer is True else use_stemmer
     # bool("no") is True: a string here would silently turn stopword removal on.
-    if not isinstance(remove_stopwords, bool):
-        raise ValueError(f"remove_stopwords={remove_stopwords!r} must be True or False.")
+    remove_stopwords = check_bool("remove_stopwords", remove_stopwords,
+                                  message=f"remove_stopwords={remove_stopwords!r} must be True or False.")
     # numpy's default_rng(seed) would fail with a bare TypeError ("SeedSequence expects int...").
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
-        raise ValueError(f"seed={seed!r} must be a non-negative integer, or None for an unseeded bootstrap.")
-    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not beta > 0:
-        raise ValueError(f"beta={beta!r} must be a positive number (1.0 gives F1).")
-    if isinstance(rouge_w_weight, bool) or not isinstance(rouge_w_weight, (int, float)) or not rouge_w_weight >= 1:
-        raise ValueError(f"rouge_w_weight={rouge_w_weight!r} must be a number >= 1 (ROUGE-1.5.5 uses 1.2).")
-    beta = float(beta)
-    w = float(rouge_w_weight)
+    seed = check_int("seed", seed, minimum=0, allow_none=True, message=(
+        f"seed={seed!r} must be a non-negative integer, or None for an unseeded bootstrap."))
+    # Plain floats (numpy scalars accepted): the signature and the numbers do not depend on the type.
+    beta = check_real("beta", beta, minimum=0, exclusive_minimum=True,
+                      message=f"beta={beta!r} must be a positive number (1.0 gives F1).")
+    w = check_real("rouge_w_weight", rouge_w_weight, minimum=1, message=(
+        f"rouge_w_weight={rouge_w_weight!r} must be a number >= 1 (ROUGE-1.5.5 uses 1.2)."))
 
     needs_sentences = any(t.kind in ("Lsum", "W") for t in types)
 

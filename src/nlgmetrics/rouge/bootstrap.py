@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from nlgmetrics.validation import check_int
+
 _CHUNK_CELLS = 4_000_000  # resample counts held at once (bounded memory on big corpora)
 
 
@@ -32,8 +34,8 @@ def bootstrap_columns(
     """
     if not 0 < confidence < 1:
         raise ValueError(f"confidence={confidence!r} must be strictly between 0 and 1, e.g. 0.95.")
-    if isinstance(n_samples, bool) or not isinstance(n_samples, int) or n_samples < 1:
-        raise ValueError(f"n_samples={n_samples!r} must be a positive integer, e.g. 1000.")
+    n_samples = check_int("n_samples", n_samples, minimum=1,
+                          message=f"n_samples={n_samples!r} must be a positive integer, e.g. 1000.")
     data = np.asarray(matrix, dtype=np.float64)
     if data.ndim != 2:
         raise ValueError("matrix must be 2-D: one row per example, one column per measure.")

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from nlgmetrics.validation import check_int
+
 _MASK48 = (1 << 48) - 1
 
 
@@ -61,8 +63,10 @@ def rouge155_average(
     n = len(recall)
     if n != len(precision):
         raise ValueError(f"recall has {n} values and precision {len(precision)}; pass one of each per example.")
-    if n_samples < 1 or not 0 <= confidence <= 100:
-        raise ValueError("n_samples must be >= 1 and confidence within [0, 100] (Perl -r and -c).")
+    message = "n_samples must be >= 1 and confidence within [0, 100] (Perl -r and -c)."
+    n_samples = check_int("n_samples", n_samples, minimum=1, message=message)
+    if not 0 <= confidence <= 100:
+        raise ValueError(message)
     ids = [str(i + 1) for i in range(n)] if eval_ids is None else [str(e) for e in eval_ids]
     rows = []
     for r, p in zip(recall, precision):
