@@ -201,6 +201,19 @@ def test_bad_options_raise_clear_errors(tiny_gpt2_dir, options, match):
         _score(tiny_gpt2_dir, [DOC_B], [SUMM_B], **options)
 
 
+def test_numpy_integer_options_equal_python_ones(tiny_gpt2_dir):
+    """Options read from arrays (np.int64) are accepted and give the Python int's result."""
+    from transformers import AutoTokenizer
+
+    eot = AutoTokenizer.from_pretrained(str(tiny_gpt2_dir)).convert_tokens_to_ids("<|endoftext|>")
+    python = _score(tiny_gpt2_dir, [DOC_A], [SUMM_A1], num_upstream=1, start_token=eot, chunk_size=2)
+    numpy_ = _score(tiny_gpt2_dir, [DOC_A], [SUMM_A1], num_upstream=np.int64(1),
+                    start_token=np.int64(eot), chunk_size=np.int32(2))
+    assert numpy_.to_dict() == python.to_dict()
+    with pytest.raises(ValueError, match="start_token must be a token id or token string"):
+        _score(tiny_gpt2_dir, [DOC_A], [SUMM_A1], start_token=np.bool_(True))
+
+
 def test_masked_model_is_rejected(tiny_bert_dir):
     with pytest.raises(ValueError, match=r"(?i)causal"):
         _score(tiny_bert_dir, [DOC_B], [SUMM_B])

@@ -72,6 +72,7 @@ score is 0.0. Whenever ``ll_full == ll_base`` the Shannon Score is defined as 0.
 
 from __future__ import annotations
 
+import numbers
 import os
 import warnings
 from collections.abc import Sequence
@@ -83,7 +84,7 @@ from tqdm.auto import tqdm
 
 from nlgmetrics.sentences import SentenceSplitter, resolve_splitter
 from nlgmetrics.signature import make_signature
-from nlgmetrics.validation import as_texts, check_same_length
+from nlgmetrics.validation import as_texts, check_int, check_same_length
 
 __all__ = ["ShannonResult", "ShannonTokenScores", "shannon_score", "shannon_ratios"]
 
@@ -293,14 +294,14 @@ def _plan_pair(
 def _start_token_id(lm, start_token: int | str | None) -> int:
     """The token every prompt starts with (the paper's end-of-text token)."""
     tokenizer = lm.tokenizer
-    if isinstance(start_token, bool):
+    if isinstance(start_token, (bool, np.bool_)):
         raise ValueError(f"start_token must be a token id or token string, got {start_token!r}.")
-    if isinstance(start_token, int):
+    if isinstance(start_token, numbers.Integral):  # Python or numpy integer (e.g. from an array)
         if not 0 <= start_token < len(tokenizer):
             raise ValueError(
                 f"start_token={start_token} is outside the vocabulary (size {len(tokenizer)})."
             )
-        return start_token
+        return int(start_token)
     if isinstance(start_token, str):
         token_id = tokenizer.convert_tokens_to_ids(start_token)
         if token_id is None or token_id == tokenizer.unk_token_id:
@@ -368,12 +369,6 @@ def _target_logprob_and_argmax(logits, query) -> tuple[np.ndarray, np.ndarray]:
         chosen[rows] = block.gather(1, targets[rows].unsqueeze(1)).squeeze(1) - torch.logsumexp(block, dim=-1)
         best[rows] = block.argmax(dim=-1)
     return chosen.cpu().numpy().astype(np.float64), best.cpu().numpy().astype(np.int64)
-
-
-def _check_int(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"`{name}` must be an integer >= {minimum}, got {value!r}.")
-    return int(value)
 
 
 _COLUMNS = (
@@ -561,8 +556,11 @@ def shannon_score(
     documents = as_texts("documents", documents)
     summaries = as_texts("summaries", summaries)
     check_same_length(documents=documents, summaries=summaries)
-    num_upstream = _check_int("num_upstream", num_upstream, 0)
-    chunk_size = _check_int("chunk_size", chunk_size, 1)
+    # The shared check (numpy integers accepted, bools refused), with this metric's wording.
+    num_upstream = check_int("num_upstream", num_upstream, minimum=0,
+                             message=f"`num_upstream` must be an integer >= 0, got {num_upstream!r}.")
+    chunk_size = check_int("chunk_size", chunk_size, minimum=1,
+                           message=f"`chunk_size` must be an integer >= 1, got {chunk_size!r}.")
     split, splitter_name = resolve_splitter(splitter)
 
     lm = load_lm(model, kind="causal", tokenizer=tokenizer, device=device, dtype=dtype, revision=revision)
