@@ -475,8 +475,8 @@ def test_evaluate_module_bad_inputs(name, load_module, module_kwargs) -> None:
     kwargs = module_kwargs.get(name, {})
     with pytest.raises(ValueError, match=r"Mismatch in the number of predictions \(2\) and " + second):
         module.compute(predictions=["a", "b"], **{second: ["a"]}, **kwargs)
-    # evaluate's own feature check (first row), or ours (evaluate lets a later None through)
-    with pytest.raises(ValueError, match=r"don't match the expected format"):
+    # nlgmetrics.evaluate_support checks every item before evaluate's check of the first row
+    with pytest.raises(ValueError, match=r"`predictions\[0\]` is int \(3\), not a string"):
         module.compute(predictions=[3, "a"], **{second: ["a. b.", "c. d."]}, **kwargs)
     with pytest.raises(ValueError, match=r"`(predictions|summaries)\[1\]` is NoneType.*not a string"):
         module.compute(predictions=["a", None], **{second: ["a. b.", "c. d."]}, **kwargs)
@@ -486,25 +486,45 @@ def test_evaluate_module_bad_inputs(name, load_module, module_kwargs) -> None:
     assert numbers and all(math.isfinite(x) for x in numbers), out
 
 
-_EVALUATE_EMPTY_BUG = pytest.mark.xfail(strict=True, raises=IndexError, reason=(
-    "evaluate 0.4's Module.compute(predictions=[], ...) raises a bare IndexError in "
-    "_infer_feature_from_batch (modules declaring several feature formats: single or multiple "
-    "references) before our _compute runs; the library functions give '`predictions` is empty; "
-    "pass at least one example' (reported to the lead)."))
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_EVALUATE_EMPTY_BUG) if MODULE_SECOND[n] == "references"
-                                  else n for n in CARDS])
+@pytest.mark.parametrize("name", CARDS)
 def test_evaluate_module_empty_input(name, load_module, module_kwargs) -> None:
-    with pytest.raises(ValueError, match="is empty; pass at least one example"):
+    """Not evaluate's bare IndexError (modules with several feature formats guess the format from
+    the first row) but the library's message."""
+    with pytest.raises(ValueError, match="`predictions` is empty; pass at least one example"):
         load_module(name).compute(predictions=[], **{MODULE_SECOND[name]: []}, **module_kwargs.get(name, {}))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "through an evaluate module, a non-string item after the first row (predictions=['a', 3]) is "
-    "silently cast to the string '3' by datasets' Value('string') before our _compute sees it; the "
-    "library functions reject it by message (reported to the lead)."))
-@pytest.mark.parametrize("name", ["rouge_family", "bleu"])
+@pytest.mark.parametrize("name", CARDS)
 def test_evaluate_module_rejects_int_after_first_row(name, load_module) -> None:
-    with pytest.raises(ValueError, match="not a string"):
-        load_module(name).compute(predictions=["a", 3], references=["a", "3"])
+    """evaluate checks the first row only; datasets would then cast 3 to '3'. Checked before any
+    model is loaded (model='unused')."""
+    second = MODULE_SECOND[name]
+    with pytest.raises(ValueError, match=r"`predictions\[1\]` is int \(3\), not a string"):
+        load_module(name).compute(predictions=["a", 3], **{second: ["a", "3"]}, model="unused")
+    with pytest.raises(ValueError, match=rf"`{second}\[1\]` is float \(1.5\), not a string"):
+        load_module(name).compute(predictions=["a", "b"], **{second: ["a", 1.5]}, model="unused")
+    single = "reference" if second == "references" else second  # evaluate's ``add`` keywords
+    with pytest.raises(ValueError, match=rf"`{single}` is int \(7\), not a string"):
+        load_module(name).add(prediction="a", **{single: 7})
+
+
+@pytest.mark.parametrize("name", ["rouge_family", "bleu"])
+def test_evaluate_module_streaming_inputs_checked(name, load_module) -> None:
+    """``add`` and ``add_batch`` check every item too; nested references name both indices; an
+    empty batch is the library's message; streamed checked inputs give ``compute``'s result."""
+    module = load_module(name)
+    with pytest.raises(ValueError, match=r"`references\[0\]\[1\]` is int \(3\), not a string"):
+        module.compute(predictions=["a"], references=[["a", 3]])
+    with pytest.raises(ValueError, match=r"`prediction` is int \(3\), not a string"):
+        module.add(prediction=3, reference="a")
+    with pytest.raises(ValueError, match=r"`reference\[0\]` is NoneType"):
+        module.add(prediction="a", reference=[None])
+    with pytest.raises(ValueError, match=r"`predictions\[2\]` is bytes"):
+        module.add_batch(predictions=["a", "b", b"c"], references=["a", "b", "c"])
+    module.add_batch(predictions=["the cat sat"], references=[["the cat sat", "a cat"]])
+    with pytest.raises(ValueError, match=r"`predictions` is empty; pass at least one example"):
+        module.add_batch(predictions=[], references=[])
+    module.add(prediction="a dog", reference=["the dog"])
+    streamed = module.compute()
+    direct = module.compute(predictions=["the cat sat", "a dog"], references=[["the cat sat", "a cat"], ["the dog"]])
+    assert streamed == direct

@@ -11,6 +11,7 @@ import datasets
 import evaluate
 from nlgmetrics.blanc import blanc_help
 from nlgmetrics.blanc_tune import blanc_tune
+from nlgmetrics.evaluate_support import CheckedTextInputs
 
 _CITATION = """\
 @inproceedings{vasilyev-etal-2020-fill,
@@ -70,7 +71,7 @@ _VARIANTS = {"help": blanc_help, "tune": blanc_tune}
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Blanc(evaluate.Metric):
+class Blanc(CheckedTextInputs, evaluate.Metric):
     """BLANC-help and BLANC-tune (Vasilyev, Dharnidharka & Bohannon, 2020)."""
 
     def _info(self):

@@ -7,6 +7,7 @@ All the math lives in ``nlgmetrics`` (src/nlgmetrics/bleu/).
 import datasets
 import evaluate
 from nlgmetrics.bleu import BleuScorer
+from nlgmetrics.evaluate_support import CheckedTextInputs
 
 _CITATION = """\
 @inproceedings{papineni-etal-2002-bleu,
@@ -69,7 +70,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Bleu(evaluate.Metric):
+class Bleu(CheckedTextInputs, evaluate.Metric):
     """Corpus and sentence BLEU with sacrebleu's numbers."""
 
     def _info(self):

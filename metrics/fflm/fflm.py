@@ -5,6 +5,7 @@ All math and model work live in ``nlgmetrics`` (src/nlgmetrics/fflm.py + the sha
 
 import datasets
 import evaluate
+from nlgmetrics.evaluate_support import CheckedTextInputs
 from nlgmetrics.fflm import DEFAULT_MAX_LENGTH
 from nlgmetrics.fflm import DEFAULT_MODEL
 from nlgmetrics.fflm import DEFAULT_SEPARATOR
@@ -69,7 +70,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class FFLM(evaluate.Metric):
+class FFLM(CheckedTextInputs, evaluate.Metric):
     """FFLM faithfulness (Jia et al., EMNLP 2023)."""
 
     def _info(self):

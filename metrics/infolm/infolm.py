@@ -6,6 +6,7 @@ src/nlgmetrics/information_measures.py and the shared engine).
 
 import datasets
 import evaluate
+from nlgmetrics.evaluate_support import CheckedTextInputs
 from nlgmetrics.infolm import infolm
 
 _CITATION = """\
@@ -70,7 +71,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class InfoLM(evaluate.Metric):
+class InfoLM(CheckedTextInputs, evaluate.Metric):
     """InfoLM (Colombo et al., AAAI 2022): a divergence between two bags of LM distributions."""
 
     def _info(self):

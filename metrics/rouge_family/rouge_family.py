@@ -6,6 +6,7 @@ All the math lives in ``nlgmetrics`` (src/nlgmetrics/rouge/).
 
 import datasets
 import evaluate
+from nlgmetrics.evaluate_support import CheckedTextInputs
 from nlgmetrics.rouge import rouge_scores
 
 _CITATION = """\
@@ -65,7 +66,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class RougeFamily(evaluate.Metric):
+class RougeFamily(CheckedTextInputs, evaluate.Metric):
     """ROUGE-N/L/Lsum/W/S/SU with rouge-score and ROUGE-1.5.5 numbers."""
 
     def _info(self):

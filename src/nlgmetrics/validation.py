@@ -50,6 +50,25 @@ def _check_unicode(label: str, text: str) -> None:
         ) from None
 
 
+def check_text(label: str, text: Any) -> str:
+    """Check one text (a ``str`` of valid Unicode); ``label`` names it in the error.
+
+    >>> check_text("prediction", "a cat")
+    'a cat'
+    >>> check_text("predictions[1]", 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: `predictions[1]` is int (3), not a string; convert every item to str (use '' for a missing text).
+    """
+    if not isinstance(text, str):
+        raise ValueError(
+            f"`{label}` is {_type_name(text)} ({text!r:.40}), not a string; "
+            f"convert every item to str (use '' for a missing text)."
+        )
+    _check_unicode(label, text)
+    return text
+
+
 def as_texts(name: str, values: Any, *, allow_empty_list: bool = False) -> list[str]:
     """Check that ``values`` is a list of strings; return a new list.
 
@@ -68,12 +87,7 @@ def as_texts(name: str, values: Any, *, allow_empty_list: bool = False) -> list[
     if not texts and not allow_empty_list:
         raise ValueError(f"`{name}` is empty; pass at least one example.")
     for index, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise ValueError(
-                f"`{name}[{index}]` is {_type_name(text)} ({text!r:.40}), not a string; "
-                f"convert every item to str (use '' for a missing text)."
-            )
-        _check_unicode(f"{name}[{index}]", text)
+        check_text(f"{name}[{index}]", text)
     return texts
 
 
