@@ -6,6 +6,7 @@ All math and model work live in ``nlgmetrics`` (src/nlgmetrics/shannon.py + the 
 
 import datasets
 import evaluate
+from nlgmetrics.evaluate_support import CheckedTextInputs
 from nlgmetrics.shannon import shannon_score
 
 _CITATION = """\
@@ -67,7 +68,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class ShannonScore(evaluate.Metric):
+class ShannonScore(CheckedTextInputs, evaluate.Metric):
     """Shannon Score, Information Difference and BLANC-Shannon (Egan et al., AAAI 2022)."""
 
     def _info(self):
