@@ -232,6 +232,48 @@ def test_long_document_is_cut_with_one_warning(tiny_bert_dir):
     assert "window:128" in result.signature
 
 
+def test_long_inputs_no_false_transformers_log(tmp_path, caplog):
+    """transformers logs "Token indices sequence length is longer than the specified maximum
+    sequence length ... indexing errors" when a text longer than the tokenizer's model_max_length
+    (512 here) is tokenized. BLANC cuts sentences to its window itself, so that log is false: it
+    must not appear (for a long document sentence, BLANC-help and -tune, nor for a long summary,
+    BLANC-tune's tuning data), while BLANC's own truncation warning still does, once per call."""
+    import logging
+
+    from nlgmetrics.testing import build_random_model
+
+    # A model of its own: transformers logs this at most once per tokenizer object, and the
+    # engine caches loaded models (a tokenizer used by other tests might have logged it already).
+    model = str(build_random_model("bert", tmp_path / "fresh-bert", size="tiny"))
+    long_sentence = " ".join(["elephant", "harbour", "river", "quantum"] * 150) + "."  # 600 tokens
+    long_summary = " ".join(["harbour", "river"] * 300)  # 600 tokens, no sentence end
+    transformers_logger = logging.getLogger("transformers")  # does not propagate to the root logger
+    transformers_logger.addHandler(caplog.handler)
+    try:
+        for call in (lambda: blanc_help([long_sentence], ["elephant harbour."], model=model, progress=False),
+                     lambda: blanc_tune([long_sentence], [long_summary], model=model, finetune_epochs=1,
+                                        progress=False)):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                call()
+            cut = [w for w in caught if "exceeded the 128-token window" in str(w.message)]
+            assert len(cut) == 1, [str(w.message) for w in caught]
+    finally:
+        transformers_logger.removeHandler(caplog.handler)
+    false_alarms = [r.getMessage() for r in caplog.records if "Token indices sequence length" in r.getMessage()]
+    assert not false_alarms, false_alarms
+    # the check itself can fail: the same tokenizer, called plainly, does log it
+    from nlgmetrics.blanc import load_masked_lm
+
+    tokenizer = load_masked_lm(model, None, None).tokenizer
+    transformers_logger.addHandler(caplog.handler)
+    try:
+        tokenizer.tokenize(long_sentence)
+    finally:
+        transformers_logger.removeHandler(caplog.handler)
+    assert any("Token indices sequence length" in r.getMessage() for r in caplog.records)
+
+
 # ----------------------------------------------------------------------------------------------
 # invariance and no mutation
 

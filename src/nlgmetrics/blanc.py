@@ -273,6 +273,21 @@ def clean_text(text: str) -> str:
     return unicodedata.normalize("NFKD", text)
 
 
+def tokenize_text(tokenizer: Any, text: str) -> list[str]:
+    """``tokenizer.tokenize(text)`` without transformers' "Token indices sequence length is longer
+    than the specified maximum sequence length ... will result in indexing errors" log.
+
+    BLANC tokenizes whole sentences (and BLANC-tune whole summaries) and then cuts them to its
+    window itself (:func:`fit_to_window`, with its own warning; tuning chunks of
+    ``finetune_chunk_size`` tokens), so that log is false here, and alarming. Fast tokenizers take
+    ``verbose=False`` for exactly this check; slow ones never run it in ``tokenize`` (and older
+    transformers would log "Keyword arguments not recognized" for the keyword).
+    """
+    if getattr(tokenizer, "is_fast", False):
+        return tokenizer.tokenize(text, verbose=False)
+    return tokenizer.tokenize(text)
+
+
 class TextPreparer:
     """Splits and tokenizes texts once per distinct text (one document, many summaries)."""
 
@@ -286,7 +301,7 @@ class TextPreparer:
         cached = self._sentences.get(text)
         if cached is None:
             if text:
-                cached = [self.tokenizer.tokenize(s) for s in self.splitter(clean_text(text))]
+                cached = [tokenize_text(self.tokenizer, s) for s in self.splitter(clean_text(text))]
             else:
                 cached = []
             self._sentences[text] = cached

@@ -63,6 +63,7 @@ from nlgmetrics.blanc import (
     run_queries,
     score_from_counts,
     special_ids,
+    tokenize_text,
     warn_truncated,
 )
 from nlgmetrics.sentences import SentenceSplitter, resolve_splitter
@@ -365,7 +366,7 @@ def blanc_tune(
     for summary, pairs in tqdm(by_summary.items(), total=len(by_summary), disable=not progress,
                                desc="BLANC-tune"):
         # blanc tokenizes the raw summary for tuning (no NFKD, no sentence split).
-        examples = tuning_examples(tokenizer.tokenize(summary), options, random.Random(seed), tokenizer)
+        examples = tuning_examples(tokenize_text(tokenizer, summary), options, random.Random(seed), tokenizer)
         pair_docs = list(dict.fromkeys(docs[i] for i in pairs))
         if examples and options.epochs > 0:
             tuned_model = finetune_copy(lm, examples, options, seed)
