@@ -109,6 +109,43 @@ def test_prefix_cache_batch_order_and_duplicates_do_not_change_scores(tiny_llama
     assert abs(alone.fflm[0] - base.fflm[2]) <= TOL
 
 
+def test_chunk_size_does_not_change_results(tiny_llama_dir):
+    # Shared (A x3, interleaved) and distinct (B, C) documents plus duplicated rows; max_length=40
+    # truncates some examples, so the per-example truncation path is chunked too.
+    order = [0, 1, 2, 3, 4, 1, 0]
+    documents = [DOCUMENTS[i] for i in order]
+    summaries = [SUMMARIES[i] for i in order]
+    runs = {}
+    for chunk_size in (64, 1, 2):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            runs[chunk_size] = fflm(documents, summaries, model=tiny_llama_dir, max_length=40,
+                                    chunk_size=chunk_size, return_probabilities=True, progress=False)
+        # One warning per kind per call, whatever the number of chunks, counting all examples.
+        truncation = [w for w in caught if "truncated" in str(w.message)]
+        assert len(truncation) == 1, [str(w.message) for w in caught]
+        assert f"{sum(runs[chunk_size].truncated)} of {len(order)} examples" in str(truncation[0].message)
+    base = runs[64]
+    assert any(base.truncated) and not all(base.truncated)
+    for chunk_size in (1, 2):
+        other = runs[chunk_size]
+        for name in ("fflm", "delta_prior_summary", "delta_prior_document", "delta_cond_summary"):
+            np.testing.assert_allclose(getattr(other, name), getattr(base, name), rtol=0, atol=1e-6, err_msg=name)
+        assert other.summary_tokens == base.summary_tokens
+        assert other.document_tokens == base.document_tokens
+        assert other.truncated == base.truncated
+        assert other.signature == base.signature  # chunk_size does not change the numbers
+        for mine, ref in zip(other.probabilities, base.probabilities):
+            for name in ("s2s", "lm", "prefix", "s2s_doc", "lm_doc"):
+                np.testing.assert_allclose(getattr(mine, name), getattr(ref, name), rtol=0, atol=1e-6)
+    # Results come back in input order: duplicated rows get identical scores.
+    assert base.fflm[5] == base.fflm[1] and base.fflm[6] == base.fflm[0]
+    assert runs[1].probabilities is not None and len(runs[1].probabilities) == len(order)
+    # Without return_probabilities, nothing per-token is kept.
+    assert fflm(documents[:2], summaries[:2], model=tiny_llama_dir, chunk_size=1,
+                progress=False).probabilities is None
+
+
 def test_inputs_not_mutated(tiny_llama_dir):
     documents, summaries, weights = list(DOCUMENTS), list(SUMMARIES), [0.25, 0.25, 0.5]
     before = copy.deepcopy((documents, summaries, weights))
@@ -161,6 +198,9 @@ def test_bad_weights(weights, message):
         (["a"], ["a"], {"weights": (1, 1, 1)}, "sum to 3"),
         (["a"], ["a"], {"separator": None}, "separator=None must be a string"),
         (["a"], ["a"], {"bos_token_id": -1}, "non-negative integer"),
+        (["a"], ["a"], {"chunk_size": 0}, "chunk_size=0 must be a positive integer"),
+        (["a"], ["a"], {"chunk_size": True}, "chunk_size=True must be a positive integer"),
+        (["a"], ["a"], {"chunk_size": 2.5}, "chunk_size=2.5 must be a positive integer"),
     ],
 )
 def test_bad_input_errors(tiny_llama_dir, documents, summaries, kwargs, message):

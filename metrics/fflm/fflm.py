@@ -49,6 +49,8 @@ Args:
     bos_token_id (int or None): first token of every sequence. Default: the tokenizer's BOS (else EOS).
     device (str or None), dtype (str or None), revision (str or None): model loading.
     token_budget (int), batch_size (int or None), prefix_cache (bool): speed only, same numbers.
+    chunk_size (int): distinct documents scored at a time, each with all of its summaries; bounds
+        memory on a large batch, same numbers. Default 64.
     progress (bool): show progress bars. Default False.
 Returns:
     fflm (list of float): per-example FFLM, higher = more faithful.
@@ -103,6 +105,7 @@ class FFLM(CheckedTextInputs, evaluate.Metric):
         token_budget=8192,
         batch_size=None,
         prefix_cache=True,
+        chunk_size=64,
         progress=False,
     ):
         result = fflm(
@@ -119,6 +122,7 @@ class FFLM(CheckedTextInputs, evaluate.Metric):
             token_budget=token_budget,
             batch_size=batch_size,
             prefix_cache=prefix_cache,
+            chunk_size=chunk_size,
             progress=progress,
         )
         return {

@@ -43,6 +43,12 @@ Speed: the engine scores every distinct query once, batches by length, and compu
 ``(BOS, X, sep)`` prefix once per document (KV cache) for all of its summaries; ``lm_doc`` is run
 once per distinct document and ``lm`` once per distinct summary.
 
+Memory: work is planned and run ``chunk_size`` (default 64) distinct documents at a time, each with
+all of its summaries, so the reuse above is unchanged; only one chunk's queries and per-token
+log-probabilities are alive at once, and only the per-example results (plus the probability lists
+when ``return_probabilities=True``) are kept. The numbers do not depend on ``chunk_size``, which is
+therefore not part of the signature. Warnings (truncation, empty targets) come once per call.
+
 >>> from nlgmetrics.testing import build_random_model
 >>> import tempfile
 >>> path = build_random_model("llama", tempfile.mkdtemp(), size="tiny")
@@ -64,6 +70,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from nlgmetrics.signature import make_signature
 from nlgmetrics.validation import as_texts, check_int, check_same_length
@@ -294,6 +301,7 @@ def fflm(
     batch_size: int | None = None,
     prefix_cache: bool = True,
     return_probabilities: bool = False,
+    chunk_size: int = 64,
     progress: bool = True,
 ) -> FFLMResult:
     """Score each ``summaries[i]`` for faithfulness to ``documents[i]`` with FFLM.
@@ -313,7 +321,9 @@ def fflm(
         prefix_cache: share the ``(BOS, X, sep)`` prefix across summaries of a document (KV cache);
             the numbers do not change (within 1e-5 in fp32).
         return_probabilities: also return the five floored per-token probability lists.
-        progress: show progress bars.
+        chunk_size: distinct documents planned and scored at a time, each with all of its
+            summaries (bounds memory on a large call; the numbers do not change).
+        progress: show a progress bar (over the examples of the whole call).
 
     Returns:
         :class:`FFLMResult` with per-example ``fflm`` and components, ``weights`` and ``signature``.
@@ -322,13 +332,17 @@ def fflm(
         ValueError: mismatched lengths, None or non-string items, an empty input list, bad weights
         or max_length, a model that cannot be loaded (with how to fix it).
     """
-    from nlgmetrics.engine import CausalQuery, iter_causal, load_lm
+    from nlgmetrics.engine import CausalQuery, is_main_process, iter_causal, load_lm
+    from nlgmetrics.engine.planning import chunk_by_key
 
     docs = as_texts("documents", documents)
     sums = as_texts("summaries", summaries)
     check_same_length(documents=docs, summaries=sums)
     weights_t = check_weights(weights)
     max_length = _check_max_length(max_length)
+    chunk_size = check_int("chunk_size", chunk_size, minimum=1, message=(
+        f"chunk_size={chunk_size!r} must be a positive integer (distinct documents scored at a "
+        f"time, e.g. 64; it does not change the numbers)."))
     if not isinstance(separator, str):
         raise ValueError(f"separator={separator!r} must be a string (the authors use 'TL;DR ').")
 
@@ -346,44 +360,64 @@ def fflm(
             f"separator {separator!r}; use max_length >= {len(sep) + 2} (the authors use 2048)."
         )
 
-    plans = [_plan(docs[i], sums[i], tokenizer, cache, limit, room) for i in range(len(docs))]
-    queries, slots = _build_queries(plans, bos, sep, limit, CausalQuery)
-    logprobs: list[np.ndarray] = [np.zeros(0)] * len(queries)
-    for query_index, values in iter_causal(
-        lm,
-        queries,
-        _target_logprobs,
-        token_budget=token_budget,
-        batch_size=batch_size,
-        prefix_cache=prefix_cache,
-        progress=progress,
-        desc="FFLM",
-    ):
-        logprobs[query_index] = values
-
-    result_lists: dict[str, list[Any]] = {k: [] for k in ("py", "px", "cy", "f", "probs")}
+    # Bounded memory (issue 9): plan and score ``chunk_size`` distinct documents at a time, each
+    # with all of its summaries, so lm_doc (once per document) and the shared (BOS, X, sep) prefix
+    # cache are reused exactly as in one big call. Only one chunk's queries and per-token
+    # log-probabilities are alive at once; we keep the per-example outputs.
+    n = len(docs)
+    scores: list[tuple[float, float, float] | None] = [None] * n
+    kept_probs: list[FFLMProbabilities | None] = [None] * n
+    summary_tokens = [0] * n
+    document_tokens = [0] * n
+    truncated = [False] * n
     empty = 0
-    for plan, slot in zip(plans, slots):
-        probs = FFLMProbabilities(
-            s2s=_slot_probs(logprobs, slot["s2s"]),
-            lm=_slot_probs(logprobs, slot["lm"]),
-            prefix=_slot_probs(logprobs, slot["prefix"]),
-            s2s_doc=_slot_probs(logprobs, slot["s2s_doc"]),
-            lm_doc=_slot_probs(logprobs, slot["lm_doc"]),
-        )
-        empty += (not plan.summary) or plan.cond_budget == 0
-        py, px, cy = fflm_components(probs.s2s, probs.lm, probs.prefix, probs.s2s_doc, probs.lm_doc)
-        a, b, d = weights_t
-        result_lists["py"].append(py)
-        result_lists["px"].append(px)
-        result_lists["cy"].append(cy)
-        result_lists["f"].append(a * py + b * px + d * cy)
-        result_lists["probs"].append(probs)
+    a, b, d = weights_t
+    with tqdm(total=n, desc="FFLM", unit="pair", disable=not progress or not is_main_process()) as bar:
+        for examples in chunk_by_key(docs, chunk_size):
+            chunk_cache = dict(cache)  # per chunk: the token memo must not grow with the whole call
+            plans = [_plan(docs[i], sums[i], tokenizer, chunk_cache, limit, room) for i in examples]
+            queries, slots = _build_queries(plans, bos, sep, limit, CausalQuery)
+            logprobs: list[np.ndarray] = [np.zeros(0)] * len(queries)
+            shown = done = 0
+            for query_index, values in iter_causal(
+                lm,
+                queries,
+                _target_logprobs,
+                token_budget=token_budget,
+                batch_size=batch_size,
+                prefix_cache=prefix_cache,
+                progress=False,  # the bar above counts examples over the whole call
+            ):
+                logprobs[query_index] = values
+                done += 1
+                reached = len(examples) * done // len(queries)
+                if reached > shown:
+                    bar.update(reached - shown)
+                    shown = reached
+            bar.update(len(examples) - shown)
 
-    truncated = [p.truncated for p in plans]
+            for i, plan, slot in zip(examples, plans, slots):
+                probs = FFLMProbabilities(
+                    s2s=_slot_probs(logprobs, slot["s2s"]),
+                    lm=_slot_probs(logprobs, slot["lm"]),
+                    prefix=_slot_probs(logprobs, slot["prefix"]),
+                    s2s_doc=_slot_probs(logprobs, slot["s2s_doc"]),
+                    lm_doc=_slot_probs(logprobs, slot["lm_doc"]),
+                )
+                empty += (not plan.summary) or plan.cond_budget == 0
+                scores[i] = fflm_components(
+                    probs.s2s, probs.lm, probs.prefix, probs.s2s_doc, probs.lm_doc
+                )
+                if return_probabilities:
+                    kept_probs[i] = probs
+                summary_tokens[i] = len(plan.summary)
+                document_tokens[i] = plan.cond_budget
+                truncated[i] = plan.truncated
+            del plans, queries, slots, logprobs
+
     if any(truncated):
         warnings.warn(
-            f"FFLM: {sum(truncated)} of {len(plans)} examples exceed {limit} tokens per sequence and "
+            f"FFLM: {sum(truncated)} of {n} examples exceed {limit} tokens per sequence and "
             f"were truncated as the authors do (the condition is cut when the summary is the target, "
             f"the document is cut when it is the target).",
             stacklevel=2,
@@ -408,17 +442,20 @@ def fflm(
             "floor": PROBABILITY_FLOOR,
         },
     )
+    delta_py = [s[0] for s in scores]  # type: ignore[index]
+    delta_px = [s[1] for s in scores]  # type: ignore[index]
+    delta_cy = [s[2] for s in scores]  # type: ignore[index]
     return FFLMResult(
-        fflm=result_lists["f"],
-        delta_prior_summary=result_lists["py"],
-        delta_prior_document=result_lists["px"],
-        delta_cond_summary=result_lists["cy"],
+        fflm=[a * py + b * px + d * cy for py, px, cy in zip(delta_py, delta_px, delta_cy)],
+        delta_prior_summary=delta_py,
+        delta_prior_document=delta_px,
+        delta_cond_summary=delta_cy,
         weights=weights_t,
         signature=signature,
-        summary_tokens=[len(p.summary) for p in plans],
-        document_tokens=[p.cond_budget for p in plans],
+        summary_tokens=summary_tokens,
+        document_tokens=document_tokens,
         truncated=truncated,
-        probabilities=result_lists["probs"] if return_probabilities else None,
+        probabilities=kept_probs if return_probabilities else None,  # type: ignore[arg-type]
     )
 
 

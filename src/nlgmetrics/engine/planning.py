@@ -130,3 +130,28 @@ def run_with_backoff(batch: Sequence[T], fn: Callable[[list[T]], list[R]]) -> li
     _free_device_memory()
     half = len(items) // 2
     return run_with_backoff(items[:half], fn) + run_with_backoff(items[half:], fn)
+
+
+def chunk_by_key(keys: Sequence[Hashable], chunk_size: int) -> list[list[int]]:
+    """Indices of ``keys`` in chunks of at most ``chunk_size`` *distinct* keys, each key whole.
+
+    Metrics use it to bound memory on a large call: a chunk takes whole documents (every example
+    that shares a document lands in the same chunk), so per-document reuse (one pass per distinct
+    document, a shared prefix cache) is the same as in one big call. Keys keep their order of first
+    appearance; inside a chunk, the indices of one key are contiguous and ascending.
+
+    >>> chunk_by_key(["a", "b", "a", "c", "b"], chunk_size=2)
+    [[0, 2, 1, 4], [3]]
+    >>> chunk_by_key([], chunk_size=3)
+    []
+    """
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}.")
+    groups: dict[Hashable, list[int]] = {}
+    for i, key in enumerate(keys):
+        groups.setdefault(key, []).append(i)
+    members = list(groups.values())
+    return [
+        [i for group in members[first : first + chunk_size] for i in group]
+        for first in range(0, len(members), chunk_size)
+    ]
