@@ -47,11 +47,6 @@ EXAMPLE: dict[str, list[Any]] = {
 }
 
 
-def _is_offline_model_error(error: Exception) -> bool:
-    text = str(error).lower()
-    return any(marker in text for marker in ("offline", "not found", "cannot be loaded", "could not load", "no such"))
-
-
 def run_metric(name: str, model: str | None, progress: bool) -> tuple[Any | None, str]:
     """Run one metric on the example; return (report or None, note)."""
     from nlgmetrics.registry import get_spec
@@ -62,17 +57,16 @@ def run_metric(name: str, model: str | None, progress: bool) -> tuple[Any | None
     if not spec.uses_model:
         return spec.run(predictions, others, progress=progress), ""
     candidates = [model] if model else [spec.default_model, OFFLINE_CAUSAL_ALIAS]
-    last_error: Exception | None = None
+    failures: list[str] = []
     for candidate in candidates:
         try:
             report = spec.run(predictions, others, progress=progress, model=candidate)
         except (OSError, ValueError) as error:  # model not available, or wrong kind of model
-            last_error = error
+            failures.append(f"{candidate}: {str(error).splitlines()[0][:120]}")
             continue
         note = "" if candidate == spec.default_model else f"model {candidate} (paper default {spec.default_model} not available offline)"
         return report, note
-    reason = str(last_error).splitlines()[0] if last_error else "no model"
-    return None, f"skipped: {reason[:200]}"
+    return None, "skipped: " + " | ".join(failures)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
