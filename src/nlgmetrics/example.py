@@ -13,6 +13,8 @@ one-line reason where it does not (BLANC needs a masked LM).
 from __future__ import annotations
 
 import argparse
+import os
+import socket
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -45,6 +47,15 @@ EXAMPLE: dict[str, list[Any]] = {
         "The football club signed a new striker on Monday.",
     ],
 }
+
+
+def hub_reachable(host: str = "huggingface.co", timeout: float = 3.0) -> bool:
+    """Whether the Hugging Face Hub answers on port 443 within ``timeout`` seconds."""
+    try:
+        with socket.create_connection((host, 443), timeout=timeout):
+            return True
+    except OSError:
+        return False
 
 
 def run_metric(name: str, model: str | None, progress: bool) -> tuple[Any | None, str]:
@@ -81,6 +92,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "default: each paper's model, else the offline SmolLM2")
     parser.add_argument("--progress", action="store_true", help="show progress bars")
     args = parser.parse_args(argv)
+
+    # Without a network, huggingface_hub retries every download with back-off (~25 s per model).
+    # Decide once, before it is imported, and say so.
+    if not os.environ.get("HF_HUB_OFFLINE") and not hub_reachable():
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        print("(the Hugging Face Hub is not reachable: offline mode, local models only)")
 
     print("nlgmetrics example: 3 predictions, their references and source documents\n")
     for name in [m.strip() for m in args.metrics.split(",") if m.strip()]:
