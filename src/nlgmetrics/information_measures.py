@@ -41,37 +41,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Literal
 
 import torch
 
+from nlgmetrics.measure_names import INFORMATION_MEASURES, InformationMeasureName
 from nlgmetrics.validation import check_real
-
-InformationMeasureName = Literal[
-    "kl_divergence",
-    "alpha_divergence",
-    "beta_divergence",
-    "ab_divergence",
-    "renyi_divergence",
-    "l1_distance",
-    "l2_distance",
-    "l_infinity_distance",
-    "fisher_rao_distance",
-    "js_divergence",
-]
-
-INFORMATION_MEASURES: tuple[str, ...] = (
-    "kl_divergence",
-    "alpha_divergence",
-    "beta_divergence",
-    "ab_divergence",
-    "renyi_divergence",
-    "l1_distance",
-    "l2_distance",
-    "l_infinity_distance",
-    "fisher_rao_distance",
-    "js_divergence",
-)
 
 #: Measures that read ``alpha`` / ``beta``; the others ignore them (and the signature records "none").
 NEEDS_ALPHA = frozenset({"alpha_divergence", "ab_divergence", "renyi_divergence"})

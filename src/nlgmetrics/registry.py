@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from nlgmetrics.measure_names import INFORMATION_MEASURES
+
 SecondInput = Literal["references", "sources"]
 
 
@@ -280,10 +282,6 @@ def _run_fflm(predictions: list[str], sources: list[str], *, progress: bool, **o
     return _per_example_report("fflm", columns, result.signature, "fflm")
 
 
-_INFOLM_MEASURES = (
-    "kl_divergence", "alpha_divergence", "beta_divergence", "ab_divergence", "renyi_divergence",
-    "l1_distance", "l2_distance", "l_infinity_distance", "fisher_rao_distance", "js_divergence",
-)
 
 register(MetricSpec(
     name="rouge_family",
@@ -339,7 +337,7 @@ register(MetricSpec(
     default_model="bert-base-uncased",
     options=(
         OptionSpec("information_measure", "str", "fisher_rao_distance", "distance between the bags of distributions",
-                   _INFOLM_MEASURES),
+                   INFORMATION_MEASURES),
         OptionSpec("temperature", "float", 0.25, "softmax temperature of the LM"),
         OptionSpec("idf", "bool", True, "weight positions by idf of the references"),
         OptionSpec("alpha", "float", None, "alpha of the alpha / AB / Renyi divergences"),
