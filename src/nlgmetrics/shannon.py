@@ -341,34 +341,15 @@ def _encoder(tokenizer):
     return encode
 
 
-# Rows per reduction block: 16 x 50k-vocab float32 logits are ~3 MB, so the logsumexp temporaries
-# and the argmax re-read stay in cache instead of streaming the whole [rows, vocab] tensor twice.
-_REDUCE_ROWS = 16
-
-
 def _target_logprob_and_argmax(logits, query) -> tuple[np.ndarray, np.ndarray]:
     """Reduce for :func:`nlgmetrics.engine.iter_causal`: log p(target) and the argmax per row.
 
-    ``logit[target] - logsumexp(logits)`` in float32 allocates nothing of ``[rows, vocab]`` size,
-    about 2.5x faster than a float64 log-softmax over the whole vocabulary (the LM-head rows are
-    most of the cost for GPT-2-sized models); per-token error is ~1e-6, well under the 1e-4 parity
-    tolerance (blanc itself uses a float32 softmax). Blocks of ``_REDUCE_ROWS`` rows: every row is
-    reduced on its own, so the values are bit-identical to one whole-tensor call, about 2x faster
-    on CPU (cache-sized blocks; on an accelerator the whole query is one block).
+    The engine's float32 reduction (blanc itself uses a float32 softmax; per-token error ~1e-6,
+    well under the 1e-4 parity tolerance), ~2.5x cheaper than a float64 log-softmax.
     """
-    import torch
+    from nlgmetrics.engine import target_logprobs_float32
 
-    targets = torch.as_tensor(query.target_ids, dtype=torch.long, device=logits.device)
-    chosen = torch.empty(len(targets), dtype=logits.dtype, device=logits.device)
-    best = torch.empty(len(targets), dtype=torch.long, device=logits.device)
-    # On an accelerator one call per query is best (kernel launches, not memory, are the cost).
-    step = _REDUCE_ROWS if logits.device.type == "cpu" else max(1, len(targets))
-    for first in range(0, len(targets), step):
-        block = logits[first : first + step]
-        rows = slice(first, first + len(block))
-        chosen[rows] = block.gather(1, targets[rows].unsqueeze(1)).squeeze(1) - torch.logsumexp(block, dim=-1)
-        best[rows] = block.argmax(dim=-1)
-    return chosen.cpu().numpy().astype(np.float64), best.cpu().numpy().astype(np.int64)
+    return target_logprobs_float32(logits, query.target_ids, with_argmax=True)
 
 
 _COLUMNS = (

@@ -12,7 +12,13 @@ functions; none runs its own forward passes.
 (3,)
 """
 
-from nlgmetrics.engine.causal import CausalQuery, TargetScores, causal_target_scores, iter_causal
+from nlgmetrics.engine.causal import (
+    CausalQuery,
+    TargetScores,
+    causal_target_scores,
+    iter_causal,
+    target_logprobs_float32,
+)
 from nlgmetrics.engine.distributed import distributed_map, is_main_process
 from nlgmetrics.engine.loading import (
     SMOLLM2_ALIAS,
@@ -47,4 +53,5 @@ __all__ = [
     "plan_batches",
     "run_with_backoff",
     "smollm2_dir",
+    "target_logprobs_float32",
 ]

@@ -279,6 +279,41 @@ def _target_scores(logits: torch.Tensor, query: CausalQuery) -> TargetScores:
     )
 
 
+# Rows per reduction block on CPU: 16 x 50k-vocab float32 logits are ~3 MB, so the logsumexp
+# temporaries and the argmax re-read stay in cache instead of streaming [rows, vocab] twice.
+_REDUCE_ROWS = 16
+
+
+def target_logprobs_float32(
+    logits: torch.Tensor, target_ids: Sequence[int], *, with_argmax: bool = False
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """``log p(target_i)`` per row as ``logit[target] - logsumexp(logits)`` in float32 (+ argmax).
+
+    The cheap reduction for metrics whose reference implementation uses a float32 softmax (blanc's
+    Shannon, the FFLM authors' scorer): nothing of ``[rows, vocab]`` size is allocated, and it is
+    ~2.5x faster than the float64 log-softmax of :func:`causal_target_scores` (the vocabulary-wide
+    work dominates on GPT-2-sized models). Each row is reduced on its own, in cache-sized blocks on
+    CPU (one block per call on an accelerator, where kernel launches are the cost), so the values do
+    not depend on the blocking. Returns float64 log-probs and int64 argmax ids (or ``None``).
+
+    >>> lp, best = target_logprobs_float32(torch.tensor([[0.0, 0.0], [0.0, 2.0]]), [0, 1], with_argmax=True)
+    >>> [round(float(v), 4) for v in lp], best.tolist()
+    ([-0.6931, -0.1269], [0, 1])
+    """
+    targets = torch.as_tensor(list(target_ids), dtype=torch.long, device=logits.device)
+    chosen = torch.empty(len(targets), dtype=logits.dtype, device=logits.device)
+    best = torch.empty(len(targets), dtype=torch.long, device=logits.device) if with_argmax else None
+    step = _REDUCE_ROWS if logits.device.type == "cpu" else max(1, len(targets))
+    for first in range(0, len(targets), step):
+        block = logits[first : first + step]
+        rows = slice(first, first + len(block))
+        chosen[rows] = block.gather(1, targets[rows].unsqueeze(1)).squeeze(1) - torch.logsumexp(block, dim=-1)
+        if best is not None:
+            best[rows] = block.argmax(dim=-1)
+    argmax = best.cpu().numpy().astype(np.int64) if best is not None else None
+    return chosen.cpu().numpy().astype(np.float64), argmax
+
+
 def causal_target_scores(lm: LoadedLM, queries: Sequence[CausalQuery], **kwargs: Any) -> list[TargetScores]:
     """Log-probability and argmax of every target token, aligned with ``queries``.
 
