@@ -160,6 +160,11 @@ def test_bad_filler_and_tune_options(tiny_bert_dir):
     with pytest.raises(ValueError, match="`finetune_chunk_stride` must be a positive integer"):
         blanc_tune(["A document."], ["A summary."], model=str(tiny_bert_dir), progress=False,
                    finetune_chunk_stride=0)
+    # bool("no") is True: a string switch would silently turn the option on.
+    for switch in ("finetune_mask_evenly", "finetune_top_fully"):
+        with pytest.raises(ValueError, match=f"`{switch}` must be True or False, got 'no'"):
+            blanc_tune(["A document."], ["A summary."], model=str(tiny_bert_dir), progress=False,
+                       **{switch: "no"})
 
 
 def test_causal_model_and_missing_model_rejected(tiny_gpt2_dir):

@@ -90,3 +90,17 @@ def test_space_app_py_serves_the_demo(metrics_dir):
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def test_infolm_widgets_leave_its_device_dependent_token_budget_alone(tiny_bert_dir):
+    """InfoLM's token budget defaults to 2048 on CPU and 8192 on a GPU (infolm.default_token_budget);
+    the demo passes only options that differ from the widget default, so that default must be None."""
+    budgets = {name: next(o.default for o in get_spec(name).options if o.name == "token_budget")
+               for name in ("infolm", "shannon_score", "blanc", "fflm")}
+    assert budgets == {"infolm": None, "shannon_score": 8192, "blanc": 8192, "fflm": 8192}
+
+    # The None default reaches the library as "its own default" (2048 on this CPU).
+    from nlgmetrics.engine import load_lm
+    from nlgmetrics.infolm import default_token_budget
+
+    assert default_token_budget(load_lm(str(tiny_bert_dir)), budgets["infolm"]) == 2048

@@ -294,14 +294,32 @@ def test_aggregate_is_mean_with_interval_and_signature():
         (dict(predictions=["a"], references=["a"], multi_ref="max"), r"Unknown multi_ref='max'"),
         (dict(predictions=["a"], references=["a"], beta=0), r"beta=0 must be a positive number"),
         (dict(predictions=["a"], references=["a"], rouge_w_weight=0.5), r"rouge_w_weight=0.5 must be"),
-        (dict(predictions=["a"], references=["a"], n_bootstrap=0), r"n_samples=0 must be a positive integer"),
+        (dict(predictions=["a"], references=["a"], n_bootstrap=0), r"n_bootstrap=0 must be a positive integer"),
+        (dict(predictions=["a"], references=["a"], confidence="high"), r"confidence='high' must be a number"),
+        (dict(predictions=["a"], references=["a"], confidence=1.0), r"strictly between 0 and 1"),
+        (dict(predictions=["a"], references=["a"], aggregation="rouge155", confidence=0), r"strictly between"),
         (dict(predictions=["a"], references=["a"], use_stemmer="snowball"), r"Unknown use_stemmer='snowball'"),
+        (dict(predictions=["a"], references=["a"], use_stemmer=1), r"Unknown use_stemmer=1"),
+        (dict(predictions=["a"], references=["a"], use_stemmer="no"), r"Unknown use_stemmer='no'"),
         (dict(predictions=["a"], references=["a"], aggregation="median"), r"Unknown aggregation='median'"),
     ],
 )
 def test_bad_input_errors_name_the_problem(kwargs, message):
     with pytest.raises(ValueError, match=message):
         rouge_scores(**kwargs)
+
+
+def test_numpy_bool_stemmer_switch_is_the_plain_switch():
+    # A switch read from a numpy config array: np.bool_(True) selects Porter, np.bool_(False) none.
+    import numpy as np
+
+    preds, refs = ["the cats were running"], ["a cat runs"]
+    for flag in (True, False):
+        ours = rouge_scores(preds, refs, ["rouge1"], use_stemmer=np.bool_(flag), aggregate=False)
+        plain = rouge_scores(preds, refs, ["rouge1"], use_stemmer=flag, aggregate=False)
+        assert ours == plain
+    stemmed = rouge_scores(preds, refs, ["rouge1"], use_stemmer=np.bool_(True), aggregate=False)
+    assert stemmed["scores"]["rouge1"]["recall"][0] > plain["scores"]["rouge1"]["recall"][0]
 
 
 # --------------------------------------------------------------------------- evaluate module

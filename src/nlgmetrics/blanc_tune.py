@@ -68,7 +68,7 @@ from nlgmetrics.blanc import (
 )
 from nlgmetrics.sentences import SentenceSplitter, resolve_splitter
 from nlgmetrics.signature import make_signature
-from nlgmetrics.validation import check_choice, check_int, check_real
+from nlgmetrics.validation import check_bool, check_choice, check_int, check_real
 
 # blanc's range of "reasonable" BERT ids for random replacement (inclusive); capped by the vocab.
 TOKEN_REPLACE_RANGE = (1000, 29999)
@@ -306,8 +306,8 @@ def blanc_tune(
                             pick(min_token_length_lead_tune, lengths.lead),
                             pick(min_token_length_followup_tune, lengths.followup)),
             len_sent_allow_cut),
-        finetune_batch_size, finetune_epochs, bool(finetune_mask_evenly),
-        finetune_chunk_size, finetune_chunk_stride, bool(finetune_top_fully),
+        finetune_batch_size, finetune_epochs, check_bool("finetune_mask_evenly", finetune_mask_evenly),
+        finetune_chunk_size, finetune_chunk_stride, check_bool("finetune_top_fully", finetune_top_fully),
         id_layer_freeze_below, id_layer_freeze_above, p_mask, p_token_replace, p_token_original,
         learning_rate, warmup_steps).validate()
     tune_masking = options.masking

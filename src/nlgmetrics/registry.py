@@ -182,12 +182,18 @@ def get_spec(name: str) -> MetricSpec:
 # load torch. Library functions take (documents, summaries) for reference-free metrics; the table
 # always passes (predictions, others), so the runners swap the order.
 
-_ENGINE_OPTIONS = (
-    OptionSpec("dtype", "str", None, "weights dtype: float32 (default on CPU), bfloat16 or float16 (GPU)",
-               (None, "float32", "bfloat16", "float16")),
-    OptionSpec("batch_size", "int", None, "at most this many sequences per forward pass (numbers unchanged)"),
-    OptionSpec("token_budget", "int", 8192, "padded tokens per forward pass (numbers unchanged)"),
-)
+def _engine_options(token_budget: int | None = 8192, token_budget_help: str = "") -> tuple[OptionSpec, ...]:
+    """The engine's options; ``token_budget`` is each metric's own default (InfoLM's depends on the device)."""
+    return (
+        OptionSpec("dtype", "str", None, "weights dtype: float32 (default on CPU), bfloat16 or float16 (GPU)",
+                   (None, "float32", "bfloat16", "float16")),
+        OptionSpec("batch_size", "int", None, "at most this many sequences per forward pass (numbers unchanged)"),
+        OptionSpec("token_budget", "int", token_budget,
+                   "padded tokens per forward pass (numbers unchanged)" + token_budget_help),
+    )
+
+
+_ENGINE_OPTIONS = _engine_options()
 
 
 def _run_rouge(predictions: list[str], references: list[Any], *, progress: bool, **options: Any) -> ScoreReport:
@@ -343,7 +349,7 @@ register(MetricSpec(
         OptionSpec("alpha", "float", None, "alpha of the alpha / AB / Renyi divergences"),
         OptionSpec("beta", "float", None, "beta of the beta / AB divergences"),
         OptionSpec("max_length", "int", None, "tokens per text (default: the model's positions)"),
-        *_ENGINE_OPTIONS,
+        *_engine_options(None, "; default 2048 on CPU (memory), 8192 on a GPU"),
     ),
     runner=_run_infolm,
     description="Distance between the 'bags of distributions' a masked (or causal) LM predicts for the "

@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from nlgmetrics.rouge.bootstrap import bootstrap_columns
 from nlgmetrics.rouge.lcs import lcs_length, match_masks, union_lcs_hits, wlcs_hits, wlcs_paper
 from nlgmetrics.rouge.ngrams import ngram_counts, overlap, skip_bigram_counts
@@ -130,6 +132,22 @@ def _prepare(text: str, stem: bool | str, stopwords: bool, sentences: bool) -> _
     return _Text(tokens, lines)
 
 
+def _stemmer_name(use_stemmer: Any) -> bool | str:
+    """``use_stemmer`` as the stemmer it selects: False, ``"porter"`` or ``"rouge155"``.
+
+    A switch may be a Python or numpy bool (``np.bool_(True)`` from a config array); 0/1 and other
+    strings are rejected, since ``1`` or ``"no"`` would silently select a stemmer.
+
+    >>> _stemmer_name(True), _stemmer_name(False), _stemmer_name("rouge155")
+    ('porter', False, 'rouge155')
+    """
+    if isinstance(use_stemmer, (bool, np.bool_)):
+        return "porter" if bool(use_stemmer) else False
+    if isinstance(use_stemmer, str) and use_stemmer in STEMMERS:
+        return use_stemmer
+    raise ValueError(f"Unknown use_stemmer={use_stemmer!r}; choose False, True, 'porter' or 'rouge155'.")
+
+
 def clear_cache() -> None:
     """Empty the cache of tokenized texts (to bound memory, or to time cold runs)."""
     _prepare.cache_clear()
@@ -236,9 +254,7 @@ def rouge_scores(
     check_choice("multi_ref", multi_ref, MULTI_REF_MODES)
     check_choice("rouge_w_normalization", rouge_w_normalization, ROUGE_W_NORMALIZATIONS)
     check_choice("aggregation", aggregation, AGGREGATIONS)
-    if use_stemmer not in (False, True, *STEMMERS) or (use_stemmer in (0, 1) and not isinstance(use_stemmer, bool)):
-        raise ValueError(f"Unknown use_stemmer={use_stemmer!r}; choose False, True, 'porter' or 'rouge155'.")
-    stem = "porter" if use_stemmer is True else use_stemmer
+    stem = _stemmer_name(use_stemmer)
     # bool("no") is True: a string here would silently turn stopword removal on.
     remove_stopwords = check_bool("remove_stopwords", remove_stopwords,
                                   message=f"remove_stopwords={remove_stopwords!r} must be True or False.")
@@ -250,6 +266,13 @@ def rouge_scores(
                       message=f"beta={beta!r} must be a positive number (1.0 gives F1).")
     w = check_real("rouge_w_weight", rouge_w_weight, minimum=1, message=(
         f"rouge_w_weight={rouge_w_weight!r} must be a number >= 1 (ROUGE-1.5.5 uses 1.2)."))
+    if aggregate:
+        n_bootstrap = check_int("n_bootstrap", n_bootstrap, minimum=1, message=(
+            f"n_bootstrap={n_bootstrap!r} must be a positive integer (ROUGE-1.5.5 uses 1000)."))
+        confidence_error = f"confidence={confidence!r} must be a number strictly between 0 and 1, e.g. 0.95."
+        confidence = check_real("confidence", confidence, minimum=0, exclusive_minimum=True, message=confidence_error)
+        if confidence >= 1:
+            raise ValueError(confidence_error)
 
     needs_sentences = any(t.kind in ("Lsum", "W") for t in types)
 
