@@ -28,6 +28,7 @@ weights' values.
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib.util
 import inspect
 import json
@@ -95,13 +96,19 @@ def candidate_kwargs(name: str, args: argparse.Namespace) -> dict[str, Any]:
     return kw
 
 
-def call_run(module, kwargs: dict[str, Any]) -> list[dict[str, Any]]:
-    """Call ``module.run`` with the subset of ``kwargs`` its signature accepts."""
+def call_run(module, kwargs: dict[str, Any], explicit: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Call ``module.run`` with the subset of ``kwargs`` its signature accepts, plus every ``explicit``
+    keyword (an error if ``run`` does not take one: a typo must not be dropped silently)."""
     params = inspect.signature(module.run).parameters
+    explicit = explicit or {}
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        accepted = kwargs
+        accepted = {**kwargs, **explicit}
     else:
+        unknown = sorted(set(explicit) - set(params))
+        if unknown:
+            raise TypeError(f"{module.__name__}.run() takes no {unknown}; it takes {sorted(params)}.")
         accepted = {k: v for k, v in kwargs.items() if k in params and v is not None}
+        accepted.update(explicit)
     return module.run(**accepted), accepted
 
 
@@ -168,8 +175,27 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--infolm-max-length", type=int, default=48, help="InfoLM tokens per text (torchmetrics needs one)")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (modules that take it)")
     parser.add_argument("--data-dir", default=None, help="folder with realsumm/ and webnlg2020/")
+    parser.add_argument("--arg", action="append", default=[], metavar="MODULE:KEY=VALUE",
+                        help="one keyword for one module's run(), e.g. shannon:doc_ids=[44] or fflm:n_systems=25 "
+                        "(a Python literal, else a string); overrides the shared flags; repeatable")
     parser.add_argument("--out", default=str(RESULTS))
     return parser
+
+
+def module_overrides(items: list[str]) -> dict[str, dict[str, Any]]:
+    """``["shannon:doc_ids=[44]", "fflm:n_systems=25"]`` -> ``{"shannon": {"doc_ids": [44]}, "fflm": {...}}``."""
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        name, sep, assignment = item.partition(":")
+        key, eq, text = assignment.partition("=")
+        if not sep or not eq or name not in MODULES or not key.isidentifier():
+            raise SystemExit(f"--arg {item!r}: write MODULE:KEY=VALUE with MODULE one of {list(MODULES)}.")
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            value = text
+        out.setdefault(name, {})[key] = value
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -181,12 +207,15 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(names) - set(MODULES))
     if unknown:
         raise SystemExit(f"Unknown --only {unknown}; choose from {list(MODULES)}.")
+    overrides = module_overrides(args.arg)
     sections, summary = [], []
+    out = Path(args.out)
+    command = "python benchmarks/speed.py " + " ".join(argv)
     for name in names:
         started = time.perf_counter()
         try:
             module = load_module(name)
-            rows, used = call_run(module, candidate_kwargs(name, args))
+            rows, used = call_run(module, candidate_kwargs(name, args), overrides.get(name))
         except Exception as error:  # one module failing must not lose the others' numbers
             reason = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
             print(f"speed_{name}: skipped ({reason})", file=sys.stderr, flush=True)
@@ -196,6 +225,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         elapsed = time.perf_counter() - started
         print(f"speed_{name}: {len(rows)} rows in {elapsed:.0f}s", file=sys.stderr, flush=True)
+        print("\n".join(rows_to_markdown(rows)), flush=True)
         summary.append(f"| {name} | {len(rows)} rows | {elapsed:.0f} s |")
         sections += [
             f"## {TITLES[name]} (`speed_{name}.py`)",
@@ -205,7 +235,15 @@ def main(argv: list[str] | None = None) -> int:
             *rows_to_markdown(rows),
             "",
         ]
-    command = "python benchmarks/speed.py " + " ".join(argv)
+        # Written after every module, so that a run stopped by a time limit keeps what it measured.
+        write_report(out, command, summary, sections)
+    write_report(out, command, summary, sections)
+    print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
+def write_report(out: Path, command: str, summary: list[str], sections: list[str]) -> None:
+    """The markdown report: command, machine, versions, one line per module, one table per module."""
     header = [
         "# Speed: nlgmetrics vs the reference implementations",
         "",
@@ -224,11 +262,8 @@ def main(argv: list[str] | None = None) -> int:
         *summary,
         "",
     ]
-    out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(header + sections) + "\n", encoding="utf-8")
-    print(f"wrote {out}", file=sys.stderr)
-    return 0
 
 
 if __name__ == "__main__":

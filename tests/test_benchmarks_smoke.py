@@ -110,3 +110,25 @@ def test_speed_aggregator_runs_text_and_reports_missing(tmp_path, shared_data_di
     # The generic table helper renders the union of keys.
     lines = speed.rows_to_markdown([{"a": 1.0}, {"b": "x"}])
     assert lines[0] == "| a | b |" and lines[2] == "| 1 |  |"
+
+
+def test_speed_aggregator_per_module_arguments(tmp_path):
+    spec = importlib.util.spec_from_file_location("speed_aggregator_args", REPO / "benchmarks" / "speed.py")
+    speed = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(speed)
+    assert speed.module_overrides(["shannon:doc_ids=[44, 8]", "fflm:n_systems=25", "blanc:size=base"]) == {
+        "shannon": {"doc_ids": [44, 8]}, "fflm": {"n_systems": 25}, "blanc": {"size": "base"}}
+    with pytest.raises(SystemExit, match="MODULE:KEY=VALUE"):
+        speed.module_overrides(["nosuch:a=1"])
+
+    class Module:  # explicit keywords reach run(); a keyword run() does not take is an error, not dropped
+        __name__ = "speed_fake"
+
+        @staticmethod
+        def run(n_docs=1, size="small"):
+            return [{"n_docs": n_docs, "size": size}]
+
+    rows, used = speed.call_run(Module, {"n_docs": 2, "threads": 4}, {"size": "base"})
+    assert rows == [{"n_docs": 2, "size": "base"}] and used == {"n_docs": 2, "size": "base"}
+    with pytest.raises(TypeError, match="takes no \\['n_systemz'\\]"):
+        speed.call_run(Module, {}, {"n_systemz": 3})
