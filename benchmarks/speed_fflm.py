@@ -4,15 +4,40 @@ side by side in one run, on a SummEval-shaped workload (each document paired wit
 with the same numbers checked.
 
 The naive loop is the oracle of the tests (tests/test_fflm_oracle.py), so the baseline is exactly
-what the parity tests compare against. Both run the same model object (random weights of a real
-architecture: the cost of a forward pass does not depend on the weights' values).
+what the parity tests compare against. Both run the same model object, on the same device, in the
+same dtype (random weights of a real architecture: the cost of a forward pass does not depend on
+the weights' values). One untimed warm-up call per side comes first; on CUDA every timer read
+follows ``torch.cuda.synchronize()`` and each side's peak GPU memory is recorded. In float32 the
+per-token probabilities, losses and scores of both sides are compared (``fp32_equal``); in
+bfloat16 the sides round differently (other batching and padding), so the differences are
+reported, not checked.
 
     python benchmarks/speed_fflm.py                      # writes benchmarks/results/speed_fflm.md
     python benchmarks/speed_fflm.py --docs 2 --systems 25 --size small --max-length 2048
+    python benchmarks/speed_fflm.py --device cuda --size 1b --dtype bfloat16 --out /tmp/fflm.md
+
+CUDA defaults: 2 documents x 25 systems (50 examples), token budget 16384. How we sized them
+(share: ~60 s per dtype on an H200, model build and load included):
+
+* work, exact (``work_counts``, SmolLM2 tokenizer, max_length 2048): RealSumm documents 1-3 have
+  1146, 884 and 460 tokens; 1 doc x 25 -> naive 124,510 body tokens / ours 61,041 (+31,245 head
+  rows); 2 docs -> 223,155 / 112,531 (+57,783); 3 docs -> 279,695 / 143,944.
+* compute: random Llama "1b" = 1.07B params (0.97B body + 0.10B tied head, vocab 49,152), ~2.1
+  GFLOP per token. Naive 2 docs ~4.8e14 FLOP; at ~40-50 TFLOPS (H200 float32 without TF32)
+  ~10-12 s; ours ~2.3e14 -> ~5 s. bfloat16: ~10x the FLOP rate, the naive loop becomes bound by
+  its 250 batch-1 passes (~5 ms each) -> ~1-2 s; ours < 1 s.
+* build + load, measured on this 2-core CPU with the 1b shape cut to 2 layers (222M params):
+  init 3.4-4.2 s (does not scale with threads), save_pretrained 0.8-1.0 s, load_lm 1.4-1.7 s;
+  scaled x4.8 to 1.07B: init ~18 s, save ~4.5 s, load ~8 s (+ ~2 s copy to the GPU), plus ~9 s
+  for the first parse of the SmolLM2 tokenizer GGUF (cached after). The random model is written
+  once per machine under $TMPDIR/nlgmetrics-speed-models (or $NLGMETRICS_SPEED_MODELS) and reused,
+  so the second dtype pays only the load.
+* total: float32 ~30 s build + ~10 s load + ~15 s timed = ~55 s; bfloat16 ~8 s load + ~3 s timed.
+  3 documents would add ~4 s (fp32) and stay inside the share; 2 keeps a margin for the estimate.
 
 >>> rows = run(n_docs=1, n_systems=2, size="tiny", max_length=64)  # doctest: +SKIP
 >>> sorted(rows[0])[:3]  # doctest: +SKIP
-['examples', 'fflm_max_abs_diff', 'impl']
+['build_seconds', 'component_max_abs_diff', 'device']
 """
 
 from __future__ import annotations
@@ -46,18 +71,18 @@ def _oracle():
 def load_summeval_shaped(path: str | os.PathLike = DEFAULT_DATA, n_docs: int = 1, n_systems: int = 25):
     """The first ``n_docs`` documents of RealSumm (file order), each with its first ``n_systems``
     system summaries: (documents, summaries), one row per (document, summary) pair."""
-    from datasets import load_dataset
-
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(
             f"{path} not found: RealSumm (Bhandari et al. 2020, github.com/neulab/REALSumm) as JSON lines "
             f"with 'doc_id', 'document', 'prediction'; set NLGMETRICS_DATA or pass --data."
         )
-    rows = load_dataset("json", data_files=str(path), split="train")
+    # Plain JSON lines, read in file order (no `datasets` needed on the GPU machine).
+    with path.open(encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle if line.strip()]
     per_doc: dict[Any, list[int]] = {}
-    for index, doc_id in enumerate(rows["doc_id"]):
-        per_doc.setdefault(doc_id, []).append(index)
+    for index, row in enumerate(rows):
+        per_doc.setdefault(row["doc_id"], []).append(index)
     documents, summaries = [], []
     for doc_id in list(per_doc)[:n_docs]:
         for index in per_doc[doc_id][:n_systems]:
@@ -101,65 +126,215 @@ def work_counts(documents, summaries, tokenizer, bos: int, limit: int) -> dict[s
     return dict(naive_body_tokens=naive_tokens, naive_head_rows=naive_tokens, ours_body_tokens=body, ours_head_rows=head)
 
 
+# Defaults that depend on the device (None in run() means "pick by device").
+CPU_DOCS, CUDA_DOCS = 1, 2
+CPU_TOKEN_BUDGET, CUDA_TOKEN_BUDGET = 4096, 16384
+# fp32 agreement bounds (the tests use 1e-5 on tiny models; a 16-layer 2048-wide model in fp32 on a
+# GPU, with other batching/padding/kernels on each side, drifts more in the last digits).
+FP32_PROB_TOL, FP32_LOSS_TOL, FP32_SCORE_TOL = 1e-5, 1e-3, 1e-3
+LISTS = ("s2s", "lm", "prefix", "s2s_doc", "lm_doc")
+
+
+def _sync(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def _cached_random_model(architecture: str, size: str) -> tuple[Path, bool]:
+    """``build_random_model`` once per (architecture, size) per machine: a 1B model takes tens of
+    seconds to initialise and write (~4.3 GB), and the GPU run calls us once per dtype.
+
+    Same seed (0), so the weights are those of a fresh build. Written into a staging folder and
+    renamed, so an interrupted build is never reused. Returns (folder, reused).
+    """
+    import shutil
+
+    import transformers
+
+    from nlgmetrics.testing import build_random_model
+
+    root = Path(os.environ.get("NLGMETRICS_SPEED_MODELS", Path(tempfile.gettempdir()) / "nlgmetrics-speed-models"))
+    target = root / f"{architecture}-{size}-seed0-transformers{transformers.__version__}"
+    if (target / "config.json").exists() and (target / "tokenizer.json").exists():
+        return target, True
+    root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=root))
+    try:
+        build_random_model(architecture, staging, size=size)
+        if target.exists():
+            shutil.rmtree(target, ignore_errors=True)
+        os.replace(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target, False
+
+
+def _matmul_precision() -> str:
+    """torch's float32 matmul precision ("highest" = no TF32), read without the legacy TF32 flags."""
+    import torch
+
+    try:
+        return torch.get_float32_matmul_precision()
+    except Exception as error:  # informative only: never fail the benchmark over it
+        return f"unknown ({type(error).__name__})"
+
+
+def _peak_gib(device: str) -> float | None:
+    import torch
+
+    if not device.startswith("cuda"):
+        return None
+    _sync(device)
+    return torch.cuda.max_memory_allocated() / 2**30
+
+
+def _reset_peak(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda"):
+        _sync(device)
+        torch.cuda.reset_peak_memory_stats()
+
+
+def compare(ours, oracle_lists, oracle_scores) -> dict[str, Any]:
+    """Max |diff| of the per-token probabilities, losses (-log p) and scores, ours vs the oracle.
+
+    The oracle's raw probabilities get the authors' floor (0 -> 1e-6) first, as ours have. Lists
+    whose lengths differ are counted (``length_mismatches``), never skipped silently.
+    """
+    import numpy as np
+
+    prob = loss = 0.0
+    tokens = mismatches = 0
+    for mine, theirs in zip(ours.probabilities, oracle_lists):
+        for name, ref in zip(LISTS, theirs):
+            got = np.asarray(getattr(mine, name), dtype=np.float64)
+            ref = np.asarray(ref, dtype=np.float64)
+            if got.shape != ref.shape:
+                mismatches += 1
+                continue
+            if not ref.size:
+                continue
+            ref = np.where(ref == 0.0, 1e-6, ref)
+            prob = max(prob, float(np.max(np.abs(got - ref))))
+            loss = max(loss, float(np.max(np.abs(np.log(got) - np.log(ref)))))
+            tokens += int(ref.size)
+    fflm_diff = float(np.max(np.abs(np.array(ours.fflm) - np.array([s[0] for s in oracle_scores]))))
+    component_diff = max(
+        float(np.max(np.abs(np.array(getattr(ours, name)) - np.array([s[k] for s in oracle_scores]))))
+        for k, name in ((1, "delta_prior_summary"), (2, "delta_prior_document"), (3, "delta_cond_summary"))
+    )
+    return dict(fflm_max_abs_diff=fflm_diff, component_max_abs_diff=component_diff, prob_max_abs_diff=prob,
+                loss_max_abs_diff=loss, tokens_compared=tokens, length_mismatches=mismatches)
+
+
 def run(
     *,
     data: str | os.PathLike = DEFAULT_DATA,
-    n_docs: int = 1,
+    n_docs: int | None = None,
     n_systems: int = 25,
     architecture: str = "llama",
     size: str = "small",
     max_length: int = 2048,
-    token_budget: int = 4096,
+    token_budget: int | None = None,
     threads: int | None = None,
     naive: bool = True,
+    device: str = "cpu",
+    dtype: str = "float32",
 ) -> list[dict[str, Any]]:
-    """Time both implementations on the same data and model; one row per implementation."""
-    import numpy as np
+    """Time both implementations on the same data, model, device and dtype; one row per implementation.
+
+    ``n_docs`` defaults to 1 on CPU, 2 on CUDA; ``token_budget`` (ours only; does not change the
+    numbers) to 4096 on CPU, 16384 on CUDA.
+    """
     import torch
 
     from nlgmetrics.engine import load_lm
     from nlgmetrics.fflm import fflm
-    from nlgmetrics.testing import build_random_model
 
+    cuda = device.startswith("cuda")
+    if cuda and not torch.cuda.is_available():
+        raise RuntimeError(f"device={device!r} but torch.cuda.is_available() is False")
+    if n_docs is None:
+        n_docs = CUDA_DOCS if cuda else CPU_DOCS
+    if token_budget is None:
+        token_budget = CUDA_TOKEN_BUDGET if cuda else CPU_TOKEN_BUDGET
     if threads:
         torch.set_num_threads(threads)
     documents, summaries = load_summeval_shaped(data, n_docs, n_systems)
-    model_dir = build_random_model(architecture, Path(tempfile.mkdtemp()) / f"{architecture}-{size}", size=size)
-    lm = load_lm(model_dir, kind="causal", dtype="float32")
+    started = time.perf_counter()
+    model_dir, reused = _cached_random_model(architecture, size)
+    built = time.perf_counter()
+    lm = load_lm(model_dir, kind="causal", device=device, dtype=dtype)
+    _sync(device)
+    loaded = time.perf_counter()
+    model, tokenizer = lm.model, lm.tokenizer
     limit = min(max_length, lm.max_length)
-    bos = lm.tokenizer.bos_token_id
-    # Warm up both paths (allocator, kernels) on one short example; not timed.
-    fflm(documents[:1], ["warm up"], model=lm, max_length=64, progress=False)
+    bos = tokenizer.bos_token_id
     oracle = _oracle()
-    oracle.naive_fflm(lm.model, lm.tokenizer, documents[:1], ["warm up"], bos=bos, max_len=64)
+    # Untimed warm-up of both paths (CUDA context, cuBLAS handles, allocator, kernels) on one short
+    # example of the real document.
+    fflm(documents[:1], ["warm up"], model=lm, max_length=64, progress=False)
+    oracle.naive_fflm(model, tokenizer, documents[:1], ["warm up"], bos=bos, max_len=64)
+    _sync(device)
 
+    config = model.config
     common = dict(
         examples=len(documents),
         documents=len(set(documents)),
         distinct_pairs=len(set(zip(documents, summaries))),
-        model=f"random {architecture}-{size} ({sum(p.numel() for p in lm.model.parameters()) / 1e6:.1f}M params)",
+        model=f"random {architecture}-{size} ({sum(p.numel() for p in model.parameters()) / 1e6:.1f}M params)",
+        shape=(f"hidden {config.hidden_size}, layers {config.num_hidden_layers}, "
+               f"heads {config.num_attention_heads}"
+               + (f"/{config.num_key_value_heads} kv" if getattr(config, "num_key_value_heads", None) else "")
+               + (f", mlp {config.intermediate_size}" if getattr(config, "intermediate_size", None) else "")
+               + f", vocab {config.vocab_size}"),
+        device=str(lm.device),
+        dtype=str(lm.dtype).removeprefix("torch."),
+        gpu=torch.cuda.get_device_name(0) if cuda else None,
+        gpu_gib_after_load=torch.cuda.memory_allocated() / 2**30 if cuda else None,  # ~ the weights
+        fp32_matmul_precision=_matmul_precision(),
         max_length=limit,
+        token_budget=token_budget,
         threads=torch.get_num_threads(),
-        vocab=len(lm.tokenizer),
+        vocab=len(tokenizer),
+        model_reused=reused,
+        build_seconds=built - started,
+        load_seconds=loaded - built,
     )
-    common.update(work_counts(documents, summaries, lm.tokenizer, bos, limit))
+    common.update(work_counts(documents, summaries, tokenizer, bos, limit))
+
+    _reset_peak(device)
     start = time.perf_counter()
-    ours = fflm(documents, summaries, model=lm, max_length=max_length, token_budget=token_budget, progress=False)
+    ours = fflm(documents, summaries, model=lm, max_length=max_length, token_budget=token_budget,
+                return_probabilities=naive, progress=False)
+    _sync(device)
     ours_seconds = time.perf_counter() - start
-    rows = [dict(impl="nlgmetrics.fflm", seconds=ours_seconds, **common)]
+    rows = [dict(impl="nlgmetrics.fflm", seconds=ours_seconds, peak_gpu_gib=_peak_gib(device), **common)]
     if naive:
+        _reset_peak(device)
         start = time.perf_counter()
-        _, scores = oracle.naive_fflm(lm.model, lm.tokenizer, documents, summaries, bos=bos, max_len=limit)
+        lists, scores = oracle.naive_fflm(model, tokenizer, documents, summaries, bos=bos, max_len=limit)
+        _sync(device)
         naive_seconds = time.perf_counter() - start
-        theirs = np.array([s[0] for s in scores])
-        diff = float(np.max(np.abs(np.array(ours.fflm) - theirs)))
-        component_diff = max(
-            float(np.max(np.abs(np.array(getattr(ours, name)) - np.array([s[k] for s in scores]))))
-            for k, name in ((1, "delta_prior_summary"), (2, "delta_prior_document"), (3, "delta_cond_summary"))
-        )
-        rows[0].update(fflm_max_abs_diff=diff, component_max_abs_diff=component_diff,
-                       speedup=naive_seconds / ours_seconds)
-        rows.append(dict(impl="naive loop (authors', 5 passes/example, batch 1)", seconds=naive_seconds, **common))
+        diffs = compare(ours, lists, scores)
+        if common["dtype"] == "float32":
+            diffs["fp32_equal"] = bool(
+                diffs["length_mismatches"] == 0
+                and diffs["prob_max_abs_diff"] <= FP32_PROB_TOL
+                and diffs["loss_max_abs_diff"] <= FP32_LOSS_TOL
+                and diffs["fflm_max_abs_diff"] <= FP32_SCORE_TOL
+                and diffs["component_max_abs_diff"] <= FP32_SCORE_TOL
+            )
+            if not diffs["fp32_equal"]:
+                print(f"speed_fflm: float32 numbers differ beyond tolerance: {diffs}", file=sys.stderr)
+        else:  # bf16: the two sides legitimately round differently; reported, not checked
+            diffs["fp32_equal"] = None
+        rows[0].update(diffs, speedup=naive_seconds / ours_seconds)
+        rows.append(dict(impl="naive loop (authors', 5 passes/example, batch 1)", seconds=naive_seconds,
+                         peak_gpu_gib=_peak_gib(device), **common))
     return rows
 
 
@@ -193,40 +368,57 @@ def _versions() -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default=str(DEFAULT_DATA))
-    parser.add_argument("--docs", type=int, default=1, help="documents (first ones in file order)")
+    parser.add_argument("--docs", type=int, default=None,
+                        help=f"documents (first ones in file order); default {CPU_DOCS} on cpu, {CUDA_DOCS} on cuda")
     parser.add_argument("--systems", type=int, default=25, help="summaries per document")
     parser.add_argument("--architecture", default="llama", choices=["llama", "gpt2"])
     parser.add_argument("--size", default="small", choices=["tiny", "small", "base", "1b"])
     parser.add_argument("--max-length", type=int, default=2048)
-    parser.add_argument("--token-budget", type=int, default=4096)
+    parser.add_argument("--token-budget", type=int, default=None,
+                        help=f"ours only; default {CPU_TOKEN_BUDGET} on cpu, {CUDA_TOKEN_BUDGET} on cuda")
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--device", default="cpu", help="cpu or cuda (both sides run there)")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"],
+                        help="both sides; fp32 numbers are checked, bf16 differences only reported")
     parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args(argv)
     rows = run(data=args.data, n_docs=args.docs, n_systems=args.systems, architecture=args.architecture,
-               size=args.size, max_length=args.max_length, token_budget=args.token_budget, threads=args.threads)
+               size=args.size, max_length=args.max_length, token_budget=args.token_budget, threads=args.threads,
+               device=args.device, dtype=args.dtype)
     print(json.dumps(rows, indent=2))
     command = "python benchmarks/speed_fflm.py " + " ".join(argv if argv is not None else sys.argv[1:])
     ours = rows[0]
+    cuda = ours["device"].startswith("cuda")
+    where = (f"GPU {ours['gpu']} (float32 matmul precision {ours['fp32_matmul_precision']!r})" if cuda else "CPU")
+    n_docs = ours["documents"]
     lines = [
         "# FFLM speed: nlgmetrics vs the authors' per-example loop",
         "",
         f"- command: `{command.strip()}`",
-        f"- machine: {_machine()}; torch threads: {ours['threads']} (machine shared with other jobs)",
+        f"- machine: {_machine()}; torch threads: {ours['threads']}" + ("" if cuda else " (machine shared with other jobs)"),
         f"- versions: {_versions()}",
-        f"- workload: RealSumm, first {args.docs} document(s) x {args.systems} system summaries = "
+        f"- workload: RealSumm, first {n_docs} document(s) x {args.systems} system summaries = "
         f"{ours['examples']} examples ({ours['distinct_pairs']} distinct pairs), max_length {ours['max_length']}",
-        f"- model: {ours['model']}, float32, CPU",
+        f"- model: {ours['model']}; {ours['shape']}; {ours['dtype']}, {where}; both sides use the same model object",
+        f"- model build {ours['build_seconds']:.1f} s" + (" (reused from an earlier run)" if ours["model_reused"] else "")
+        + f", load {ours['load_seconds']:.1f} s (neither is in the timings below)",
         "",
-        "| implementation | seconds | examples/s |",
-        "|---|---:|---:|",
+        "| implementation | seconds | examples/s |"
+        + (f" peak GPU memory (GiB; {ours['gpu_gib_after_load']:.2f} after loading the model) |" if cuda else ""),
+        "|---|---:|---:|" + ("---:|" if cuda else ""),
     ]
     for row in rows:
-        lines.append(f"| {row['impl']} | {row['seconds']:.1f} | {row['examples'] / row['seconds']:.3f} |")
+        lines.append(f"| {row['impl']} | {row['seconds']:.2f} | {row['examples'] / row['seconds']:.3f} |"
+                     + (f" {row['peak_gpu_gib']:.2f} |" if cuda else ""))
     if "speedup" in ours:
+        verdict = {True: "equal within tolerance", False: "**NOT equal within tolerance**",
+                   None: "bf16: differences reported, not checked"}[ours["fp32_equal"]]
         lines += [
             "",
-            f"**Speed-up: {ours['speedup']:.2f}x.** Same numbers: max |FFLM diff| = {ours['fflm_max_abs_diff']:.2e}, "
-            f"max |component diff| = {ours['component_max_abs_diff']:.2e}.",
+            f"**Speed-up: {ours['speedup']:.2f}x.** Numbers ({verdict}): max |FFLM diff| = {ours['fflm_max_abs_diff']:.2e}, "
+            f"max |component diff| = {ours['component_max_abs_diff']:.2e}, max |probability diff| = "
+            f"{ours['prob_max_abs_diff']:.2e}, max |loss diff| = {ours['loss_max_abs_diff']:.2e} over "
+            f"{ours['tokens_compared']:,} tokens, {ours['length_mismatches']} list length mismatches.",
         ]
     lines += [
         "",
@@ -247,11 +439,12 @@ def main(argv: list[str] | None = None) -> None:
         "- What cannot be shared: `prefix = p(Y | BOS, Y + \" \" + X, sep)` and `s2s_doc = p(X | BOS, Y, sep)` put",
         "  the summary *before* the document, so every summary needs its own pass over the document. Per",
         "  example the naive loop reads about 4 document lengths, we read about 2 (+ 1/n for the shared ones): on",
-        "  compute-bound hardware (this CPU) the speed-up lies between the body ratio and the LM-head ratio of",
-        "  the work table (the head dominates this small-hidden, large-vocabulary shape; the body dominates",
-        "  at realistic model sizes, so expect about the body ratio there). Larger ratios come from batching",
-        "  where batch-1 passes leave the hardware idle (GPU); none was available for this run.",
-        "- Timings on a machine shared with other jobs are noisy; the work table above is exact.",
+        "  compute-bound hardware the speed-up lies between the body ratio and the LM-head ratio of the work",
+        "  table (the head dominates a small-hidden, large-vocabulary shape; the body dominates at realistic",
+        "  model sizes, so expect about the body ratio there). Larger ratios come from batching where batch-1",
+        "  passes leave the hardware idle (GPU, especially in bf16).",
+        "- Timings: one untimed warm-up call per side first; on a GPU `torch.cuda.synchronize()` before every",
+        "  timer read. Timings on a shared machine are noisy; the work table above is exact.",
         "",
     ]
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

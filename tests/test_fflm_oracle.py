@@ -48,10 +48,20 @@ def _prepare(tokenizer, bos, max_len, target, source=None, separator=None, is_do
     return ids, start
 
 
+def _model_device(model):
+    """Where the model's weights live (the input goes there; CPU for a model without parameters)."""
+    first = next(model.parameters(), None)
+    return first.device if first is not None else torch.device("cpu")
+
+
 @torch.no_grad()
 def _target_probabilities(model, ids, start):
-    """One forward pass (batch 1); float32 softmax over the rows that predict the target tokens."""
-    input_ids = torch.tensor([ids])
+    """One forward pass (batch 1); float32 softmax over the rows that predict the target tokens.
+
+    The input goes to the model's device (benchmarks/speed_fflm.py runs this on a GPU); the
+    softmax is float32 whatever the model's dtype (e.g. bfloat16 weights).
+    """
+    input_ids = torch.tensor([ids], device=_model_device(model))
     logits = model(input_ids=input_ids, attention_mask=torch.ones_like(input_ids)).logits.float()
     probs = F.softmax(logits[0][start:-1], dim=-1)
     picked = probs.gather(-1, input_ids[0][start + 1 :].unsqueeze(-1)).squeeze(-1)
