@@ -12,12 +12,12 @@ Known, documented differences (asserted below, so they cannot drift silently):
 - sentences too long for the ``full`` pass: blanc slides a stale KV cache; we match the tokens
   that fit and only check the others are finite.
 
-The harness (``BlancShannonHarness``) is also used by benchmarks/speed_shannon.py.
+The harness (``BlancShannonHarness``, in tests/shannon_reference.py so that it imports without
+pytest) is also used by benchmarks/speed_shannon.py, on CPU or CUDA, in float32 or bfloat16.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 from pathlib import Path
 
@@ -25,100 +25,9 @@ import numpy as np
 import pytest
 import torch
 
-from nlgmetrics.sentences import split_sentences
+from shannon_reference import BlancShannonHarness, PastTupleLM  # noqa: F401 (PastTupleLM: re-exported)
 
 TOL = 1e-4
-
-# ----------------------------------------------------------------------------------------------
-# Harness: run blanc.shannon on our weights.
-
-
-class PastTupleLM(torch.nn.Module):
-    """Old-transformers calling convention expected by ``blanc.shannon`` (GPT-2 branch).
-
-    blanc does ``logits, past = model(input_ids, past_key_values=past, ...)`` and, when a
-    sequence outgrows the context, trims ``past`` with ``t[:, :, :, 1:, :]`` -- the GPT-2 cache
-    format of transformers 2.x/3.x: one tensor ``[2, batch, heads, seq, head_dim]`` per layer.
-    """
-
-    def __init__(self, model: torch.nn.Module):
-        super().__init__()
-        self.model = model
-        self.config = model.config
-
-    def forward(self, input_ids, past_key_values=None, use_cache=None, position_ids=None,
-                attention_mask=None, **_ignored):
-        from transformers import DynamicCache
-
-        cache = None
-        if past_key_values is not None:
-            cache = DynamicCache(ddp_cache_data=[(layer[0], layer[1]) for layer in past_key_values])
-        out = self.model(input_ids=input_ids, cache=cache, use_cache=True)
-        new_cache = out.cache
-        past = [torch.stack([layer.keys, layer.values]) for layer in new_cache.layers]
-        return out.logits, past
-
-
-class BlancShannonHarness:
-    """blanc's ``Shannon`` on a local model directory, with our sentence splitter.
-
-    ``go(doc, summ)`` returns blanc's own output plus the recorded ``measure`` calls, three per
-    sentence in blanc's order (base, help, full): ``(sentence_ids, prompt_ids, lls, success)``.
-    """
-
-    def __init__(self, model_dir: str | Path, splitter=split_sentences, num_upstream: int = 0):
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        from blanc_reference import import_blanc
-
-        import_blanc()
-        from blanc import shannon as reference
-
-        self.reference = reference
-        model = AutoModelForCausalLM.from_pretrained(str(model_dir)).eval()
-        tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
-        wrapper = PastTupleLM(model)
-        max_input = int(model.config.n_positions)
-        eos = int(model.config.eos_token_id)
-
-        def get_model(name, size, device="cuda"):
-            return wrapper, tokenizer, eos, max_input
-
-        with self._patched(get_model=get_model):
-            self.shannon = reference.Shannon(
-                language_model="gpt2", device="cpu", num_upstream=num_upstream
-            )
-        self.splitter = splitter
-        self.calls: list[tuple[list[int], list[int], list[float], list[int]]] = []
-        measure = self.shannon.measure
-
-        def recording_measure(doc_tokens, prompt):
-            lls, success = measure(doc_tokens, prompt)
-            self.calls.append(
-                (doc_tokens.tolist(), [] if prompt is None else prompt.tolist(),
-                 [float(x) for x in lls], [int(x) for x in success])
-            )
-            return lls, success
-
-        self.shannon.measure = recording_measure
-
-    @contextlib.contextmanager
-    def _patched(self, **attributes):
-        saved = {name: getattr(self.reference, name) for name in attributes}
-        for name, value in attributes.items():
-            setattr(self.reference, name, value)
-        try:
-            yield
-        finally:
-            for name, value in saved.items():
-                setattr(self.reference, name, value)
-
-    def go(self, doc: str, summ: str):
-        self.calls = []
-        with self._patched(sent_tokenize=self.splitter), torch.no_grad():
-            output = self.shannon.go(doc, summ)
-        return output, list(self.calls)
-
 
 # ----------------------------------------------------------------------------------------------
 # Fixtures: texts and a model that predicts some tokens right.
