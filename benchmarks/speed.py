@@ -92,7 +92,8 @@ def candidate_kwargs(name: str, args: argparse.Namespace) -> dict[str, Any]:
     if name == "fflm" and args.llama_size:
         kw["architecture"] = "llama"
     # speed_infolm.run takes workloads (name, bert size, docs, systems per doc, max_length).
-    kw["workloads"] = ((f"realsumm-{size}", size, args.docs, args.summaries, args.infolm_max_length),)
+    if args.docs is not None and args.summaries is not None:
+        kw["workloads"] = ((f"realsumm-{size}", size, args.docs, args.summaries, args.infolm_max_length),)
     return kw
 
 
@@ -165,8 +166,10 @@ def machine() -> str:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description="Every metric vs its anchor, one run; writes benchmarks/results/speed.md")
     parser.add_argument("--only", default=",".join(MODULES), help=f"comma list of {', '.join(MODULES)}")
-    parser.add_argument("--docs", type=int, default=1, help="REALSumm documents for the LM metrics")
-    parser.add_argument("--summaries", type=int, default=3, help="summaries per document for the LM metrics")
+    parser.add_argument("--docs", type=int, default=None,
+                        help="REALSumm documents for the LM metrics (default: each module's own, which may depend on --device)")
+    parser.add_argument("--summaries", type=int, default=None,
+                        help="summaries per document for the LM metrics (default: each module's own)")
     parser.add_argument("--limit", type=int, default=20, help="ROUGE/BLEU: first N WebNLG items / REALSumm documents")
     parser.add_argument("--size", default="small", help="random model size for bert/gpt2: tiny, small, base")
     parser.add_argument("--llama-size", default=None, help="FFLM's Llama size (e.g. 1b on a GPU)")

@@ -45,10 +45,12 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/ is not a package
+from realsumm_slices import realsumm_pairs  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = Path(os.environ.get("NLGMETRICS_DATA", REPO.parent / "shared" / "data")) / "realsumm" / "realsumm.jsonl"
 RESULTS = REPO / "benchmarks" / "results" / "speed_blanc.md"
-REALSUMM_URL = "https://github.com/neulab/REALSumm"
 
 CPU_BATCH_SIZES = (1, 4, 8)
 CUDA_BATCH_SIZES = (32, 128, 512)
@@ -56,27 +58,6 @@ CPU_SLICE = (2, 4)  # documents, summaries per document
 CUDA_SLICE = (1, 3)
 
 _MODEL_DIRS: dict[str, str] = {}  # size -> random model directory, built once per process
-
-
-def load_realsumm_slice(path: Path, n_docs: int, summaries_per_doc: int) -> tuple[list[str], list[str]]:
-    """(documents, summaries) pairs: the first ``n_docs`` documents, ``summaries_per_doc`` systems each."""
-    if not Path(path).exists():
-        raise FileNotFoundError(
-            f"REALSumm not found at {path}; get it from {REALSUMM_URL} (see ../shared/data/README.md) "
-            f"and pass --data."
-        )
-    import datasets
-
-    rows = datasets.load_dataset("json", data_files=str(path), split="train")
-    per_doc: dict[int, list[dict[str, Any]]] = {}
-    for row in rows:
-        per_doc.setdefault(row["doc_id"], []).append(row)
-    docs, sums = [], []
-    for doc_id in sorted(per_doc)[:n_docs]:
-        for row in per_doc[doc_id][:summaries_per_doc]:
-            docs.append(row["document"])
-            sums.append(row["prediction"])
-    return docs, sums
 
 
 def _import_reference():
@@ -167,7 +148,7 @@ def run(
     if threads:
         torch.set_num_threads(threads)
 
-    docs, sums = load_realsumm_slice(Path(data), n_docs, summaries_per_doc)
+    docs, sums = realsumm_pairs(data, n_docs, summaries_per_doc)
     if model_dir is None:
         if size not in _MODEL_DIRS:
             _MODEL_DIRS[size] = str(build_random_model("bert", tempfile.mkdtemp(prefix="speed-blanc-"), size=size))

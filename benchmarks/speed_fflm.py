@@ -54,6 +54,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/ is not a package
+from realsumm_slices import realsumm_pairs  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = Path(os.environ.get("NLGMETRICS_DATA", REPO.parent / "shared" / "data")) / "realsumm" / "realsumm.jsonl"
 RESULTS = REPO / "benchmarks" / "results" / "speed_fflm.md"
@@ -66,29 +69,6 @@ def _oracle():
     assert spec.loader is not None
     spec.loader.exec_module(module)
     return module
-
-
-def load_summeval_shaped(path: str | os.PathLike = DEFAULT_DATA, n_docs: int = 1, n_systems: int = 25):
-    """The first ``n_docs`` documents of RealSumm (file order), each with its first ``n_systems``
-    system summaries: (documents, summaries), one row per (document, summary) pair."""
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(
-            f"{path} not found: RealSumm (Bhandari et al. 2020, github.com/neulab/REALSumm) as JSON lines "
-            f"with 'doc_id', 'document', 'prediction'; set NLGMETRICS_DATA or pass --data."
-        )
-    # Plain JSON lines, read in file order (no `datasets` needed on the GPU machine).
-    with path.open(encoding="utf-8") as handle:
-        rows = [json.loads(line) for line in handle if line.strip()]
-    per_doc: dict[Any, list[int]] = {}
-    for index, row in enumerate(rows):
-        per_doc.setdefault(row["doc_id"], []).append(index)
-    documents, summaries = [], []
-    for doc_id in list(per_doc)[:n_docs]:
-        for index in per_doc[doc_id][:n_systems]:
-            documents.append(rows[index]["document"])
-            summaries.append(rows[index]["prediction"])
-    return documents, summaries
 
 
 def work_counts(documents, summaries, tokenizer, bos: int, limit: int) -> dict[str, int]:
@@ -263,7 +243,7 @@ def run(
         token_budget = CUDA_TOKEN_BUDGET if cuda else CPU_TOKEN_BUDGET
     if threads:
         torch.set_num_threads(threads)
-    documents, summaries = load_summeval_shaped(data, n_docs, n_systems)
+    documents, summaries = realsumm_pairs(data, n_docs, n_systems)
     started = time.perf_counter()
     model_dir, reused = _cached_random_model(architecture, size)
     built = time.perf_counter()

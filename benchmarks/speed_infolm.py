@@ -67,6 +67,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/ is not a package
+from realsumm_slices import realsumm_pairs  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "realsumm" / "realsumm.jsonl"
 RESULTS = ROOT / "benchmarks" / "results" / "speed_infolm.md"
@@ -190,20 +193,6 @@ def _spawn(spec: dict) -> dict:
 
 # ----------------------------------------------------------------------------------------------
 # workload, FLOPs, matmul rate
-
-
-def realsumm_slice(path: Path, docs: int, systems: int) -> tuple[list[str], list[str]]:
-    """The first ``systems`` summaries of each of the first ``docs`` documents, with the reference."""
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    by_doc: dict[int, list[dict]] = {}
-    for row in rows:
-        by_doc.setdefault(row["doc_id"], []).append(row)
-    preds, refs = [], []
-    for doc_id in sorted(by_doc)[:docs]:
-        for row in by_doc[doc_id][:systems]:
-            preds.append(row["prediction"])
-            refs.append(row["reference"])
-    return preds, refs
 
 
 def matmul_flops_per_second(threads: int, n: int | None = None, repeats: int | None = None, trials: int = 3,
@@ -344,7 +333,7 @@ def run(
             build_random_model("bert", path, size=size)
         config = AutoConfig.from_pretrained(str(path))
         tokenizer = AutoTokenizer.from_pretrained(str(path))
-        preds, refs = realsumm_slice(Path(data), docs, systems)
+        preds, refs = realsumm_pairs(data, docs, systems, fields=("prediction", "reference"))
         # Re-pair as torchmetrics does, so both sides score the same pairs (same multiset of texts).
         p_index = _torchmetrics_pairing(tokenizer, preds, max_length)
         r_index = _torchmetrics_pairing(tokenizer, refs, max_length)

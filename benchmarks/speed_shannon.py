@@ -63,6 +63,9 @@ from typing import Any
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/ is not a package
+from realsumm_slices import realsumm_by_document, realsumm_pairs  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "realsumm" / "realsumm.jsonl"
 RESULTS = Path(__file__).resolve().parent / "results" / "speed_shannon.md"
@@ -74,44 +77,6 @@ CUDA_DEFAULTS = {"n_docs": 1, "summaries_per_doc": 3, "blanc_budget_s": 40.0, "o
 CPU_DEFAULTS = {"n_docs": 3, "summaries_per_doc": 5, "blanc_budget_s": None, "ours_repeats": 1,
                 "ours_all_summaries": False}
 TOL = 1e-4   # the parity tests' tolerance (tests/test_shannon_parity.py)
-
-
-def _read_realsumm(path: Path) -> dict[int, list[dict]]:
-    """REALSumm rows by doc_id, in file order (plain JSON lines: no `datasets` needed)."""
-    if not path.exists():
-        raise FileNotFoundError(
-            f"{path} not found: REALSumm as JSON lines with 'doc_id', 'document', 'prediction' "
-            "(see shared/data/README.md); pass --data."
-        )
-    by_doc: dict[int, list[dict]] = {}
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                row = json.loads(line)
-                by_doc.setdefault(row["doc_id"], []).append(row)
-    return by_doc
-
-
-def _select(by_doc: dict[int, list[dict]], n_docs: int, doc_ids: list[int] | None) -> list[int]:
-    ids = list(doc_ids) if doc_ids else sorted(by_doc)[:n_docs]
-    missing = [i for i in ids if i not in by_doc]
-    if missing:
-        raise ValueError(f"doc_id(s) {missing} not in REALSumm (ids {min(by_doc)}..{max(by_doc)}).")
-    return ids
-
-
-def load_realsumm(
-    path: Path, n_docs: int, summaries_per_doc: int, doc_ids: list[int] | None = None
-) -> tuple[list[str], list[str]]:
-    """The first ``n_docs`` documents (or those of ``doc_ids``) with their first
-    ``summaries_per_doc`` system summaries (REALSumm has 25 per document)."""
-    by_doc = _read_realsumm(Path(path))
-    docs, summs = [], []
-    for doc_id in _select(by_doc, n_docs, doc_ids):
-        for row in by_doc[doc_id][:summaries_per_doc]:
-            docs.append(row["document"])
-            summs.append(row["prediction"])
-    return docs, summs
 
 
 def _blanc_harness():
@@ -251,9 +216,9 @@ def run(
 
     if threads:
         torch.set_num_threads(threads)
-    by_doc = _read_realsumm(Path(data_path))
-    selected = _select(by_doc, n_docs, doc_ids)
-    docs, summs = load_realsumm(Path(data_path), n_docs, summaries_per_doc, selected)
+    by_doc = realsumm_by_document(data_path)
+    selected = list(doc_ids) if doc_ids else sorted(by_doc)[:n_docs]
+    docs, summs = realsumm_pairs(data_path, n_docs, summaries_per_doc, selected)
     if model_dir is None:
         model_dir = _random_gpt2(size)
     # Load outside the timing, and hand the loaded model to shannon_score (no reload, same weights).

@@ -132,3 +132,18 @@ def test_speed_aggregator_per_module_arguments(tmp_path):
     assert rows == [{"n_docs": 2, "size": "base"}] and used == {"n_docs": 2, "size": "base"}
     with pytest.raises(TypeError, match="takes no \\['n_systemz'\\]"):
         speed.call_run(Module, {}, {"n_systemz": 3})
+
+
+def test_realsumm_slices_select_documents_and_systems(tmp_path):
+    import doctest
+
+    spec = importlib.util.spec_from_file_location("realsumm_slices", REPO / "benchmarks" / "realsumm_slices.py")
+    slices = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(slices)
+    assert doctest.testmod(slices).failed == 0
+    with pytest.raises(ValueError, match=r"doc_id\(s\) \[7\] not in REALSumm"):
+        path = tmp_path / "r.jsonl"
+        path.write_text('{"doc_id": 0, "document": "d", "prediction": "p"}\n')
+        slices.realsumm_pairs(path, doc_ids=[7])
+    with pytest.raises(FileNotFoundError, match="REALSumm"):
+        slices.realsumm_pairs(tmp_path / "missing.jsonl")
