@@ -35,6 +35,7 @@ if [[ "${1:-}" == "--prepare" ]]; then
     exit 0
 fi
 
+# TAG: a suffix for the output names. ONLY, DTYPES: which modules and dtypes.
 # PYTHON, DEVICE, SIZE, LLAMA_SIZE: a CPU rehearsal of this script in a venv with the GPU machine's
 # versions (e.g. PYTHON=/tmp/devsim/bin/python DEVICE=cpu SIZE=tiny LLAMA_SIZE=tiny).
 PYTHON=${PYTHON:-python3}
@@ -54,5 +55,5 @@ cat $GPU/commit.txt 2>/dev/null | tee -a "$OUT/gpu.txt"  # written by --prepare:
 for dtype in ${DTYPES:-bfloat16 float32}; do
     "$PYTHON" benchmarks/speed.py --only "${ONLY:-infolm,fflm,blanc,shannon}" \
         --device "${DEVICE:-cuda}" --dtype "$dtype" --size "${SIZE:-base}" --llama-size "${LLAMA_SIZE:-1b}" --threads 8 \
-        --data-dir $GPU/data "$@" --out "$OUT/speed_${DEVICE:-cuda}_$dtype.md" 2>&1 | tee "$OUT/log_$dtype.txt"
+        --data-dir $GPU/data "$@" --out "$OUT/speed_${DEVICE:-cuda}_$dtype${TAG:-}.md" 2>&1 | tee "$OUT/log_$dtype${TAG:-}.txt"
 done

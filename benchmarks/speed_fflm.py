@@ -109,6 +109,7 @@ def work_counts(documents, summaries, tokenizer, bos: int, limit: int) -> dict[s
 # Defaults that depend on the device (None in run() means "pick by device").
 CPU_DOCS, CUDA_DOCS = 1, 2
 CPU_TOKEN_BUDGET, CUDA_TOKEN_BUDGET = 4096, 16384
+CUDA_REPEATS = 3  # alternating timings per side on CUDA (median counts); see run()
 # fp32 agreement bounds (the tests use 1e-5 on tiny models; a 16-layer 2048-wide model in fp32 on a
 # GPU, with other batching/padding/kernels on each side, drifts more in the last digits).
 FP32_PROB_TOL, FP32_LOSS_TOL, FP32_SCORE_TOL = 1e-5, 1e-3, 1e-3
@@ -170,6 +171,33 @@ def _peak_gib(device: str) -> float | None:
     return torch.cuda.max_memory_allocated() / 2**30
 
 
+def _timed(call, device: str) -> tuple[Any, float]:
+    """``call()`` and its wall time, the device synchronized before both clock reads."""
+    _sync(device)
+    start = time.perf_counter()
+    result = call()
+    _sync(device)
+    return result, time.perf_counter() - start
+
+
+def _profile(calls: dict[str, Any], device: str, path: str | os.PathLike) -> None:
+    """One profiled call of each side; the top operators by self device (or CPU) time, to ``path``."""
+    from torch.profiler import ProfilerActivity, profile
+
+    cuda = device.startswith("cuda")
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    key = "self_device_time_total" if cuda else "self_cpu_time_total"
+    sections = []
+    for name, call in calls.items():
+        with profile(activities=activities) as prof:
+            _timed(call, device)
+        sections.append(f"== {name}: top operators by {key}\n"
+                        + prof.key_averages().table(sort_by=key, row_limit=25, max_name_column_width=60))
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text("\n\n".join(sections) + "\n", encoding="utf-8")
+    print("\n\n".join(sections), flush=True)
+
+
 def _reset_peak(device: str) -> None:
     import torch
 
@@ -223,12 +251,22 @@ def run(
     naive: bool = True,
     device: str = "cpu",
     dtype: str = "float32",
+    repeats: int | None = None,
+    profile: str | None = None,
 ) -> list[dict[str, Any]]:
     """Time both implementations on the same data, model, device and dtype; one row per implementation.
+
+    ``repeats`` (default 1 on CPU, 3 on CUDA): each side is timed that many times, alternating
+    (ours, naive, ours, naive, ...), and counts with its median; all timings are in the rows. On a
+    GPU the first full-size call of either side still pays for new shapes (kernel selection,
+    allocator growth) after the short warm-up, which alternating repeats expose and the median drops.
+    ``profile``: a path; one more call of each side runs under ``torch.profiler`` and the top
+    operators by device time (CUDA) or CPU time are written there (not part of the timings).
 
     ``n_docs`` defaults to 1 on CPU, 2 on CUDA; ``token_budget`` (ours only; does not change the
     numbers) to 4096 on CPU, 16384 on CUDA.
     """
+    import numpy as np
     import torch
 
     from nlgmetrics.engine import load_lm
@@ -286,19 +324,35 @@ def run(
     )
     common.update(work_counts(documents, summaries, tokenizer, bos, limit))
 
-    _reset_peak(device)
-    start = time.perf_counter()
-    ours = fflm(documents, summaries, model=lm, max_length=max_length, token_budget=token_budget,
-                return_probabilities=naive, progress=False)
-    _sync(device)
-    ours_seconds = time.perf_counter() - start
-    rows = [dict(impl="nlgmetrics.fflm", seconds=ours_seconds, peak_gpu_gib=_peak_gib(device), **common)]
-    if naive:
+    def run_ours():
+        return fflm(documents, summaries, model=lm, max_length=max_length, token_budget=token_budget,
+                    return_probabilities=naive, progress=False)
+
+    def run_naive():
+        return oracle.naive_fflm(model, tokenizer, documents, summaries, bos=bos, max_len=limit)
+
+    repeats = (CUDA_REPEATS if cuda else 1) if repeats is None else repeats
+    ours_times, naive_times, ours_peak, naive_peak = [], [], None, None
+    for _ in range(max(1, repeats)):
         _reset_peak(device)
-        start = time.perf_counter()
-        lists, scores = oracle.naive_fflm(model, tokenizer, documents, summaries, bos=bos, max_len=limit)
-        _sync(device)
-        naive_seconds = time.perf_counter() - start
+        ours, seconds = _timed(run_ours, device)
+        ours_times.append(seconds)
+        ours_peak = _peak_gib(device)
+        if naive:
+            _reset_peak(device)
+            (lists, scores), seconds = _timed(run_naive, device)
+            naive_times.append(seconds)
+            naive_peak = _peak_gib(device)
+    ours_seconds = float(np.median(ours_times))
+    rows = [dict(impl="nlgmetrics.fflm", seconds=ours_seconds, timings_s=[round(t, 3) for t in ours_times],
+                 peak_gpu_gib=ours_peak, **common)]
+    if profile:
+        try:
+            _profile({"nlgmetrics.fflm": run_ours, **({"naive loop": run_naive} if naive else {})}, device, profile)
+        except Exception as error:  # noqa: BLE001 - a profiler failure must not lose the timings
+            print(f"speed_fflm: profile skipped ({type(error).__name__}: {error})", file=sys.stderr)
+    if naive:
+        naive_seconds = float(np.median(naive_times))
         diffs = compare(ours, lists, scores)
         if common["dtype"] == "float32":
             diffs["fp32_equal"] = bool(
@@ -314,7 +368,7 @@ def run(
             diffs["fp32_equal"] = None
         rows[0].update(diffs, speedup=naive_seconds / ours_seconds)
         rows.append(dict(impl="naive loop (authors', 5 passes/example, batch 1)", seconds=naive_seconds,
-                         peak_gpu_gib=_peak_gib(device), **common))
+                         timings_s=[round(t, 3) for t in naive_times], peak_gpu_gib=naive_peak, **common))
     return rows
 
 
@@ -360,11 +414,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--device", default="cpu", help="cpu or cuda (both sides run there)")
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"],
                         help="both sides; fp32 numbers are checked, bf16 differences only reported")
+    parser.add_argument("--repeats", type=int, default=None, help="alternating timings per side (default 1 cpu, 3 cuda)")
+    parser.add_argument("--profile", default=None, help="write a torch.profiler operator table of each side here")
     parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args(argv)
     rows = run(data=args.data, n_docs=args.docs, n_systems=args.systems, architecture=args.architecture,
                size=args.size, max_length=args.max_length, token_budget=args.token_budget, threads=args.threads,
-               device=args.device, dtype=args.dtype)
+               device=args.device, dtype=args.dtype, repeats=args.repeats, profile=args.profile)
     print(json.dumps(rows, indent=2))
     command = "python benchmarks/speed_fflm.py " + " ".join(argv if argv is not None else sys.argv[1:])
     ours = rows[0]
