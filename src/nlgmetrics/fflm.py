@@ -67,13 +67,16 @@ import os
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from nlgmetrics.signature import make_signature
 from nlgmetrics.validation import as_texts, check_int, check_same_length
+
+if TYPE_CHECKING:  # torch is imported lazily; the annotation only
+    from nlgmetrics.engine.transfer import DeferredHost
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -205,16 +208,17 @@ def fflm_components(
     return prior_y, prior_x, cond_y
 
 
-def _target_logprobs(logits: Any, query: Any) -> np.ndarray:
-    """Reduce for the engine: log p of each target token, float64 on the host.
+def _target_logprobs(logits: Any, query: Any) -> DeferredHost:
+    """Reduce for the engine: log p of each target token (float64 on the host once read).
 
     The engine's float32 reduction, like the authors' float32 softmax; several times cheaper than
     the float64 log-softmax of ``causal_target_scores`` (plus an argmax we do not need), which on
     small models cost more than the forward pass.
     """
-    from nlgmetrics.engine import target_logprobs_float32
+    from nlgmetrics.engine import target_logprobs_float32_deferred
 
-    return target_logprobs_float32(logits, query.target_ids)[0]
+    # Deferred: the engine reads the numbers after launching the next batch (engine/transfer.py).
+    return target_logprobs_float32_deferred(logits, query.target_ids).map(lambda pair: pair[0])
 
 
 def _mean_or_zero(values: np.ndarray) -> float:

@@ -77,7 +77,7 @@ import os
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -85,6 +85,9 @@ from tqdm.auto import tqdm
 from nlgmetrics.sentences import SentenceSplitter, resolve_splitter
 from nlgmetrics.signature import make_signature
 from nlgmetrics.validation import as_texts, check_int, check_same_length
+
+if TYPE_CHECKING:  # torch is imported lazily; the annotation only
+    from nlgmetrics.engine.transfer import DeferredHost
 
 __all__ = ["ShannonResult", "ShannonTokenScores", "shannon_score", "shannon_ratios"]
 
@@ -341,15 +344,16 @@ def _encoder(tokenizer):
     return encode
 
 
-def _target_logprob_and_argmax(logits, query) -> tuple[np.ndarray, np.ndarray]:
+def _target_logprob_and_argmax(logits, query) -> DeferredHost:
     """Reduce for :func:`nlgmetrics.engine.iter_causal`: log p(target) and the argmax per row.
 
     The engine's float32 reduction (blanc itself uses a float32 softmax; per-token error ~1e-6,
-    well under the 1e-4 parity tolerance), ~2.5x cheaper than a float64 log-softmax.
+    well under the 1e-4 parity tolerance), ~2.5x cheaper than a float64 log-softmax. Deferred: the
+    engine reads the numbers after launching the next batch (see nlgmetrics.engine.transfer).
     """
-    from nlgmetrics.engine import target_logprobs_float32
+    from nlgmetrics.engine import target_logprobs_float32_deferred
 
-    return target_logprobs_float32(logits, query.target_ids, with_argmax=True)
+    return target_logprobs_float32_deferred(logits, query.target_ids, with_argmax=True)
 
 
 _COLUMNS = (

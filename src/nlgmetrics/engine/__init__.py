@@ -18,6 +18,7 @@ from nlgmetrics.engine.causal import (
     causal_target_scores,
     iter_causal,
     target_logprobs_float32,
+    target_logprobs_float32_deferred,
 )
 from nlgmetrics.engine.distributed import distributed_map, is_main_process
 from nlgmetrics.engine.loading import (
@@ -32,10 +33,12 @@ from nlgmetrics.engine.loading import (
 )
 from nlgmetrics.engine.masked import MaskedQuery, iter_masked
 from nlgmetrics.engine.planning import dedupe, plan_batches, run_with_backoff
+from nlgmetrics.engine.transfer import DeferredHost, resolve, to_device
 
 __all__ = [
     "SMOLLM2_ALIAS",
     "CausalQuery",
+    "DeferredHost",
     "LoadedLM",
     "MaskedQuery",
     "ModelKindError",
@@ -51,7 +54,10 @@ __all__ = [
     "iter_masked",
     "load_lm",
     "plan_batches",
+    "resolve",
     "run_with_backoff",
     "smollm2_dir",
     "target_logprobs_float32",
+    "target_logprobs_float32_deferred",
+    "to_device",
 ]

@@ -35,6 +35,7 @@ from nlgmetrics.engine.heads import logits_at
 from nlgmetrics.engine.loading import LoadedLM
 from nlgmetrics.engine.planning import dedupe, plan_batches, run_with_backoff
 from nlgmetrics.engine.runner import run_units
+from nlgmetrics.engine.transfer import DeferredHost, resolve, to_device
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,7 @@ def _iter_causal(
     if empty:
         vocab = lm.model.get_output_embeddings().weight.shape[0]
         for j in empty:
-            result = reduce(torch.zeros((0, vocab), dtype=torch.float32), distinct[j])
+            result = resolve(reduce(torch.zeros((0, vocab), dtype=torch.float32), distinct[j]))
             for original in copies[j]:
                 yield original, result
     todo = [j for j, q in enumerate(distinct) if q.target_ids]
@@ -188,9 +189,10 @@ def _forward_plain(
         rows.extend([b] * len(distinct[j].target_ids))
         cols.extend(range(first, first + len(distinct[j].target_ids)))
     device = lm.device
-    inputs = {"input_ids": input_ids.to(device), "attention_mask": attention.to(device), "use_cache": False}
+    inputs = {"input_ids": to_device(input_ids, device), "attention_mask": to_device(attention, device), "use_cache": False}
     with torch.inference_mode():
-        logits = logits_at(lm.model, lm.gather_head, inputs, torch.tensor(rows, device=device), torch.tensor(cols, device=device))
+        logits = logits_at(lm.model, lm.gather_head, inputs, to_device(torch.tensor(rows), device),
+                           to_device(torch.tensor(cols), device))
         return _reduce_rows(logits, members, distinct, reduce)
 
 
@@ -211,7 +213,7 @@ def _forward_prefix_group(
     prefix = distinct[members[0]].prefix_ids
     cached = len(prefix) - 1
     with torch.inference_mode():
-        prefix_ids = torch.tensor([prefix[:-1]], dtype=torch.long, device=device)
+        prefix_ids = to_device(torch.tensor([prefix[:-1]], dtype=torch.long), device)
         # The base model alone builds the cache: the head is not needed for the prefix.
         base = getattr(lm.model, "base_model", lm.model)
         output = base(input_ids=prefix_ids, attention_mask=torch.ones_like(prefix_ids), use_cache=True)
@@ -258,13 +260,14 @@ def _forward_on_cache(
         past = copy.deepcopy(cache)
         past.batch_repeat_interleave(batch)
         inputs = {
-            "input_ids": input_ids.to(device),
-            "attention_mask": attention.to(device),
-            "position_ids": positions.to(device),
+            "input_ids": to_device(input_ids, device),
+            "attention_mask": to_device(attention, device),
+            "position_ids": to_device(positions.contiguous(), device),
             _cache_argument(lm.model): past,
             "use_cache": True,
         }
-        logits = logits_at(lm.model, lm.gather_head, inputs, torch.tensor(rows, device=device), torch.tensor(cols, device=device))
+        logits = logits_at(lm.model, lm.gather_head, inputs, to_device(torch.tensor(rows), device),
+                           to_device(torch.tensor(cols), device))
         return _reduce_rows(logits, members, distinct, reduce)
 
 
@@ -300,7 +303,22 @@ def target_logprobs_float32(
     >>> [round(float(v), 4) for v in lp], best.tolist()
     ([-0.6931, -0.1269], [0, 1])
     """
-    targets = torch.as_tensor(list(target_ids), dtype=torch.long, device=logits.device)
+    return target_logprobs_float32_deferred(logits, target_ids, with_argmax=with_argmax).get()
+
+
+def target_logprobs_float32_deferred(
+    logits: torch.Tensor, target_ids: Sequence[int], *, with_argmax: bool = False
+) -> DeferredHost:
+    """:func:`target_logprobs_float32`, with the device -> host copy read later (``.get()``).
+
+    As a ``reduce`` of :func:`iter_causal` it lets the engine launch the next batch before this
+    one's numbers reach the host (the engine reads them; callers see plain arrays). Same values.
+
+    >>> lp, best = target_logprobs_float32_deferred(torch.tensor([[0.0, 0.0]]), [1]).get()
+    >>> round(float(lp[0]), 4), best
+    (-0.6931, None)
+    """
+    targets = to_device(torch.as_tensor(list(target_ids), dtype=torch.long), logits.device)
     chosen = torch.empty(len(targets), dtype=logits.dtype, device=logits.device)
     best = torch.empty(len(targets), dtype=torch.long, device=logits.device) if with_argmax else None
     step = _REDUCE_ROWS if logits.device.type == "cpu" else max(1, len(targets))
@@ -310,8 +328,12 @@ def target_logprobs_float32(
         chosen[rows] = block.gather(1, targets[rows].unsqueeze(1)).squeeze(1) - torch.logsumexp(block, dim=-1)
         if best is not None:
             best[rows] = block.argmax(dim=-1)
-    argmax = best.cpu().numpy().astype(np.int64) if best is not None else None
-    return chosen.cpu().numpy().astype(np.float64), argmax
+
+    def finish(arrays: list[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray | None]:
+        logprobs, argmax = arrays
+        return logprobs.astype(np.float64), (argmax.astype(np.int64) if argmax is not None else None)
+
+    return DeferredHost([chosen, best], finish)
 
 
 def causal_target_scores(lm: LoadedLM, queries: Sequence[CausalQuery], **kwargs: Any) -> list[TargetScores]:

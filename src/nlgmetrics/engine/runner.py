@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from tqdm.auto import tqdm
 
 from nlgmetrics.engine.distributed import distributed_map, process_state
+from nlgmetrics.engine.transfer import resolve_results
 
 U = TypeVar("U")
 
@@ -34,10 +35,18 @@ def run_units(
     state = process_state()
     if state is None:
         with tqdm(total=total, desc=desc, disable=not progress or total == 0, unit="seq") as bar:
+            # Read each unit's results one unit late: deferred device->host copies (transfer.py)
+            # of unit k are read after unit k+1 has been launched, so the device is never idle
+            # while the host reads numbers and builds the next batch.
+            pending: list[tuple[int, Any]] | None = None
             for unit in units:
                 results = run_unit(unit)
                 bar.update(unit_size(unit))
-                yield from results
+                if pending is not None:
+                    yield from resolve_results(pending)
+                pending = results
+            if pending is not None:
+                yield from resolve_results(pending)
         return
     # Units are planned longest first, so contiguous shards would give rank 0 all the long ones.
     # Deal them round-robin: shard k = units[k::n]. split_between_processes gives the first
@@ -49,7 +58,7 @@ def run_units(
     def run_shard(shard: list[int]) -> list[list[tuple[int, Any]]]:
         out = []
         for i in shard:
-            out.append(run_unit(units[i]))
+            out.append(resolve_results(run_unit(units[i])))  # gathered across processes: read now
             bar.update(unit_size(units[i]))
         return out
 

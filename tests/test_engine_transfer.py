@@ -1,0 +1,99 @@
+"""Deferred device->host results (engine/transfer.py) and the one-unit-late reading in run_units.
+
+The GPU behaviour (copies that do not wait for later kernels) needs a GPU; what is checked here on
+the CPU is the contract every platform shares: the same values, read exactly once, in the same
+order, and unit k's results read only after unit k+1 has been launched.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from nlgmetrics.engine import CausalQuery, iter_causal, load_lm, target_logprobs_float32
+from nlgmetrics.engine.causal import target_logprobs_float32_deferred
+from nlgmetrics.engine.runner import run_units
+from nlgmetrics.engine.transfer import DeferredHost, resolve, resolve_results, to_device
+
+
+class CountingFinish:
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, arrays):
+        self.calls += 1
+        return [None if a is None else a.copy() for a in arrays]
+
+
+def test_deferred_host_returns_the_arrays_and_maps():
+    finish = CountingFinish()
+    pending = DeferredHost([torch.tensor([1.0, -2.0]), None, torch.tensor([3], dtype=torch.long)], finish)
+    values = pending.get()
+    assert values[0].tolist() == [1.0, -2.0] and values[1] is None and values[2].tolist() == [3]
+    assert pending.map(lambda v: v[0].sum()).get() == -1.0
+    assert resolve(pending)[2].dtype == np.int64
+    assert resolve(7) == 7 and resolve_results([(0, pending), (1, "x")])[1] == (1, "x")
+
+
+def test_to_device_on_cpu_is_an_exact_copy():
+    source = torch.arange(5)
+    moved = to_device(source, torch.device("cpu"))
+    assert moved.tolist() == [0, 1, 2, 3, 4] and moved.device.type == "cpu"
+
+
+def test_deferred_target_logprobs_equal_the_immediate_ones():
+    torch.manual_seed(0)
+    logits = torch.randn(9, 50)
+    targets = [int(t) for t in torch.randint(0, 50, (9,))]
+    lp, best = target_logprobs_float32(logits, targets, with_argmax=True)
+    lp_d, best_d = target_logprobs_float32_deferred(logits, targets, with_argmax=True).get()
+    assert np.array_equal(lp, lp_d) and np.array_equal(best, best_d)
+    assert lp_d.dtype == np.float64 and best_d.dtype == np.int64
+    # Naive oracle: float64 log-softmax of the same rows.
+    oracle = torch.log_softmax(logits.double(), dim=-1)[torch.arange(9), torch.tensor(targets)]
+    assert np.max(np.abs(lp_d - oracle.numpy())) < 1e-5
+
+
+def test_run_units_reads_each_unit_after_launching_the_next():
+    events: list[str] = []
+
+    class Recorded(DeferredHost):
+        def __init__(self, unit, value):
+            super().__init__([torch.tensor([float(value)])], lambda arrays: float(arrays[0][0]))
+            self.unit = unit
+
+        def get(self):
+            events.append(f"read {self.unit}")
+            return super().get()
+
+    def run_unit(unit):
+        events.append(f"launch {unit[0]}")
+        return [(i, Recorded(unit[0], 10 * i)) for i in unit]
+
+    out = list(run_units([[0, 1], [2], [3, 4]], run_unit, len, progress=False, desc="t"))
+    assert out == [(0, 0.0), (1, 10.0), (2, 20.0), (3, 30.0), (4, 40.0)]
+    assert events == ["launch 0", "launch 2", "read 0", "read 0", "launch 3", "read 2", "read 3", "read 3"]
+
+
+def test_iter_causal_yields_plain_arrays_with_the_deferred_reduce(tiny_gpt2_dir):
+    lm = load_lm(str(tiny_gpt2_dir))
+    bos = lm.tokenizer.bos_token_id
+    queries = [CausalQuery((bos, 5, 6), (7, 8, 9)), CausalQuery((bos, 5, 6), (10,)), CausalQuery((bos,), ()),
+               CausalQuery((bos, 11), (12, 13))]
+    deferred = dict(iter_causal(lm, queries, lambda logits, q: target_logprobs_float32_deferred(logits, q.target_ids),
+                                progress=False, token_budget=8))
+    immediate = dict(iter_causal(lm, queries, lambda logits, q: target_logprobs_float32(logits, q.target_ids),
+                                 progress=False, token_budget=8))
+    assert sorted(deferred) == [0, 1, 2, 3]
+    for i in range(4):
+        assert isinstance(deferred[i], tuple) and np.array_equal(deferred[i][0], immediate[i][0])
+    assert deferred[2][0].shape == (0,)
+
+
+def test_deferred_host_rejects_tensors_of_two_devices():
+    if torch.cuda.device_count() >= 2:
+        with pytest.raises(ValueError, match="one device"):
+            DeferredHost([torch.zeros(1, device="cuda:0"), torch.zeros(1, device="cuda:1")], list)
+    else:  # the check is on CUDA devices only: CPU tensors (any number) are fine
+        assert DeferredHost([torch.zeros(1), torch.ones(1)], lambda a: [x.tolist() for x in a]).get() == [[0.0], [1.0]]
