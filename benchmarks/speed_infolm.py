@@ -258,8 +258,6 @@ def ours_flops(config, tokenizer, preds, refs, max_length) -> float:
 
 
 def _torchmetrics_pairing(tokenizer, texts, max_length):
-    import torch
-
     encoded = tokenizer(texts, padding="max_length", max_length=max_length, truncation=True, return_tensors="pt")
     sigma = encoded["attention_mask"].sum(1).argsort()
     return sigma[sigma].tolist()

@@ -12,7 +12,6 @@ Every compared case asserts non-zero counts in the cells it compares, so the tes
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
 import pytest

@@ -18,7 +18,6 @@ from nlgmetrics.meta import (
     williams_from_scores,
     williams_test,
 )
-from nlgmetrics.meta.correlation import per_document_correlations
 
 SCIPY = {
     "pearson": lambda x, y: stats.pearsonr(x, y)[0],

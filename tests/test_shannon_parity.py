@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 import torch
 
-from shannon_reference import BlancShannonHarness, PastTupleLM  # noqa: F401 (PastTupleLM: re-exported)
+from shannon_reference import BlancShannonHarness
 
 TOL = 1e-4
 

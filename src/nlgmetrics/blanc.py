@@ -34,7 +34,7 @@ from __future__ import annotations
 import random
 import unicodedata
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 

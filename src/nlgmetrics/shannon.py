@@ -218,7 +218,6 @@ def _context_pieces(
     if fit:
         pieces.append(_Piece(add_query(context, target[:fit]), 0, fit))
     full = context + target
-    rest = n - fit
     # Inputs are full[:-1]; keep the last max_length of them. The prefix is what precedes the
     # remaining targets inside that window (at least one token since rest <= max_length - 1).
     window_start = len(full) - 1 - max_length

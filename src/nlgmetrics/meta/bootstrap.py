@@ -29,7 +29,6 @@ from nlgmetrics.meta.correlation import (
     METHODS,
     correlate,
     per_document_correlations,
-    system_means,
 )
 from nlgmetrics.validation import check_choice
 
