@@ -33,7 +33,11 @@ def to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
     """
     if device.type != "cuda" or tensor.device.type != "cpu":
         return tensor.to(device)
-    return tensor.pin_memory().to(device, non_blocking=True)
+    try:
+        pinned = tensor.pin_memory()
+    except RuntimeError:  # page-locked memory refused (container limits): a plain, blocking copy
+        return tensor.to(device)
+    return pinned.to(device, non_blocking=True)
 
 
 class DeferredHost:
@@ -55,7 +59,11 @@ class DeferredHost:
             if tensor is None or tensor.device.type != "cuda":
                 self._host.append(tensor)
                 continue
-            host = torch.empty(tensor.shape, dtype=tensor.dtype, pin_memory=True)
+            try:
+                host = torch.empty(tensor.shape, dtype=tensor.dtype, pin_memory=True)
+            except RuntimeError:  # page-locked memory refused: a plain copy (waits; same values)
+                self._host.append(tensor.cpu())
+                continue
             host.copy_(tensor, non_blocking=True)  # queued on the tensor's device's current stream
             self._host.append(host)
         if devices:
