@@ -39,13 +39,13 @@ import argparse
 import os
 import platform
 import sys
-import tempfile
 import time
 import warnings
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/ is not a package
+from random_models import cached_random_model  # noqa: E402
 from realsumm_slices import realsumm_pairs  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -57,7 +57,6 @@ CUDA_BATCH_SIZES = (32, 128, 512)
 CPU_SLICE = (2, 4)  # documents, summaries per document
 CUDA_SLICE = (1, 3)
 
-_MODEL_DIRS: dict[str, str] = {}  # size -> random model directory, built once per process
 
 
 def _import_reference():
@@ -134,7 +133,6 @@ def run(
     from nlgmetrics.blanc import blanc_help
     from nlgmetrics.engine import load_lm
     from nlgmetrics.engine.loading import resolve_dtype
-    from nlgmetrics.testing import build_random_model
 
     cuda = str(device).startswith("cuda")
     if n_docs is None:
@@ -150,9 +148,7 @@ def run(
 
     docs, sums = realsumm_pairs(data, n_docs, summaries_per_doc)
     if model_dir is None:
-        if size not in _MODEL_DIRS:
-            _MODEL_DIRS[size] = str(build_random_model("bert", tempfile.mkdtemp(prefix="speed-blanc-"), size=size))
-        model_dir = _MODEL_DIRS[size]
+        model_dir = str(cached_random_model("bert", size)[0])
     reference = _import_reference()
 
     # Load both sides outside the timed region.

@@ -49,12 +49,12 @@ import os
 import platform
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/ is not a package
+from random_models import cached_random_model  # noqa: E402
 from realsumm_slices import realsumm_pairs  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -121,35 +121,6 @@ def _sync(device: str) -> None:
 
     if device.startswith("cuda"):
         torch.cuda.synchronize()
-
-
-def _cached_random_model(architecture: str, size: str) -> tuple[Path, bool]:
-    """``build_random_model`` once per (architecture, size) per machine: a 1B model takes tens of
-    seconds to initialise and write (~4.3 GB), and the GPU run calls us once per dtype.
-
-    Same seed (0), so the weights are those of a fresh build. Written into a staging folder and
-    renamed, so an interrupted build is never reused. Returns (folder, reused).
-    """
-    import shutil
-
-    import transformers
-
-    from nlgmetrics.testing import build_random_model
-
-    root = Path(os.environ.get("NLGMETRICS_SPEED_MODELS", Path(tempfile.gettempdir()) / "nlgmetrics-speed-models"))
-    target = root / f"{architecture}-{size}-seed0-transformers{transformers.__version__}"
-    if (target / "config.json").exists() and (target / "tokenizer.json").exists():
-        return target, True
-    root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=root))
-    try:
-        build_random_model(architecture, staging, size=size)
-        if target.exists():
-            shutil.rmtree(target, ignore_errors=True)
-        os.replace(staging, target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return target, False
 
 
 def _matmul_precision() -> str:
@@ -283,7 +254,7 @@ def run(
         torch.set_num_threads(threads)
     documents, summaries = realsumm_pairs(data, n_docs, n_systems)
     started = time.perf_counter()
-    model_dir, reused = _cached_random_model(architecture, size)
+    model_dir, reused = cached_random_model(architecture, size)
     built = time.perf_counter()
     lm = load_lm(model_dir, kind="causal", device=device, dtype=dtype)
     _sync(device)

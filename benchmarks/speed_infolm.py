@@ -68,6 +68,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/ is not a package
+from random_models import cached_random_model  # noqa: E402
 from realsumm_slices import realsumm_pairs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -323,12 +324,14 @@ def run(
         if not torch.cuda.is_available():
             raise RuntimeError(f"device={device!r} but torch.cuda.is_available() is False")
         gpu = torch.cuda.get_device_name(torch.device(device).index or 0)
-    cache = Path(model_dir or Path(tempfile.gettempdir()) / "nlgmetrics-bench-models")
     rows = []
     for name, size, docs, systems, max_length in _resolve_workloads(workloads, device):
-        path = cache / f"bert-{size}"
-        if not (path / "config.json").exists():
-            build_random_model("bert", path, size=size)
+        if model_dir is None:
+            path, _ = cached_random_model("bert", size)
+        else:  # a folder of the caller's holding (or receiving) bert-<size>
+            path = Path(model_dir) / f"bert-{size}"
+            if not (path / "config.json").exists():
+                build_random_model("bert", path, size=size)
         config = AutoConfig.from_pretrained(str(path))
         tokenizer = AutoTokenizer.from_pretrained(str(path))
         preds, refs = realsumm_pairs(data, docs, systems, fields=("prediction", "reference"))

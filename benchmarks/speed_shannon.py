@@ -56,7 +56,6 @@ import json
 import os
 import platform
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -64,6 +63,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/ is not a package
+from random_models import cached_random_model  # noqa: E402
 from realsumm_slices import realsumm_by_document, realsumm_pairs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,32 +86,6 @@ def _blanc_harness():
     from shannon_reference import BlancShannonHarness
 
     return BlancShannonHarness
-
-
-def _random_gpt2(size: str) -> Path:
-    """The random GPT-2 of ``size``, built once per machine and reused (the second dtype of a GPU
-    run pays only the load): $NLGMETRICS_SPEED_MODELS or $TMPDIR/nlgmetrics-speed-models, written
-    to a staging folder and renamed, so an interrupted build is never reused."""
-    import shutil
-
-    import transformers
-
-    from nlgmetrics.testing import build_random_model
-
-    root = Path(os.environ.get("NLGMETRICS_SPEED_MODELS", Path(tempfile.gettempdir()) / "nlgmetrics-speed-models"))
-    target = root / f"gpt2-{size}-seed0-transformers{transformers.__version__}"
-    if (target / "config.json").exists() and (target / "tokenizer.json").exists():
-        return target
-    root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=root))
-    try:
-        build_random_model("gpt2", staging, size=size)
-        if not (target / "config.json").exists():
-            shutil.rmtree(target, ignore_errors=True)
-            os.replace(staging, target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return target
 
 
 def _max_diffs(detail, calls, max_length: int) -> dict[str, float]:
@@ -220,7 +194,7 @@ def run(
     selected = list(doc_ids) if doc_ids else sorted(by_doc)[:n_docs]
     docs, summs = realsumm_pairs(data_path, n_docs, summaries_per_doc, selected)
     if model_dir is None:
-        model_dir = _random_gpt2(size)
+        model_dir, _ = cached_random_model("gpt2", size)
     # Load outside the timing, and hand the loaded model to shannon_score (no reload, same weights).
     lm = load_lm(str(model_dir), "causal", device=device, dtype=torch_dtype)
     max_length = lm.max_length
