@@ -209,16 +209,16 @@ def fflm_components(
 
 
 def _target_logprobs(logits: Any, query: Any) -> DeferredHost:
-    """Reduce for the engine: log p of each target token (float64 on the host once read).
+    """Reduce for the engine: (log p of each target token, None), float64 on the host once read.
 
     The engine's float32 reduction, like the authors' float32 softmax; several times cheaper than
     the float64 log-softmax of ``causal_target_scores`` (plus an argmax we do not need), which on
-    small models cost more than the forward pass.
+    small models cost more than the forward pass. Deferred: the engine reads the numbers after
+    launching the next batch (engine/transfer.py).
     """
     from nlgmetrics.engine import target_logprobs_float32_deferred
 
-    # Deferred: the engine reads the numbers after launching the next batch (engine/transfer.py).
-    return target_logprobs_float32_deferred(logits, query.target_ids).map(lambda pair: pair[0])
+    return target_logprobs_float32_deferred(logits, query.target_ids)
 
 
 def _mean_or_zero(values: np.ndarray) -> float:
@@ -377,7 +377,7 @@ def fflm(
             queries, slots = _build_queries(plans, bos, sep, limit, CausalQuery)
             logprobs: list[np.ndarray] = [np.zeros(0)] * len(queries)
             shown = done = 0
-            for query_index, values in iter_causal(
+            for query_index, (values, _no_argmax) in iter_causal(
                 lm,
                 queries,
                 _target_logprobs,

@@ -77,14 +77,6 @@ class DeferredHost:
             self._event.synchronize()
         return self._finish([None if t is None else t.numpy() for t in self._host])
 
-    def map(self, then: Callable[[Any], Any]) -> DeferredHost:
-        """The same copies, with ``then`` applied to the result."""
-        mapped = DeferredHost([], lambda _arrays: None)
-        mapped._host, mapped._event = self._host, self._event
-        finish = self._finish
-        mapped._finish = lambda arrays: then(finish(arrays))
-        return mapped
-
 
 def resolve(value: Any) -> Any:
     """``value.get()`` for a :class:`DeferredHost`, else ``value`` itself."""
