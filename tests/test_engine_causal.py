@@ -116,6 +116,38 @@ def test_fallback_full_logits_path_agrees(causal_lm, oracle):
         assert np.max(np.abs(scores.logprobs - want)) <= 1e-5
 
 
+@pytest.mark.parametrize("unmasked", [True, False])
+def test_attention_mask_only_where_the_model_needs_it(causal_lm, oracle, unmasked):
+    """Both forms equal the per-query oracle; the flag decides whether plain passes send a mask."""
+    assert causal_lm.unmasked_right_padding  # gpt2 and llama pass the load-time check
+    lm = dataclasses.replace(causal_lm, unmasked_right_padding=unmasked)
+    queries, expected = oracle
+    seen: list[bool] = []
+    handle = lm.model.register_forward_pre_hook(
+        lambda _m, _a, kwargs: seen.append("attention_mask" in kwargs), with_kwargs=True)
+    try:
+        got = causal_target_scores(lm, queries, prefix_cache=False, progress=False)
+    finally:
+        handle.remove()
+    assert seen and set(seen) == {not unmasked}
+    for (want, _), scores in zip(expected, got):
+        assert np.max(np.abs(scores.logprobs - want)) <= 1e-5
+
+
+def test_padding_probe_rejects_a_bidirectional_model(tiny_llama_dir):
+    """A model that reads the pads after a token (non-causal attention) must keep its mask."""
+    from transformers import AutoModelForCausalLM
+
+    from nlgmetrics.engine.padding import right_padding_needs_no_mask
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_llama_dir).eval()
+    assert right_padding_needs_no_mask(model)
+    for module in model.modules():
+        if hasattr(module, "is_causal"):
+            module.is_causal = False
+    assert not right_padding_needs_no_mask(model)
+
+
 def test_empty_target_gets_empty_logits(causal_lm):
     bos = causal_lm.tokenizer.bos_token_id
     [(index, shape)] = list(iter_causal(causal_lm, [CausalQuery((bos,), ())], lambda lg, q: lg.shape, progress=False))

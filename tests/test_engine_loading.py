@@ -31,6 +31,8 @@ def test_kind_detection_and_metadata(tiny_bert_dir, tiny_gpt2_dir, tiny_llama_di
         assert lm.dtype == torch.float32 and lm.device == torch.device("cpu")
         assert len(lm.fingerprint) == 12
         assert lm.gather_head  # the fast path passed its self-check on these architectures
+    assert gpt2.unmasked_right_padding and llama.unmasked_right_padding  # causal: checked at load
+    assert not bert.unmasked_right_padding  # a masked LM always gets its padding mask
     assert len({bert.fingerprint, gpt2.fingerprint, llama.fingerprint}) == 3
     assert bert.signature_fields == {"model": str(tiny_bert_dir), "rev": bert.fingerprint, "dtype": "float32"}
 

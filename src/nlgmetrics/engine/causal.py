@@ -189,7 +189,9 @@ def _forward_plain(
         rows.extend([b] * len(distinct[j].target_ids))
         cols.extend(range(first, first + len(distinct[j].target_ids)))
     device = lm.device
-    inputs = {"input_ids": to_device(input_ids, device), "attention_mask": to_device(attention, device), "use_cache": False}
+    inputs = {"input_ids": to_device(input_ids, device), "use_cache": False}
+    if not lm.unmasked_right_padding:  # else SDPA's causal kernel, no mask (engine.padding)
+        inputs["attention_mask"] = to_device(attention, device)
     with torch.inference_mode():
         logits = logits_at(lm.model, lm.gather_head, inputs, to_device(torch.tensor(rows), device),
                            to_device(torch.tensor(cols), device))
@@ -216,7 +218,8 @@ def _forward_prefix_group(
         prefix_ids = to_device(torch.tensor([prefix[:-1]], dtype=torch.long), device)
         # The base model alone builds the cache: the head is not needed for the prefix.
         base = getattr(lm.model, "base_model", lm.model)
-        output = base(input_ids=prefix_ids, attention_mask=torch.ones_like(prefix_ids), use_cache=True)
+        mask = {} if lm.unmasked_right_padding else {"attention_mask": torch.ones_like(prefix_ids)}
+        output = base(input_ids=prefix_ids, use_cache=True, **mask)
         cache = output["cache"] if "cache" in output else output["past_key_values"]
     lengths = [len(prefix) + len(distinct[j].target_ids) - 1 for j in members]
     out: list[tuple[int, Any]] = []

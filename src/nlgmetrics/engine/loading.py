@@ -67,6 +67,9 @@ class LoadedLM:
     # Whether logits may be computed from gathered hidden states (see engine.heads); decided by a
     # self-check at load time. Private: the metrics never need it.
     gather_head: bool = field(default=True, repr=False)
+    # Whether right-padded causal batches may skip the attention mask (see engine.padding);
+    # decided by a self-check at load time. Private, like gather_head.
+    unmasked_right_padding: bool = field(default=False, repr=False)
 
     @property
     def signature_fields(self) -> dict[str, str]:
@@ -499,6 +502,7 @@ def _finish(
     device: torch.device, dtype: torch.dtype, owned: bool = True,
 ) -> LoadedLM:
     from nlgmetrics.engine.heads import gather_head_works
+    from nlgmetrics.engine.padding import right_padding_needs_no_mask
 
     if model.get_output_embeddings() is None:
         raise _head_less_error(name, [type(model).__name__], kind)
@@ -519,4 +523,5 @@ def _finish(
         dtype=dtype,
         max_length=_max_length(model, tokenizer),
         gather_head=gather,
+        unmasked_right_padding=kind == "causal" and right_padding_needs_no_mask(model),
     )
