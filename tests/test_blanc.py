@@ -39,10 +39,8 @@ def blanc_utils():
 
 
 @pytest.fixture(scope="module")
-def copy_bert(tmp_path_factory):
-    from test_blanc_parity import build_copy_bert
-
-    return str(build_copy_bert(tmp_path_factory.mktemp("copy-bert-unit")))
+def copy_bert(copy_bert_dir):
+    return str(copy_bert_dir)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -135,7 +135,7 @@ def test_two_cpu_processes_match_one(tmp_path, tiny_bert_dir, tiny_gpt2_dir, tin
 def run_two_vs_one(tmp_path, calls, tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir):
     # A random BERT predicts nothing right, so BLANC counts would all be 0 and compare trivially;
     # the BLANC parity tests' copy-model predicts some masked tokens from context.
-    from test_blanc_parity import build_copy_bert
+    from copy_bert import build_copy_bert
 
     torchrun = shutil.which("torchrun") or str(Path(sys.executable).parent / "torchrun")
     models = {"bert": str(tiny_bert_dir), "gpt2": str(tiny_gpt2_dir), "llama": str(tiny_llama_dir),
