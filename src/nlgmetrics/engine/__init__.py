@@ -1,7 +1,10 @@
 """The shared LM scoring engine: load a model once, score each distinct input once, fast.
 
-Contract: team/ENGINE_API.md. Every LM metric (InfoLM, BLANC, Shannon, FFLM) goes through these
-functions; none runs its own forward passes.
+Every LM metric (InfoLM, BLANC, Shannon, FFLM) goes through these functions; none runs its own
+forward passes. One module per job: ``loading`` (models, self-checks at load time), ``planning``
+(dedupe, token-budget batches, OOM back-off), ``masked`` / ``causal`` (the two scoring passes),
+``heads`` (LM head at the needed rows only), ``padding`` (causal batches without a mask),
+``transfer`` (host<->device copies), ``runner`` / ``distributed`` (progress, accelerate).
 
 >>> from nlgmetrics.engine import load_lm, CausalQuery, causal_target_scores
 >>> from nlgmetrics.testing import build_random_model
