@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from nlgmetrics.rouge.bootstrap import bootstrap_columns
+from nlgmetrics.rouge.bootstrap import bootstrap_columns, check_confidence
 from nlgmetrics.rouge.lcs import lcs_length, match_masks, union_lcs_hits, wlcs_hits, wlcs_paper
 from nlgmetrics.rouge.ngrams import ngram_counts, overlap, skip_bigram_counts
 from nlgmetrics.rouge.rouge155 import rouge155_average
@@ -269,10 +269,7 @@ def rouge_scores(
     if aggregate:
         n_bootstrap = check_int("n_bootstrap", n_bootstrap, minimum=1, message=(
             f"n_bootstrap={n_bootstrap!r} must be a positive integer (ROUGE-1.5.5 uses 1000)."))
-        confidence_error = f"confidence={confidence!r} must be a number strictly between 0 and 1, e.g. 0.95."
-        confidence = check_real("confidence", confidence, minimum=0, exclusive_minimum=True, message=confidence_error)
-        if confidence >= 1:
-            raise ValueError(confidence_error)
+        confidence = check_confidence(confidence)  # checked here too: the Perl-style path needs it
 
     needs_sentences = any(t.kind in ("Lsum", "W") for t in types)
 

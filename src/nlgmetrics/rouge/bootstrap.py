@@ -16,9 +16,22 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nlgmetrics.validation import check_int
+from nlgmetrics.validation import check_int, check_real
 
 _CHUNK_CELLS = 4_000_000  # resample counts held at once (bounded memory on big corpora)
+
+
+def check_confidence(confidence: object) -> float:
+    """``confidence`` as a float strictly between 0 and 1, else a ValueError naming the fix.
+
+    >>> check_confidence(0.95)
+    0.95
+    """
+    message = f"confidence={confidence!r} must be a number strictly between 0 and 1, e.g. 0.95."
+    value = check_real("confidence", confidence, minimum=0, exclusive_minimum=True, message=message)
+    if value >= 1:
+        raise ValueError(message)
+    return value
 
 
 def bootstrap_columns(
@@ -32,8 +45,7 @@ def bootstrap_columns(
     A resample is stored as per-example counts, so all ``k`` resampled means come from one
     matrix product (fast, and every column sees the same resampled examples).
     """
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence={confidence!r} must be strictly between 0 and 1, e.g. 0.95.")
+    confidence = check_confidence(confidence)
     n_samples = check_int("n_samples", n_samples, minimum=1,
                           message=f"n_samples={n_samples!r} must be a positive integer, e.g. 1000.")
     data = np.asarray(matrix, dtype=np.float64)
