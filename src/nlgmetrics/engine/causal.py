@@ -177,12 +177,10 @@ def _forward_plain(
     sequences = [distinct[j].prefix_ids + distinct[j].target_ids[:-1] for j in members]
     width = max(len(s) for s in sequences)
     input_ids = torch.zeros((len(members), width), dtype=torch.long)
-    attention = torch.zeros((len(members), width), dtype=torch.long)
     rows: list[int] = []
     cols: list[int] = []
     for b, (j, sequence) in enumerate(zip(members, sequences)):
         input_ids[b, : len(sequence)] = torch.tensor(sequence, dtype=torch.long)
-        attention[b, : len(sequence)] = 1
         # Right padding keeps real tokens at positions 0..n-1 (absolute position embeddings agree
         # with an unpadded pass); the causal mask keeps them from seeing the pads after them.
         first = len(distinct[j].prefix_ids) - 1
@@ -191,7 +189,8 @@ def _forward_plain(
     device = lm.device
     inputs = {"input_ids": to_device(input_ids, device), "use_cache": False}
     if not lm.unmasked_right_padding:  # else SDPA's causal kernel, no mask (engine.padding)
-        inputs["attention_mask"] = to_device(attention, device)
+        lengths = torch.tensor([len(s) for s in sequences])
+        inputs["attention_mask"] = to_device((torch.arange(width) < lengths[:, None]).long(), device)
     with torch.inference_mode():
         logits = logits_at(lm.model, lm.gather_head, inputs, to_device(torch.tensor(rows), device),
                            to_device(torch.tensor(cols), device))

@@ -91,8 +91,13 @@ def gather_head_works(model: torch.nn.Module, kind: str) -> bool:
             gathered = logits_at(model, True, inputs, zeros, rows)
     except Exception:  # noqa: BLE001 - any failure means: do not use the fast path
         return False
-    if gathered.shape != full.shape:
+    return logits_agree(gathered, full, next(model.parameters()).dtype)
+
+
+def logits_agree(got: torch.Tensor, want: torch.Tensor, dtype: torch.dtype) -> bool:
+    """The load-time self-checks' test: same shape, finite, and equal within the rounding of
+    ``dtype`` relative to the logits' scale (1e-5 in float32, 2e-2 in half precision)."""
+    if got.shape != want.shape or not bool(torch.isfinite(got).all()):
         return False
-    scale = 1.0 + full.abs().max().item()
-    tolerance = 1e-5 if next(model.parameters()).dtype == torch.float32 else 2e-2
-    return (gathered - full).abs().max().item() <= tolerance * scale
+    tolerance = 1e-5 if dtype == torch.float32 else 2e-2
+    return (got - want).abs().max().item() <= tolerance * (1.0 + want.abs().max().item())
