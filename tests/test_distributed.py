@@ -128,18 +128,16 @@ def _assert_close(got, want, path="", tol=1e-5):
 
 
 @pytest.mark.slow
-def test_two_cpu_processes_match_one(tmp_path, tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir):
-    run_two_vs_one(tmp_path, CALLS, tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir)
+def test_two_cpu_processes_match_one(tmp_path, tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir, copy_bert_dir):
+    run_two_vs_one(tmp_path, CALLS, tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir, copy_bert_dir)
 
 
-def run_two_vs_one(tmp_path, calls, tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir):
+def run_two_vs_one(tmp_path, calls, tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir, copy_bert_dir):
     # A random BERT predicts nothing right, so BLANC counts would all be 0 and compare trivially;
-    # the BLANC parity tests' copy-model predicts some masked tokens from context.
-    from copy_bert import build_copy_bert
-
+    # the BLANC parity tests' copy-model (copy_bert_dir) predicts some masked tokens from context.
     torchrun = shutil.which("torchrun") or str(Path(sys.executable).parent / "torchrun")
     models = {"bert": str(tiny_bert_dir), "gpt2": str(tiny_gpt2_dir), "llama": str(tiny_llama_dir),
-              "copy_bert": str(build_copy_bert(tmp_path / "copy-bert"))}
+              "copy_bert": str(copy_bert_dir)}
     data = {
         "documents": DOCUMENTS,
         "summaries": SUMMARIES,
