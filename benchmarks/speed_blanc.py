@@ -39,12 +39,12 @@ import argparse
 import os
 import platform
 import sys
-import time
 import warnings
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/ is not a package
+from device_clock import synchronize, timed  # noqa: E402
 from random_models import cached_random_model  # noqa: E402
 from realsumm_slices import realsumm_pairs  # noqa: E402
 
@@ -168,22 +168,11 @@ def run(
     window = min(original_window, lm.max_length)
     reference.BERT_MAX_TOKENS = reference_utils.BERT_MAX_TOKENS = window
 
-    def sync() -> None:
-        if cuda:
-            torch.cuda.synchronize()
-
-    def timed(fn) -> tuple[float, Any, float | None]:
-        before = None
-        if cuda:
-            torch.cuda.synchronize()
-            before = torch.cuda.memory_allocated()
-            torch.cuda.reset_peak_memory_stats()
-        start = time.perf_counter()
-        result = fn()
-        sync()
-        seconds = time.perf_counter() - start
-        peak = (torch.cuda.max_memory_allocated() - before) / 2**20 if cuda else None
-        return seconds, result, peak
+    def timed_mib(fn) -> tuple[float, Any, float | None]:
+        """Seconds, result, and GPU peak in MiB above what was resident when the call started."""
+        timing = timed(fn, device)
+        above = timing.peak_above_start_bytes
+        return timing.seconds, timing.result, None if above is None else above / 2**20
 
     def ours_on(d: list[str], s: list[str]):
         with warnings.catch_warnings():
@@ -200,23 +189,23 @@ def run(
         # Untimed warm-ups on the first pair (CUDA context, cuBLAS handles, allocator).
         ours_on(docs[:1], sums[:1])
         blanc_on(docs[:1], sums[:1])
-        sync()
+        synchronize(device)
 
         # Timed before and after blanc (a shared machine drifts): the slower one counts.
-        seconds, ours, peak = timed(lambda: ours_on(docs, sums))
+        seconds, ours, peak = timed_mib(lambda: ours_on(docs, sums))
         rows: list[dict[str, Any]] = [dict(impl="nlgmetrics.blanc_help (before blanc)",
                                            batch_size="token budget 8192", seconds=seconds,
                                            same_counts=True, max_abs_diff_score=0.0,
                                            max_abs_diff_counts=0, gpu_peak_mib=peak)]
         for batch_size in blanc_batch_sizes:
             scorer.inference_batch_size = batch_size
-            seconds, expected, peak = timed(lambda: blanc_on(docs, sums))
+            seconds, expected, peak = timed_mib(lambda: blanc_on(docs, sums))
             same, score_diff, count_diff = _diffs(expected, ours.counts, ours.scores)
             rows.append(dict(impl="blanc.BlancHelp", batch_size=batch_size, seconds=seconds,
                              same_counts=same, max_abs_diff_score=score_diff,
                              max_abs_diff_counts=count_diff, gpu_peak_mib=peak,
                              same_weights=same_weights))
-        seconds, again, peak = timed(lambda: ours_on(docs, sums))
+        seconds, again, peak = timed_mib(lambda: ours_on(docs, sums))
         same, score_diff, count_diff = _diffs(list(zip(again.scores, again.counts)), ours.counts, ours.scores)
         rows.append(dict(impl="nlgmetrics.blanc_help (after blanc)", batch_size="token budget 8192",
                          seconds=seconds, same_counts=same, max_abs_diff_score=score_diff,

@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/ is not a package
+from device_clock import synchronize, timed  # noqa: E402
 from random_models import cached_random_model  # noqa: E402
 from realsumm_slices import realsumm_pairs  # noqa: E402
 
@@ -116,13 +117,6 @@ FP32_PROB_TOL, FP32_LOSS_TOL, FP32_SCORE_TOL = 1e-5, 1e-3, 1e-3
 LISTS = ("s2s", "lm", "prefix", "s2s_doc", "lm_doc")
 
 
-def _sync(device: str) -> None:
-    import torch
-
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
-
-
 def _matmul_precision() -> str:
     """torch's float32 matmul precision ("highest" = no TF32), read without the legacy TF32 flags."""
     import torch
@@ -133,22 +127,8 @@ def _matmul_precision() -> str:
         return f"unknown ({type(error).__name__})"
 
 
-def _peak_gib(device: str) -> float | None:
-    import torch
-
-    if not device.startswith("cuda"):
-        return None
-    _sync(device)
-    return torch.cuda.max_memory_allocated() / 2**30
-
-
-def _timed(call, device: str) -> tuple[Any, float]:
-    """``call()`` and its wall time, the device synchronized before both clock reads."""
-    _sync(device)
-    start = time.perf_counter()
-    result = call()
-    _sync(device)
-    return result, time.perf_counter() - start
+def _gib(nbytes: int | None) -> float | None:
+    return None if nbytes is None else nbytes / 2**30
 
 
 def _profile(calls: dict[str, Any], device: str, path: str | os.PathLike) -> None:
@@ -161,20 +141,12 @@ def _profile(calls: dict[str, Any], device: str, path: str | os.PathLike) -> Non
     sections = []
     for name, call in calls.items():
         with profile(activities=activities) as prof:
-            _timed(call, device)
+            timed(call, device)
         sections.append(f"== {name}: top operators by {key}\n"
                         + prof.key_averages().table(sort_by=key, row_limit=25, max_name_column_width=60))
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text("\n\n".join(sections) + "\n", encoding="utf-8")
     print("\n\n".join(sections), flush=True)
-
-
-def _reset_peak(device: str) -> None:
-    import torch
-
-    if device.startswith("cuda"):
-        _sync(device)
-        torch.cuda.reset_peak_memory_stats()
 
 
 def compare(ours, oracle_lists, oracle_scores) -> dict[str, Any]:
@@ -257,7 +229,7 @@ def run(
     model_dir, reused = cached_random_model(architecture, size)
     built = time.perf_counter()
     lm = load_lm(model_dir, kind="causal", device=device, dtype=dtype)
-    _sync(device)
+    synchronize(device)
     loaded = time.perf_counter()
     model, tokenizer = lm.model, lm.tokenizer
     limit = min(max_length, lm.max_length)
@@ -267,7 +239,7 @@ def run(
     # example of the real document.
     fflm(documents[:1], ["warm up"], model=lm, max_length=64, progress=False)
     oracle.naive_fflm(model, tokenizer, documents[:1], ["warm up"], bos=bos, max_len=64)
-    _sync(device)
+    synchronize(device)
 
     config = model.config
     common = dict(
@@ -305,15 +277,15 @@ def run(
     repeats = (CUDA_REPEATS if cuda else 1) if repeats is None else repeats
     ours_times, naive_times, ours_peak, naive_peak = [], [], None, None
     for _ in range(max(1, repeats)):
-        _reset_peak(device)
-        ours, seconds = _timed(run_ours, device)
-        ours_times.append(seconds)
-        ours_peak = _peak_gib(device)
+        timing = timed(run_ours, device)
+        ours = timing.result
+        ours_times.append(timing.seconds)
+        ours_peak = _gib(timing.peak_bytes)  # absolute peak (weights included)
         if naive:
-            _reset_peak(device)
-            (lists, scores), seconds = _timed(run_naive, device)
-            naive_times.append(seconds)
-            naive_peak = _peak_gib(device)
+            timing = timed(run_naive, device)
+            lists, scores = timing.result
+            naive_times.append(timing.seconds)
+            naive_peak = _gib(timing.peak_bytes)
     ours_seconds = float(np.median(ours_times))
     rows = [dict(impl="nlgmetrics.fflm", seconds=ours_seconds, timings_s=[round(t, 3) for t in ours_times],
                  peak_gpu_gib=ours_peak, **common)]

@@ -68,6 +68,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/ is not a package
+from device_clock import synchronize, timed  # noqa: E402
 from random_models import cached_random_model  # noqa: E402
 from realsumm_slices import realsumm_pairs  # noqa: E402
 
@@ -112,13 +113,6 @@ def _on_cuda(device: str) -> bool:
     return str(device).startswith("cuda")
 
 
-def _sync(device: str) -> None:
-    if _on_cuda(device):
-        import torch
-
-        torch.cuda.synchronize()
-
-
 def _worker(spec: dict) -> dict:
     import torch
 
@@ -158,21 +152,14 @@ def _worker(spec: dict) -> dict:
     # The machine may be shared: measure this side's matmul rate right before and after its run.
     rate_before = matmul_flops_per_second(spec["threads"], device=device, dtype=dtype)
     cuda = _on_cuda(device)
-    if cuda:
-        _sync(device)
-        base_bytes = torch.cuda.memory_allocated()
-        torch.cuda.reset_peak_memory_stats()
-    else:
+    if not cuda:
         base_kb = _rss_kb("VmRSS")
         _reset_peak()
-    _sync(device)
-    start = time.perf_counter()
-    scores = score(preds, refs)
-    _sync(device)
-    seconds = time.perf_counter() - start
+    timing = timed(score, device, preds, refs)
+    scores, seconds = timing.result, timing.seconds
     if cuda:
-        peak_mb = max(torch.cuda.max_memory_allocated() - base_bytes, 0) / 2**20
-        total_peak_mb = torch.cuda.max_memory_allocated() / 2**20
+        peak_mb = timing.peak_above_start_bytes / 2**20
+        total_peak_mb = timing.peak_bytes / 2**20
     else:
         peak_mb = max(_rss_kb("VmHWM") - base_kb, 0) / 1024
         total_peak_mb = _rss_kb("VmHWM") / 1024
@@ -215,11 +202,11 @@ def matmul_flops_per_second(threads: int, n: int | None = None, repeats: int | N
     a @ b
     best = 0.0
     for _ in range(trials):
-        _sync(device)
+        synchronize(device)
         start = time.perf_counter()
         for _ in range(repeats):
             a @ b
-        _sync(device)
+        synchronize(device)
         best = max(best, 2 * n**3 * repeats / (time.perf_counter() - start))
     del a, b
     return best

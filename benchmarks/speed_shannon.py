@@ -56,13 +56,13 @@ import json
 import os
 import platform
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/ is not a package
+from device_clock import timed  # noqa: E402
 from random_models import cached_random_model  # noqa: E402
 from realsumm_slices import realsumm_by_document, realsumm_pairs  # noqa: E402
 
@@ -112,37 +112,22 @@ def _max_diffs(detail, calls, max_length: int) -> dict[str, float]:
 
 
 class _Clock:
-    """Wall-clock timing that waits for the GPU (``torch.cuda.synchronize``) before each read on
-    CUDA, and tracks one side's peak GPU memory over its timed calls."""
+    """One side's timer (benchmarks/device_clock.py) that also keeps its peak GPU memory (absolute,
+    weights included) over all of its timed calls."""
 
     def __init__(self, device: str):
-        import torch
-
-        self.torch = torch
-        self.cuda = device.startswith("cuda")
         self.device = device
-        self.peak_bytes = 0
-
-    def _sync(self) -> None:
-        if self.cuda:
-            self.torch.cuda.synchronize(self.device)
+        self.peak_bytes: int | None = None
 
     def __call__(self, fn, *args, **kwargs) -> tuple[Any, float]:
-        if self.cuda:
-            self._sync()
-            self.torch.cuda.reset_peak_memory_stats(self.device)
-        self._sync()
-        start = time.perf_counter()
-        result = fn(*args, **kwargs)
-        self._sync()
-        seconds = time.perf_counter() - start
-        if self.cuda:
-            self.peak_bytes = max(self.peak_bytes, self.torch.cuda.max_memory_allocated(self.device))
-        return result, seconds
+        timing = timed(fn, self.device, *args, **kwargs)
+        if timing.peak_bytes is not None:
+            self.peak_bytes = max(self.peak_bytes or 0, timing.peak_bytes)
+        return timing.result, timing.seconds
 
     @property
     def peak_mib(self) -> float | None:
-        return round(self.peak_bytes / 2**20, 1) if self.cuda else None
+        return None if self.peak_bytes is None else round(self.peak_bytes / 2**20, 1)
 
 
 def run(

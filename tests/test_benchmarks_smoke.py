@@ -147,3 +147,30 @@ def test_realsumm_slices_select_documents_and_systems(tmp_path):
         slices.realsumm_pairs(path, doc_ids=[7])
     with pytest.raises(FileNotFoundError, match="REALSumm"):
         slices.realsumm_pairs(tmp_path / "missing.jsonl")
+
+
+def test_device_clock_synchronises_and_records_gpu_memory(monkeypatch):
+    """The speed modules' one timer: on CUDA, sync before both clock reads, peak counter reset first,
+    start and peak allocation recorded (torch.cuda faked here: the order of calls is the contract)."""
+    import doctest
+
+    import torch
+
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))  # as the speed modules import it
+    import device_clock as clock
+    assert doctest.testmod(clock).failed == 0  # the CPU path: wall time only
+    events: list[tuple[str, str]] = []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda d=None: events.append(("sync", str(d))))
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda d=None: events.append(("allocated", str(d))) or 100)
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", lambda d=None: events.append(("reset", str(d))))
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda d=None: events.append(("peak", str(d))) or 350)
+
+    def work(x):
+        events.append(("call", str(x)))
+        return x * 2
+
+    timing = clock.timed(work, "cuda:1", 21)
+    assert (timing.result, timing.start_bytes, timing.peak_bytes, timing.peak_above_start_bytes) == (42, 100, 350, 250)
+    assert events == [("sync", "cuda:1"), ("allocated", "cuda:1"), ("reset", "cuda:1"), ("call", "21"),
+                      ("sync", "cuda:1"), ("peak", "cuda:1")]
+    assert clock.Timing(None, 0.0, 500, 400).peak_above_start_bytes == 0  # memory freed during the call
