@@ -97,9 +97,12 @@ def candidate_kwargs(name: str, args: argparse.Namespace) -> dict[str, Any]:
     return kw
 
 
-def call_run(module, kwargs: dict[str, Any], explicit: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def call_run(
+    module, kwargs: dict[str, Any], explicit: dict[str, Any] | None = None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Call ``module.run`` with the subset of ``kwargs`` its signature accepts, plus every ``explicit``
-    keyword (an error if ``run`` does not take one: a typo must not be dropped silently)."""
+    keyword (an error if ``run`` does not take one: a typo must not be dropped silently); returns
+    its rows and the keywords it was given."""
     params = inspect.signature(module.run).parameters
     explicit = explicit or {}
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
