@@ -60,13 +60,13 @@ CUDA_SLICE = (1, 3)
 
 
 def _import_reference():
-    sys.path.insert(0, str(REPO / "tests"))
-    from blanc_reference import import_blanc
+    sys.path.insert(0, str(REPO))
+    from tests.oracles.blanc_reference import import_blanc
 
     import_blanc()
     import blanc.blanc as reference
 
-    from nlgmetrics.sentences import split_sentences
+    from nlgmetrics.core.sentences import split_sentences
 
     reference.sent_tokenize = split_sentences  # punkt data is not available offline
     return reference
@@ -177,7 +177,7 @@ def run(
     def ours_on(d: list[str], s: list[str]):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return blanc_help(d, s, model=lm, device=device, dtype=torch_dtype, progress=False)
+            return blanc_help(s, d, model=lm, device=device, dtype=torch_dtype, progress=False)
 
     def blanc_on(d: list[str], s: list[str]):
         with torch.no_grad():
@@ -200,13 +200,14 @@ def run(
         for batch_size in blanc_batch_sizes:
             scorer.inference_batch_size = batch_size
             seconds, expected, peak = timed_mib(lambda: blanc_on(docs, sums))
-            same, score_diff, count_diff = _diffs(expected, ours.counts, ours.scores)
+            same, score_diff, count_diff = _diffs(expected, ours.counts, ours.scores["blanc"])
             rows.append(dict(impl="blanc.BlancHelp", batch_size=batch_size, seconds=seconds,
                              same_counts=same, max_abs_diff_score=score_diff,
                              max_abs_diff_counts=count_diff, gpu_peak_mib=peak,
                              same_weights=same_weights))
         seconds, again, peak = timed_mib(lambda: ours_on(docs, sums))
-        same, score_diff, count_diff = _diffs(list(zip(again.scores, again.counts)), ours.counts, ours.scores)
+        same, score_diff, count_diff = _diffs(list(zip(again.scores["blanc"], again.counts)), ours.counts,
+                                              ours.scores["blanc"])
         rows.append(dict(impl="nlgmetrics.blanc_help (after blanc)", batch_size="token budget 8192",
                          seconds=seconds, same_counts=same, max_abs_diff_score=score_diff,
                          max_abs_diff_counts=count_diff, gpu_peak_mib=peak))

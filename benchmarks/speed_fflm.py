@@ -3,7 +3,7 @@ scored rows) against the authors' per-example loop (five forward passes per exam
 side by side in one run, on a SummEval-shaped workload (each document paired with many summaries),
 with the same numbers checked.
 
-The naive loop is the oracle of the tests (tests/test_fflm_oracle.py), so the baseline is exactly
+The naive loop is the oracle of the tests (tests/oracles/fflm_naive.py), so the baseline is exactly
 what the parity tests compare against. Both run the same model object, on the same device, in the
 same dtype (random weights of a real architecture: the cost of a forward pass does not depend on
 the weights' values). One untimed warm-up call per side comes first; on CUDA every timer read
@@ -43,7 +43,6 @@ CUDA defaults: 2 documents x 25 systems (50 examples), token budget 16384. How w
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import platform
@@ -64,12 +63,11 @@ RESULTS = REPO / "benchmarks" / "results" / "speed_fflm.md"
 
 
 def _oracle():
-    """Import the naive loop from tests/test_fflm_oracle.py (one copy of the baseline)."""
-    spec = importlib.util.spec_from_file_location("fflm_oracle", REPO / "tests" / "test_fflm_oracle.py")
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(module)
-    return module
+    """The naive loop of tests/oracles/fflm_naive.py (one copy of the baseline; imports no pytest)."""
+    sys.path.insert(0, str(REPO))
+    from tests.oracles import fflm_naive
+
+    return fflm_naive
 
 
 def work_counts(documents, summaries, tokenizer, bos: int, limit: int) -> dict[str, int]:
@@ -79,20 +77,19 @@ def work_counts(documents, summaries, tokenizer, bos: int, limit: int) -> dict[s
     nlgmetrics.fflm sends to the engine, after dedupe, with the engine's prefix-sharing rule (a
     prefix of >= 2 tokens used by >= 2 distinct queries is read once), head on scored rows only.
     """
-    from nlgmetrics.fflm import _build_queries, _plan  # internal: counting only
-    from nlgmetrics.engine import CausalQuery
+    from nlgmetrics.fflm.planning import build_queries, plan_example
 
     oracle = _oracle()
     naive_tokens = 0
     for document, summary in zip(documents, summaries):
         for args in ((summary, document, "TL;DR "), (summary,), (summary, summary + " " + document, "TL;DR "),
                      (document, summary, "TL;DR ", True), (document, None, None, True)):
-            ids, _ = oracle._prepare(tokenizer, bos, limit, *args)
+            ids, _ = oracle.prepare(tokenizer, bos, limit, *args)
             naive_tokens += len(ids)
     cache: dict = {}
     sep = tuple(tokenizer.convert_tokens_to_ids(tokenizer.tokenize("TL;DR ")))
-    plans = [_plan(d, s, tokenizer, cache, limit, limit - 1 - len(sep)) for d, s in zip(documents, summaries)]
-    queries, _ = _build_queries(plans, bos, sep, limit, CausalQuery)
+    plans = [plan_example(d, s, tokenizer, cache, limit, limit - 1 - len(sep)) for d, s in zip(documents, summaries)]
+    queries, _ = build_queries(plans, bos, sep, limit)
     by_prefix: dict = {}
     for q in set(queries):
         by_prefix.setdefault(q.prefix_ids, []).append(q)
@@ -172,9 +169,9 @@ def compare(ours, oracle_lists, oracle_scores) -> dict[str, Any]:
             prob = max(prob, float(np.max(np.abs(got - ref))))
             loss = max(loss, float(np.max(np.abs(np.log(got) - np.log(ref)))))
             tokens += int(ref.size)
-    fflm_diff = float(np.max(np.abs(np.array(ours.fflm) - np.array([s[0] for s in oracle_scores]))))
+    fflm_diff = float(np.max(np.abs(np.array(ours.scores["fflm"]) - np.array([s[0] for s in oracle_scores]))))
     component_diff = max(
-        float(np.max(np.abs(np.array(getattr(ours, name)) - np.array([s[k] for s in oracle_scores]))))
+        float(np.max(np.abs(np.array(ours.scores[name]) - np.array([s[k] for s in oracle_scores]))))
         for k, name in ((1, "delta_prior_summary"), (2, "delta_prior_document"), (3, "delta_cond_summary"))
     )
     return dict(fflm_max_abs_diff=fflm_diff, component_max_abs_diff=component_diff, prob_max_abs_diff=prob,
@@ -237,7 +234,7 @@ def run(
     oracle = _oracle()
     # Untimed warm-up of both paths (CUDA context, cuBLAS handles, allocator, kernels) on one short
     # example of the real document.
-    fflm(documents[:1], ["warm up"], model=lm, max_length=64, progress=False)
+    fflm(["warm up"], documents[:1], model=lm, max_length=64, progress=False)
     oracle.naive_fflm(model, tokenizer, documents[:1], ["warm up"], bos=bos, max_len=64)
     synchronize(device)
 
@@ -268,7 +265,7 @@ def run(
     common.update(work_counts(documents, summaries, tokenizer, bos, limit))
 
     def run_ours():
-        return fflm(documents, summaries, model=lm, max_length=max_length, token_budget=token_budget,
+        return fflm(summaries, documents, model=lm, max_length=max_length, token_budget=token_budget,
                     return_probabilities=naive, progress=False)
 
     def run_naive():

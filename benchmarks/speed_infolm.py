@@ -144,7 +144,7 @@ def _worker(spec: dict) -> dict:
 
         def score(p, r):
             return infolm(p, r, model=lm, information_measure="kl_divergence", temperature=spec["temperature"],
-                          idf=False, max_length=spec["max_length"], progress=False).scores
+                          idf=False, max_length=spec["max_length"], progress=False).scores["infolm"]
     param = next(model.parameters())
     placed = {"device": param.device.type, "dtype": str(param.dtype).removeprefix("torch.")}
     if spec["warmup"]:

@@ -81,9 +81,9 @@ TOL = 1e-4   # the parity tests' tolerance (tests/test_shannon_parity.py)
 
 def _blanc_harness():
     """The parity harness of tests/test_shannon_parity.py (blanc on our weights), from
-    tests/shannon_reference.py, which imports without pytest."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    from shannon_reference import BlancShannonHarness
+    tests/oracles/shannon_reference.py, which imports without pytest."""
+    sys.path.insert(0, str(ROOT))
+    from tests.oracles.shannon_reference import BlancShannonHarness
 
     return BlancShannonHarness
 
@@ -158,7 +158,7 @@ def run(
 
     from nlgmetrics.engine import load_lm
     from nlgmetrics.engine.loading import resolve_dtype
-    from nlgmetrics.sentences import split_sentences
+    from nlgmetrics.core.sentences import split_sentences
     from nlgmetrics.shannon import shannon_score
 
     cuda = str(device).startswith("cuda")
@@ -190,7 +190,8 @@ def run(
              "params_M": round(sum(p.numel() for p in lm.model.parameters()) / 1e6, 1)}
 
     def ours_call(doc_docs, doc_summs):
-        return shannon_score(doc_docs, doc_summs, model=lm, progress=False, return_token_scores=True)
+        # shannon_score takes the summaries first, the documents second.
+        return shannon_score(doc_summs, doc_docs, model=lm, progress=False, return_token_scores=True)
 
     ours_clock, blanc_clock = _Clock(str(device)), _Clock(str(device))
     # Untimed warm-ups (CUDA context, cuBLAS handles, allocator, first-call paths): ours on the
@@ -222,7 +223,7 @@ def run(
             timed_pairs += 1
             diffs.append(_max_diffs(ours.token_scores[k], calls, max_length))
             assert ours.num_doc_tokens[k] == output[4] and ours.num_summary_tokens[k] == output[5]
-            ll_base.append(abs(ours.ll_base[k] - output[0]))
+            ll_base.append(abs(ours.scores["ll_base"][k] - output[0]))
             num_doc_tokens.append(ours.num_doc_tokens[k])
             if (k + 1) % interleave == 0:
                 ours_times.append(ours_clock(ours_call, doc_docs, doc_summs)[1])

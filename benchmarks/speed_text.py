@@ -81,7 +81,7 @@ def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
 def _rouge_rows(name: str, systems: dict, use_stemmer: bool) -> dict:
     from rouge_score import rouge_scorer
 
-    from nlgmetrics.rouge import clear_cache, rouge_scores
+    from nlgmetrics.rouge import clear_cache, rouge_family
 
     def anchor():
         scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=use_stemmer)
@@ -89,7 +89,8 @@ def _rouge_rows(name: str, systems: dict, use_stemmer: bool) -> dict:
 
     def ours():
         return {
-            s: rouge_scores(preds, refs, ROUGE_TYPES, use_stemmer=use_stemmer, multi_ref="best", aggregate=False)
+            s: rouge_family(preds, refs, rouge_types=ROUGE_TYPES, use_stemmer=use_stemmer, multi_ref="best",
+                            n_bootstrap=0)
             for s, (preds, refs) in systems.items()
         }
 
@@ -99,8 +100,8 @@ def _rouge_rows(name: str, systems: dict, use_stemmer: bool) -> dict:
     diff = 0.0
     for system, scores in expected.items():
         for rouge_type in ROUGE_TYPES:
-            for measure, k in (("precision", 0), ("recall", 1), ("fmeasure", 2)):
-                column = got[system]["scores"][rouge_type][measure]
+            for suffix, k in (("_precision", 0), ("_recall", 1), ("", 2)):
+                column = got[system].scores[rouge_type + suffix]
                 diff = max(diff, max(abs(e[rouge_type][k] - g) for e, g in zip(scores, column)))
     n = sum(len(p) for p, _ in systems.values())
     stem = "stemmer" if use_stemmer else "no stemmer"
@@ -141,13 +142,13 @@ def _bleu_corpus_rows(name: str, systems: dict, cold: bool) -> dict:
 def _bleu_sentence_rows(name: str, systems: dict) -> dict:
     import sacrebleu
 
-    from nlgmetrics.bleu import clear_caches, sentence_bleu_batch
+    from nlgmetrics.bleu import bleu, clear_caches
 
     def anchor():
         return {s: [sacrebleu.sentence_bleu(p, r).score for p, r in zip(preds, refs)] for s, (preds, refs) in systems.items()}
 
     def ours():
-        return {s: [r.score for r in sentence_bleu_batch(preds, refs)] for s, (preds, refs) in systems.items()}
+        return {s: bleu(preds, refs).scores["sentence_bleu"] for s, (preds, refs) in systems.items()}
 
     clear_caches()
     expected, anchor_s = _timed(anchor)

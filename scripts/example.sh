@@ -5,4 +5,4 @@ cd "$(dirname "$0")/.."
 bash scripts/install.sh
 # shellcheck disable=SC1091
 . .venv/bin/activate
-exec python -m nlgmetrics.example "$@"
+exec python -m nlgmetrics.apps.example "$@"

@@ -47,8 +47,8 @@ def tiny_llama_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def copy_bert_dir(tmp_path_factory) -> Path:
-    """A 1-layer BERT that copies frequent context tokens, so BLANC counts are not all 0 (copy_bert.py)."""
-    from copy_bert import build_copy_bert
+    """A 1-layer BERT that copies frequent context tokens, so BLANC counts are not all 0 (tests/oracles/copy_bert.py)."""
+    from tests.oracles.copy_bert import build_copy_bert
 
     return build_copy_bert(tmp_path_factory.mktemp("copy-bert"))
 

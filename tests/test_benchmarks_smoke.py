@@ -174,3 +174,104 @@ def test_device_clock_synchronises_and_records_gpu_memory(monkeypatch):
     assert events == [("sync", "cuda:1"), ("allocated", "cuda:1"), ("reset", "cuda:1"), ("call", "21"),
                       ("sync", "cuda:1"), ("peak", "cuda:1")]
     assert clock.Timing(None, 0.0, 500, 400).peak_above_start_bytes == 0  # memory freed during the call
+
+
+# ------------------------------------------------------------------------------------------------
+# the meta-evaluation's metric runs: the library's MetricResult columns, oriented higher = better
+
+
+def _examples():
+    from nlgmetrics.meta.data import Example
+
+    rows = [
+        ("the cat sat on the mat", ("a cat was sitting on the mat", "the cat sat"), "The cat sat on the mat. It slept."),
+        ("a dog barked at night", ("the dog barked loudly at night",), "A dog barked. The night was long."),
+        ("rain fell all day", ("it rained all day long", "rain all day"), "It rained. The streets were wet all day."),
+    ]
+    return [Example(f"{i}|s", str(i), "s", "all", p, refs, src, {"h": float(i)}) for i, (p, refs, src) in enumerate(rows)]
+
+
+def test_meta_text_families_equal_the_anchor_packages():
+    """ROUGE and BLEU as the runner reads them (RougeResult / BleuResult columns) equal rouge-score
+    and sacrebleu computed here."""
+    import sacrebleu
+    from rouge_score import rouge_scorer
+
+    from nlgmetrics.meta.metrics import FAMILIES
+
+    examples = _examples()
+    rouge, signature = FAMILIES["rouge"].fn(examples, {})
+    assert set(rouge) == set(FAMILIES["rouge"].outputs) and signature.startswith("rouge_family|")
+    scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL", "rougeLsum"], use_stemmer=True)
+    for i, e in enumerate(examples):
+        expected = scorer.score_multi(list(e.references), e.prediction)
+        for t in ("rouge1", "rouge2", "rougeL", "rougeLsum"):
+            assert rouge[t][i] == pytest.approx(expected[t].fmeasure, abs=1e-12), (t, i)
+        for t in ("rouge1", "rouge2"):
+            # the recall of the reference with the best F (score_multi's rule, as ROUGE's "best")
+            assert rouge[f"{t}_r"][i] == pytest.approx(expected[t].recall, abs=1e-12), (t, i)
+    bleu, signature = FAMILIES["bleu"].fn(examples, {})
+    assert signature.startswith("bleu|")
+    assert bleu["bleu"] == pytest.approx(
+        [sacrebleu.sentence_bleu(e.prediction, list(e.references)).score for e in examples], abs=1e-9)
+
+
+def test_meta_infolm_one_pass_equals_one_call_per_measure(tiny_bert_dir):
+    """Several measures from one infolm_multi pass: each equals its own infolm() call, negated (a
+    distance, lower = better, becomes higher = better); idf over the given texts equals idf=True
+    when those texts are the call's references."""
+    from nlgmetrics.core.signature import parse_signature
+    from nlgmetrics.infolm import infolm
+    from nlgmetrics.meta.metrics import FAMILIES
+
+    examples = _examples()
+    preds = [e.prediction for e in examples]
+    refs = [list(e.references) for e in examples]
+    measures = ["fisher_rao_distance", "js_divergence", "l1_distance"]
+    options = {"infolm_model": str(tiny_bert_dir), "infolm_measures": measures, "infolm_temperature": 0.5,
+               "infolm_alpha": None, "infolm_beta": None}
+    for idf, extra in ((False, {}), (True, {"infolm_idf_texts": sorted({r for rs in refs for r in rs}),
+                                            "infolm_idf": "toy-references"})):
+        scores, signature = FAMILIES["infolm"].fn(examples, options | extra)
+        assert set(scores) == {f"infolm_{m}" for m in measures}
+        signatures = signature.split(" ; ")
+        for measure, sig in zip(measures, signatures, strict=True):
+            alone = infolm(preds, refs, model=str(tiny_bert_dir), information_measure=measure, temperature=0.5,
+                           idf=idf, progress=False)
+            assert not alone.column("infolm").higher_is_better
+            assert scores[f"infolm_{measure}"] == pytest.approx([-v for v in alone.scores["infolm"]], abs=1e-6)
+            # the same signature (the measure's own), except idf: the dataset's table vs the call's references
+            got, want = parse_signature(sig), parse_signature(alone.signature)
+            got_idf, want_idf = got.pop("idf"), want.pop("idf")
+            if idf:
+                assert got_idf.startswith("table-") and want_idf == "refs", (got_idf, want_idf)
+            else:
+                assert got_idf == want_idf == "no"
+            assert got == want
+        assert any(v != 0 for v in scores["infolm_fisher_rao_distance"])  # not trivially all zero
+
+
+def test_meta_reference_free_families_read_the_library_columns(tiny_gpt2_dir, tiny_bert_dir):
+    """Shannon, FFLM and BLANC-help families: (prediction, source) to the library, the columns read
+    by name, every one higher = better (kept as they are)."""
+    from nlgmetrics.blanc import blanc
+    from nlgmetrics.fflm import fflm
+    from nlgmetrics.meta.metrics import FAMILIES
+    from nlgmetrics.shannon import shannon_score
+
+    examples = _examples()
+    preds, sources = [e.prediction for e in examples], [e.source for e in examples]
+    options = {"shannon_model": str(tiny_gpt2_dir), "fflm_model": str(tiny_gpt2_dir), "blanc_model": str(tiny_bert_dir)}
+    calls = {
+        "shannon": (shannon_score(preds, sources, model=str(tiny_gpt2_dir), progress=False),
+                    {name: name for name in ("shannon_score", "information_difference", "blanc_shannon")}),
+        "fflm": (fflm(preds, sources, model=str(tiny_gpt2_dir), progress=False), {"fflm": "fflm"}),
+        "blanc": (blanc(preds, sources, variant="help", model=str(tiny_bert_dir), progress=False), {"blanc_help": "blanc"}),
+    }
+    for family, (result, columns) in calls.items():
+        scores, signature = FAMILIES[family].fn(examples, options)
+        assert set(scores) == set(FAMILIES[family].outputs) == set(columns), family
+        assert signature == result.signature
+        for output, column in columns.items():
+            assert result.column(column).higher_is_better
+            assert scores[output] == result.scores[column], (family, output)

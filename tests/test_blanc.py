@@ -1,13 +1,16 @@
 """BLANC-help / BLANC-tune: masking and truncation against blanc's own helpers, hand-computed
-scores, bad input (clear errors, defined values for empty texts), invariance, no mutation.
+scores, bad input (clear errors, defined values for empty texts), invariance, no mutation, the
+``blanc`` dispatcher and its result, the evaluate module and the model card's examples.
 
 Parity of whole scores with blanc lives in test_blanc_parity.py.
 """
 
 from __future__ import annotations
 
+import doctest
 import math
 import random
+import re
 import warnings
 
 import pytest
@@ -16,8 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nlgmetrics.blanc import (
+    BlancResult,
     MinTokenLengths,
+    blanc,
     blanc_help,
+    blanc_tune,
     even_maskings,
     fit_to_window,
     improve_score,
@@ -25,12 +31,12 @@ from nlgmetrics.blanc import (
     random_maskings,
     relative_score,
 )
-from nlgmetrics.blanc_tune import blanc_tune
+from nlgmetrics.core.signature import parse_signature
 
 
 @pytest.fixture(scope="module")
 def blanc_utils():
-    from blanc_reference import import_blanc
+    from tests.oracles.blanc_reference import import_blanc
 
     import_blanc()
     import blanc.utils as utils
@@ -109,7 +115,7 @@ def test_fit_to_window_equals_blanc(blanc_utils, sent_len, summary, len_sep, all
     except AssertionError:
         expected = None  # blanc gives up; we still return something that fits (checked below)
     sent, help_tokens, _ = fit_to_window(sentence, summary_sents, len_sep=len_sep,
-                                         len_sent_allow_cut=allow_cut, max_tokens=512)
+                                         len_sent_allow_cut=allow_cut, max_length=512)
     assert len(sent) + len(help_tokens) + len_sep + 2 <= 512
     if expected is not None:
         assert (sent, help_tokens) == (list(expected[0]), list(expected[1]))
@@ -119,19 +125,19 @@ def test_fit_to_window_equals_blanc(blanc_utils, sent_len, summary, len_sep, all
 # clear errors, tested by message
 
 
-@pytest.mark.parametrize("documents, summaries, message", [
-    (None, ["s"], "`documents` is None"),
-    (["d"], None, "`summaries` is None"),
-    ("a document", ["s"], "single string"),
-    (["d", "e"], ["s"], "Mismatched lengths"),
-    ([], [], "`documents` is empty"),
-    (["d"], [None], r"`summaries\[0\]` is NoneType"),
-    ([3], ["s"], r"`documents\[0\]` is int"),
+@pytest.mark.parametrize("summaries, documents, message", [
+    (["s"], None, "`sources` is None"),
+    (None, ["d"], "`predictions` is None"),
+    (["s"], "a document", "single string"),
+    (["s"], ["d", "e"], "Mismatched lengths"),
+    ([], [], "`predictions` is empty"),
+    ([None], ["d"], r"`predictions\[0\]` is NoneType"),
+    (["s"], [3], r"`sources\[0\]` is int"),
 ])
-def test_bad_inputs_raise_clear_errors(tiny_bert_dir, documents, summaries, message):
+def test_bad_inputs_raise_clear_errors(tiny_bert_dir, summaries, documents, message):
     for metric in (blanc_help, blanc_tune):
         with pytest.raises(ValueError, match=message):
-            metric(documents, summaries, model=str(tiny_bert_dir), progress=False)
+            metric(summaries, documents, model=str(tiny_bert_dir), progress=False)
 
 
 @pytest.mark.parametrize("option, message", [
@@ -140,36 +146,80 @@ def test_bad_inputs_raise_clear_errors(tiny_bert_dir, documents, summaries, mess
     (dict(gap_mask=-1), "`gap_mask` must be a positive integer"),
     (dict(min_token_length_normal=-2), "`min_token_length_normal` must be a non-negative"),
     (dict(token_budget=0), "`token_budget` must be a positive integer"),
-    (dict(max_tokens=100_000), "`max_tokens` must be an integer between 3"),
+    (dict(batch_size=0), "`batch_size` must be a positive integer or None"),
+    (dict(max_length=2), r"`max_length` must be at least 3 for BLANC"),
+    (dict(max_length=True), "`max_length` must be a positive integer or None"),
     (dict(splitter="spacy"), "Unknown sentence splitter"),
 ])
 def test_bad_options_raise_clear_errors(tiny_bert_dir, option, message):
     with pytest.raises(ValueError, match=message):
-        blanc_help(["A document."], ["A summary."], model=str(tiny_bert_dir), progress=False, **option)
+        blanc_help(["A summary."], ["A document."], model=str(tiny_bert_dir), progress=False, **option)
+
+
+def test_shared_options_checked_before_the_model_loads():
+    # A model that does not exist: the option error must come first.
+    for metric in (blanc_help, blanc_tune):
+        with pytest.raises(ValueError, match="`token_budget` must be a positive integer"):
+            metric(["A summary."], ["A document."], model="no-such-org/no-such-bert-xyz",
+                   token_budget=0, progress=False)
+
+
+def test_max_length_is_the_window_capped_at_the_model(tiny_bert_dir):
+    """The shared max_length: default blanc's 512 capped at the model's 128 positions; a larger
+    value is capped too (same numbers), a smaller one is the window (and cuts more)."""
+    long_doc = " ".join(["elephant", "harbour", "river", "quantum"] * 30) + "."  # ~120 tokens
+    args = (["elephant harbour river quantum " * 5], [long_doc])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        default = blanc_help(*args, model=str(tiny_bert_dir), progress=False)
+        capped = blanc_help(*args, model=str(tiny_bert_dir), progress=False, max_length=100_000)
+    assert parse_signature(default.signature)["max_length"] == "128"
+    assert capped.signature == default.signature and capped.counts == default.counts
+    with pytest.warns(UserWarning, match="exceeded the 64-token window"):
+        small = blanc_help(*args, model=str(tiny_bert_dir), progress=False, max_length=64)
+    assert parse_signature(small.signature)["max_length"] == "64"
+    assert sum(map(sum, small.counts[0])) < sum(map(sum, default.counts[0]))
+
+
+def test_model_instance_with_tokenizer(tiny_bert_dir):
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    instance = AutoModelForMaskedLM.from_pretrained(str(tiny_bert_dir))
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_bert_dir))
+    summaries, documents = ["Jack bought apples."], ["Jack bought apples. Jill sold pears."]
+    from_dir = blanc_help(summaries, documents, model=str(tiny_bert_dir), device="cpu", progress=False)
+    from_instance = blanc_help(summaries, documents, model=instance, tokenizer=tokenizer, device="cpu",
+                               progress=False)
+    assert from_instance.counts == from_dir.counts and sum(map(sum, from_dir.counts[0])) > 0
+    with pytest.raises(ValueError, match="needs tokenizer="):
+        blanc_help(summaries, documents, model=instance, progress=False)
 
 
 def test_bad_filler_and_tune_options(tiny_bert_dir):
     with pytest.raises(ValueError, match="`filler_token` 'notavocabtoken' is not a token"):
-        blanc_help(["A document."], ["A summary."], model=str(tiny_bert_dir), progress=False,
+        blanc_help(["A summary."], ["A document."], model=str(tiny_bert_dir), progress=False,
                    filler_token="notavocabtoken")
     with pytest.raises(ValueError, match="`p_token_replace` must be a probability"):
-        blanc_tune(["A document."], ["A summary."], model=str(tiny_bert_dir), progress=False,
+        blanc_tune(["A summary."], ["A document."], model=str(tiny_bert_dir), progress=False,
                    p_token_replace=1.5)
     with pytest.raises(ValueError, match="`finetune_chunk_stride` must be a positive integer"):
-        blanc_tune(["A document."], ["A summary."], model=str(tiny_bert_dir), progress=False,
+        blanc_tune(["A summary."], ["A document."], model=str(tiny_bert_dir), progress=False,
                    finetune_chunk_stride=0)
+    with pytest.raises(ValueError, match="`gap_tune` must be a positive integer"):
+        blanc_tune(["A summary."], ["A document."], model=str(tiny_bert_dir), progress=False,
+                   gap_tune=0)
     # bool("no") is True: a string switch would silently turn the option on.
     for switch in ("finetune_mask_evenly", "finetune_top_fully"):
         with pytest.raises(ValueError, match=f"`{switch}` must be True or False, got 'no'"):
-            blanc_tune(["A document."], ["A summary."], model=str(tiny_bert_dir), progress=False,
+            blanc_tune(["A summary."], ["A document."], model=str(tiny_bert_dir), progress=False,
                        **{switch: "no"})
 
 
 def test_causal_model_and_missing_model_rejected(tiny_gpt2_dir):
     with pytest.raises(ValueError, match="masked"):
-        blanc_help(["A document."], ["A summary."], model=str(tiny_gpt2_dir), progress=False)
+        blanc_help(["A summary."], ["A document."], model=str(tiny_gpt2_dir), progress=False)
     with pytest.raises(OSError, match="local directory"):
-        blanc_help(["A document."], ["A summary."], model="no-such-org/no-such-bert-xyz",
+        blanc_help(["A summary."], ["A document."], model="no-such-org/no-such-bert-xyz",
                    progress=False)
 
 
@@ -183,24 +233,26 @@ DOC = ("Potatoes potatoes potatoes potatoes grow slowly in winter. The farmer pl
 @pytest.mark.parametrize("metric", [blanc_help, blanc_tune])
 def test_empty_summary_and_document(copy_bert, metric):
     kwargs = dict(finetune_epochs=1) if metric is blanc_tune else {}
-    result = metric([DOC, DOC, "", "   \n\t", DOC], ["", "  \n ", "A summary.", "A summary.", "Tomatoes tomatoes."],
-                    model=copy_bert, progress=False, **kwargs)
+    result = metric(["", "  \n ", "A summary.", "A summary.", "Tomatoes tomatoes."],
+                    [DOC, DOC, "", "   \n\t", DOC], model=copy_bert, progress=False, **kwargs)
+    scores = result.scores["blanc"]
     for i in (0, 1):  # empty / whitespace summary: help == base -> 0.0, no S01 / S10
-        assert result.scores[i] == 0.0
+        assert scores[i] == 0.0
         assert result.counts[i][0][1] == 0 and result.counts[i][1][0] == 0
         assert sum(map(sum, result.counts[i])) > 0
     for i in (2, 3):  # empty / whitespace document: nothing to mask -> 0.0 with zero counts
-        assert result.scores[i] == 0.0 and result.counts[i] == [[0, 0], [0, 0]]
-    assert all(math.isfinite(s) and -1.0 <= s <= 1.0 for s in result.scores)
+        assert scores[i] == 0.0 and result.counts[i] == [[0, 0], [0, 0]]
+    assert all(math.isfinite(s) and -1.0 <= s <= 1.0 for s in scores)
 
 
 def test_measure_ranges(copy_bert):
     docs, sums = [DOC] * 3, ["Tomatoes tomatoes tomatoes everywhere.", "Winter winter winter.", "Farmers."]
-    relative = blanc_help(docs, sums, model=copy_bert, progress=False)
-    improve = blanc_help(docs, sums, model=copy_bert, measure="improve", progress=False)
+    relative = blanc_help(sums, docs, model=copy_bert, progress=False)
+    improve = blanc_help(sums, docs, model=copy_bert, measure="improve", progress=False)
     assert relative.counts == improve.counts
-    assert [relative_score(c) for c in relative.counts] == relative.scores
-    assert all(0.0 <= s <= 1.0 for s in improve.scores)
+    assert [relative_score(c) for c in relative.counts] == relative.scores["blanc"]
+    assert [improve_score(c) for c in improve.counts] == improve.scores["blanc"]
+    assert all(0.0 <= s <= 1.0 for s in improve.scores["blanc"])
     assert "measure:improve" in improve.signature and "measure:relative" in relative.signature
 
 
@@ -217,9 +269,9 @@ WEIRD = [
 def test_weird_texts_give_finite_scores(tiny_bert_dir):
     docs = WEIRD + [DOC]
     sums = list(reversed(WEIRD)) + ["東京 🙂"]
-    result = blanc_help(docs, sums, model=str(tiny_bert_dir), progress=False)
-    assert len(result.scores) == len(docs)
-    assert all(math.isfinite(s) for s in result.scores)
+    result = blanc_help(sums, docs, model=str(tiny_bert_dir), progress=False)
+    assert len(result) == len(result.scores["blanc"]) == len(docs)
+    assert all(math.isfinite(s) for s in result.scores["blanc"])
 
 
 def test_long_document_is_cut_with_one_warning(tiny_bert_dir):
@@ -227,12 +279,12 @@ def test_long_document_is_cut_with_one_warning(tiny_bert_dir):
     long_doc = " ".join(["elephant", "harbour", "river", "quantum"] * 2600)  # ~10,400 tokens
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = blanc_help([long_doc, DOC], ["elephant harbour " * 40, "short"],
+        result = blanc_help(["elephant harbour " * 40, "short"], [long_doc, DOC],
                             model=str(tiny_bert_dir), progress=False)
     messages = [str(w.message) for w in caught if "exceeded the 128-token window" in str(w.message)]
     assert len(messages) == 1
-    assert math.isfinite(result.scores[0]) and sum(map(sum, result.counts[0])) > 0
-    assert "window:128" in result.signature
+    assert math.isfinite(result.scores["blanc"][0]) and sum(map(sum, result.counts[0])) > 0
+    assert parse_signature(result.signature)["max_length"] == "128"
 
 
 def test_long_inputs_no_false_transformers_log(tmp_path, caplog):
@@ -253,8 +305,8 @@ def test_long_inputs_no_false_transformers_log(tmp_path, caplog):
     transformers_logger = logging.getLogger("transformers")  # does not propagate to the root logger
     transformers_logger.addHandler(caplog.handler)
     try:
-        for call in (lambda: blanc_help([long_sentence], ["elephant harbour."], model=model, progress=False),
-                     lambda: blanc_tune([long_sentence], [long_summary], model=model, finetune_epochs=1,
+        for call in (lambda: blanc_help(["elephant harbour."], [long_sentence], model=model, progress=False),
+                     lambda: blanc_tune([long_summary], [long_sentence], model=model, finetune_epochs=1,
                                         progress=False)):
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
@@ -266,9 +318,9 @@ def test_long_inputs_no_false_transformers_log(tmp_path, caplog):
     false_alarms = [r.getMessage() for r in caplog.records if "Token indices sequence length" in r.getMessage()]
     assert not false_alarms, false_alarms
     # the check itself can fail: the same tokenizer, called plainly, does log it
-    from nlgmetrics.blanc import load_masked_lm
+    from nlgmetrics.blanc.common import load_masked_lm
 
-    tokenizer = load_masked_lm(model, None, None).tokenizer
+    tokenizer = load_masked_lm(model).tokenizer
     transformers_logger.addHandler(caplog.handler)
     try:
         tokenizer.tokenize(long_sentence)
@@ -290,20 +342,42 @@ PAIRS_SUMS = ["Tomatoes tomatoes tomatoes everywhere tomatoes.", "Winter winter 
 
 
 def test_help_invariant_to_batching_order_duplicates(copy_bert):
-    base = blanc_help(PAIRS_DOCS, PAIRS_SUMS, model=copy_bert, progress=False)
+    base = blanc_help(PAIRS_SUMS, PAIRS_DOCS, model=copy_bert, progress=False)
     assert any(c[0][1] for c in base.counts) and any(c[1][0] for c in base.counts)
     for kwargs in (dict(batch_size=1), dict(token_budget=64), dict(token_budget=100_000)):
-        other = blanc_help(PAIRS_DOCS, PAIRS_SUMS, model=copy_bert, progress=False, **kwargs)
+        other = blanc_help(PAIRS_SUMS, PAIRS_DOCS, model=copy_bert, progress=False, **kwargs)
         assert other.counts == base.counts and other.scores == base.scores
     order = [3, 1, 4, 0, 2]
-    permuted = blanc_help([PAIRS_DOCS[i] for i in order], [PAIRS_SUMS[i] for i in order],
+    permuted = blanc_help([PAIRS_SUMS[i] for i in order], [PAIRS_DOCS[i] for i in order],
                           model=copy_bert, progress=False)
     assert permuted.counts == [base.counts[i] for i in order]
-    doubled = blanc_help(PAIRS_DOCS * 2, PAIRS_SUMS * 2, model=copy_bert, progress=False)
+    doubled = blanc_help(PAIRS_SUMS * 2, PAIRS_DOCS * 2, model=copy_bert, progress=False)
     assert doubled.counts == base.counts * 2
-    single = [blanc_help([d], [s], model=copy_bert, progress=False).counts[0]
+    single = [blanc_help([s], [d], model=copy_bert, progress=False).counts[0]
               for d, s in zip(PAIRS_DOCS, PAIRS_SUMS)]
     assert single == base.counts
+
+
+def test_help_chunks_do_not_change_the_numbers(copy_bert, monkeypatch):
+    """Work runs DOCUMENTS_PER_CHUNK distinct documents at a time (whole documents per chunk);
+    one document per chunk gives the same counts as one chunk for everything."""
+    import nlgmetrics.blanc.help as help_module
+    import nlgmetrics.engine.planning as planning
+
+    docs, sums = PAIRS_DOCS * 2, PAIRS_SUMS[::-1] + PAIRS_SUMS
+    whole = blanc_help(sums, docs, model=copy_bert, progress=False)
+    planned = []
+    original = planning.chunk_by_key
+
+    def one_document_per_chunk(keys, chunk_size):
+        assert chunk_size == help_module.DOCUMENTS_PER_CHUNK
+        planned.append(original(keys, 1))
+        return planned[-1]
+
+    monkeypatch.setattr(planning, "chunk_by_key", one_document_per_chunk)
+    chunked = blanc_help(sums, docs, model=copy_bert, progress=False)
+    assert len(planned[0]) == 2  # two distinct documents, so two chunks
+    assert chunked.counts == whole.counts and chunked.signature == whole.signature
 
 
 def test_tune_invariant_to_order_duplicates_and_leaves_model_and_rng_alone(copy_bert):
@@ -317,23 +391,23 @@ def test_tune_invariant_to_order_duplicates_and_leaves_model_and_rng_alone(copy_
     torch.manual_seed(123)
     py_state, torch_state = random.getstate(), torch.get_rng_state()
     kwargs = dict(model=lm, finetune_epochs=2, learning_rate=1e-2, progress=False, seed=4)
-    first = blanc_tune(docs, sums, **kwargs)
+    first = blanc_tune(sums, docs, **kwargs)
     assert random.getstate() == py_state and torch.equal(torch.get_rng_state(), torch_state)
     assert all(torch.equal(before[k], v) for k, v in lm.model.state_dict().items())
     assert not lm.model.training and not any(p.requires_grad for p in lm.model.parameters())
     assert docs == docs_copy and sums == sums_copy
     assert any(c[0][1] or c[1][0] for c in first.counts)
     order = [2, 4, 0, 3, 1]
-    permuted = blanc_tune([docs[i] for i in order] + [docs[0]], [sums[i] for i in order] + [sums[0]],
+    permuted = blanc_tune([sums[i] for i in order] + [sums[0]], [docs[i] for i in order] + [docs[0]],
                           **kwargs)
     assert permuted.counts == [first.counts[i] for i in order] + [first.counts[0]]
-    assert "seed:4" in first.signature
+    assert parse_signature(first.signature)["seed"] == "4"
 
 
 def test_help_does_not_mutate_inputs(copy_bert):
     docs, sums = (list(PAIRS_DOCS), tuple(PAIRS_SUMS))
     docs_copy = list(docs)
-    blanc_help(docs, sums, model=copy_bert, progress=False)
+    blanc_help(sums, docs, model=copy_bert, progress=False)
     assert docs == docs_copy and sums == tuple(PAIRS_SUMS)
 
 
@@ -349,10 +423,79 @@ texts = st.lists(
 def test_help_property_finite_and_order_free(tiny_bert_dir, pairs):
     docs = [d for d, _ in pairs]
     sums = [s for _, s in pairs]
-    result = blanc_help(docs, sums, model=str(tiny_bert_dir), progress=False)
-    assert all(math.isfinite(s) and -1.0 <= s <= 1.0 for s in result.scores)
-    reverse = blanc_help(docs[::-1], sums[::-1], model=str(tiny_bert_dir), progress=False)
+    result = blanc_help(sums, docs, model=str(tiny_bert_dir), progress=False)
+    assert all(math.isfinite(s) and -1.0 <= s <= 1.0 for s in result.scores["blanc"])
+    reverse = blanc_help(sums[::-1], docs[::-1], model=str(tiny_bert_dir), progress=False)
     assert reverse.counts == result.counts[::-1]
+
+
+# ----------------------------------------------------------------------------------------------
+# the blanc dispatcher, its result, the progress bar
+
+
+def test_import_does_not_load_torch():
+    """`import nlgmetrics.blanc` stays light (the CLI's help, the registry): the engine and torch
+    load when a metric runs."""
+    import subprocess
+    import sys
+
+    code = "import sys, nlgmetrics.blanc; print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
+
+
+def test_blanc_dispatches_to_the_variant(copy_bert):
+    sums, docs = PAIRS_SUMS[:2], PAIRS_DOCS[:2]
+    helped = blanc(sums, docs, model=copy_bert, progress=False, gap=3)
+    assert helped == blanc_help(sums, docs, model=copy_bert, progress=False, gap=3)
+    assert parse_signature(helped.signature)["variant"] == "help"
+    tuned = blanc(sums, docs, variant="tune", model=copy_bert, progress=False, finetune_epochs=1)
+    assert tuned == blanc_tune(sums, docs, model=copy_bert, progress=False, finetune_epochs=1)
+    assert parse_signature(tuned.signature)["variant"] == "tune"
+    assert helped.signature.split("|")[0] == tuned.signature.split("|")[0] == "blanc"
+
+
+def test_blanc_rejects_options_of_the_other_variant():
+    # Refused before any model is loaded (the model name does not exist).
+    with pytest.raises(ValueError, match=r"blanc option\(s\) \['finetune_epochs', 'seed'\] apply to "
+                                         r"variant='tune' only \(BLANC-tune\)"):
+        blanc(["s"], ["d"], model="no-such-model", finetune_epochs=1, seed=2)
+    with pytest.raises(ValueError, match=r"blanc option\(s\) \['filler_token'\] apply to variant='help' only"):
+        blanc(["s"], ["d"], variant="tune", model="no-such-model", filler_token=".")
+    with pytest.raises(ValueError, match=r"Unknown blanc option\(s\) \['max_tokens'\] for variant='help'; "
+                                         r"valid options: .*'max_length'"):
+        blanc(["s"], ["d"], model="no-such-model", max_tokens=64)
+    with pytest.raises(ValueError, match=r"Unknown variant='shannon'; choose one of \['help', 'tune'\]"):
+        blanc(["s"], ["d"], variant="shannon")
+
+
+def test_blanc_result_layout():
+    result = BlancResult(scores={"blanc": [0.2, -1.0]}, signature="blanc|version:x",
+                         counts=[[[5, 3], [1, 1]], [[0, 0], [4, 0]]])
+    assert (result.metric, result.main, result.higher_is_better) == ("blanc", "blanc", True)
+    column = result.column("blanc")
+    assert (column.minimum, column.maximum) == (-1.0, 1.0)
+    assert result.aggregate() == {"blanc": pytest.approx(-0.4)} and result.main_score == pytest.approx(-0.4)
+    as_dict = result.to_dict()
+    assert as_dict["scores"] == {"blanc": [0.2, -1.0]} and as_dict["metric"] == "blanc"
+    assert as_dict["details"] == {"counts": [[[5, 3], [1, 1]], [[0, 0], [4, 0]]]}
+    assert not hasattr(result, "as_dict")
+    with pytest.raises(ValueError, match="1 count tables for 2 examples"):
+        BlancResult(scores={"blanc": [0.0, 0.0]}, signature="blanc", counts=[[[0, 0], [0, 0]]])
+    with pytest.raises(FloatingPointError):
+        BlancResult(scores={"blanc": [math.nan]}, signature="blanc", counts=[[[0, 0], [0, 0]]])
+
+
+@pytest.mark.parametrize("variant", ["help", "tune"])
+def test_progress_bar_counts_examples(tiny_bert_dir, capsys, variant):
+    sums, docs = ["Jack bought apples.", "", "Jill sold pears."], ["Jack bought apples. Jill sold pears."] * 3
+    extra = dict(finetune_epochs=1) if variant == "tune" else {}
+    blanc(sums, docs, variant=variant, model=str(tiny_bert_dir), progress=True, **extra)
+    err = capsys.readouterr().err
+    assert f"BLANC-{variant}" in err and "3/3" in err
+    blanc(sums, docs, variant=variant, model=str(tiny_bert_dir), progress=False, **extra)
+    assert capsys.readouterr().err == ""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -364,15 +507,40 @@ def test_evaluate_module_offline(metrics_dir, copy_bert):
 
     module = evaluate.load(str(metrics_dir / "blanc"))
     docs, sums = PAIRS_DOCS[:2], PAIRS_SUMS[:2]
-    out = module.compute(predictions=sums, sources=docs, model=copy_bert)
-    direct = blanc_help(docs, sums, model=copy_bert, progress=False)
-    assert out["blanc"] == direct.scores and out["counts"] == direct.counts
-    assert out["signature"] == direct.signature and out["signature"].startswith("blanc-help|")
-    assert out["mean_blanc"] == pytest.approx(sum(direct.scores) / len(direct.scores))
+    out = module.compute(predictions=sums, sources=docs, model=copy_bert, progress=False)
+    direct = blanc_help(sums, docs, model=copy_bert, progress=False)
+    assert list(out) == ["blanc", "per_example", "signature"]
+    assert out["per_example"] == {"blanc": direct.scores["blanc"]}
+    assert any(c[0][1] or c[1][0] for c in direct.counts)  # the compared scores are not all 0
+    assert isinstance(out["blanc"], float)
+    assert out["blanc"] == pytest.approx(sum(direct.scores["blanc"]) / len(direct.scores["blanc"]))
+    assert out["signature"] == direct.signature and parse_signature(out["signature"])["variant"] == "help"
     tuned = module.compute(predictions=sums[:1], sources=docs[:1], model=copy_bert, variant="tune",
-                           finetune_epochs=1)
-    assert tuned["signature"].startswith("blanc-tune|") and len(tuned["blanc"]) == 1
-    with pytest.raises(ValueError, match=r"Unknown option\(s\) \['finetune_epochs'\] for variant='help' \(they belong to variant='tune'\)"):
+                           finetune_epochs=1, progress=False)
+    assert parse_signature(tuned["signature"])["variant"] == "tune" and len(tuned["per_example"]["blanc"]) == 1
+    with pytest.raises(ValueError, match=r"blanc option\(s\) \['finetune_epochs'\] apply to variant='tune' only"):
         module.compute(predictions=sums, sources=docs, model=copy_bert, finetune_epochs=1)
     with pytest.raises(ValueError, match="Unknown variant='shannon'"):
         module.compute(predictions=sums, sources=docs, model=copy_bert, variant="shannon")
+
+
+# ----------------------------------------------------------------------------------------------
+# the model card
+
+
+def test_model_card_examples_run(metrics_dir):
+    """The card's ``>>>`` examples (in its ```python blocks) print what they show; those that need
+    bert-base-uncased are skipped by their ``# doctest: +SKIP``, the others must run."""
+    card = (metrics_dir / "blanc" / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", card, flags=re.DOTALL)
+    parser = doctest.DocTestParser()
+    test = parser.get_doctest("\n".join(blocks), {}, "metrics/blanc/README.md", "README.md", 0)
+    run = [e for e in test.examples if not e.options.get(doctest.SKIP)]
+    assert len(run) >= 5, "the card lost its offline examples"
+    assert any("bert-base-uncased" in e.source for e in test.examples if e.options.get(doctest.SKIP))
+    assert not any("bert-base-uncased" in e.source for e in run)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        runner.run(test)
+    assert runner.failures == 0 and runner.tries == len(run)

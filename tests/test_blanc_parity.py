@@ -1,7 +1,7 @@
 """Parity of nlgmetrics.blanc with the reference implementation, PyPI blanc 0.3.4.
 
 Random weights make BLANC degenerate (nothing is ever unmasked right, every score is 0), so the
-model here (the ``copy_bert_dir`` fixture, tests/copy_bert.py) is *built* to copy tokens from its
+model here (the ``copy_bert_dir`` fixture, tests/oracles/copy_bert.py) is *built* to copy tokens from its
 context: a summary that repeats a word helps unmask it (S01) and a summary full of other words
 hurts (S10); small noise on every weight makes an off-by-one in the inputs show. Both sides load
 the same directory; blanc's nltk splitter is replaced by ours.
@@ -13,13 +13,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from nlgmetrics.sentences import split_sentences
+from nlgmetrics.core.sentences import split_sentences
 
 
 @pytest.fixture(scope="session")
 def blanc_module():
     """blanc.blanc with our offline splitter in place of nltk's punkt (restored afterwards)."""
-    from blanc_reference import import_blanc
+    from tests.oracles.blanc_reference import import_blanc
 
     import_blanc()
     import blanc.blanc as reference
@@ -97,11 +97,11 @@ def test_blanc_help_equals_reference(blanc_module, reference_default, copy_bert_
     docs, sums = _pairs()
     reference_measure = measure_relative if measure == "relative" else measure_improve
     with pytest.warns(UserWarning, match="exceeded the 512-token window"):
-        ours = blanc_help(docs, sums, model=str(copy_bert_dir), measure=measure, progress=False,
+        ours = blanc_help(sums, docs, model=str(copy_bert_dir), measure=measure, progress=False,
                           token_budget=2048)
     assert ours.counts == [counts for _, counts in reference_default]
-    assert ours.scores == [float(reference_measure(counts)) for _, counts in reference_default]
-    assert ours.scores[0] == pytest.approx(float(reference_default[0][0]))  # relative as returned
+    assert ours.scores["blanc"] == [float(reference_measure(counts)) for _, counts in reference_default]
+    assert ours.scores["blanc"][0] == pytest.approx(float(reference_default[0][0]))  # relative as returned
 
 
 def test_blanc_help_options_equal_reference(blanc_module, copy_bert_dir):
@@ -118,9 +118,9 @@ def test_blanc_help_options_equal_reference(blanc_module, copy_bert_dir):
     reference = blanc_module.BlancHelp(model_name=str(copy_bert_dir), measure="relative-counts",
                                        show_progress_bar=False, inference_batch_size=8, **options)
     expected = reference.eval_pairs(docs, sums)
-    ours = blanc_help(docs, sums, model=str(copy_bert_dir), progress=False, **options)
+    ours = blanc_help(sums, docs, model=str(copy_bert_dir), progress=False, **options)
     assert ours.counts == [counts for _, counts in expected]
-    assert ours.scores == [float(score) for score, _ in expected]
+    assert ours.scores["blanc"] == [float(score) for score, _ in expected]
     totals = _nonzero_cells(ours.counts)
     assert totals[0][1] > 0 and totals[1][1] > 0, totals
 
@@ -136,8 +136,7 @@ def test_tuned_weights_equal_reference(blanc_module, copy_bert_dir, even, batch)
     import copy
     import random
 
-    from nlgmetrics.blanc import MaskingOptions
-    from nlgmetrics.blanc_tune import TuneOptions, finetune_copy, tuning_examples
+    from nlgmetrics.blanc import MaskingOptions, TuneOptions, finetune_copy, tuning_examples
     from nlgmetrics.engine import load_lm
 
     summary = "The committee approved reports. " * 7 + "Budget budget harbour."
@@ -160,7 +159,7 @@ def test_tuned_weights_equal_reference(blanc_module, copy_bert_dir, even, batch)
 
 
 def test_blanc_tune_equals_reference(blanc_module, copy_bert_dir):
-    from nlgmetrics.blanc_tune import blanc_tune
+    from nlgmetrics.blanc import blanc_tune
 
     docs = [DOCS[0], DOCS[0], DOCS[1], DOCS[1], DOCS[0], DOCS[2]]
     sums = [SUMMARIES[0][0], SUMMARIES[0][2], SUMMARIES[1][0], SUMMARIES[1][1], "",
@@ -170,8 +169,8 @@ def test_blanc_tune_equals_reference(blanc_module, copy_bert_dir):
     reference = blanc_module.BlancTune(model_name=str(copy_bert_dir), measure="relative-counts",
                                        show_progress_bar=False, random_seed=3, **options)
     expected = reference.eval_pairs(docs, sums)
-    ours = blanc_tune(docs, sums, model=str(copy_bert_dir), seed=3, progress=False, **options)
+    ours = blanc_tune(sums, docs, model=str(copy_bert_dir), seed=3, progress=False, **options)
     assert ours.counts == [counts for _, counts in expected]
-    assert ours.scores == [float(score) for score, _ in expected]
+    assert ours.scores["blanc"] == [float(score) for score, _ in expected]
     totals = _nonzero_cells(ours.counts)
     assert totals[0][1] > 0 and totals[1][0] > 0 and totals[1][1] > 0, totals

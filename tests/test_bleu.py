@@ -1,21 +1,30 @@
-"""BLEU: parity with sacrebleu across options, tokenizer fuzzing, hand cases, bad input, evaluate.
+"""BLEU: parity with sacrebleu across options, tokenizer fuzzing, hand cases, bad input, the
+result contract, the evaluate module and its card.
 
 Expected numbers come from sacrebleu (same options) or from hand computation.
 """
 
 from __future__ import annotations
 
+import ast
 import copy
+import doctest
 import itertools
+import json
 import math
 import random
+import re
+from pathlib import Path
 
 import pytest
 
-from nlgmetrics.bleu import BleuScorer, clear_caches, corpus_bleu, get_tokenizer, sentence_bleu, sentence_bleu_batch
+from nlgmetrics.bleu import BleuResult, BleuScorer, bleu, clear_caches, corpus_bleu, get_tokenizer, sentence_bleu
+from nlgmetrics.core.signature import parse_signature
 
 sacrebleu = pytest.importorskip("sacrebleu")
 from sacrebleu.metrics import BLEU  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
 
 _WORDS = (
     "the a cat cats sat on mat The Cat is was 3.5 1,000 2-3 state-of-the-art don't it's U.S. "
@@ -73,9 +82,17 @@ def test_corpus_bleu_parity(tokenize, smooth, lowercase, order):
             tokenize=tokenize, smooth_method=method, smooth_value=value, lowercase=lowercase,
             max_ngram_order=order, effective_order=effective,
         ).corpus_score(hyps, streams(refs))
-        ours = corpus_bleu(hyps, refs, tokenize, lowercase, method, value, order, effective)
+        options = dict(tokenize=tokenize, lowercase=lowercase, smooth_method=method, smooth_value=value,
+                       max_ngram_order=order, effective_order=effective)
+        ours = corpus_bleu(hyps, refs, **options)
         assert_same(ours, theirs)
         assert ours.counts == theirs.counts[:order] or method == "add-k"
+        # the metric gives the same corpus numbers
+        result = bleu(hyps, refs, **options)
+        assert abs(result.main_score - theirs.score) <= 1e-9
+        assert result.bp == pytest.approx(theirs.bp, abs=1e-12)
+        assert (result.sys_len, result.ref_len) == (theirs.sys_len, theirs.ref_len)
+        assert list(result.precisions) == pytest.approx(theirs.precisions, abs=1e-9)
 
 
 @pytest.mark.parametrize("tokenize", ["13a", "intl", "char", "none", "zh"])
@@ -85,11 +102,18 @@ def test_sentence_bleu_parity(tokenize, smooth):
     method, value = smooth
     for effective in (True, False):
         metric = BLEU(tokenize=tokenize, smooth_method=method, smooth_value=value, effective_order=effective)
-        ours = sentence_bleu_batch(
-            hyps, refs, tokenize=tokenize, smooth_method=method, smooth_value=value, effective_order=effective
-        )
+        ours = BleuScorer(
+            tokenize=tokenize, smooth_method=method, smooth_value=value, effective_order=effective
+        ).sentences(hyps, refs)
         for hyp, ref_list, mine in zip(hyps, refs, ours):
             assert_same(mine, metric.sentence_score(hyp, ref_list))
+    # the metric's column: always effective order, whatever the corpus option
+    metric = BLEU(tokenize=tokenize, smooth_method=method, smooth_value=value, effective_order=True)
+    expected = [metric.sentence_score(hyp, ref_list).score for hyp, ref_list in zip(hyps, refs)]
+    for corpus_effective in (False, True):
+        column = bleu(hyps, refs, tokenize=tokenize, smooth_method=method, smooth_value=value,
+                      effective_order=corpus_effective).scores["sentence_bleu"]
+        assert max(abs(a - b) for a, b in zip(column, expected)) <= 1e-9
 
 
 def test_sentence_bleu_matches_sacrebleu_defaults():
@@ -119,6 +143,9 @@ def test_caches_never_change_results():
     warm = corpus_bleu(hyps, refs)
     scorer = BleuScorer()
     assert cold == warm == scorer.corpus(hyps, refs)
+    clear_caches()
+    cold_result = bleu(hyps, refs)
+    assert cold_result == bleu(hyps, refs) == scorer.score(hyps, refs)
 
 
 # --------------------------------------------------------------------------- hand-computed
@@ -157,6 +184,9 @@ def test_empty_and_whitespace_are_zero_not_nan(hyp, ref):
     for result in (corpus_bleu([hyp], [ref]), sentence_bleu(hyp, [ref])):
         assert result.score == 0.0 and not math.isnan(result.bp)
         assert all(not math.isnan(p) for p in result.precisions)
+    metric = bleu([hyp], [ref])
+    assert metric.main_score == 0.0 and metric.scores["sentence_bleu"] == [0.0]
+    assert all(math.isfinite(v) for v in metric.aggregate().values())
 
 
 def test_identity_is_100():
@@ -164,20 +194,31 @@ def test_identity_is_100():
     assert corpus_bleu(texts, texts).score == pytest.approx(100.0, abs=1e-9)
     for text in texts + ["a", "a b"]:
         assert sentence_bleu(text, [text]).score == pytest.approx(100.0, abs=1e-9)
+    # exactly 100, inside the declared range (floating point gives exp(log(100)) = 100.00000000000004)
+    short = texts + ["a", "a b"]
+    result = bleu(short, short)
+    assert result.scores["sentence_bleu"] == [100.0] * 5 and result.main_score == 100.0
 
 
 def test_inputs_not_mutated():
     hyps, refs = varied_corpus(seed=6, size=10)
     hyps_copy, refs_copy = copy.deepcopy(hyps), copy.deepcopy(refs)
     corpus_bleu(hyps, refs)
-    sentence_bleu_batch(hyps, refs)
+    bleu(hyps, refs)
+    BleuScorer().sentences(hyps, refs)
     assert hyps == hyps_copy and refs == refs_copy
 
 
 def test_signature_records_options():
-    sig = corpus_bleu(["a"], [["a", "b"]], tokenize="intl", lowercase=True, smooth_method="floor").signature
-    assert sig == "bleu|case:lc|eff:no|nrefs:2|order:4|smooth:floor[0.10]|tok:intl|version:0.1.0"
-    assert "nrefs:var" in corpus_bleu(["a", "b"], [["a"], ["b", "c"]]).signature
+    sig = bleu(["a"], [["a", "b"]], tokenize="intl", lowercase=True, smooth_method="floor").signature
+    assert sig == ("bleu|case:lc|effective_order:no|max_ngram_order:4|nrefs:2|smooth:floor[0.10]|tokenize:intl|"
+                   "version:0.1.0")
+    assert "nrefs:var" in bleu(["a", "b"], [["a"], ["b", "c"]]).signature
+    sig = bleu(["a"], ["a"], smooth_method="add-k", smooth_value=2, max_ngram_order=6, effective_order=True).signature
+    fields = parse_signature(sig)
+    assert (fields["smooth"], fields["max_ngram_order"], fields["effective_order"]) == ("add-k[2.00]", "6", "yes")
+    assert set(fields) == {"metric", "case", "effective_order", "max_ngram_order", "nrefs", "smooth", "tokenize",
+                           "version"}
 
 
 @pytest.mark.parametrize(
@@ -194,7 +235,11 @@ def test_signature_records_options():
         (lambda: corpus_bleu(["a"], ["a"], smooth_method="add-one"), r"Unknown smooth_method='add-one'"),
         (lambda: corpus_bleu(["a"], ["a"], max_ngram_order=0), r"max_ngram_order=0 must be a positive integer"),
         (lambda: corpus_bleu(["a"], ["a"], smooth_value=-1), r"smooth_value=-1 must be a non-negative"),
-        (lambda: sentence_bleu(["a"], ["a"]), r"use sentence_bleu_batch"),
+        (lambda: sentence_bleu(["a"], ["a"]), r"use bleu\(predictions, references\)\.scores\['sentence_bleu'\]"),
+        (lambda: bleu(["a"], ["a"], tokenize="moses"), r"Unknown tokenize='moses'"),
+        (lambda: bleu(["a"], ["a"], effective_order="no"), r"effective_order='no' must be True or False"),
+        (lambda: bleu(["a"], [[]]), r"empty list"),
+        (lambda: bleu(["a", "b"], ["a"]), r"has 1 items but there are 2 predictions"),
     ],
 )
 def test_bad_input_errors_name_the_problem(call, message):
@@ -205,6 +250,48 @@ def test_bad_input_errors_name_the_problem(call, message):
 # --------------------------------------------------------------------------- evaluate module
 
 
+def test_result_contract_columns_main_and_aggregate():
+    from nlgmetrics.apps.evaluate_adapter import evaluate_output
+
+    hyps, refs = varied_corpus(seed=9, size=15)
+    result = bleu(hyps, refs)
+    theirs = BLEU().corpus_score(hyps, streams(refs))
+    assert isinstance(result, BleuResult) and result.metric == "bleu" and result.main == "bleu"
+    assert list(result.scores) == ["sentence_bleu"] and len(result) == len(hyps)
+    column = result.column("sentence_bleu")
+    assert column.higher_is_better and (column.minimum, column.maximum) == (0.0, 100.0)
+    assert all(0.0 <= v <= 100.0 for v in result.scores["sentence_bleu"])
+    assert result.higher_is_better and result.column("bleu").maximum == 100.0
+    aggregate = result.aggregate()
+    assert list(aggregate) == ["bleu", "bp", "ratio", "precision_1", "precision_2", "precision_3", "precision_4",
+                               "sys_len", "ref_len", "sentence_bleu"]
+    assert abs(aggregate["bleu"] - theirs.score) <= 1e-9 and result.main_score == aggregate["bleu"]
+    assert aggregate["ratio"] == pytest.approx(theirs.sys_len / theirs.ref_len)
+    assert [aggregate[f"precision_{n}"] for n in range(1, 5)] == pytest.approx(theirs.precisions, abs=1e-9)
+    assert (aggregate["sys_len"], aggregate["ref_len"]) == (theirs.sys_len, theirs.ref_len)
+    sentences = [sacrebleu.sentence_bleu(h, r).score for h, r in zip(hyps, refs)]
+    assert aggregate["sentence_bleu"] == pytest.approx(sum(sentences) / len(sentences), abs=1e-9)
+    assert list(result.counts) == theirs.counts and list(result.totals) == theirs.totals
+    details = result.details()
+    assert sum(details["sys_len"]) == theirs.sys_len and sum(details["ref_len"]) == theirs.ref_len
+    payload = json.loads(json.dumps(result.to_dict()))
+    assert payload["counts"] == theirs.counts and payload["aggregate"]["bleu"] == aggregate["bleu"]
+    out = evaluate_output(result)
+    assert list(out)[0] == "bleu" and out["per_example"] == result.scores and out["signature"] == result.signature
+    with pytest.raises(KeyError, match="has no column 'score'"):
+        result.column("score")
+
+
+def test_corpus_effective_order_does_not_leak_into_sentence_scores():
+    # 3-token segments have no 4-grams: corpus BLEU without effective order is 0 (sacrebleu's
+    # definition), sentence BLEU (always effective order) is 100 for each exact match.
+    hyps = ["a b c", "d e f"]
+    plain, effective = bleu(hyps, hyps), bleu(hyps, hyps, effective_order=True)
+    assert plain.main_score == sacrebleu.corpus_bleu(hyps, [hyps]).score == 0.0
+    assert effective.main_score == pytest.approx(100.0)
+    assert plain.scores == effective.scores == {"sentence_bleu": [100.0, 100.0]}
+
+
 def test_evaluate_module_loads_offline_and_batches(metrics_dir, monkeypatch):
     evaluate = pytest.importorskip("evaluate")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -212,12 +299,78 @@ def test_evaluate_module_loads_offline_and_batches(metrics_dir, monkeypatch):
     hyps, refs = varied_corpus(seed=8, size=12)
     module.add_batch(predictions=hyps[:5], references=refs[:5])
     module.add_batch(predictions=hyps[5:], references=refs[5:])
-    out = module.compute(sentence_level=True, tokenize="intl")
+    out = module.compute(tokenize="intl")
     expected = BLEU(tokenize="intl").corpus_score(hyps, streams(refs))
-    assert abs(out["score"] - expected.score) <= 1e-9 and 0.0 <= out["bleu"] <= 1.0
-    assert len(out["sentence_scores"]) == len(hyps)
+    assert abs(out["bleu"] - expected.score) <= 1e-9 and 0.0 <= out["bleu"] <= 100.0
+    assert list(out)[0] == "bleu" and isinstance(out["bleu"], float)
+    sentence = BLEU(tokenize="intl", effective_order=True)
+    want = [sentence.sentence_score(h, r).score for h, r in zip(hyps, refs)]
+    assert out["per_example"]["sentence_bleu"] == pytest.approx(want, abs=1e-9)
     single = module.compute(predictions=["a b c d e"], references=["a b c d e"])
-    assert single["bleu"] == 1.0 and single["signature"].startswith("bleu|")
+    assert single["bleu"] == 100.0 and single["signature"].startswith("bleu|")
+
+
+MIXED_HYPOTHESES = ["the cat is on the mat", "there is a dog", "a bird sings today"]
+MIXED_REFERENCES = [["the cat is on the mat", "a cat is on the mat"], "there is a big dog",
+                    ["a bird sang today", "the bird is singing"]]
+
+
+@pytest.mark.parametrize("first", ["list", "string"])
+def test_evaluate_mixed_string_and_list_references_give_the_library_numbers(metrics_dir, first):
+    evaluate = pytest.importorskip("evaluate")
+    order = [0, 1, 2] if first == "list" else [1, 0, 2]
+    hyps = [MIXED_HYPOTHESES[i] for i in order]
+    refs = [MIXED_REFERENCES[i] for i in order]
+    lists = [[r] if isinstance(r, str) else r for r in refs]
+    theirs = sacrebleu.corpus_bleu(hyps, streams(lists))
+    sentences = [sacrebleu.sentence_bleu(h, r).score for h, r in zip(hyps, lists)]
+    library = bleu(hyps, refs)
+    module = evaluate.load(str(metrics_dir / "bleu"))
+    # the first batch decides evaluate's feature format: one of single strings or lists, then the other
+    module.add_batch(predictions=hyps[:1], references=refs[:1])
+    module.add_batch(predictions=hyps[1:], references=refs[1:])
+    for out in (module.compute(), module.compute(predictions=hyps, references=refs)):
+        assert abs(out["bleu"] - theirs.score) <= 1e-9
+        assert out["per_example"]["sentence_bleu"] == pytest.approx(sentences, abs=1e-9)
+        assert {key: out[key] for key in library.aggregate()} == library.aggregate()
+        assert out["signature"] == library.signature and "nrefs:var" in out["signature"]
+
+
+# --------------------------------------------------------------------------- model card
+
+
+def run_examples(text: str, name: str) -> doctest.TestResults:
+    """Run every ``>>>`` example of ``text`` (a card's ```python blocks, or the strings of an
+    evaluate module's source) in one namespace, in order (the caller sets the working directory to
+    the repository root: the examples load ``metrics/<name>``)."""
+    if name.endswith(".md"):
+        blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    else:  # the module's strings: docstring, description and inputs description (_KWARGS_DESCRIPTION)
+        blocks = [node.value.value for node in ast.parse(text).body
+                  if isinstance(node, (ast.Assign, ast.Expr)) and isinstance(node.value, ast.Constant)
+                  and isinstance(node.value.value, str)]
+    source = "\n".join(block for block in blocks if ">>>" in block)
+    test = doctest.DocTestParser().get_doctest(source, {}, name, name, 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    return runner.summarize(verbose=False)
+
+
+@pytest.mark.parametrize("path, minimum", [("metrics/bleu/README.md", 14), ("metrics/bleu/bleu.py", 4)])
+def test_card_and_module_examples_print_what_they_show(path, minimum, monkeypatch):
+    pytest.importorskip("evaluate")
+    monkeypatch.chdir(REPO_ROOT)
+    result = run_examples((REPO_ROOT / path).read_text(encoding="utf-8"), path)
+    assert result.attempted >= minimum and result.failed == 0, f"{result.failed} of {result.attempted} examples of {path} failed"
+
+
+def test_card_numbers_are_sacrebleus():
+    card = (REPO_ROOT / "metrics" / "bleu" / "README.md").read_text(encoding="utf-8")
+    hyps = ["the cat is on the mat", "there is a dog"]
+    refs = [["the cat is on the mat", "a cat is on the mat"], ["there is a big dog"]]
+    corpus = sacrebleu.corpus_bleu(hyps, streams(refs))
+    assert f"({corpus.score:.2f}, {corpus.bp:.4f}, {corpus.sys_len:.1f}, {corpus.ref_len:.1f})" in card
+    assert f"{sacrebleu.sentence_bleu(hyps[1], refs[1]).score!r}]" in card
 
 
 def test_speed_benchmark_rows_have_identical_numbers(shared_data_dir):

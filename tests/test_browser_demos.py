@@ -64,7 +64,7 @@ def browser():
 @pytest.fixture
 def serve():
     """serve(name, **kwargs) -> URL of that metric's demo; every server is closed afterwards."""
-    from nlgmetrics.demo import launch_demo
+    from nlgmetrics.apps.demo import launch_demo
 
     demos = []
 
@@ -79,8 +79,10 @@ def serve():
         demo.close()
 
 
-def _page_score(driver, url: str, prediction: str, reference: str, *, click: tuple[str, ...] = ()) -> tuple[float, str]:
-    """Open the demo, type both texts, click the options in ``click``, submit, read the result."""
+def _page_score(driver, url: str, prediction: str, reference: str, *, click: tuple[str, ...] = (),
+                label: str | None = None) -> tuple[float, str]:
+    """Open the demo, type both texts, click the options in ``click``, submit, read the result
+    (and, with ``label``, wait for the score box's label, written from the result, to read it)."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -104,6 +106,8 @@ def _page_score(driver, url: str, prediction: str, reference: str, *, click: tup
 
     score = wait.until(result)
     signature = driver.find_element(By.CSS_SELECTOR, "#signature textarea").get_attribute("value")
+    if label is not None:
+        wait.until(lambda d: label in d.find_element(By.CSS_SELECTOR, "#score").text)
     return float(score), signature
 
 
@@ -113,34 +117,35 @@ SECOND_REFERENCE = "The fast brown fox leaped over a sleepy dog."
 
 
 def test_rouge_family_demo(browser, serve):
-    from nlgmetrics.rouge import rouge_scores
+    from nlgmetrics.rouge import rouge_family
 
     url = serve("rouge_family")
     # Stemming on (a checkbox inside the options accordion): foxes/fox and jumped/jumps then match.
-    got, signature = _page_score(browser, url, PREDICTION, REFERENCE, click=("#option-use_stemmer input",))
-    want = rouge_scores([PREDICTION], [[REFERENCE]], use_stemmer=True)
-    assert got == want["aggregate"]["rougeL"]["fmeasure"]["mean"]
-    assert signature == want["signature"]
-    unstemmed = rouge_scores([PREDICTION], [[REFERENCE]])["aggregate"]["rougeL"]["fmeasure"]["mean"]
+    got, signature = _page_score(browser, url, PREDICTION, REFERENCE, click=("#option-use_stemmer input",),
+                                 label="rouge1 (higher is better)")
+    want = rouge_family([PREDICTION], [[REFERENCE]], use_stemmer=True)
+    assert got == want.main_score == want.aggregate()["rouge1"]  # the first default type is the main score
+    assert signature == want.signature
+    unstemmed = rouge_family([PREDICTION], [[REFERENCE]]).main_score
     assert got != unstemmed  # the option really reached the library
 
 
 def test_bleu_demo_with_two_references(browser, serve):
-    from nlgmetrics.bleu import corpus_bleu
+    from nlgmetrics.bleu import bleu
 
     url = serve("bleu")
     got, signature = _page_score(browser, url, PREDICTION, f"{REFERENCE}\n---\n{SECOND_REFERENCE}")
-    want = corpus_bleu([PREDICTION], [[REFERENCE, SECOND_REFERENCE]])
-    assert got == want.score
+    want = bleu([PREDICTION], [[REFERENCE, SECOND_REFERENCE]])
+    assert got == want.main_score
     assert signature == want.signature
-    assert got != corpus_bleu([PREDICTION], [[REFERENCE]]).score  # both references were used
+    assert got != bleu([PREDICTION], [[REFERENCE]]).main_score  # both references were used
 
 
 def test_infolm_demo_on_tiny_bert(browser, serve, tiny_bert_dir):
     from nlgmetrics.infolm import infolm
 
     url = serve("infolm", model=str(tiny_bert_dir), device="cpu")
-    got, signature = _page_score(browser, url, PREDICTION, REFERENCE)
+    got, signature = _page_score(browser, url, PREDICTION, REFERENCE, label="infolm (lower is better)")
     want = infolm([PREDICTION], [REFERENCE], model=str(tiny_bert_dir), device="cpu", progress=False)
-    assert got == pytest.approx(want.mean, abs=1e-12)
+    assert got == pytest.approx(want.scores["infolm"][0], abs=1e-12)
     assert signature == want.signature

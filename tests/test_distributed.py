@@ -29,35 +29,34 @@ REFERENCES = ["a cat was sitting on the mat", "the dog barked loudly at night", 
 
 # What each metric computes, kept in one place so that the worker and the test make the same calls.
 # batch_size=1 makes several work units per metric, so that both processes get a share.
+# Each keeps the whole MetricResult (every column, the aggregate, the per-example details such as
+# Shannon's s and BLANC's counts, and the signature): the two-process run must agree on all of it.
 METRIC_CALLS = {
     "infolm": """
     from nlgmetrics.infolm import infolm
     r = infolm(data["candidates"], data["references"], model=models["bert"],
                information_measure="fisher_rao_distance", idf=True, batch_size=1, progress=False)
-    out["infolm"] = [float(x) for x in r.scores]
+    out["infolm"] = r.to_dict()
     r = infolm(data["candidates"], data["references"], model=models["gpt2"],
                information_measure="kl_divergence", batch_size=1, progress=False)
-    out["infolm_causal"] = [float(x) for x in r.scores]
+    out["infolm_causal"] = r.to_dict()
 """,
     "shannon_score": """
     from nlgmetrics.shannon import shannon_score
-    r = shannon_score(data["documents"], data["summaries"], model=models["gpt2"], batch_size=1,
+    r = shannon_score(data["summaries"], data["documents"], model=models["gpt2"], batch_size=1,
                       progress=False)
-    out["shannon_score"] = {"ll_base": r.ll_base, "ll_help": r.ll_help, "ll_full": r.ll_full,
-                            "shannon_score": r.shannon_score, "s": r.s}
+    out["shannon_score"] = r.to_dict()
 """,
     "blanc": """
-    from nlgmetrics.blanc import blanc_help
-    r = blanc_help(data["documents"], data["summaries"], model=models["copy_bert"], batch_size=1,
-                   progress=False)
-    out["blanc"] = {"scores": r.scores, "counts": r.counts}
+    from nlgmetrics.blanc import blanc
+    r = blanc(data["summaries"], data["documents"], variant="help", model=models["copy_bert"],
+              batch_size=1, progress=False)
+    out["blanc"] = r.to_dict()
 """,
     "fflm": """
     from nlgmetrics.fflm import fflm
-    r = fflm(data["documents"], data["summaries"], model=models["llama"], batch_size=1, progress=False)
-    out["fflm"] = {"fflm": r.fflm, "delta_prior_summary": r.delta_prior_summary,
-                   "delta_prior_document": r.delta_prior_document,
-                   "delta_cond_summary": r.delta_cond_summary}
+    r = fflm(data["summaries"], data["documents"], model=models["llama"], batch_size=1, progress=False)
+    out["fflm"] = r.to_dict()
 """,
 }
 
@@ -96,7 +95,7 @@ WORKER = textwrap.dedent(
     exec(open(config["calls"]).read(), namespace)
     results = namespace["run_all"](config["models"], config["data"])
     # The command line under torchrun: work split the same way, only rank 0 writes the file.
-    from nlgmetrics.cli import main as cli_main
+    from nlgmetrics.apps.cli import main as cli_main
     status = cli_main(["score", "-p", config["cli_predictions"], "-s", config["cli_sources"],
                        "-m", "fflm", "--model", config["models"]["llama"], "--option",
                        "fflm.batch_size=1", "--json", config["cli_out"], "--quiet", "--no-progress"])
@@ -175,12 +174,16 @@ def run_two_vs_one(tmp_path, calls, tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir
     # The CLI run under torchrun wrote the one-process FFLM numbers (file written once, by rank 0).
     from nlgmetrics.fflm import fflm
 
-    want = fflm(DOCUMENTS, SUMMARIES, model=models["llama"], progress=False)
-    cli = json.loads(cli_out.read_text())["metrics"]["fflm"]
-    _assert_close(cli["per_example"]["fflm"], want.fflm)
+    want = fflm(SUMMARIES, DOCUMENTS, model=models["llama"], progress=False)
+    cli = json.loads(cli_out.read_text())["metrics"]["fflm"]  # the CLI writes result.to_dict()
+    _assert_close(cli["scores"]["fflm"], want.scores["fflm"])
+    _assert_close(cli, json.loads(json.dumps(want.to_dict())))
     assert cli["signature"] == want.signature
+    for name, result in single.items():  # every metric's columns were compared, not an empty dict
+        assert result["scores"] and all(len(v) == 3 for v in result["scores"].values()), name
     if "blanc" in single:  # the comparison is not between all-zero counts
-        assert any(cell for counts in single["blanc"]["counts"] for row in counts for cell in row[1:])
+        counts = single["blanc"]["details"]["counts"]
+        assert any(cell for example in counts for row in example for cell in row[1:])
     # Both processes ran a share of the distinct work (neither ran it all nor nothing).
     sizes = gathered["shard_sizes"]
     assert len(sizes) == 2 and all(size > 0 for size in sizes), sizes

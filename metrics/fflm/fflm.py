@@ -1,15 +1,15 @@
 """FFLM as a Hugging Face ``evaluate`` module: a thin wrapper over :func:`nlgmetrics.fflm.fflm`.
 
-All math and model work live in ``nlgmetrics`` (src/nlgmetrics/fflm.py + the shared engine).
+All math and model work live in ``nlgmetrics`` (the package src/nlgmetrics/fflm/ + the shared
+engine); the output is built by :func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`.
 """
+
+from typing import Any
 
 import datasets
 import evaluate
-from nlgmetrics.evaluate_support import CheckedTextInputs
-from nlgmetrics.fflm import DEFAULT_MAX_LENGTH
-from nlgmetrics.fflm import DEFAULT_MODEL
-from nlgmetrics.fflm import DEFAULT_SEPARATOR
-from nlgmetrics.fflm import DEFAULT_WEIGHTS
+from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs
+from nlgmetrics.apps.evaluate_adapter import evaluate_output
 from nlgmetrics.fflm import fflm
 
 _CITATION = """\
@@ -40,34 +40,38 @@ _KWARGS_DESCRIPTION = """
 Args:
     predictions (list of str): the summaries Y to score.
     sources (list of str): the source document X of each summary (one per prediction).
+    Every option of nlgmetrics.fflm.fflm passes through unchanged, with the library's defaults
+    (defined once there):
     model (str): causal LM: Hub id, local directory, or the offline alias "smollm2-135m".
-        Default "HuggingFaceTB/SmolLM2-1.7B".
+        Default nlgmetrics.fflm.DEFAULT_MODEL ("HuggingFaceTB/SmolLM2-1.7B").
+    tokenizer: the tokenizer to use with model (default: the model's own).
+    revision (str or None), device (str or None), dtype (str or None): model loading.
+    max_length (int or None): tokens per sequence, start token included (default the authors'
+        2048; None: the model's context); capped at the model context.
+    token_budget (int), batch_size (int or None), prefix_cache (bool): speed only, same numbers.
+    progress (bool): show a progress bar. Default True.
     weights (tuple of 3 floats): (a, b, d) for (Delta_prior(Y), Delta_prior(X), Delta_cond(Y)),
         summing to 1. Default (0.25, 0.25, 0.5).
-    max_length (int): tokens per sequence, BOS included (authors: 2048); capped at the model context.
     separator (str): text between condition and target. Default "TL;DR ".
-    bos_token_id (int or None): first token of every sequence. Default: the tokenizer's BOS (else EOS).
-    device (str or None), dtype (str or None), revision (str or None): model loading.
-    token_budget (int), batch_size (int or None), prefix_cache (bool): speed only, same numbers.
+    start_token (int, str or None): first token of every sequence, a token id or a token string.
+        Default: the tokenizer's BOS (else EOS).
     chunk_size (int): distinct documents scored at a time, each with all of its summaries; bounds
         memory on a large batch, same numbers. Default 64.
-    progress (bool): show progress bars. Default False.
 Returns:
-    fflm (list of float): per-example FFLM, higher = more faithful.
-    delta_prior_summary (list of float): Delta_prior(Y) per example.
-    delta_prior_document (list of float): Delta_prior(X) per example.
-    delta_cond_summary (list of float): Delta_cond(Y) per example.
-    mean_fflm (float): mean FFLM.
-    weights (list of float): the (a, b, d) used.
-    signature (str): model, fingerprint, dtype, max_length, separator, BOS, weights, version.
+    fflm (float): mean FFLM over the examples, higher = more faithful.
+    delta_prior_summary, delta_prior_document, delta_cond_summary (float): means of the components.
+    per_example (dict of list of float): the columns fflm, delta_prior_summary, delta_prior_document,
+        delta_cond_summary, one value per example.
+    signature (str): model, weights hash, revision, dtype, max_length, separator, start token,
+        weights (a, b, d), probability floor, library versions.
 Examples:
     >>> import evaluate
     >>> fflm = evaluate.load("metrics/fflm")  # doctest: +SKIP
     >>> result = fflm.compute(predictions=["A cat sat on a mat."],
     ...                       sources=["The cat sat on the mat all afternoon."],
-    ...                       model="smollm2-135m")  # doctest: +SKIP
-    >>> sorted(result)  # doctest: +SKIP
-    ['delta_cond_summary', 'delta_prior_document', 'delta_prior_summary', 'fflm', 'mean_fflm', 'signature', 'weights']
+    ...                       model="smollm2-135m", progress=False)  # doctest: +SKIP
+    >>> list(result)  # doctest: +SKIP
+    ['fflm', 'delta_prior_summary', 'delta_prior_document', 'delta_cond_summary', 'per_example', 'signature']
 """
 
 
@@ -90,47 +94,5 @@ class FFLM(CheckedTextInputs, evaluate.Metric):
             reference_urls=["https://aclanthology.org/2023.emnlp-main.679"],
         )
 
-    def _compute(
-        self,
-        predictions,
-        sources,
-        model=DEFAULT_MODEL,
-        weights=DEFAULT_WEIGHTS,
-        max_length=DEFAULT_MAX_LENGTH,
-        separator=DEFAULT_SEPARATOR,
-        bos_token_id=None,
-        device=None,
-        dtype=None,
-        revision=None,
-        token_budget=8192,
-        batch_size=None,
-        prefix_cache=True,
-        chunk_size=64,
-        progress=False,
-    ):
-        result = fflm(
-            sources,
-            predictions,
-            model=model,
-            weights=weights,
-            max_length=max_length,
-            separator=separator,
-            bos_token_id=bos_token_id,
-            device=device,
-            dtype=dtype,
-            revision=revision,
-            token_budget=token_budget,
-            batch_size=batch_size,
-            prefix_cache=prefix_cache,
-            chunk_size=chunk_size,
-            progress=progress,
-        )
-        return {
-            "fflm": result.fflm,
-            "delta_prior_summary": result.delta_prior_summary,
-            "delta_prior_document": result.delta_prior_document,
-            "delta_cond_summary": result.delta_cond_summary,
-            "mean_fflm": result.mean,
-            "weights": list(result.weights),
-            "signature": result.signature,
-        }
+    def _compute(self, predictions: list[str], sources: list[str], **options: Any) -> dict[str, Any]:
+        return evaluate_output(fflm(predictions, sources, **options))

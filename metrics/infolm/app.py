@@ -1,3 +1,3 @@
-from nlgmetrics.demo import launch_demo
+from nlgmetrics.apps.demo import launch_demo
 
 launch_demo("infolm")

@@ -1,12 +1,12 @@
 """InfoLM as a Hugging Face ``evaluate`` module: a thin wrapper over :func:`nlgmetrics.infolm.infolm`.
 
-All math and model work live in ``nlgmetrics`` (src/nlgmetrics/infolm.py,
-src/nlgmetrics/information_measures.py and the shared engine).
+All math and model work live in ``nlgmetrics`` (src/nlgmetrics/infolm/ + the shared engine);
+the output layout is :func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`'s.
 """
 
 import datasets
 import evaluate
-from nlgmetrics.evaluate_support import CheckedTextInputs
+from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, evaluate_output
 from nlgmetrics.infolm import infolm
 
 _CITATION = """\
@@ -35,38 +35,43 @@ best (smallest) value is reported.
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (list of str): candidate texts.
-    references (list of str, or list of list of str): one reference, or several, per candidate.
+    references (list of str, or list of list of str): one reference, or several, per candidate
+        (a batch may mix both shapes).
     model (str): masked LM (paper default "bert-base-uncased") or causal LM: Hub id, local directory,
         or the offline alias "smollm2-135m" (causal SmolLM2-135M-Instruct).
+    tokenizer, revision (str or None), device (str or None), dtype (str or None): model loading
+        (float32 by default).
+    max_length (int or None): tokens per text incl. special tokens; None (default): the model's
+        positions, and a larger value is capped at them. Longer texts are truncated (one warning).
+    token_budget (int or None), batch_size (int or None), chunk_size (int): speed / memory only, same
+        numbers (default token budget: 8192 on GPU, 2048 on CPU).
+    progress (bool): show a progress bar. Default True.
     information_measure (str): "fisher_rao_distance" (default), "kl_divergence", "alpha_divergence",
         "beta_divergence", "ab_divergence", "renyi_divergence", "l1_distance", "l2_distance",
         "l_infinity_distance", "js_divergence".
     alpha (float or None): for alpha (alpha not in {0, 1}), AB and Renyi (alpha > 0, != 1) divergences.
     beta (float or None): for beta (beta not in {0, -1}) and AB divergences (alpha, beta, alpha+beta != 0).
-    temperature (float): softmax temperature, default 0.25 (torchmetrics' default).
-    idf (bool): weight positions by idf over the distinct references of the call. Default True.
-    max_length (int or None): tokens per text incl. special tokens; longer texts are truncated
-        (one warning). Default: the model's positions.
+        |alpha|, |beta|, |alpha+beta| in [1e-300, 1e300] (what float64 evaluates).
+    temperature (float): softmax temperature, any finite value > 0. Default 0.25 (torchmetrics').
+    idf (bool or dict): weight positions by idf over the distinct references of the call (True,
+        default), uniformly (False), or by a {token_id: weight} table.
     model_kind (str or None): "masked" or "causal"; detected from the config by default.
-    device (str or None), dtype (str or None): model placement / precision (float32 default).
-    token_budget (int or None), batch_size (int or None), chunk_size (int): speed / memory only, same
-        numbers (default token budget: 8192 on GPU, 2048 on CPU).
-    progress (bool): show a progress bar. Default False.
 Returns:
-    infolm (float): mean of the per-example scores.
-    scores (list of float): per example, the smallest measure value over its references.
-    best_reference (list of int): index of the reference that gave it.
-    information_measure (str), lower_is_better (bool, always True), note (str).
-    signature (str): model, fingerprint, dtype, kind, measure, alpha, beta, temperature, idf,
-        max_length, multi-reference rule, version.
+    infolm (float): the mean over the examples of the per-example scores. Lower = more similar
+        (0 = identical); range [0, pi] for Fisher-Rao, [0, log 2] for JS, [0, 2] / [0, sqrt 2] /
+        [0, 1] for L1 / L2 / L-infinity, [0, inf) for the KL, alpha, beta, AB and Renyi divergences.
+    per_example (dict of list of float): {"infolm": [...]}, per example the smallest measure value
+        over its references.
+    signature (str): model, weights, revision, dtype, max_length, alpha, beta, idf, kind, measure,
+        multi-reference rule, temperature, library versions.
 Examples:
     >>> import evaluate
-    >>> metric = evaluate.load("metrics/infolm")  # doctest: +SKIP
-    >>> result = metric.compute(predictions=["the cat sat on the mat"],
-    ...                         references=[["a cat was sitting on the mat", "there is a cat"]],
-    ...                         model="bert-base-uncased")  # doctest: +SKIP
-    >>> result["lower_is_better"]  # doctest: +SKIP
-    True
+    >>> infolm = evaluate.load("metrics/infolm")  # doctest: +SKIP
+    >>> out = infolm.compute(predictions=["the cat sat on the mat", "hello world"],
+    ...                      references=[["a cat was sitting on the mat", "there is a cat"], "hello there world"],
+    ...                      model="smollm2-135m", progress=False)  # doctest: +SKIP
+    >>> round(out["infolm"], 3), [round(s, 3) for s in out["per_example"]["infolm"]]  # doctest: +SKIP
+    (1.319, [1.534, 1.104])
 """
 
 
@@ -97,41 +102,6 @@ class InfoLM(CheckedTextInputs, evaluate.Metric):
             reference_urls=["https://arxiv.org/abs/2112.01589"],
         )
 
-    def _compute(
-        self,
-        predictions,
-        references,
-        model="bert-base-uncased",
-        information_measure="fisher_rao_distance",
-        alpha=None,
-        beta=None,
-        temperature=0.25,
-        idf=True,
-        max_length=None,
-        model_kind=None,
-        device=None,
-        dtype=None,
-        token_budget=None,
-        batch_size=None,
-        chunk_size=256,
-        progress=False,
-    ):
-        result = infolm(
-            predictions,
-            references,
-            model=model,
-            information_measure=information_measure,
-            alpha=alpha,
-            beta=beta,
-            temperature=temperature,
-            idf=idf,
-            max_length=max_length,
-            model_kind=model_kind,
-            device=device,
-            dtype=dtype,
-            token_budget=token_budget,
-            batch_size=batch_size,
-            chunk_size=chunk_size,
-            progress=progress,
-        )
-        return result.to_dict()
+    def _compute(self, predictions, references, **options):
+        # The library owns every default and every check; options pass through unchanged.
+        return evaluate_output(infolm(predictions, references, **options))

@@ -1,13 +1,17 @@
 """ROUGE family as a Hugging Face ``evaluate`` module: a thin wrapper over
-:func:`nlgmetrics.rouge.rouge_scores`.
+:func:`nlgmetrics.rouge.rouge_family`.
 
-All the math lives in ``nlgmetrics`` (src/nlgmetrics/rouge/).
+All the math and every default live in ``nlgmetrics`` (src/nlgmetrics/rouge/); ``compute()``
+passes its options through and returns :func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`
+of the result: the first requested type's mean F-measure first (e.g. ``rouge1``), then every
+other column mean and confidence bound, the per-example columns under ``per_example`` and the
+``signature``.
 """
 
 import datasets
 import evaluate
-from nlgmetrics.evaluate_support import CheckedTextInputs
-from nlgmetrics.rouge import rouge_scores
+from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, evaluate_output
+from nlgmetrics.rouge import rouge_family
 
 _CITATION = """\
 @inproceedings{lin-2004-rouge,
@@ -35,33 +39,37 @@ equal PyPI rouge-score; ROUGE-W/S/SU/N/L (multi_ref="average") equal ROUGE-1.5.5
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (list of str): one text per example; newlines separate sentences (rougeLsum, rougeW).
-    references (list of str, or list of list of str): one reference, or several, per example.
-    rouge_types (list of str): default ["rouge1", "rouge2", "rougeL", "rougeLsum"]; also "rouge3"...,
-        "rougeW", "rougeS*" / "rougeS4" (skip-bigrams, max gap 4), "rougeSU*" / "rougeSU4".
+    references (list of str, or list of list of str): one reference, or several, per example
+        (a mix of both is fine).
+    rouge_types (list of str): default ["rouge1", "rouge2", "rougeL", "rougeLsum"]; also "rouge3"...
+        "rouge100", "rougeW", "rougeS*" / "rougeS4" (skip-bigrams, max gap 4), "rougeSU*" / "rougeSU4".
+        The first one is the headline number.
     use_stemmer (bool or str): stem words longer than 3 characters: True/"porter" (NLTK, as
         rouge-score) or "rouge155" (ROUGE-1.5.5's Porter variant, Perl -m). Default False.
     remove_stopwords (bool): drop ROUGE-1.5.5's SMART stopwords. Default False.
-    multi_ref (str): "best" (rouge-score score_multi: highest F) or "average" (ROUGE-1.5.5 -f A).
-    beta (float): F-beta weight of recall. Default 1.0.
-    rouge_w_weight (float): w of ROUGE-W. Default 1.2.
+    multi_ref (str): "best" (default; rouge-score score_multi: highest F) or "average" (ROUGE-1.5.5 -f A).
+    beta (float): F-beta weight of recall, finite and > 0. Default 1.0.
+    rouge_w_weight (float): w of ROUGE-W, >= 1. Default 1.2.
     rouge_w_normalization (str): "rouge155" (default, ROUGE-1.5.5 numbers) or "paper".
-    use_aggregator (bool): True (default): each type maps to the mean F; False: to the list of F.
     aggregation (str): "bootstrap" (default: plain mean, seeded bootstrap interval) or "rouge155"
         (the exact averages and intervals ROUGE-1.5.5 prints; use with multi_ref="average").
-    n_bootstrap (int), confidence (float), seed (int): the bootstrap confidence interval.
+    n_bootstrap (int): resamples of the confidence interval, default 1000; 0: no interval.
+    confidence (float), seed (int): the interval's level (default 0.95) and seed (default 0).
     progress (bool): show a progress bar. Default False.
 Returns:
-    <rouge type> (float or list of float): mean F-measure (or per-example F), in [0, 1].
-    scores (dict): per type, per-example "precision", "recall", "fmeasure" lists.
-    aggregate (dict): per type and measure, {"mean", "low", "high"} (bootstrap interval).
+    <first type> (float): its mean F-measure, e.g. "rouge1"; in [0, 1].
+    <type>, <type>_precision, <type>_recall (float): the mean of each column, for every type.
+    <column>_low, <column>_high (float): the confidence interval of each mean (n_bootstrap > 0).
+    per_example (dict): {column: [float, ...]}, one value per example.
     signature (str): every option that changes the numbers, and the version.
 Examples:
     >>> import evaluate
-    >>> rouge = evaluate.load("metrics/rouge_family")  # doctest: +SKIP
-    >>> out = rouge.compute(predictions=["the cat sat on the mat"],
-    ...                     references=[["a cat sat on the mat", "the cat lay down"]])  # doctest: +SKIP
-    >>> round(out["rouge1"], 4)  # doctest: +SKIP
-    0.8333
+    >>> rouge = evaluate.load("metrics/rouge_family")
+    >>> out = rouge.compute(predictions=["the cat sat on the mat", "police kill the gunman"],
+    ...                     references=[["a cat sat on the mat", "the cat lay down"], "police killed the gunman"],
+    ...                     rouge_types=["rouge1", "rougeL"])
+    >>> round(out["rouge1"], 4), out["per_example"]["rouge1_recall"]
+    (0.7917, [0.8333333333333334, 0.75])
 """
 
 
@@ -95,46 +103,5 @@ class RougeFamily(CheckedTextInputs, evaluate.Metric):
             reference_urls=["https://aclanthology.org/W04-1013"],
         )
 
-    def _compute(
-        self,
-        predictions,
-        references,
-        rouge_types=("rouge1", "rouge2", "rougeL", "rougeLsum"),
-        use_stemmer=False,
-        remove_stopwords=False,
-        multi_ref="best",
-        beta=1.0,
-        rouge_w_weight=1.2,
-        rouge_w_normalization="rouge155",
-        use_aggregator=True,
-        aggregation="bootstrap",
-        n_bootstrap=1000,
-        confidence=0.95,
-        seed=0,
-        progress=False,
-    ):
-        result = rouge_scores(
-            predictions,
-            references,
-            rouge_types=rouge_types,
-            use_stemmer=use_stemmer,
-            remove_stopwords=remove_stopwords,
-            multi_ref=multi_ref,
-            beta=beta,
-            rouge_w_weight=rouge_w_weight,
-            rouge_w_normalization=rouge_w_normalization,
-            aggregate=True,
-            aggregation=aggregation,
-            n_bootstrap=n_bootstrap,
-            confidence=confidence,
-            seed=seed,
-            progress=progress,
-        )
-        output = {}
-        for name, columns in result["scores"].items():
-            if use_aggregator:
-                output[name] = result["aggregate"][name]["fmeasure"]["mean"]
-            else:
-                output[name] = list(columns["fmeasure"])
-        output.update(result)
-        return output
+    def _compute(self, predictions, references, **options):
+        return evaluate_output(rouge_family(predictions, references, **options))

@@ -1,12 +1,13 @@
 """Shannon Score as a Hugging Face ``evaluate`` module: a thin wrapper over
 :func:`nlgmetrics.shannon.shannon_score`.
 
-All math and model work live in ``nlgmetrics`` (src/nlgmetrics/shannon.py + the shared engine).
+All math and model work live in ``nlgmetrics`` (src/nlgmetrics/shannon/ + the shared engine);
+the output layout is :func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`'s.
 """
 
 import datasets
 import evaluate
-from nlgmetrics.evaluate_support import CheckedTextInputs
+from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, evaluate_output
 from nlgmetrics.shannon import shannon_score
 
 _CITATION = """\
@@ -39,31 +40,35 @@ Args:
     sources (list of str): the source document of each summary (one per prediction).
     model (str): causal LM: Hub id (paper default "gpt2"), local directory, or the offline alias
         "smollm2-135m".
+    tokenizer, revision (str or None), device (str or None), dtype (str or None): model loading.
+    max_length (int or None): tokens per sequence; None (default): the model's context, and a
+        larger value is capped at it. Sentences are cut to max_length - 1 - summary tokens.
+    token_budget (int), batch_size (int or None), prefix_cache (bool): speed only, same numbers.
+    progress (bool): show a progress bar. Default True.
     num_upstream (int): preceding sentences given as context to every pass. Default 0 (paper).
-    splitter (str): sentence splitter, "pysbd" (default, offline) or "punkt" (blanc's; needs nltk data).
+    splitter (str or callable): sentence splitter, "pysbd" (default, offline), "punkt" (blanc's;
+        needs nltk data) or a function str -> list of str.
     start_token (int, str or None): first token of every prompt. Default "<|endoftext|>" when the
         vocabulary has it, else the model's EOS.
-    device (str or None), dtype (str or None), revision (str or None): model loading.
-    token_budget (int), batch_size (int or None), prefix_cache (bool): speed only, same numbers.
     chunk_size (int): distinct documents scored at a time (memory bound), same numbers. Default 64.
-    progress (bool): show a progress bar. Default False.
 Returns:
-    shannon_score (list of float): per example, (ll_help - ll_base) / (ll_full - ll_base); 0 = no help,
-        1 = as helpful as the document itself (can leave [0, 1] slightly).
-    information_difference (list of float): ll_help - ll_base in nats (>= 0 when the summary helps).
-    blanc_shannon (list of float): (S01 - S10) / total, in [-1, 1].
-    ll_base, ll_help, ll_full (list of float): summed natural-log likelihoods of the document tokens.
-    s (list of 2x2 lists of int): S[b][h] token counts.
-    num_doc_tokens, num_summary_tokens, num_sentences (list of int): what was scored.
-    mean_shannon_score, mean_information_difference, mean_blanc_shannon (float): averages.
-    signature (str): model, fingerprint, dtype, context, splitter, start token, upstream, version.
+    shannon_score (float): the mean over the examples of (ll_help - ll_base) / (ll_full - ll_base);
+        0 = no help, 1 = as helpful as the document itself (usually in [0, 1]).
+    information_difference (float): the mean of ll_help - ll_base, in nats.
+    blanc_shannon (float): the mean of (S01 - S10) / total, in [-1, 1].
+    ll_base, ll_help, ll_full (float): the means of the summed natural-log likelihoods (<= 0).
+    per_example (dict of list of float): the six columns above, one value per example.
+    signature (str): model, weights, revision, dtype, max_length, first_token, num_upstream,
+        splitter, start_token, library versions.
 Examples:
     >>> import evaluate
     >>> shannon = evaluate.load("metrics/shannon_score")  # doctest: +SKIP
-    >>> result = shannon.compute(predictions=["Jack bought milk and honey."],
-    ...                          sources=["Jack drove to the bazaar. He bought milk and honey."],
-    ...                          model="smollm2-135m")  # doctest: +SKIP
-    >>> round(result["shannon_score"][0], 2)  # doctest: +SKIP
+    >>> document = ("Jack drove his minivan to the bazaar to buy milk and honey for his large family. "
+    ...             "The bazaar was crowded. He paid with cash.")
+    >>> out = shannon.compute(predictions=["Jack bought milk and honey at the bazaar."], sources=[document],
+    ...                       model="smollm2-135m", progress=False)  # doctest: +SKIP
+    >>> round(out["shannon_score"], 3), out["per_example"]["blanc_shannon"]  # doctest: +SKIP
+    (0.46, [0.3125])
 """
 
 
@@ -86,40 +91,6 @@ class ShannonScore(CheckedTextInputs, evaluate.Metric):
             reference_urls=["https://arxiv.org/abs/2103.10918"],
         )
 
-    def _compute(
-        self,
-        predictions,
-        sources,
-        model="gpt2",
-        num_upstream=0,
-        splitter="pysbd",
-        start_token=None,
-        device=None,
-        dtype=None,
-        revision=None,
-        token_budget=8192,
-        batch_size=None,
-        prefix_cache=True,
-        chunk_size=64,
-        progress=False,
-    ):
-        result = shannon_score(
-            sources,
-            predictions,
-            model=model,
-            num_upstream=num_upstream,
-            splitter=splitter,
-            start_token=start_token,
-            device=device,
-            dtype=dtype,
-            revision=revision,
-            token_budget=token_budget,
-            batch_size=batch_size,
-            prefix_cache=prefix_cache,
-            chunk_size=chunk_size,
-            progress=progress,
-        )
-        output = result.to_dict()
-        for name, value in result.mean().items():
-            output[f"mean_{name}"] = value
-        return output
+    def _compute(self, predictions, sources, **options):
+        # The library owns every default and every check; options pass through unchanged.
+        return evaluate_output(shannon_score(predictions, sources, **options))

@@ -2,37 +2,49 @@
 
 Public API (stable):
 
-* :func:`corpus_bleu`, :func:`sentence_bleu`, :func:`sentence_bleu_batch` -> :class:`BLEUResult`
-  (``score`` and ``precisions`` in percent, ``bp``, ``sys_len``, ``ref_len``, ``counts``,
-  ``totals``, ``signature``);
-* :class:`BleuScorer` - fixed options, caches references across calls (many systems, one test set);
-* :func:`get_tokenizer`, :data:`SMOOTH_METHODS`, :data:`TOKENIZER_NAMES`.
+* :func:`bleu` - the metric: corpus BLEU (the headline, 0-100) and sentence BLEU per example,
+  as a :class:`BleuResult` (``aggregate()``: ``bleu``, ``bp``, ``ratio``, ``precision_1..N``,
+  ``sys_len``, ``ref_len``, mean ``sentence_bleu``; ``scores["sentence_bleu"]``; ``signature``);
+* building blocks returning a :class:`BleuScore` (``score`` and ``precisions`` in percent,
+  ``bp``, ``sys_len``, ``ref_len``, ``counts``, ``totals``, ``ratio``): :func:`corpus_bleu`,
+  :func:`sentence_bleu` (one prediction) and :class:`BleuScorer` (fixed options, caches
+  references across calls; ``corpus()``, ``sentences()`` with its own ``effective_order``,
+  ``score()`` = :func:`bleu`); :func:`bleu_from_stats` (BLEU from sufficient statistics);
+* :func:`get_tokenizer`, :data:`SMOOTH_METHODS`, :data:`TOKENIZER_NAMES`, :func:`clear_caches`.
 
->>> round(corpus_bleu(["the cat is on the mat"], [["the cat is on the mat"]]).score, 9)
+>>> bleu(["the cat is on the mat"], [["the cat is on the mat"]]).main_score
 100.0
 """
 
 from nlgmetrics.bleu.api import (
+    DEFAULT_MAX_NGRAM_ORDER,
+    DEFAULT_SMOOTH_METHOD,
+    DEFAULT_TOKENIZE,
     SMOOTH_METHODS,
     TOKENIZER_NAMES,
     BleuScorer,
+    bleu,
     clear_caches,
     corpus_bleu,
     sentence_bleu,
-    sentence_bleu_batch,
 )
-from nlgmetrics.bleu.score import BLEUResult, bleu_from_stats
+from nlgmetrics.bleu.result import BleuResult
+from nlgmetrics.bleu.score import BleuScore, bleu_from_stats
 from nlgmetrics.bleu.tokenizers import get_tokenizer
 
 __all__ = [
-    "BLEUResult",
-    "BleuScorer",
+    "DEFAULT_MAX_NGRAM_ORDER",
+    "DEFAULT_SMOOTH_METHOD",
+    "DEFAULT_TOKENIZE",
     "SMOOTH_METHODS",
     "TOKENIZER_NAMES",
+    "BleuResult",
+    "BleuScore",
+    "BleuScorer",
+    "bleu",
     "bleu_from_stats",
     "clear_caches",
     "corpus_bleu",
     "get_tokenizer",
     "sentence_bleu",
-    "sentence_bleu_batch",
 ]

@@ -15,7 +15,7 @@ like sacrebleu.
 >>> r = bleu_from_stats([3, 1, 0, 0], [3, 2, 1, 0], sys_len=3, ref_len=4, smooth_method="none")
 >>> r.score, round(r.bp, 4)
 (0.0, 0.7165)
->>> round(bleu_from_stats([3, 2, 1], [3, 2, 1], 3, 3, max_order=3).score, 6)
+>>> bleu_from_stats([3, 2, 1], [3, 2, 1], 3, 3, max_order=3).score
 100.0
 """
 
@@ -23,18 +23,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 SMOOTH_DEFAULTS: dict[str, float | None] = {"none": None, "floor": 0.1, "add-k": 1.0, "exp": None}
 _LOG_ZERO = -9999999999.0  # sacrebleu's floor for log(0)
 
 
 @dataclass(frozen=True)
-class BLEUResult:
-    """One BLEU value with everything needed to recompute and compare it.
+class BleuScore:
+    """One BLEU value (a corpus, or one sentence) with the statistics it was computed from.
 
     ``score`` and ``precisions`` are percentages (0-100). ``counts``/``totals`` are the raw
-    matched and hypothesis n-gram counts per order (before any add-k smoothing).
+    matched and hypothesis n-gram counts per order (before any add-k smoothing). This is the
+    building block; the metric's result, with the signature, is
+    :class:`nlgmetrics.bleu.result.BleuResult`.
     """
 
     score: float
@@ -44,8 +46,6 @@ class BLEUResult:
     ref_len: int
     counts: list[int]
     totals: list[int]
-    signature: str = ""
-    extra: dict = field(default_factory=dict)
 
     @property
     def ratio(self) -> float:
@@ -62,9 +62,12 @@ def bleu_from_stats(
     smooth_value: float | None = None,
     effective_order: bool = False,
     max_order: int | None = None,
-    signature: str = "",
-) -> BLEUResult:
-    """BLEU (0-100) from matches and totals per order and the two corpus lengths."""
+) -> BleuScore:
+    """BLEU (0-100) from matches and totals per order and the two corpus lengths.
+
+    A perfect score is 100.0: in floating point ``exp(log(100))`` is 100.00000000000004 (what
+    sacrebleu returns); the score is capped at 100 so that it stays in its documented range.
+    """
     order = len(correct) if max_order is None else max_order
     value = SMOOTH_DEFAULTS[smooth_method] if smooth_value is None else smooth_value
     bp = 1.0
@@ -73,7 +76,7 @@ def bleu_from_stats(
     precisions = [0.0] * order
     raw_counts, raw_totals = list(correct), list(total)
     if not any(correct):
-        return BLEUResult(0.0, precisions, bp, sys_len, ref_len, raw_counts, raw_totals, signature)
+        return BleuScore(0.0, precisions, bp, sys_len, ref_len, raw_counts, raw_totals)
     halvings = 1.0
     used_order = order
     for n in range(1, order + 1):
@@ -94,5 +97,5 @@ def bleu_from_stats(
         else:
             precisions[n - 1] = 100.0 * matched / count
     log_sum = sum(math.log(p) if p != 0.0 else _LOG_ZERO for p in precisions[:used_order])
-    score = bp * math.exp(log_sum / used_order)
-    return BLEUResult(score, precisions, bp, sys_len, ref_len, raw_counts, raw_totals, signature)
+    score = min(bp * math.exp(log_sum / used_order), 100.0)
+    return BleuScore(score, precisions, bp, sys_len, ref_len, raw_counts, raw_totals)

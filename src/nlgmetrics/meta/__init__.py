@@ -2,9 +2,13 @@
 
 - :mod:`nlgmetrics.meta.correlation`: text-level (per document, averaged) and system-level
   Pearson / Spearman / Kendall correlations;
+- :mod:`nlgmetrics.meta.coefficients`: the three coefficients for many rows at once (shared by
+  the two modules above and below);
 - :mod:`nlgmetrics.meta.bootstrap`: confidence intervals resampling documents, paired comparison;
 - :mod:`nlgmetrics.meta.williams`: Williams test for two dependent correlations;
 - :mod:`nlgmetrics.meta.data`: REALSumm and WebNLG 2020 loaders (via ``datasets``);
+- :mod:`nlgmetrics.meta.metrics`, :mod:`nlgmetrics.meta.cache`: the metric runs of the benchmark
+  and their on-disk per-example cache;
 - :mod:`nlgmetrics.meta.runner`: the benchmark runner (``nlgmetrics meta-eval``).
 
 >>> from nlgmetrics.meta import correlate

@@ -21,16 +21,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from nlgmetrics.meta.correlation import (
-    LEVELS,
-    METHODS,
-    correlate,
-    per_document_correlations,
-)
-from nlgmetrics.validation import check_choice
+from nlgmetrics.core.validation import check_choice, check_int, check_real
+from nlgmetrics.meta.coefficients import METHODS, TIE_TOLERANCE, batched_correlate
+from nlgmetrics.meta.correlation import LEVELS, correlate, per_document_correlations
 
 
 @dataclass(frozen=True)
@@ -59,34 +56,101 @@ class PairedBootstrapResult:
 def one_sided_p(diffs: np.ndarray) -> float:
     """Bootstrap p-value of "A better than B" from resampled differences A - B.
 
-    Ties count half, so two identical metrics get 0.5 (no evidence either way), not 1.
+    Ties (``|diff| <=`` :data:`~nlgmetrics.meta.coefficients.TIE_TOLERANCE`) count half, so two identical metrics get 0.5 (no evidence
+    either way), not 1, and so do two metrics that differ only by float rounding.
 
     >>> one_sided_p(np.array([0.1, 0.2, -0.1, 0.0]))
     0.375
+    >>> one_sided_p(np.array([1e-16, -2e-16, 0.0, 3e-17]))
+    0.5
     """
+    diffs = np.asarray(diffs, dtype=float)
     diffs = diffs[~np.isnan(diffs)]
     if diffs.size == 0:
         return math.nan
-    return float((diffs < 0).mean() + 0.5 * (diffs == 0).mean())
+    tie = np.abs(diffs) <= TIE_TOLERANCE
+    return float((~tie & (diffs < 0)).mean() + 0.5 * tie.mean())
 
 
-def _resample_indices(n_docs: int, n_resamples: int, seed: int) -> np.ndarray:
-    if n_docs < 2:
-        raise ValueError(f"bootstrap needs at least 2 documents, got {n_docs}.")
-    if n_resamples < 1:
-        raise ValueError(f"n_resamples={n_resamples}; use a positive number (e.g. 1000).")
+def check_resampling(n_resamples: Any, seed: Any) -> tuple[int, int | None]:
+    """``(n_resamples, seed)`` as plain ints, or a clear error naming the argument and the fix.
+
+    A float count (``1e3``, ``10.5``), a bool, a negative seed or a float seed are refused here:
+    numpy fails on most of them with an error that names neither argument (``'float' object
+    cannot be interpreted as an integer``, ``expected non-negative integer``) and silently takes
+    ``seed=True`` as seed 1. Numpy integers are accepted and returned as plain ints (they are
+    recorded in results). ``seed=None`` draws fresh resamples (not reproducible).
+
+    >>> check_resampling(np.int64(200), 0)
+    (200, 0)
+    >>> check_resampling(1000.0, 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: `n_resamples` must be a positive integer (bootstrap resamples, e.g. 1000), got 1000.0.
+    >>> check_resampling(1000, -1)
+    Traceback (most recent call last):
+    ...
+    ValueError: `seed` must be a non-negative integer or None (the seed of numpy.random.default_rng, e.g. 0), got -1.
+    """
+    n_resamples = check_int("n_resamples", n_resamples, minimum=1, message=(
+        f"`n_resamples` must be a positive integer (bootstrap resamples, e.g. 1000), got {n_resamples!r}."))
+    seed = check_int("seed", seed, minimum=0, allow_none=True, message=(
+        f"`seed` must be a non-negative integer or None (the seed of numpy.random.default_rng, "
+        f"e.g. 0), got {seed!r}."))
+    return n_resamples, seed
+
+
+def check_confidence(confidence: Any) -> float:
+    """The interval's level as a plain float strictly between 0 and 1, or a clear error.
+
+    A percentage (95) or a numpy scalar are the common slips: the first is refused, the second
+    converted (float32 arithmetic on the quantile level would move the interval bounds).
+
+    >>> check_confidence(np.float64(0.9))
+    0.9
+    >>> check_confidence(95)
+    Traceback (most recent call last):
+    ...
+    ValueError: `confidence` must be a fraction strictly between 0 and 1 (e.g. 0.95 for a 95% interval), got 95.
+    """
+    message = (f"`confidence` must be a fraction strictly between 0 and 1 (e.g. 0.95 for a 95% "
+               f"interval), got {confidence!r}.")
+    value = check_real("confidence", confidence, minimum=0, exclusive_minimum=True, maximum=1, message=message)
+    if value >= 1:
+        raise ValueError(message)
+    return value
+
+
+def resample_indices(n_docs: int, n_resamples: int, seed: int | None) -> np.ndarray:
+    """``[resample, document]`` indices: each resample draws ``n_docs`` documents with replacement.
+
+    >>> resample_indices(3, 2, seed=0).shape
+    (2, 3)
+    """
+    n_resamples, seed = check_resampling(n_resamples, seed)
+    n_docs = check_int("n_docs", n_docs, minimum=2, message=(
+        f"the bootstrap needs at least 2 documents, got {n_docs!r}; score more documents."))
     return np.random.default_rng(seed).integers(0, n_docs, size=(n_resamples, n_docs))
 
 
-def _statistic_samples(metric: np.ndarray, human: np.ndarray, level: str, method: str, indices: np.ndarray) -> np.ndarray:
-    """The correlation recomputed on each resample of documents (``nan`` where undefined)."""
+def statistic_samples(metric: np.ndarray, human: np.ndarray, level: str, method: str, indices: np.ndarray) -> np.ndarray:
+    """The correlation recomputed on each resample of documents (``nan`` where undefined).
+
+    ``indices``: from :func:`resample_indices`; the same indices for several metrics make their
+    samples paired (:func:`paired_bootstrap`, the meta-evaluation tables).
+
+    >>> human = np.array([[1.0, 2, 3], [3, 1, 2], [2, 3, 1]])
+    >>> statistic_samples(human, human, "text", "kendall", resample_indices(3, 4, seed=0))
+    array([1., 1., 1., 1.])
+    """
+    check_choice("level", level, LEVELS)
     if level == "text":
         # Per-document correlations do not change under resampling: compute them once.
         per_doc = per_document_correlations(metric, human, method)
         picked = per_doc[indices]
         counts = (~np.isnan(picked)).sum(axis=1)
         sums = np.nansum(picked, axis=1)
-        # A resample with no defined document gives nan (counted by _interval), not a warning.
+        # A resample with no defined document gives nan (left out by percentile_interval), not a warning.
         return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
     m, h = resampled_system_means(metric, indices), resampled_system_means(human, indices)
     if np.isnan(m).any() or np.isnan(h).any():
@@ -109,47 +173,19 @@ def resampled_system_means(matrix: np.ndarray, indices: np.ndarray) -> np.ndarra
         return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
 
 
-def batched_correlate(x: np.ndarray, y: np.ndarray, method: str) -> np.ndarray:
-    """Row-wise correlation of two ``[rows, n]`` matrices, equal to :func:`correlate` per row.
-
-    Vectorised because system-level bootstraps need thousands of small correlations. Kendall is
-    tau-b (ties corrected), as ``scipy.stats.kendalltau``.
-
-    >>> import numpy as np
-    >>> batched_correlate(np.array([[1., 2, 3, 4]]), np.array([[1., 3, 2, 4]]), "kendall").round(4)
-    array([0.6667])
-    """
-    from scipy.stats import rankdata
-
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if method == "spearman":
-        x, y = rankdata(x, axis=1), rankdata(y, axis=1)
-    if method in ("pearson", "spearman"):
-        xc = x - x.mean(axis=1, keepdims=True)
-        yc = y - y.mean(axis=1, keepdims=True)
-        denominator = np.sqrt((xc**2).sum(axis=1) * (yc**2).sum(axis=1))
-        numerator = (xc * yc).sum(axis=1)
-    else:
-        iu = np.triu_indices(x.shape[1], k=1)
-        dx = np.sign(x[:, :, None] - x[:, None, :])[:, iu[0], iu[1]]
-        dy = np.sign(y[:, :, None] - y[:, None, :])[:, iu[0], iu[1]]
-        numerator = (dx * dy).sum(axis=1)
-        denominator = np.sqrt((dx != 0).sum(axis=1) * (dy != 0).sum(axis=1).astype(float))
-    constant = (np.ptp(x, axis=1) == 0) | (np.ptp(y, axis=1) == 0) | (x.shape[1] < 3)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = numerator / denominator
-    out = np.clip(out, -1.0, 1.0)
-    out[constant] = np.nan
-    return out
-
-
 def _point(metric: np.ndarray, human: np.ndarray, level: str, method: str) -> float:
     identity = np.arange(metric.shape[0])[None, :]
-    return float(_statistic_samples(metric, human, level, method, identity)[0])
+    return float(statistic_samples(metric, human, level, method, identity)[0])
 
 
-def _interval(samples: np.ndarray, confidence: float) -> tuple[float, float]:
+def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float, float]:
+    """Percentile interval of the defined (non-nan) resampled values; ``(nan, nan)`` if none.
+
+    >>> percentile_interval(np.array([0.1, 0.2, np.nan, 0.3]), 0.5)
+    (0.15000000000000002, 0.25)
+    """
+    confidence = check_confidence(confidence)
+    samples = np.asarray(samples, dtype=float)
     finite = samples[~np.isnan(samples)]
     if finite.size == 0:
         return math.nan, math.nan
@@ -157,11 +193,9 @@ def _interval(samples: np.ndarray, confidence: float) -> tuple[float, float]:
     return float(np.quantile(finite, alpha)), float(np.quantile(finite, 1 - alpha))
 
 
-def _check(metric, human, level, method, confidence):
+def _check(metric: Any, human: Any, level: str, method: str) -> tuple[np.ndarray, np.ndarray]:
     check_choice("level", level, LEVELS)
     check_choice("method", method, METHODS)
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence={confidence}; use a fraction such as 0.95.")
     metric = np.asarray(metric, dtype=float)
     human = np.asarray(human, dtype=float)
     if metric.ndim != 2 or metric.shape != human.shape:
@@ -178,11 +212,16 @@ def bootstrap_ci(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> BootstrapResult:
-    """Percentile bootstrap interval of a text- or system-level correlation (documents resampled)."""
-    metric, human = _check(metric, human, level, method, confidence)
-    indices = _resample_indices(metric.shape[0], n_resamples, seed)
-    samples = _statistic_samples(metric, human, level, method, indices)
-    low, high = _interval(samples, confidence)
+    """Percentile bootstrap interval of a text- or system-level correlation (documents resampled).
+
+    ``n_resamples`` and ``seed``: see :func:`check_resampling`; ``confidence``: a fraction.
+    """
+    confidence = check_confidence(confidence)
+    n_resamples, seed = check_resampling(n_resamples, seed)
+    metric, human = _check(metric, human, level, method)
+    indices = resample_indices(metric.shape[0], n_resamples, seed)
+    samples = statistic_samples(metric, human, level, method, indices)
+    low, high = percentile_interval(samples, confidence)
     return BootstrapResult(_point(metric, human, level, method), low, high, confidence, n_resamples)
 
 
@@ -205,14 +244,16 @@ def paired_bootstrap(
     >>> paired_bootstrap(good, bad, human, n_resamples=200).p_value < 0.05
     True
     """
-    metric_a, human = _check(metric_a, human, level, method, confidence)
-    metric_b, _ = _check(metric_b, human, level, method, confidence)
-    indices = _resample_indices(human.shape[0], n_resamples, seed)
-    diffs = _statistic_samples(metric_a, human, level, method, indices) - _statistic_samples(
+    confidence = check_confidence(confidence)
+    n_resamples, seed = check_resampling(n_resamples, seed)
+    metric_a, human = _check(metric_a, human, level, method)
+    metric_b, _ = _check(metric_b, human, level, method)
+    indices = resample_indices(human.shape[0], n_resamples, seed)
+    diffs = statistic_samples(metric_a, human, level, method, indices) - statistic_samples(
         metric_b, human, level, method, indices
     )
     finite = diffs[~np.isnan(diffs)]
-    low, high = _interval(diffs, confidence)
+    low, high = percentile_interval(diffs, confidence)
     point = _point(metric_a, human, level, method) - _point(metric_b, human, level, method)
     p_value = one_sided_p(finite)
     return PairedBootstrapResult(point, low, high, p_value, confidence, n_resamples)

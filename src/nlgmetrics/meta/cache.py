@@ -61,6 +61,14 @@ class ScoreCache:
                     scores[key] = {k: (math.nan if v is None else float(v)) for k, v in outputs.items()}
         return scores
 
+    def _ends_with_newline(self) -> bool:
+        with self.path.open("rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            if handle.tell() == 0:
+                return True
+            handle.seek(-1, os.SEEK_END)
+            return handle.read(1) == b"\n"
+
     def append(self, scores: dict[str, dict[str, float]], signature: str | None = None) -> None:
         """Write one computed chunk (``nan`` stored as ``null``) and flush it to disk."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -68,6 +76,10 @@ class ScoreCache:
         with self.path.open("a", encoding="utf-8") as handle:
             if new_file:
                 handle.write(json.dumps({"options": self.options}, sort_keys=True, default=str) + "\n")
+            elif not self._ends_with_newline():
+                # A run killed mid-line left a partial record: end it, so that this chunk is a line
+                # of its own (glued to the partial one it would be unreadable, and lost).
+                handle.write("\n")
             clean = {
                 key: {k: (None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)) for k, v in outputs.items()}
                 for key, outputs in scores.items()

@@ -31,11 +31,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from nlgmetrics.validation import check_choice
+from nlgmetrics.core.validation import check_choice
+from nlgmetrics.meta.coefficients import METHODS, MIN_POINTS, batched_correlate
 
-METHODS = ("pearson", "spearman", "kendall")
 LEVELS = ("text", "system")
-MIN_POINTS = 3  # a correlation over 2 points is always +-1: meaningless, so it is skipped
 
 
 @dataclass(frozen=True)
@@ -99,10 +98,14 @@ def pivot(
     for s in systems:
         sys_index.setdefault(s, len(sys_index))
     matrix = np.full((len(doc_index), len(sys_index)), np.nan)
+    # Filled cells are tracked apart: a nan score (no score) followed by a second score for the
+    # same cell is a duplicate key too, which testing the cell for nan would not see.
+    filled = np.zeros(matrix.shape, dtype=bool)
     for value, d, s in zip(values, documents, systems):
         i, j = doc_index[d], sys_index[s]
-        if not np.isnan(matrix[i, j]):
+        if filled[i, j]:
             raise ValueError(f"pivot: two scores for document {d!r} and system {s!r}; keys must be unique.")
+        filled[i, j] = True
         matrix[i, j] = float(value)
     return matrix, list(doc_index), list(sys_index)
 
@@ -120,8 +123,6 @@ def _check_matrices(metric: np.ndarray, human: np.ndarray) -> tuple[np.ndarray, 
 
 def per_document_correlations(metric: np.ndarray, human: np.ndarray, method: str = "pearson") -> np.ndarray:
     """One correlation per document across the systems scored for it (``nan`` if undefined)."""
-    from nlgmetrics.meta.bootstrap import batched_correlate  # vectorised twin of correlate()
-
     check_choice("method", method, METHODS)
     metric, human = _check_matrices(metric, human)
     out = np.full(metric.shape[0], np.nan)

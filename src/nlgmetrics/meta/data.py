@@ -178,7 +178,7 @@ def load_webnlg2020(
     z-scores (the organisers' ranking scores). The reference pseudo-system's own text is removed
     from its references; a row left with no reference keeps ``references=()``.
     """
-    from nlgmetrics.validation import check_choice
+    from nlgmetrics.core.validation import check_choice
 
     check_choice("human", human, ("raw", "z"))
     table = _load_jsonl(data_dir, WEBNLG_FILE, "webnlg2020")

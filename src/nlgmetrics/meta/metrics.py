@@ -2,9 +2,11 @@
 
 A *family* is one library call that yields one or more per-example score lists (ROUGE gives
 rouge1/rouge2/rougeL/...; the Shannon game gives shannon_score/information_difference/
-blanc_shannon). Every family returns ``({output: [score per example]}, signature)``. Scores are
-oriented so that **higher is better** for every output: InfoLM's divergences and distances (lower
-= more similar) are negated, so that a positive correlation always means agreement with humans.
+blanc_shannon). Every family returns ``({output: [score per example]}, signature)``. Library
+metrics return a :class:`~nlgmetrics.core.result.MetricResult`; a family reads the columns it
+needs by name and orients them by the direction the result declares, so that **higher is better**
+for every output: InfoLM's divergences and distances (lower = more similar) are negated, and a
+positive correlation always means agreement with humans.
 
 A family that cannot run here (library module not there yet, model not available offline)
 raises :class:`MetricUnavailable` with a one-line reason; the runner skips it and says why.
@@ -25,13 +27,19 @@ Two kinds of families:
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from nlgmetrics.core.result import MetricResult
 from nlgmetrics.meta.data import Example
+
+
+#: What a family returns: ``({output: [score per example]}, signature)``.
+FamilyScores = tuple[dict[str, list[float]], str]
 
 
 class MetricUnavailable(RuntimeError):
@@ -47,7 +55,7 @@ class Family:
     needs: str  # "references" or "source": examples without it get nan for this family
     uses_model: bool
     option_names: tuple[str, ...]  # runner options that change the numbers (cache key)
-    fn: Callable[[list[Example], dict[str, Any]], tuple[dict[str, list[float]], str]]
+    fn: Callable[[list[Example], dict[str, Any]], FamilyScores]
 
 
 def _import(module: str, what: str):
@@ -65,12 +73,12 @@ def _refs(examples: list[Example]) -> list[list[str]]:
 # Anchors (PyPI packages): always available, used as cross-checks and fallback baselines.
 
 
-def _rouge_score_anchor(examples, options):
+def _rouge_score_anchor(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
     try:
         from rouge_score import rouge_scorer
     except ImportError as error:
         raise MetricUnavailable(f"rouge-score not installed ({error})") from None
-    types = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
+    types = list(ROUGE_TYPES)
     scorer = rouge_scorer.RougeScorer(types, use_stemmer=True)
     out = {f"rouge-score:{t}": [] for t in types}
     for e in examples:
@@ -83,7 +91,7 @@ def _rouge_score_anchor(examples, options):
     return out, "rouge-score|stem:yes|stat:F|multi:max"
 
 
-def _sacrebleu_anchor(examples, options):
+def _sacrebleu_anchor(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
     try:
         import sacrebleu
     except ImportError as error:
@@ -94,37 +102,88 @@ def _sacrebleu_anchor(examples, options):
 
 
 # ------------------------------------------------------------------------------------------
-# Library metrics.
+# Library metrics: each returns a MetricResult; its columns are read by name and oriented by the
+# direction the result itself declares (``result.column(name).higher_is_better``).
 
-ROUGE_OUTPUTS = ("rouge1", "rouge2", "rougeL", "rougeLsum", "rouge1_r", "rouge2_r")
+
+def oriented(result: MetricResult, column: str) -> list[float]:
+    """Per-example values of ``column``, negated when the metric declares lower = better.
+
+    >>> from nlgmetrics.core.result import Column, MetricResult
+    >>> class Distance(MetricResult):
+    ...     metric, main = "distance", "distance"
+    ...     columns = {"distance": Column(False, 0.0, 1.0, "a distance")}
+    >>> oriented(Distance(scores={"distance": [0.25, 0.0]}, signature="distance"), "distance")
+    [-0.25, -0.0]
+    """
+    values = result.scores[column]
+    if result.column(column).higher_is_better:
+        return [float(v) for v in values]
+    return [-float(v) for v in values]
 
 
-def _rouge(examples, options):
+def read_outputs(result: MetricResult, outputs: dict[str, str]) -> dict[str, list[float]]:
+    """``{output: oriented(result, column)}`` for ``outputs = {output name: column of result}``."""
+    return {output: oriented(result, column) for output, column in outputs.items()}
+
+
+def _unavailable(what: str, model: Any, error: Exception) -> MetricUnavailable:
+    first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return MetricUnavailable(f"{what} model {model!r}: {first_line}")
+
+
+ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+#: output name -> RougeResult column (F-measure per type, recall for ROUGE-1/2). The output names
+#: are those of the cached scores and the committed tables: renaming one orphans both.
+ROUGE_COLUMNS = {**{t: t for t in ROUGE_TYPES}, "rouge1_r": "rouge1_recall", "rouge2_r": "rouge2_recall"}
+ROUGE_OUTPUTS = tuple(ROUGE_COLUMNS)
+
+
+def _rouge(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
     module = _import("nlgmetrics.rouge", "ROUGE")
-    types = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
     # Stemming as in REALSumm / ROUGE-1.5.5 -m; best reference per type for multi-reference rows.
-    result = module.rouge_scores(
-        [e.prediction for e in examples], _refs(examples), rouge_types=types, use_stemmer=True, aggregate=False
+    # n_bootstrap=0: only the per-example columns are read (the tables bootstrap over documents).
+    result = module.rouge_family(
+        [e.prediction for e in examples], _refs(examples), rouge_types=list(ROUGE_TYPES), use_stemmer=True,
+        n_bootstrap=0,
     )
-    out = {t: [float(v) for v in result["scores"][t]["fmeasure"]] for t in types}
-    for t in ("rouge1", "rouge2"):
-        out[f"{t}_r"] = [float(v) for v in result["scores"][t]["recall"]]
-    return out, result["signature"]
+    return read_outputs(result, ROUGE_COLUMNS), result.signature
 
 
-def _bleu(examples, options):
+def _bleu(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
     module = _import("nlgmetrics.bleu", "BLEU")
-    results = module.sentence_bleu_batch([e.prediction for e in examples], _refs(examples))
-    signature = results[0].signature if results else ""
-    return {"bleu": [float(r.score) for r in results]}, signature
+    # Per example: sentence BLEU (effective order, sacrebleu's sentence default).
+    result = module.bleu([e.prediction for e in examples], _refs(examples))
+    return read_outputs(result, {"bleu": "sentence_bleu"}), result.signature
 
 
-def _infolm_idf(module, options) -> dict[int, float] | bool:
-    """idf weights from every distinct reference of the *whole* dataset (not of one chunk).
+#: How the dataset idf table weighs a token that is in no reference: log(N + 1), the library's
+#: idf rule (``nlgmetrics.infolm.compute_idf``). Part of the cache key: the benchmark once passed
+#: the table's weights as a plain mapping, whose unseen-token weight is the largest weight instead
+#: (log((N + 1) / 2)), and scores computed that way must not be read back as this rule's.
+INFOLM_IDF_RULE = "unseen:log(n+1)"
+
+
+def infolm_idf_key(dataset: str, texts: list[str]) -> str:
+    """Cache-key description of a dataset idf table: dataset, number and hash of the reference
+    texts, and :data:`INFOLM_IDF_RULE`.
+
+    >>> infolm_idf_key("toy", ["a cat", "the dog"])
+    'toy-references:2:5a89cc23:unseen:log(n+1)'
+    """
+    digest = hashlib.sha1("\n\x00".join(texts).encode("utf-8")).hexdigest()[:8]
+    return f"{dataset}-references:{len(texts)}:{digest}:{INFOLM_IDF_RULE}"
+
+
+def infolm_idf_table(module: Any, options: dict[str, Any]) -> Any:
+    """idf from every distinct reference of the *whole* dataset (not of one chunk), or False.
 
     ``infolm(idf=True)`` would compute idf from the references of each call, so the numbers
     would depend on how the runner chunks the work and on ``--max-docs``. One table per dataset
-    keeps every example's score independent of both.
+    keeps every example's score independent of both; it is built exactly as ``idf=True`` builds
+    the table of one call (distinct token sequences of the references, the library's
+    :class:`~nlgmetrics.infolm.IdfTable` with its log(N + 1) weight for tokens in no reference),
+    so a call whose references are the dataset's gets the ``idf=True`` numbers.
     """
     texts = options.get("infolm_idf_texts")
     if not texts:
@@ -133,78 +192,89 @@ def _infolm_idf(module, options) -> dict[int, float] | bool:
     if key in _IDF_MEMO:
         return _IDF_MEMO[key]
     from nlgmetrics.engine import load_lm
+    from nlgmetrics.infolm.planning import distinct_texts
 
     lm = load_lm(options["infolm_model"])
-    tokenized, _ = module.tokenize(lm, list(texts), module.resolve_max_length(lm, None))
-    _IDF_MEMO[key] = dict(module.compute_idf(dict.fromkeys(t.tokens for t in tokenized)).weights)
+    strings = list(dict.fromkeys(texts))
+    tokenized, _ = module.tokenize(lm, strings, module.resolve_max_length(lm, None))
+    distinct, _ = distinct_texts(dict(zip(strings, tokenized)))
+    _IDF_MEMO[key] = module.compute_idf(t.tokens for t in distinct)
     return _IDF_MEMO[key]
 
 
-_IDF_MEMO: dict[tuple, dict[int, float]] = {}
+_IDF_MEMO: dict[tuple, Any] = {}
 
 
-def _infolm(examples, options):
+def _infolm(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
     module = _import("nlgmetrics.infolm", "InfoLM")
-    out, signatures = {}, []
-    preds = [e.prediction for e in examples]
+    measures = list(options["infolm_measures"])
     try:
-        idf = _infolm_idf(module, options)
-        for measure in options["infolm_measures"]:
-            result = module.infolm(
-                preds,
-                _refs(examples),
-                model=options["infolm_model"],
-                information_measure=measure,
-                alpha=options.get("infolm_alpha"),
-                beta=options.get("infolm_beta"),
-                temperature=options["infolm_temperature"],
-                idf=idf,
-                progress=options.get("progress", False),
-            )
-            # InfoLM measures are divergences / distances (lower = closer): negate, higher = better.
-            out[f"infolm_{measure}"] = [-float(v) for v in result.scores]
-            signatures.append(result.signature)
+        idf = infolm_idf_table(module, options)
+        # One pass over the model for every measure: the text distributions are computed once.
+        results = module.infolm_multi(
+            [e.prediction for e in examples],
+            _refs(examples),
+            [(m, options.get("infolm_alpha"), options.get("infolm_beta")) for m in measures],
+            model=options["infolm_model"],
+            temperature=options["infolm_temperature"],
+            idf=idf,
+            progress=options.get("progress", False),
+        )
     except (OSError, ImportError) as error:
-        raise MetricUnavailable(f"InfoLM model {options['infolm_model']!r}: {str(error).splitlines()[0]}") from None
-    return out, " ; ".join(signatures)
+        raise _unavailable("InfoLM", options["infolm_model"], error) from None
+    out: dict[str, list[float]] = {}
+    for measure, result in zip(measures, results, strict=True):
+        # Divergences and distances (lower = closer) come out negated: higher = better.
+        out.update(read_outputs(result, {f"infolm_{measure}": "infolm"}))
+    return out, " ; ".join(result.signature for result in results)
 
 
-def _shannon(examples, options):
+SHANNON_OUTPUTS = ("shannon_score", "information_difference", "blanc_shannon")
+
+
+def _shannon(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
     module = _import("nlgmetrics.shannon", "Shannon")
     try:
         result = module.shannon_score(
-            [e.source for e in examples],
             [e.prediction for e in examples],
+            [e.source for e in examples],
             model=options["shannon_model"],
             progress=options.get("progress", False),
         )
     except (OSError, ImportError) as error:
-        raise MetricUnavailable(f"Shannon model {options['shannon_model']!r}: {str(error).splitlines()[0]}") from None
-    return {
-        "shannon_score": list(result.shannon_score),
-        "information_difference": list(result.information_difference),
-        "blanc_shannon": list(result.blanc_shannon),
-    }, result.signature
+        raise _unavailable("Shannon", options["shannon_model"], error) from None
+    return read_outputs(result, {name: name for name in SHANNON_OUTPUTS}), result.signature
 
 
-def _blanc(examples, options):
+def _blanc(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
     module = _import("nlgmetrics.blanc", "BLANC")
     if not options.get("blanc_model"):
         raise MetricUnavailable("BLANC needs a masked LM (--blanc-model); none is available offline")
     try:
-        result = module.blanc_help([e.source for e in examples], [e.prediction for e in examples], model=options["blanc_model"], progress=options.get("progress", False))
+        result = module.blanc(
+            [e.prediction for e in examples],
+            [e.source for e in examples],
+            variant="help",
+            model=options["blanc_model"],
+            progress=options.get("progress", False),
+        )
     except (OSError, ImportError) as error:
-        raise MetricUnavailable(f"BLANC model {options['blanc_model']!r}: {str(error).splitlines()[0]}") from None
-    return {"blanc_help": [float(v) for v in result.scores]}, result.signature
+        raise _unavailable("BLANC", options["blanc_model"], error) from None
+    return read_outputs(result, {"blanc_help": "blanc"}), result.signature
 
 
-def _fflm(examples, options):
+def _fflm(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
     module = _import("nlgmetrics.fflm", "FFLM")
     try:
-        result = module.fflm([e.source for e in examples], [e.prediction for e in examples], model=options["fflm_model"], progress=options.get("progress", False))
+        result = module.fflm(
+            [e.prediction for e in examples],
+            [e.source for e in examples],
+            model=options["fflm_model"],
+            progress=options.get("progress", False),
+        )
     except (OSError, ImportError) as error:
-        raise MetricUnavailable(f"FFLM model {options['fflm_model']!r}: {str(error).splitlines()[0]}") from None
-    return {"fflm": [float(v) for v in result.fflm]}, result.signature
+        raise _unavailable("FFLM", options["fflm_model"], error) from None
+    return read_outputs(result, {"fflm": "fflm"}), result.signature
 
 
 FAMILIES: dict[str, Family] = {
@@ -212,13 +282,13 @@ FAMILIES: dict[str, Family] = {
     for f in (
         Family("rouge", ROUGE_OUTPUTS, "references", False, (), _rouge),
         Family("bleu", ("bleu",), "references", False, (), _bleu),
-        Family("rouge-score", tuple(f"rouge-score:{t}" for t in ("rouge1", "rouge2", "rougeL", "rougeLsum")), "references", False, (), _rouge_score_anchor),
+        Family("rouge-score", tuple(f"rouge-score:{t}" for t in ROUGE_TYPES), "references", False, (), _rouge_score_anchor),
         Family("sacrebleu", ("sacrebleu:bleu",), "references", False, (), _sacrebleu_anchor),
         Family(
             "infolm", (), "references", True,
             ("infolm_model", "infolm_measures", "infolm_temperature", "infolm_alpha", "infolm_beta", "infolm_idf"), _infolm,
         ),
-        Family("shannon", ("shannon_score", "information_difference", "blanc_shannon"), "source", True, ("shannon_model",), _shannon),
+        Family("shannon", SHANNON_OUTPUTS, "source", True, ("shannon_model",), _shannon),
         Family("blanc", ("blanc_help",), "source", True, ("blanc_model",), _blanc),
         Family("fflm", ("fflm",), "source", True, ("fflm_model",), _fflm),
     )

@@ -33,6 +33,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from nlgmetrics.meta.bootstrap import check_resampling
 from nlgmetrics.meta.cache import ScoreCache
 from nlgmetrics.meta.data import HUMAN_KEYS, LOADERS, Example
 from nlgmetrics.meta.metrics import (
@@ -40,6 +41,7 @@ from nlgmetrics.meta.metrics import (
     Family,
     MetricUnavailable,
     family_outputs,
+    infolm_idf_key,
     resolve_families,
 )
 
@@ -133,6 +135,9 @@ def compute_family(
 ) -> tuple[dict[str, list[float]], dict[str, Any]]:
     """Scores of ``family`` for every example (nan where it does not apply), through the cache."""
     log = log or _log
+    # The key is made of the runner's own option names and values (``--infolm-model`` ...), not of
+    # library keyword names: renaming a library keyword does not orphan the caches, and the
+    # options hash in each committed result's ``cache_file`` keeps naming its cache.
     cache_options = {"family": family.name, **{k: options[k] for k in family.option_names}}
     cache = ScoreCache(cache_root, dataset, family.name, cache_options)
     cached = cache.load()
@@ -156,6 +161,12 @@ def compute_family(
         if family.uses_model:
             log(f"  {family.name}: chunk {n}/{len(chunks)} ({len(chunk)} outputs) {time.perf_counter() - started:.0f}s")
     elapsed = time.perf_counter() - started
+    if len(cache.signatures) > 1:
+        # The cache key holds the runner's options, not the library version: chunks computed by two
+        # library versions (or configurations) share a file. Their signatures are all recorded in
+        # the results; say so, so that a changed number is not mistaken for a changed metric.
+        log(f"  {family.name}: {cache.path.name} holds scores of {len(cache.signatures)} signatures: "
+            + " ; ".join(cache.signatures))
     result = {o: [cached.get(keys[i], {}).get(o, math.nan) for i in range(len(examples))] for o in outputs}
     info = {
         "family": family.name,
@@ -194,12 +205,11 @@ def run_dataset(dataset: str, args: argparse.Namespace, families: list[Family], 
     cache_root = Path(args.cache_dir) if args.cache_dir else _repo_benchmarks_dir() / "cache"
     options = _options(args)
     if any(f.name == "infolm" for f in families):
-        # idf from every distinct reference of the whole dataset (see metrics._infolm_idf).
+        # idf from every distinct reference of the whole dataset (see metrics.infolm_idf_table).
         full = examples if args.max_docs is None else loader(args.data_dir, **kwargs)
         texts = sorted({r for e in full for r in e.references})
-        digest = hashlib.sha1("\n\x00".join(texts).encode("utf-8")).hexdigest()[:8]
         options["infolm_idf_texts"] = texts
-        options["infolm_idf"] = f"{dataset}-references:{len(texts)}:{digest}"
+        options["infolm_idf"] = infolm_idf_key(dataset, texts)
     scores: dict[str, list[float]] = {}
     runs, skipped = [], {}
     for family in families:
@@ -321,13 +331,18 @@ def _plots(dataset, examples, scores, tables, args, families, options, cache_roo
 def main(argv: list[str] | None = None) -> int:
     """Run the meta-evaluation; returns a process exit code (0 on success)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     args._argv = argv
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
     for d in datasets:
         if d not in LOADERS:
             raise SystemExit(f"Unknown dataset {d!r}; choose from {sorted(LOADERS)}.")
     families = resolve_families(args.metrics)
+    try:  # checked before hours of scoring, not when the tables are built at the end
+        check_resampling(args.bootstrap, args.seed)
+    except ValueError as error:
+        parser.error(f"--bootstrap (n_resamples) / --seed: {error}")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     for dataset in datasets:
         run_dataset(dataset, args, families)

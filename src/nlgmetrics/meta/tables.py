@@ -30,8 +30,16 @@ from typing import Any
 
 import numpy as np
 
-from nlgmetrics.meta.bootstrap import _interval, _resample_indices, _statistic_samples, one_sided_p
-from nlgmetrics.meta.correlation import METHODS, pivot, system_means, text_level, system_level
+from nlgmetrics.core.validation import check_choice
+from nlgmetrics.meta.bootstrap import (
+    check_confidence,
+    check_resampling,
+    one_sided_p,
+    percentile_interval,
+    resample_indices,
+    statistic_samples,
+)
+from nlgmetrics.meta.correlation import METHODS, pivot, system_level, system_means, text_level
 from nlgmetrics.meta.data import Example
 from nlgmetrics.meta.williams import williams_from_scores
 
@@ -63,7 +71,15 @@ def correlation_tables(
     seed: int = 0,
     methods: tuple[str, ...] = METHODS,
 ) -> dict[str, Any]:
-    """Every correlation with its bootstrap CI and its comparison with ``baseline``."""
+    """Every correlation with its bootstrap CI and its comparison with ``baseline``.
+
+    ``n_resamples``, ``seed`` and ``confidence`` are checked before any work (they are recorded in
+    the tables): see :func:`nlgmetrics.meta.bootstrap.check_resampling`.
+    """
+    n_resamples, seed = check_resampling(n_resamples, seed)
+    confidence = check_confidence(confidence)
+    for method in methods:
+        check_choice("method", method, METHODS)
     if baseline is not None and baseline not in scores:
         raise ValueError(f"baseline {baseline!r} has no scores; available: {sorted(scores)}.")
     keep = common_rows(examples, scores)
@@ -79,17 +95,17 @@ def correlation_tables(
         metric_mats = {name: _matrices(rows, [v[i] for i in idx]) for name, v in kept_scores.items()}
         n_docs, n_systems = next(iter(metric_mats.values())).shape
         split_info[split] = {"n_examples": len(rows), "n_docs": n_docs, "n_systems": n_systems}
-        indices = _resample_indices(n_docs, n_resamples, seed)
+        indices = resample_indices(n_docs, n_resamples, seed)
         for human_key in human_keys:
             human = _matrices(rows, [e.human[human_key] for e in rows])
             for level in LEVELS:
                 for method in methods:
                     samples = {
-                        name: _statistic_samples(mat, human, level, method, indices) for name, mat in metric_mats.items()
+                        name: statistic_samples(mat, human, level, method, indices) for name, mat in metric_mats.items()
                     }
                     for name, mat in metric_mats.items():
                         point = (text_level if level == "text" else system_level)(mat, human, method)
-                        low, high = _interval(samples[name], confidence)
+                        low, high = percentile_interval(samples[name], confidence)
                         entry = {
                             "split": split,
                             "human": human_key,
@@ -124,7 +140,7 @@ def correlation_tables(
 def _compare(samples_a, samples_b, value_a, base_mat, mat, human, level, method, confidence) -> dict[str, Any]:
     diffs = samples_a - samples_b
     finite = diffs[~np.isnan(diffs)]
-    low, high = _interval(diffs, confidence)
+    low, high = percentile_interval(diffs, confidence)
     base_value = (text_level if level == "text" else system_level)(base_mat, human, method).value
     out: dict[str, Any] = {
         "diff": value_a - base_value,

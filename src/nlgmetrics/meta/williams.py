@@ -26,8 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from nlgmetrics.core.validation import check_choice, check_int, check_real
+from nlgmetrics.meta.coefficients import TIE_TOLERANCE
 from nlgmetrics.meta.correlation import correlate
-from nlgmetrics.validation import check_choice
 
 ALTERNATIVES = ("greater", "less", "two-sided")
 
@@ -48,21 +49,50 @@ class WilliamsResult:
 def williams_test(r12: float, r13: float, r23: float, n: int, alternative: str = "greater") -> WilliamsResult:
     """Test H0: rho12 == rho13. ``alternative="greater"`` asks whether r12 > r13 (one-sided).
 
-    ``r12``: metric A vs human; ``r13``: metric B vs human; ``r23``: metric A vs metric B.
+    ``r12``: metric A vs human; ``r13``: metric B vs human; ``r23``: metric A vs metric B, each a
+    finite number in [-1, 1] (numpy scalars welcome: a float32 correlation is used in float64, like
+    a Python float, not in float32 arithmetic); the three must be possible together (correlations
+    of one set of items: ``K >= 0``). ``r12`` and ``r13`` closer than
+    :data:`~nlgmetrics.meta.coefficients.TIE_TOLERANCE` are a tie: t = 0. ``n``: the number of
+    items the correlations were computed on, an integer > 3 (a NaN or a fractional ``n`` would
+    give a NaN or a wrong p-value).
+
+    >>> williams_test(np.float32(0.4), 0.5, 0.1, np.int64(103)).df
+    100
+    >>> williams_test(0.4, 0.5, 0.1, float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: `n` must be an integer > 3 (the number of items both correlations were computed on; the test has n - 3 degrees of freedom), got nan.
     """
     check_choice("alternative", alternative, ALTERNATIVES)
-    for name, r in (("r12", r12), ("r13", r13), ("r23", r23)):
-        if not (isinstance(r, (int, float)) and -1.0 <= r <= 1.0):
-            raise ValueError(f"{name}={r!r} must be a correlation in [-1, 1] (and not nan).")
-    if n <= 3:
-        raise ValueError(f"n={n}: the Williams test needs n > 3 items (it has n - 3 degrees of freedom).")
+    r12, r13, r23 = (
+        check_real(name, r, minimum=-1, maximum=1, message=(
+            f"`{name}` must be a correlation: a finite number in [-1, 1], got {r!r}."))
+        for name, r in (("r12", r12), ("r13", r13), ("r23", r23))
+    )
+    n = check_int("n", n, message=(
+        f"`n` must be an integer > 3 (the number of items both correlations were computed on; "
+        f"the test has n - 3 degrees of freedom), got {n!r}."), minimum=4)
     k = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
-    denominator = 2 * k * (n - 1) / (n - 3) + ((r12 + r13) / 2) ** 2 * (1 - r23) ** 3
-    if denominator <= 0:
-        # Only reachable for degenerate inputs (e.g. r23 == 1 and K == 0: identical metrics).
-        raise ValueError("Williams test undefined: the two metrics are perfectly correlated (r23 = 1).")
-    t = (r12 - r13) * math.sqrt((n - 1) * (1 + r23)) / math.sqrt(denominator)
+    if k < -1e-12:  # rounding of a K = 0 triple (r23 = 1, r12 = r13) stays far above this
+        # K is the determinant of the 3x3 correlation matrix: negative, no data has these three
+        # correlations, and the formula would still return a p-value for them.
+        raise ValueError(
+            f"r12={r12!r}, r13={r13!r}, r23={r23!r} cannot be correlations of one set of items "
+            f"(K = {k:.3g} < 0: their correlation matrix is not positive semi-definite); compute all "
+            f"three on the same n items."
+        )
     df = n - 3
+    if abs(r12 - r13) <= TIE_TOLERANCE:
+        # Equal correlations (up to rounding): t = 0, no evidence either way. Computed, t would be
+        # rounding noise, and 0/0 for two identical metrics (r23 = 1, K = 0).
+        t = 0.0
+    else:
+        denominator = 2 * k * (n - 1) / (n - 3) + ((r12 + r13) / 2) ** 2 * (1 - r23) ** 3
+        if denominator <= 0:
+            # Only reachable for degenerate inputs (r23 = 1 with r12 != r13 cannot come from data).
+            raise ValueError("Williams test undefined: the two metrics are perfectly correlated (r23 = 1).")
+        t = (r12 - r13) * math.sqrt((n - 1) * (1 + r23)) / math.sqrt(denominator)
     if alternative == "greater":
         p = float(stats.t.sf(t, df))
     elif alternative == "less":

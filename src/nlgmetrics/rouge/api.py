@@ -1,20 +1,26 @@
-"""``rouge_scores``: every ROUGE variant for a batch of predictions, per example and aggregated.
+"""``rouge_family``: every ROUGE variant for a batch of predictions, per example and aggregated.
 
 Each distinct text is tokenized, stemmed and counted once, in a bounded LRU cache shared by all
-calls (in meta-evaluation the same reference is paired with every system), then each (prediction, reference) pair is reduced to
-match statistics (:mod:`nlgmetrics.rouge.scoring`) and references are combined per prediction.
+calls (in meta-evaluation the same reference is paired with every system), then each
+(prediction, reference) pair is reduced to match statistics (:mod:`nlgmetrics.rouge.scoring`)
+and references are combined per prediction. The result is a
+:class:`~nlgmetrics.rouge.result.RougeResult`: per type ``T`` the columns ``T`` (F-measure),
+``T_precision`` and ``T_recall``.
 
->>> out = rouge_scores(["the cat sat"], [["the cat sat down", "a dog"]], rouge_types=("rouge1", "rougeL"))
->>> out["scores"]["rouge1"]["recall"], out["scores"]["rougeL"]["precision"]
+>>> r = rouge_family(["the cat sat"], [["the cat sat down", "a dog"]], rouge_types=("rouge1", "rougeL"))
+>>> r.scores["rouge1_recall"], r.scores["rougeL_precision"]
 ([0.75], [1.0])
->>> out["signature"]
-'rouge|beta:1|bootstrap:1000x0.95/seed0|multi_ref:best|nrefs:2|stemmer:no|stopwords:no|tok:rouge_score|types:rouge1,rougeL|version:0.1.0'
+>>> r.main, round(r.main_score, 6)
+('rouge1', 0.857143)
+>>> r.signature
+'rouge_family|aggregation:bootstrap|beta:1|confidence:0.95|multi_ref:best|n_bootstrap:1000|nrefs:2|rouge_types:rouge1,rougeL|seed:0|stemmer:no|stopwords:no|tokenize:rouge_score|version:0.1.0'
 """
 
 from __future__ import annotations
 
 import functools
-import re
+import math
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,14 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from nlgmetrics.rouge.bootstrap import bootstrap_columns, check_confidence
-from nlgmetrics.rouge.lcs import lcs_length, match_masks, union_lcs_hits, wlcs_hits, wlcs_paper
-from nlgmetrics.rouge.ngrams import ngram_counts, overlap, skip_bigram_counts
-from nlgmetrics.rouge.rouge155 import rouge155_average
-from nlgmetrics.rouge.scoring import Stats, combine
-from nlgmetrics.rouge.tokenize import STEMMERS, split_lines, tokenize
-from nlgmetrics.signature import make_signature
-from nlgmetrics.validation import (
+from nlgmetrics.core.signature import make_signature
+from nlgmetrics.core.validation import (
     as_reference_lists,
     as_texts,
     check_bool,
@@ -38,50 +38,18 @@ from nlgmetrics.validation import (
     check_real,
     check_same_length,
 )
+from nlgmetrics.rouge.bootstrap import bootstrap_columns, check_confidence
+from nlgmetrics.rouge.lcs import lcs_length, match_masks, union_lcs_hits, wlcs_hits, wlcs_paper
+from nlgmetrics.rouge.ngrams import ngram_counts, overlap, skip_bigram_counts
+from nlgmetrics.rouge.result import RougeResult
+from nlgmetrics.rouge.rouge155 import rouge155_average
+from nlgmetrics.rouge.scoring import Stats, combine
+from nlgmetrics.rouge.tokenize import STEMMERS, split_lines, tokenize
+from nlgmetrics.rouge.types import DEFAULT_ROUGE_TYPES, RougeType, parse_rouge_type, type_columns
 
-DEFAULT_ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 MULTI_REF_MODES = ("best", "average")
 ROUGE_W_NORMALIZATIONS = ("rouge155", "paper")
 AGGREGATIONS = ("bootstrap", "rouge155")
-MEASURES = ("precision", "recall", "fmeasure")
-
-_TYPE_RE = re.compile(r"^rouge(?:(?P<n>[1-9][0-9]*)|(?P<l>L|Lsum|W)|S(?P<su>U?)(?P<gap>[0-9]+|\*)?)$")
-
-
-@dataclass(frozen=True)
-class RougeType:
-    """A parsed ROUGE type name (``rouge2``, ``rougeL``, ``rougeLsum``, ``rougeW``, ``rougeSU4``...)."""
-
-    name: str
-    kind: str  # "n", "L", "Lsum", "W", "S"
-    n: int = 0
-    max_gap: int | None = None
-    unigrams: bool = False
-
-
-def parse_rouge_type(name: Any) -> RougeType:
-    """Parse one ROUGE type name; raise a ValueError listing the accepted forms.
-
-    >>> parse_rouge_type("rougeSU4")
-    RougeType(name='rougeSU4', kind='S', n=0, max_gap=4, unigrams=True)
-    """
-    match = _TYPE_RE.match(name) if isinstance(name, str) else None
-    if match is None:
-        raise ValueError(
-            f"Unknown rouge type {name!r}; use rouge1..rougeN (n-grams), rougeL, rougeLsum, "
-            f"rougeW, rougeS* / rougeS4 (skip-bigrams, max gap 4) or rougeSU* / rougeSU4."
-        )
-    if match.group("n"):
-        return RougeType(name, "n", n=int(match.group("n")))
-    if match.group("l"):
-        return RougeType(name, match.group("l"))
-    gap = match.group("gap")
-    return RougeType(
-        name,
-        "S",
-        max_gap=None if gap in (None, "*") else int(gap),
-        unigrams=bool(match.group("su")),
-    )
 
 
 @dataclass
@@ -165,31 +133,99 @@ def _pair_stats(kind: RougeType, pred: _Text, ref: _Text, w: float, w_norm: str)
         if len(a) > len(b.tokens):  # iterate over the shorter text: LCS is symmetric
             a, b = pred.tokens, ref
         return Stats(lcs_length(a, b.masks, len(b.tokens)), len(ref.tokens), len(pred.tokens))
-    ref_total = sum(len(s) for s in ref.sentences)
-    pred_total = sum(len(s) for s in pred.sentences)
     if kind.kind == "Lsum":
+        ref_total = sum(len(s) for s in ref.sentences)
+        pred_total = sum(len(s) for s in pred.sentences)
         if not ref_total or not pred_total:
             return Stats(0, ref_total, pred_total)
         hits = union_lcs_hits(ref.sentences, pred.sentences, pred.sentence_masks, ref.unigrams, pred.unigrams)
         return Stats(hits, ref_total, pred_total)
-    # ROUGE-W
+    return _rouge_w_stats(pred, ref, w, w_norm)
+
+
+#: ln of the largest float, less a margin of 1 (a factor e) for the rounding of sums.
+_LOG_MAX = math.log(sys.float_info.max) - 1.0
+
+
+def rouge_w_weight_limit(n_tokens: int, normalization: str = "rouge155", pooled: int = 1) -> float:
+    """Largest ``rouge_w_weight`` whose ROUGE-W numbers stay finite for texts of up to ``n_tokens``
+    (``pooled``: references whose counts are summed, ``multi_ref="average"``).
+
+    ROUGE-W weighs a run of k consecutive matches ``k**w``. Every quantity it computes for a text
+    of n tokens is at most ``n**w`` (a sum of ``k_i**w`` is at most ``(sum k_i)**w``), except the
+    reference normaliser of ROUGE-1.5.5 (``normalization="rouge155"``), ``f(sum_i f(len_i))``,
+    which is at most ``n**(w*w)``; pooling multiplies by the number of references. With ``M``
+    the largest float divided by ``e`` (a margin for rounding) and ``L = ln(M / pooled)``,
+    ``w <= L / ln(n)`` (``"paper"``) or ``w <= sqrt(L / ln(n))`` (``"rouge155"``) keeps every
+    number finite; texts with several lines stay finite somewhat beyond it.
+
+    >>> round(rouge_w_weight_limit(10), 2), round(rouge_w_weight_limit(10, "paper"), 1)
+    (17.54, 307.8)
+    >>> rouge_w_weight_limit(1)
+    inf
+    """
+    if n_tokens <= 1:
+        return math.inf  # 1**w == 1 for every w
+    ratio = (_LOG_MAX - math.log(max(pooled, 1))) / math.log(n_tokens)
+    return math.sqrt(ratio) if normalization == "rouge155" else ratio
+
+
+class _WeightOverflow(ValueError):
+    """ROUGE-W's numbers left the float range (the caller adds which example)."""
+
+
+def _weight_overflow_message(w: float, w_norm: str, longest: int, pooled: int) -> str:
+    limit = rouge_w_weight_limit(longest, w_norm, pooled)
+    where = f" with {pooled} references pooled (multi_ref='average')" if pooled > 1 else ""
+    return (
+        f"rouge_w_weight={w:g} is too large for a text of {longest} tokens{where}: ROUGE-W weighs a run "
+        f"of k words k**w, and with rouge_w_normalization={w_norm!r} its numbers leave the float range "
+        f"(above 1.8e308). rouge_w_weight <= {limit:.4g} keeps them finite for texts of this length "
+        f"(ROUGE-1.5.5 uses 1.2)."
+    )
+
+
+def _check_pooled(per_reference: Sequence[Stats], w: float, w_norm: str, texts: Sequence[_Text]) -> None:
+    """``multi_ref="average"`` sums ROUGE-W's statistics over the references: that sum must stay
+    finite too (an infinite denominator would silently give 0)."""
+    sums = (sum(s.hits for s in per_reference), sum(s.precision_hits for s in per_reference),
+            sum(s.ref_total for s in per_reference), sum(s.pred_total for s in per_reference))
+    if not all(math.isfinite(v) for v in sums):
+        longest = max(sum(len(line) for line in text.sentences) for text in texts)
+        raise _WeightOverflow(_weight_overflow_message(w, w_norm, longest, len(per_reference)))
+
+
+def _rouge_w_stats(pred: _Text, ref: _Text, w: float, w_norm: str) -> Stats:
+    """ROUGE-W statistics of one pair; a ValueError (never inf, NaN or a bare OverflowError)
+    when ``w`` is so large that a number leaves the float range."""
+    ref_total = sum(len(s) for s in ref.sentences)
+    pred_total = sum(len(s) for s in pred.sentences)
     if not ref_total or not pred_total:
         return Stats(0.0, 0.0, 0.0)
-    if w_norm == "rouge155":
-        hits, base = wlcs_hits(ref.sentences, pred.sentences, w, ref.unigrams, pred.unigrams)
-        # ROUGE-1.5.5 weights the reference length twice, f(sum_i f(len_i)), and the prediction
-        # as one block, f(n): a perfect match of n words gets recall n**(1-w), not 1.
-        return Stats(hits, base**w, float(pred_total) ** w)
-    # "paper": WLCS values of Lin 2004, each side normalised by the sum of f(sentence length).
-    ref_hits, pred_hits = wlcs_paper(ref.sentences, pred.sentences, w)
-    ref_norm = sum(len(s) ** w for s in ref.sentences)
-    pred_norm = sum(len(s) ** w for s in pred.sentences)
-    return Stats(ref_hits, ref_norm, pred_norm, pred_hits)
+    try:
+        if w_norm == "rouge155":
+            hits, base = wlcs_hits(ref.sentences, pred.sentences, w, ref.unigrams, pred.unigrams)
+            # ROUGE-1.5.5 weights the reference length twice, f(sum_i f(len_i)), and the prediction
+            # as one block, f(n): a perfect match of n words gets recall n**(1-w), not 1.
+            stats = Stats(hits, base**w, float(pred_total) ** w)
+        else:
+            # "paper": WLCS values of Lin 2004, each side normalised by the sum of f(sentence length).
+            ref_hits, pred_hits = wlcs_paper(ref.sentences, pred.sentences, w)
+            ref_norm = sum(len(s) ** w for s in ref.sentences)
+            pred_norm = sum(len(s) ** w for s in pred.sentences)
+            stats = Stats(ref_hits, ref_norm, pred_norm, pred_hits)
+        finite = all(math.isfinite(v) for v in (stats.hits, stats.ref_total, stats.pred_total, stats.precision_hits))
+    except OverflowError:  # float ** float raises instead of returning inf
+        finite = False
+    if not finite:
+        raise _WeightOverflow(_weight_overflow_message(w, w_norm, max(ref_total, pred_total), 1))
+    return stats
 
 
-def rouge_scores(
+def rouge_family(
     predictions: Sequence[str],
     references: Sequence[str | Sequence[str]],
+    *,
     rouge_types: Sequence[str] = DEFAULT_ROUGE_TYPES,
     use_stemmer: bool | str = False,
     remove_stopwords: bool = False,
@@ -197,49 +233,57 @@ def rouge_scores(
     beta: float = 1.0,
     rouge_w_weight: float = 1.2,
     rouge_w_normalization: str = "rouge155",
-    aggregate: bool = True,
     aggregation: str = "bootstrap",
     n_bootstrap: int = 1000,
     confidence: float = 0.95,
     seed: int | None = 0,
     progress: bool = False,
-) -> dict[str, Any]:
+) -> RougeResult:
     """Score ``predictions`` against ``references`` with each ROUGE type.
 
     Args:
         predictions: one text per example. Lines (``\\n``) are sentences for rougeLsum/rougeW.
         references: per example, one text or a list of texts (ragged allowed).
-        rouge_types: any of ``rouge1``..``rougeN``, ``rougeL`` (sentence LCS), ``rougeLsum``
-            (summary-level union LCS over lines), ``rougeW`` (weighted LCS over lines),
-            ``rougeS*``/``rougeS<gap>`` (skip-bigrams), ``rougeSU*``/``rougeSU<gap>``.
+        rouge_types: any of ``rouge1``..``rouge100`` (n-grams), ``rougeL`` (sentence LCS),
+            ``rougeLsum`` (summary-level union LCS over lines), ``rougeW`` (weighted LCS over
+            lines), ``rougeS*``/``rougeS<gap>`` (skip-bigrams), ``rougeSU*``/``rougeSU<gap>``.
+            The first one is the headline (``main``).
         use_stemmer: stem words longer than 3 characters: True or ``"porter"`` (NLTK's Porter,
             as rouge-score) or ``"rouge155"`` (ROUGE-1.5.5's Porter variant, Perl ``-m``).
         remove_stopwords: drop ROUGE-1.5.5's SMART stopwords (Perl ``-s``).
         multi_ref: ``"best"`` (highest F per type, rouge-score ``score_multi``) or ``"average"``
             (ROUGE-1.5.5 ``-f A``: hits and counts pooled over references).
-        beta: F-beta weight of recall (ROUGE-1.5.5 ``-p alpha`` is ``1 / (1 + beta**2)``).
-        rouge_w_weight: ``w`` of ROUGE-W's ``f(k) = k**w`` (Perl ``-w``).
+        beta: F-beta weight of recall, any finite number > 0 (ROUGE-1.5.5 ``-p alpha`` is
+            ``1 / (1 + beta**2)``). Where ``beta**2`` overflows, F is its limit, the recall.
+        rouge_w_weight: ``w`` of ROUGE-W's ``f(k) = k**w`` (Perl ``-w``), a number >= 1. A weight
+            so large that ROUGE-W's numbers leave the float range for some text is a ValueError
+            naming the largest weight for that text's length (:func:`rouge_w_weight_limit`).
         rouge_w_normalization: ``"rouge155"`` reproduces ROUGE-1.5.5, whose recall divides by
             ``f(sum_i f(len_i))`` (so a perfect match of n words has recall ``n**(1-w)``);
             ``"paper"`` uses Lin 2004's WLCS (runs consecutive in both texts), best-matching
             sentence per side, recall over ``sum_i f(len_i)`` of the reference sentences and
             precision over the same sum for the prediction (a perfect match scores 1).
-        aggregate: add ``"aggregate"``: mean and bootstrap confidence interval per measure.
         aggregation: ``"bootstrap"`` (plain mean; seeded numpy bootstrap interval) or
             ``"rouge155"`` (the exact ``Average_R/P/F`` and interval that ROUGE-1.5.5 prints,
             see :mod:`nlgmetrics.rouge.rouge155`; use with ``multi_ref="average"``).
-        n_bootstrap, confidence, seed: the bootstrap (seeded, reproducible; ROUGE-1.5.5's own
-            seeds are used with ``aggregation="rouge155"``).
+        n_bootstrap: bootstrap resamples of the confidence interval (ROUGE-1.5.5 uses 1000).
+            ``0`` computes no interval (no ``_low``/``_high`` entries, and no resampling time);
+            ``aggregation="rouge155"`` needs at least 1, its averages are means of resamples.
+        confidence: the interval's level, strictly between 0 and 1.
+        seed: the bootstrap's seed (an integer >= 0, reproducible; None: unseeded). ROUGE-1.5.5's
+            own seeds are used with ``aggregation="rouge155"``.
         progress: show a progress bar over examples.
 
     Returns:
-        ``{"scores": {type: {"precision": [...], "recall": [...], "fmeasure": [...]}},
-        "aggregate": {type: {measure: {"mean", "low", "high"}}}, "signature": str}``. Scores
-        are in [0, 1]; a prediction or reference without tokens scores 0 (never NaN).
+        :class:`~nlgmetrics.rouge.result.RougeResult`: per type ``T`` the per-example columns
+        ``T`` (F-measure), ``T_precision`` and ``T_recall``, all in [0, 1] (a prediction or
+        reference without tokens scores 0, never NaN); ``aggregate()`` adds each column's
+        ``_low``/``_high`` bounds; ``signature`` records every option that changes a number.
 
     Example:
-        >>> rouge_scores(["a b"], ["a b"], rouge_types=["rouge2"], aggregate=False)["scores"]["rouge2"]["fmeasure"]
-        [1.0]
+        >>> r = rouge_family(["a b"], ["a b"], rouge_types=["rouge2"], n_bootstrap=0)
+        >>> r.scores["rouge2"], r.aggregate()
+        ([1.0], {'rouge2': 1.0, 'rouge2_precision': 1.0, 'rouge2_recall': 1.0})
     """
     preds = as_texts("predictions", predictions)
     refs = as_reference_lists(references, n=len(preds))
@@ -263,13 +307,18 @@ def rouge_scores(
         f"seed={seed!r} must be a non-negative integer, or None for an unseeded bootstrap."))
     # Plain floats (numpy scalars accepted): the signature and the numbers do not depend on the type.
     beta = check_real("beta", beta, minimum=0, exclusive_minimum=True,
-                      message=f"beta={beta!r} must be a positive number (1.0 gives F1).")
+                      message=f"beta={beta!r} must be a finite positive number (1.0 gives F1).")
     w = check_real("rouge_w_weight", rouge_w_weight, minimum=1, message=(
-        f"rouge_w_weight={rouge_w_weight!r} must be a number >= 1 (ROUGE-1.5.5 uses 1.2)."))
-    if aggregate:
-        n_bootstrap = check_int("n_bootstrap", n_bootstrap, minimum=1, message=(
-            f"n_bootstrap={n_bootstrap!r} must be a positive integer (ROUGE-1.5.5 uses 1000)."))
-        confidence = check_confidence(confidence)  # checked here too: the Perl-style path needs it
+        f"rouge_w_weight={rouge_w_weight!r} must be a finite number >= 1 (ROUGE-1.5.5 uses 1.2)."))
+    n_bootstrap = check_int("n_bootstrap", n_bootstrap, minimum=0, message=(
+        f"n_bootstrap={n_bootstrap!r} must be a non-negative integer (ROUGE-1.5.5 uses 1000; "
+        f"0: no confidence interval)."))
+    if aggregation == "rouge155" and n_bootstrap == 0:
+        raise ValueError(
+            "aggregation='rouge155' needs n_bootstrap >= 1: ROUGE-1.5.5's averages are means of "
+            "bootstrap resamples (it uses 1000); use aggregation='bootstrap' for plain means without interval."
+        )
+    confidence = check_confidence(confidence)  # checked here too: the Perl-style path needs it
 
     needs_sentences = any(t.kind in ("Lsum", "W") for t in types)
 
@@ -277,55 +326,65 @@ def rouge_scores(
         return _prepare(text, stem, remove_stopwords, needs_sentences)
 
     transform_w = (lambda x: x ** (1.0 / w)) if any(t.kind == "W" for t in types) else None
-    columns: dict[str, dict[str, list[float]]] = {t.name: {m: [] for m in MEASURES} for t in types}
-    iterator = zip(preds, refs)
+    scores: dict[str, list[float]] = {name: [] for t in types for name in type_columns(t.name)}
+    iterator: Any = zip(preds, refs)
     if progress:
         from tqdm.auto import tqdm
 
         iterator = tqdm(iterator, total=len(preds), desc="rouge")
-    for pred_text, ref_texts in iterator:
+    for index, (pred_text, ref_texts) in enumerate(iterator):
         pred = prepare(pred_text)
         ref_items = [prepare(r) for r in ref_texts]
         for kind in types:
-            per_ref = [_pair_stats(kind, pred, ref, w, rouge_w_normalization) for ref in ref_items]
+            try:
+                per_ref = [_pair_stats(kind, pred, ref, w, rouge_w_normalization) for ref in ref_items]
+                if kind.kind == "W" and multi_ref == "average" and len(per_ref) > 1:
+                    _check_pooled(per_ref, w, rouge_w_normalization, [pred, *ref_items])
+            except _WeightOverflow as error:
+                raise ValueError(f"example {index}: {error}") from None
             score = combine(per_ref, multi_ref, beta, transform_w if kind.kind == "W" else None)
-            column = columns[kind.name]
-            column["precision"].append(score.precision)
-            column["recall"].append(score.recall)
-            column["fmeasure"].append(score.fmeasure)
+            f_column, p_column, r_column = type_columns(kind.name)
+            scores[f_column].append(score.fmeasure)
+            scores[p_column].append(score.precision)
+            scores[r_column].append(score.recall)
 
     nrefs = {len(r) for r in refs}
-    options = {
-        "types": [t.name for t in types],
+    options: dict[str, Any] = {
+        "rouge_types": [t.name for t in types],
         "stemmer": stem,
         "stopwords": remove_stopwords,
         "multi_ref": multi_ref,
         "beta": beta,
-        "tok": "rouge_score",
+        "tokenize": "rouge_score",
         "nrefs": nrefs.pop() if len(nrefs) == 1 else "var",
+        "aggregation": aggregation,
+        "n_bootstrap": n_bootstrap,
     }
     if any(t.kind == "W" for t in types):
-        options["w"] = w
-        options["w_norm"] = rouge_w_normalization
-    result: dict[str, Any] = {"scores": columns}
-    if aggregate and aggregation == "rouge155":
-        alpha = 1.0 / (1.0 + beta * beta)
-        result["aggregate"] = {
-            t.name: rouge155_average(
-                columns[t.name]["recall"], columns[t.name]["precision"], alpha, n_bootstrap, 100 * confidence
-            )
-            for t in types
-        }
-        options["bootstrap"] = f"rouge155/{n_bootstrap}x{confidence:g}"
-    elif aggregate:
-        import numpy as np
-
-        names = [(t.name, m) for t in types for m in MEASURES]
-        matrix = np.array([columns[t][m] for t, m in names], dtype=np.float64).T
-        stats = bootstrap_columns(matrix, n_bootstrap, confidence, seed)
-        result["aggregate"] = {t.name: {} for t in types}
-        for (name, measure), value in zip(names, stats):
-            result["aggregate"][name][measure] = value
-        options["bootstrap"] = f"{n_bootstrap}x{confidence:g}/seed{seed}"
-    result["signature"] = make_signature("rouge", options)
-    return result
+        options["rouge_w_weight"] = w
+        options["rouge_w_normalization"] = rouge_w_normalization
+    intervals: dict[str, tuple[float, float]] = {}
+    averages: dict[str, float] = {}
+    if n_bootstrap and aggregation == "rouge155":
+        options["confidence"] = confidence
+        alpha = 1.0 / (1.0 + beta * beta)  # 0.0 where beta**2 overflows: F is then the recall
+        for t in types:
+            f_column, p_column, r_column = type_columns(t.name)
+            printed = rouge155_average(scores[r_column], scores[p_column], alpha, n_bootstrap, 100 * confidence)
+            for column, measure in ((f_column, "fmeasure"), (p_column, "precision"), (r_column, "recall")):
+                averages[column] = printed[measure]["mean"]
+                intervals[column] = (printed[measure]["low"], printed[measure]["high"])
+    elif n_bootstrap:
+        options["confidence"] = confidence
+        options["seed"] = seed
+        names = list(scores)
+        matrix = np.array([scores[name] for name in names], dtype=np.float64).T
+        for name, stats in zip(names, bootstrap_columns(matrix, n_bootstrap, confidence, seed)):
+            intervals[name] = (stats["low"], stats["high"])
+    return RougeResult(
+        scores=scores,
+        signature=make_signature("rouge_family", options),
+        rouge_types=tuple(t.name for t in types),
+        intervals=intervals,
+        averages=averages,
+    )

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nlgmetrics.validation import check_int, check_real
+from nlgmetrics.core.validation import check_int, check_real
 
 _CHUNK_CELLS = 4_000_000  # resample counts held at once (bounded memory on big corpora)
 

@@ -21,6 +21,8 @@ def ngram_counts(tokens: Sequence[str], n: int) -> Counter:
     """Counts of the contiguous ``n``-grams (as tuples; unigrams as plain tokens)."""
     if n == 1:
         return Counter(tokens)
+    if n > len(tokens):  # no n-gram; and no n slices of the text to build first
+        return Counter()
     return Counter(zip(*(tokens[k:] for k in range(n))))
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from nlgmetrics.validation import check_int
+from nlgmetrics.core.validation import check_int
 
 _MASK48 = (1 << 48) - 1
 
@@ -51,8 +51,8 @@ def rouge155_average(
     """ROUGE-1.5.5's ``Average_{R,P,F}`` and confidence interval from per-example R and P.
 
     Args:
-        recall, precision: unrounded per-example scores (e.g. ``rouge_scores(...)["scores"]``
-            with ``multi_ref="average"``).
+        recall, precision: unrounded per-example scores (e.g. the ``T_recall`` and
+            ``T_precision`` columns of ``rouge_family(..., multi_ref="average")``).
         alpha: Perl ``-p`` (0.5 = F1).
         n_samples: Perl ``-r`` (default 1000). confidence: Perl ``-c`` in percent (default 95).
         eval_ids: the EVAL ID of each example (default ``"1".."N"``).

@@ -17,6 +17,7 @@ Score(precision=0.75, recall=0.75, fmeasure=0.75)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -49,15 +50,28 @@ class Stats:
 
 
 def fmeasure(precision: float, recall: float, beta: float = 1.0) -> float:
-    """F-beta; 0 when both are 0. For beta=1 this is rouge-score's exact expression."""
+    """F-beta, ``(1 + beta**2) P R / (R + beta**2 P)``; 0 when P or R is 0.
+
+    For beta=1 this is rouge-score's exact expression. For every other finite beta > 0 it stays
+    finite and between min(P, R) and max(P, R) (F-beta is a weighted harmonic mean of the two):
+    where ``beta**2`` overflows (beta above about 1.34e154) F is its limit, the recall, instead
+    of ``inf / inf``; where it underflows to 0, the formula gives the other limit, the precision.
+
+    >>> fmeasure(0.5, 0.25, beta=1e200), fmeasure(0.5, 0.25, beta=1e-200)
+    (0.25, 0.5)
+    """
     if beta == 1.0:
         if precision + recall > 0:
             return 2 * precision * recall / (precision + recall)
         return 0.0
-    denominator = recall + beta * beta * precision
-    if denominator > 0:
-        return (1 + beta * beta) * precision * recall / denominator
-    return 0.0
+    if precision <= 0.0 or recall <= 0.0:
+        return 0.0
+    beta2 = beta * beta
+    if math.isinf(beta2):
+        return recall
+    value = (1 + beta2) * precision * recall / (recall + beta2 * precision)
+    # Rounding may step an ulp outside [min(P, R), max(P, R)]; the exact value never does.
+    return min(max(value, min(precision, recall)), max(precision, recall))
 
 
 def _ratio(hits: float, total: float, transform: Callable[[float], float] | None) -> float:

@@ -1,7 +1,8 @@
 """The main job: score a small built-in example with every metric this machine can run.
 
-Run ``python -m nlgmetrics.example`` (``bash scripts/example.sh`` installs first). Each metric
-prints its headline score per example and its signature. LM metrics try the paper's model first
+Run ``python -m nlgmetrics.apps.example`` (``bash scripts/example.sh`` installs first). Each metric
+prints its main score (``result.main``, with its direction), the per-example values of that column
+where it is one (BLEU's main score is the corpus BLEU: no per-example value), and its signature. LM metrics try the paper's model first
 (``bert-base-uncased`` / ``gpt2``); without network access they fall back to the offline
 SmolLM2-135M (alias ``smollm2-135m``) where the metric accepts a causal LM, and are skipped with a
 one-line reason where it does not (BLANC needs a masked LM).
@@ -17,7 +18,10 @@ import os
 import socket
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from nlgmetrics.core.result import MetricResult
 
 OFFLINE_CAUSAL_ALIAS = "smollm2-135m"
 
@@ -58,9 +62,9 @@ def hub_reachable(host: str = "huggingface.co", timeout: float = 3.0) -> bool:
         return False
 
 
-def run_metric(name: str, model: str | None, progress: bool) -> tuple[Any | None, str]:
-    """Run one metric on the example; return (report or None, note)."""
-    from nlgmetrics.registry import get_spec
+def run_metric(name: str, model: str | None, progress: bool) -> tuple[MetricResult | None, str]:
+    """Run one metric on the example; return (its result or None, note)."""
+    from nlgmetrics.apps.registry import get_spec
 
     spec = get_spec(name)
     others = EXAMPLE["references"] if spec.second_input == "references" else EXAMPLE["documents"]
@@ -71,18 +75,18 @@ def run_metric(name: str, model: str | None, progress: bool) -> tuple[Any | None
     failures: list[str] = []
     for candidate in candidates:
         try:
-            report = spec.run(predictions, others, progress=progress, model=candidate)
+            result = spec.run(predictions, others, progress=progress, model=candidate)
         except (OSError, ValueError) as error:  # model not available, or wrong kind of model
             failures.append(f"{candidate}: {str(error).splitlines()[0][:120]}")
             continue
         note = "" if candidate == spec.default_model else f"model {candidate} (paper default {spec.default_model} not available offline)"
-        return report, note
+        return result, note
     return None, "skipped: " + " | ".join(failures)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m nlgmetrics.example",
+        prog="python -m nlgmetrics.apps.example",
         description="Score a small built-in example with every metric available on this machine.",
     )
     parser.add_argument("--metrics", default="rouge_family,bleu,infolm,shannon_score,blanc,fflm",
@@ -101,17 +105,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print("nlgmetrics example: 3 predictions, their references and source documents\n")
     for name in [m.strip() for m in args.metrics.split(",") if m.strip()]:
-        report, note = run_metric(name, args.model, args.progress)
-        if report is None:
+        result, note = run_metric(name, args.model, args.progress)
+        if result is None:
             print(f"{name:14s} {note}\n")
             continue
-        values = report.per_example.get(report.main) or []
+        values = result.scores.get(result.main) or []
         per_example = ", ".join(f"{v:.4f}" for v in values)
-        headline = report.aggregate.get(report.main, float("nan"))
-        print(f"{name:14s} {report.main} = {headline:.4f}" + (f"  per example: [{per_example}]" if values else ""))
+        direction = "higher" if result.higher_is_better else "lower"
+        print(f"{name:14s} {result.main} = {result.main_score:.4f} ({direction} is better)"
+              + (f"  per example: [{per_example}]" if values else ""))
         if note:
             print(f"{'':14s} {note}")
-        print(f"{'':14s} signature: {report.signature}\n")
+        print(f"{'':14s} signature: {result.signature}\n")
     return 0
 
 

@@ -8,8 +8,8 @@
 >>> ids = np.array([tokenizer("the cat sat on the mat")["input_ids"]])
 >>> labels = ids.copy(); labels[0, -1] = -100          # -100: ignored label positions
 >>> scores = compute_metrics((ids, labels))
->>> scores["bleu_score"] > 0, "rouge_family_rouge1_fmeasure" in scores
-(True, True)
+>>> scores["bleu"] > 0, "rouge_family_rouge1" in scores, "bleu_sentence_bleu" in scores
+(True, True, True)
 
 Typical use::
 
@@ -32,34 +32,71 @@ from typing import Any
 
 import numpy as np
 
-from nlgmetrics.registry import ScoreReport, get_spec
+from nlgmetrics.apps.registry import get_spec
+from nlgmetrics.core.result import MetricResult
 
+#: The Trainer pads predictions and labels of batches of different lengths with this id (and
+#: ``DataCollatorForSeq2Seq`` pads labels with it): the one negative id that is padding.
 IGNORE_INDEX = -100
 
 
-def decode_ids(tokenizer: Any, ids: Any) -> list[str]:
-    """Decode a batch of token ids, treating -100 (and any negative id) as padding.
+def decode_ids(tokenizer: Any, ids: Any, what: str = "token ids") -> list[str]:
+    """Decode a batch of token ids; -100 (:data:`IGNORE_INDEX`) is padding.
 
     The Trainer pads predictions and labels of different batches with -100; tokenizers cannot
     decode negative ids, so they become the pad token, which ``skip_special_tokens`` then drops.
+    Any other id outside the tokenizer's vocabulary (another negative number, an id >=
+    ``len(tokenizer)``: labels of another tokenizer, a model with a larger embedding than its
+    tokenizer) is an error naming where it is: decoded, it would silently vanish or become some
+    other text, and change the scores. ``what`` names the array in errors ("labels", ...).
     """
     if isinstance(ids, tuple):  # some models return (generated_ids, ...) from generate()
         ids = ids[0]
     array = np.asarray(ids)
     if array.ndim != 2:
         raise ValueError(
-            f"Expected a 2-D array of token ids [examples, tokens], got shape {array.shape}; "
+            f"Expected {what} as a 2-D array [examples, tokens], got shape {array.shape}; "
             f"use Seq2SeqTrainingArguments(predict_with_generate=True) so that predictions are ids, "
             f"not logits."
         )
+    if array.dtype.kind == "f":
+        if not np.all(np.isfinite(array)) or not np.array_equal(array, np.round(array)):
+            raise ValueError(
+                f"{what} are floats with non-integer values ({array.dtype}); pass token ids (use "
+                f"Seq2SeqTrainingArguments(predict_with_generate=True), or argmax the logits first)."
+            )
+        array = array.astype(np.int64)
+    elif array.dtype.kind not in "iu":
+        raise ValueError(f"{what} must be integer token ids, got an array of {array.dtype}.")
     pad = tokenizer.pad_token_id
     if pad is None:
         pad = tokenizer.eos_token_id
     if pad is None:
         raise ValueError("The tokenizer has no pad or eos token; set tokenizer.pad_token first.")
-    array = np.where(array < 0, pad, array)
+    vocabulary = len(tokenizer)
+    outside = ((array < 0) & (array != IGNORE_INDEX)) | (array >= vocabulary)
+    if outside.any():
+        row, position = (int(i) for i in np.argwhere(outside)[0])
+        raise ValueError(
+            f"{what} hold id {int(array[row, position])} at [{row}, {position}] ({int(outside.sum())} such "
+            f"ids), outside the tokenizer's vocabulary [0, {vocabulary}) and not the padding id "
+            f"{IGNORE_INDEX}; pass the tokenizer that made these ids (and pad with {IGNORE_INDEX})."
+        )
+    array = np.where(array == IGNORE_INDEX, pad, array)
     texts = tokenizer.batch_decode(array.tolist(), skip_special_tokens=True)
     return [text.strip() for text in texts]
+
+
+def result_keys(result: MetricResult) -> dict[str, float]:
+    """``result.aggregate()`` under Trainer keys: ``<metric>_<key>``, or just ``<metric>`` for the
+    key named like the metric (``bleu``, ``infolm``, ``shannon_score``: no ``bleu_bleu``).
+
+    The same rule for every metric, read off the result.
+    """
+    return {
+        (result.metric if key == result.metric else f"{result.metric}_{key}"): float(value)
+        for key, value in result.aggregate().items()
+    }
 
 
 def build_compute_metrics(
@@ -74,7 +111,7 @@ def build_compute_metrics(
 ) -> Callable[[Any], dict[str, float]]:
     """Return ``compute_metrics(eval_pred) -> {name: float}`` scoring decoded generations.
 
-    - ``metrics``: any subset of ``nlgmetrics.registry.metric_names()``.
+    - ``metrics``: any subset of ``nlgmetrics.apps.registry.metric_names()``.
     - ``sources``: documents for the reference-free metrics (aligned with the evaluation dataset),
       or ``"inputs"`` to decode ``eval_pred.inputs``. Required when such a metric is asked for.
     - ``metric_options``: per-metric keyword options, e.g. ``{"infolm": {"model": path}}``.
@@ -82,8 +119,11 @@ def build_compute_metrics(
       newlines for ROUGE-Lsum).
     - ``per_example``: also return per-example lists (Trainer logs only numbers, so off by default).
 
-    Keys are ``<metric>_<score>`` (e.g. ``rouge_family_rouge1_fmeasure``, ``bleu_score``); the
-    Trainer prefixes them with ``eval_``. Signatures are kept on ``compute_metrics.last_reports``.
+    Keys come from each result's ``aggregate()`` (:func:`result_keys`): ``<metric>_<key>``, or the
+    metric's name alone for its own key, e.g. ``bleu``, ``bleu_bp``, ``bleu_sentence_bleu``,
+    ``rouge_family_rouge1``, ``rouge_family_rouge1_low``, ``infolm``; the Trainer prefixes them with
+    ``eval_``. With ``per_example``: ``<metric>_<column>_per_example`` lists. The results
+    themselves (signatures, per-example columns) are kept on ``compute_metrics.last_results``.
     """
     if isinstance(metrics, str):
         metrics = [metrics]
@@ -115,8 +155,8 @@ def build_compute_metrics(
             predictions_ids = eval_pred.predictions
             label_ids = eval_pred.label_ids
             inputs_ids = getattr(eval_pred, "inputs", None)
-        predictions = decode_ids(tokenizer, predictions_ids)
-        references = decode_ids(tokenizer, label_ids) if label_ids is not None else None
+        predictions = decode_ids(tokenizer, predictions_ids, "predictions")
+        references = decode_ids(tokenizer, label_ids, "labels") if label_ids is not None else None
         if postprocess is not None:
             predictions = [postprocess(text) for text in predictions]
             references = None if references is None else [postprocess(t) for t in references]
@@ -128,7 +168,7 @@ def build_compute_metrics(
                         "sources='inputs' but the Trainer passed no inputs; set "
                         "Seq2SeqTrainingArguments(include_for_metrics=['inputs'])."
                     )
-                docs = decode_ids(tokenizer, inputs_ids)
+                docs = decode_ids(tokenizer, inputs_ids, "inputs")
             else:
                 docs = fixed_sources
             if docs is not None and len(docs) != len(predictions):
@@ -137,7 +177,7 @@ def build_compute_metrics(
                     f"aligned with the evaluation dataset (one per example, same order)."
                 )
         results: dict[str, float] = {}
-        reports: list[ScoreReport] = []
+        metric_results: list[MetricResult] = []
         for spec in specs:
             if spec.second_input == "references":
                 if references is None:
@@ -145,16 +185,15 @@ def build_compute_metrics(
                 others: list[Any] = references
             else:
                 others = docs  # type: ignore[assignment]
-            report = spec.run(predictions, others, progress=progress, **options.get(spec.name, {}))
-            reports.append(report)
-            for key, value in report.aggregate.items():
-                results[f"{spec.name}_{key}"] = value
+            result = spec.run(predictions, others, progress=progress, **options.get(spec.name, {}))
+            metric_results.append(result)
+            results.update(result_keys(result))
             if per_example:
-                for key, values in report.per_example.items():
-                    results[f"{spec.name}_{key}_per_example"] = values  # type: ignore[assignment]
-        compute_metrics.last_reports = reports  # type: ignore[attr-defined]
+                for key, values in result.scores.items():
+                    results[f"{result.metric}_{key}_per_example"] = list(values)  # type: ignore[assignment]
+        compute_metrics.last_results = metric_results  # type: ignore[attr-defined]
         compute_metrics.last_texts = {"predictions": predictions, "references": references, "sources": docs}  # type: ignore[attr-defined]
         return results
 
-    compute_metrics.last_reports = []  # type: ignore[attr-defined]
+    compute_metrics.last_results = []  # type: ignore[attr-defined]
     return compute_metrics

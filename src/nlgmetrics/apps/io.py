@@ -14,6 +14,10 @@ Accepted sources:
   split of a DatasetDict), read with ``datasets.load_from_disk``.
 - ``*.json``, ``*.csv``, ``*.parquet``: read with ``datasets.load_dataset(<builder>, data_files=...)``.
 
+Text files must be UTF-8: a leading byte-order mark (Notepad, Excel's "CSV UTF-8") is dropped, as
+it is no part of the first text (left in, it would change that example's tokens and score); any
+other encoding is an error naming the file, the first bad byte and how to re-encode it.
+
 >>> import json, tempfile, pathlib
 >>> folder = pathlib.Path(tempfile.mkdtemp())
 >>> _ = (folder / "refs.jsonl").write_text(json.dumps({"ref": ["a b", "a c"]}) + "\\n")
@@ -54,38 +58,88 @@ def _unescape(text: Text) -> Text:
     return text.replace("\\n", "\n")
 
 
-def _read_txt(path: Path) -> list[str]:
-    # newline="" would keep '\r'; read text mode and split on '\n' only, so that a trailing empty
-    # line (file ends with '\n') is not an example but an empty line in the middle is one.
-    content = path.read_text(encoding="utf-8")
-    lines = content.split("\n")
+#: The UTF-8 byte-order mark some editors (Notepad, Excel's "CSV UTF-8") write first: it is not
+#: part of the first text, and left in it would change that example's tokens and score.
+BOM = "\ufeff"
+
+
+def _not_utf8(path: Path, data: bytes, position: int, line: int) -> ValueError:
+    return ValueError(
+        f"{path} is not UTF-8 text (byte 0x{data[0]:02x} at offset {position}, line {line}); "
+        f"re-encode it as UTF-8, e.g. `iconv -f latin1 -t utf-8 {path} > {path.stem}.utf8{path.suffix}` "
+        f"(with the file's real encoding instead of latin1)."
+    )
+
+
+def check_utf8(path: Path) -> None:
+    """Refuse a file that is not UTF-8, naming the file, where, and the fix (instead of a bare
+    UnicodeDecodeError from deep inside a reader). Reads in blocks: any file size."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset, line = 0, 1
+    with path.open("rb") as handle:
+        while True:
+            block = handle.read(1 << 20)
+            try:
+                decoder.decode(block, final=not block)
+            except UnicodeDecodeError as error:
+                start = max(error.start, 0)
+                raise _not_utf8(path, block[start:start + 1] or b"\0", offset + start,
+                                line + block[:start].count(b"\n")) from None
+            if not block:
+                return
+            offset += len(block)
+            line += block.count(b"\n")
+
+
+def read_text_file(path: Path) -> str:
+    """The text of a UTF-8 file, without a leading byte-order mark (clear error when not UTF-8)."""
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise _not_utf8(path, data[error.start:error.start + 1], error.start,
+                        data[: error.start].count(b"\n") + 1) from None
+    return text.removeprefix(BOM)
+
+
+def _lines(text: str) -> list[str]:
+    """Lines as Python's text mode reads them ('\n', '\r\n' or '\r' end a line; not U+2028,
+    which a JSON string may hold and ``splitlines`` would split on); a final line end does not
+    start an empty last line."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    return [line.rstrip("\r") for line in lines]
+    return lines
+
+
+def _read_txt(path: Path) -> list[str]:
+    # An empty line in the middle is an example (an empty text); the final newline is not.
+    return _lines(read_text_file(path))
 
 
 def _read_jsonl(path: Path, column: str | None) -> list[Text]:
     items: list[Text] = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path}:{number} is not valid JSON ({error}).") from None
-            if isinstance(value, dict):
-                if column is None:
-                    raise ValueError(
-                        f"{path}:{number} holds JSON objects with keys {sorted(value)}; "
-                        f"name the column to read (e.g. --prediction-column {next(iter(value), 'text')})."
-                    )
-                if column not in value:
-                    raise ValueError(
-                        f"{path}:{number} has no key {column!r}; available keys: {sorted(value)}."
-                    )
-                value = value[column]
-            items.append(_check_item(value, f"{path}:{number}"))
+    for number, line in enumerate(_lines(read_text_file(path)), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}:{number} is not valid JSON ({error}).") from None
+        if isinstance(value, dict):
+            if column is None:
+                raise ValueError(
+                    f"{path}:{number} holds JSON objects with keys {sorted(value)}; "
+                    f"name the column to read (e.g. --prediction-column {next(iter(value), 'text')})."
+                )
+            if column not in value:
+                raise ValueError(
+                    f"{path}:{number} has no key {column!r}; available keys: {sorted(value)}."
+                )
+            value = value[column]
+        items.append(_check_item(value, f"{path}:{number}"))
     return items
 
 
@@ -145,6 +199,8 @@ def read_column(
     elif source.suffix in _DATASETS_BUILDERS:
         import datasets
 
+        if source.suffix != ".parquet":  # datasets itself skips a BOM, but not other encodings
+            check_utf8(source)
         dataset = datasets.load_dataset(
             _DATASETS_BUILDERS[source.suffix], data_files=str(source), split=split or "train"
         )

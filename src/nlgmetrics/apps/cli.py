@@ -15,10 +15,10 @@ Examples::
 
     # options of one metric: --option METRIC.NAME=VALUE
     nlgmetrics score -p p.jsonl --prediction-column text -r r.jsonl --reference-column refs \\
-        -m infolm --model infolm=/models/bert --option infolm.information_measure=fisher_rao
+        -m infolm --model infolm=/models/bert --option infolm.information_measure=fisher_rao_distance
 
     # several processes / GPUs / nodes: the LM work is split, the main process writes the files
-    accelerate launch --num_processes 4 -m nlgmetrics.cli score -s docs.txt -p sums.txt -m fflm \
+    accelerate launch --num_processes 4 -m nlgmetrics.apps.cli score -s docs.txt -p sums.txt -m fflm \
         --model fflm=smollm2-135m --json fflm.json
 
     nlgmetrics meta-eval --help        # correlation with human judgments (REALSumm, WebNLG 2020)
@@ -36,27 +36,81 @@ import json
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from nlgmetrics import __version__
-from nlgmetrics.registry import MetricSpec, ScoreReport, get_spec, metric_names
+from nlgmetrics.apps.registry import MetricSpec, get_spec, metric_names
+
+if TYPE_CHECKING:
+    from nlgmetrics.core.result import MetricResult
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line on stderr (exit status 2), like every other
+    anticipated failure of the command line, and whose epilog may be built only when the help is
+    shown (the metric options' defaults are read from the library, which imports torch)."""
+
+    def __init__(self, *args: Any, epilog_factory: Callable[[], str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.epilog_factory = epilog_factory
+
+    def format_help(self) -> str:
+        if self.epilog_factory is not None:
+            self.epilog = self.epilog_factory()
+        return super().format_help()
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: error: {message} (see `{self.prog} --help`)")
+
+
+class UsageError(Exception):
+    """A command line argparse refused; :func:`main` prints it (one line) and returns 2."""
+
+
+def _shown(value: Any) -> str:
+    return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+
+
+def _main_score_text(spec: MetricSpec) -> str:
+    """The main score and its direction, as the result class declares them (where they do not
+    depend on the options: ROUGE's is the first requested type)."""
+    result_class = spec.result_class()
+    main = getattr(result_class, "main", None)
+    if not isinstance(main, str) or not main:
+        return ""
+    column = getattr(result_class, "columns", {}).get(main)
+    if column is None:  # a corpus-level number (BLEU), not a per-example column
+        return f"; main score {main}"
+    return f"; main score {main} ({'higher' if column.higher_is_better else 'lower'} is better, {column.range_text()})"
 
 
 def _metrics_help() -> str:
-    lines = ["metrics and their options (--option METRIC.NAME=VALUE):"]
+    """Every metric with its options and the library's defaults (imports the metric modules)."""
+    lines = ["metrics and their options (--option METRIC.NAME=VALUE; defaults are the library's):"]
     for name in metric_names():
         spec = get_spec(name)
         needs = "predictions + references" if spec.second_input == "references" else "predictions (summaries) + sources"
         model = f"; --model {name}=ID|DIR (default {spec.default_model})" if spec.uses_model else ""
-        lines.append(f"  {name}: {spec.title}. Needs {needs}; main score {spec.main_score}{model}")
-        for option in spec.options:
-            shown = [str(c) for c in option.choices or () if c is not None]
+        lines.append(f"  {name}: {spec.title}. Needs {needs}{_main_score_text(spec)}{model}")
+        for option in spec.resolved_options():
+            shown = [str(c) for c in option.allowed() or () if c is not None]
             choices = f" choices: {', '.join(shown)};" if shown else ""
-            default = ",".join(map(str, option.default)) if isinstance(option.default, (list, tuple)) else option.default
-            lines.append(f"      {option.name} ({option.kind}, default {default}):{choices} {option.help}")
+            lines.append(f"      {option.name} ({option.kind}, default {_shown(option.default)}):{choices} {option.help}")
     return "\n".join(lines)
+
+
+def _positive_int(text: str) -> int:
+    """``--limit``: a count of examples; 0 or a negative number would silently score nothing (or,
+    sliced, all but the last examples)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer (examples to score), got {value}")
+    return value
 
 
 def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
@@ -83,12 +137,12 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
         "--unescape-newlines", action="store_true",
         help=r"turn the two characters \n into line breaks (sentence breaks for ROUGE-Lsum in .txt files)",
     )
-    group.add_argument("--limit", type=int, help="score only the first N examples")
+    group.add_argument("--limit", type=_positive_int, metavar="N", help="score only the first N examples")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation tools and tests)."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="nlgmetrics",
         description="Evaluation metrics for text generation: InfoLM, Shannon score, BLANC, FFLM, "
         "the ROUGE family and BLEU, on one fast LM engine.",
@@ -106,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Score predictions with any subset of metrics; print a table of aggregate "
         "scores and write per-example scores with signatures to JSON and/or CSV.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=_metrics_help(),
+        epilog_factory=_metrics_help,
     )
     _add_input_arguments(score)
     chosen = score.add_argument_group("metrics")
@@ -128,7 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--json", dest="json_path", help="write aggregates, per-example scores and signatures here")
     out.add_argument(
         "--csv", dest="csv_path",
-        help="write a long table here: example (index or 'mean'), metric, score, value, signature",
+        help="write a long table here: example (index, or 'aggregate' for the headline numbers), "
+        "metric, score, value, signature",
     )
     out.add_argument("--no-progress", action="store_true", help="no progress bars")
     out.add_argument("--quiet", action="store_true", help="do not print the table")
@@ -203,14 +258,13 @@ def collect_options(
 
 
 def _load_inputs(args: argparse.Namespace, specs: list[MetricSpec]) -> tuple[list[str], list[Any] | None, list[str] | None]:
-    from nlgmetrics.io import read_column, zip_references
+    from nlgmetrics.apps.io import read_column, zip_references
 
     def read(path: str | None, column: str | None, what: str) -> list[Any] | None:
         path = path or args.data
         if path is None:
             return None
-        items = read_column(path, column, split=args.split, unescape=args.unescape_newlines)
-        return items[: args.limit] if args.limit is not None else items
+        return read_column(path, column, split=args.split, unescape=args.unescape_newlines)
 
     predictions = read(args.predictions, args.prediction_column, "predictions")
     if predictions is None:
@@ -239,54 +293,93 @@ def _load_inputs(args: argparse.Namespace, specs: list[MetricSpec]) -> tuple[lis
             raise ValueError(
                 f"{len(predictions)} predictions but {len(items)} {name}; inputs need one line/row per example."
             )
+    if args.limit is not None:  # after the length check: files of different lengths are an error
+        predictions, references, sources = (
+            None if items is None else items[: args.limit] for items in (predictions, references, sources)
+        )
     return predictions, references, sources  # type: ignore[return-value]
 
 
-def format_table(reports: Sequence[ScoreReport]) -> str:
-    """Aggregate scores as an aligned text table (metric, score, value), then the signatures."""
-    rows = [("metric", "score", "value")]
-    for report in reports:
-        for key, value in report.aggregate.items():
-            rows.append((report.metric, key, f"{value:.6g}" if math.isfinite(value) else str(value)))
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+def format_table(results: Sequence[MetricResult]) -> str:
+    """Headline numbers (``result.aggregate()``) as an aligned text table (metric, score, value),
+    the main score of each metric marked with its direction, then the signatures."""
+    rows = [("metric", "score", "value", "")]
+    for result in results:
+        direction = "higher is better" if result.higher_is_better else "lower is better"
+        for key, value in result.aggregate().items():
+            note = f"main, {direction}" if key == result.main else ""
+            rows.append((result.metric, key, f"{value:.6g}" if math.isfinite(value) else str(value), note))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
-    lines.insert(1, "  ".join("-" * width for width in widths))
+    lines.insert(1, "  ".join("-" * width for width in widths[:3]))
     lines.append("")
-    lines.extend(f"{report.metric} signature: {report.signature}" for report in reports)
+    lines.extend(f"{result.metric} signature: {result.signature}" for result in results)
     return "\n".join(lines)
 
 
-def write_json(path: str | Path, reports: Sequence[ScoreReport], n: int) -> None:
-    payload = {"version": __version__, "num_examples": n, "metrics": {r.metric: r.as_dict() for r in reports}}
+def write_json(path: str | Path, results: Sequence[MetricResult], n: int) -> None:
+    """``{"version", "num_examples", "metrics": {name: result.to_dict()}}``."""
+    payload = {"version": __version__, "num_examples": n, "metrics": {r.metric: r.to_dict() for r in results}}
     Path(path).write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n", encoding="utf-8")
 
 
-def write_csv(path: str | Path, reports: Sequence[ScoreReport]) -> None:
+def write_csv(path: str | Path, results: Sequence[MetricResult]) -> None:
+    """A long table: the headline numbers (example ``aggregate``), then every per-example value."""
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["example", "metric", "score", "value", "signature"])
-        for report in reports:
-            for key, value in report.aggregate.items():
-                writer.writerow(["mean", report.metric, key, repr(value), report.signature])
-            for key, values in report.per_example.items():
+        for result in results:
+            for key, value in result.aggregate().items():
+                writer.writerow(["aggregate", result.metric, key, repr(value), result.signature])
+            for key, values in result.scores.items():
                 for index, value in enumerate(values):
-                    writer.writerow([index, report.metric, key, repr(value), report.signature])
+                    writer.writerow([index, result.metric, key, repr(value), result.signature])
+
+
+def check_output_paths(paths: Mapping[str, str | None]) -> None:
+    """Every output file can be written, checked before any scoring starts (a run of an LM metric
+    may take hours; failing only when writing its result would lose it)."""
+    seen: dict[Path, str] = {}
+    for flag, given in paths.items():
+        if not given:
+            continue
+        path = Path(given)
+        resolved = path.resolve()
+        if resolved in seen:
+            raise ValueError(f"{flag} {given} and {seen[resolved]} name the same file; give each its own path.")
+        seen[resolved] = f"{flag} {given}"
+        if path.is_dir():
+            raise ValueError(f"{flag} {given} is a directory; give a file name, e.g. {path / 'scores'}{path.suffix}.")
+        parent = path.parent
+        if parent.exists() and not parent.is_dir():
+            raise ValueError(f"{flag} {given}: {parent} is a file, not a directory; choose another path.")
+        if not parent.is_dir():
+            raise ValueError(f"{flag} {given}: the directory {parent} does not exist; create it first (mkdir -p {parent}).")
+        existed = path.exists()
+        try:
+            with open(path, "a", encoding="utf-8"):
+                pass
+        except OSError as error:
+            raise ValueError(f"{flag} {given} cannot be written ({error.strerror or error}); choose another path.") from None
+        if not existed:
+            path.unlink()  # only a check: the file is written after scoring
 
 
 def run_score(args: argparse.Namespace) -> int:
     names = list(dict.fromkeys(args.metrics))  # keep order, drop repeats
     specs = [get_spec(name) for name in names]
+    check_output_paths({"--json": args.json_path, "--csv": args.csv_path})
     options = collect_options(names, args.model, args.option, args.device)
     predictions, references, sources = _load_inputs(args, specs)
     from tqdm.auto import tqdm
 
     progress = not args.no_progress
-    reports = []
+    results = []
     bar = tqdm(specs, desc="metrics", unit="metric", disable=not progress or len(specs) < 2, file=sys.stderr)
     for spec in bar:
         bar.set_postfix_str(spec.name)
         others = references if spec.second_input == "references" else sources
-        reports.append(spec.run(predictions, others, progress=progress, **options.get(spec.name, {})))
+        results.append(spec.run(predictions, others, progress=progress, **options.get(spec.name, {})))
     if any(spec.uses_model for spec in specs):
         from nlgmetrics.engine.distributed import is_main_process
 
@@ -295,11 +388,11 @@ def run_score(args: argparse.Namespace) -> int:
         if not is_main_process():
             return 0
     if not args.quiet:
-        print(format_table(reports))
+        print(format_table(results))
     if args.json_path:
-        write_json(args.json_path, reports, len(predictions))
+        write_json(args.json_path, results, len(predictions))
     if args.csv_path:
-        write_csv(args.csv_path, reports)
+        write_csv(args.csv_path, results)
     return 0
 
 
@@ -325,18 +418,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
+#: Failures the user can fix (bad input, options, paths, a model that cannot be loaded, a missing
+#: optional package): one line on stderr and exit status 2. Anything else is a bug: traceback.
+ANTICIPATED = (ValueError, OSError, ImportError)
+
+
+def one_line(error: BaseException) -> str:
+    """The error's message on one line (library and transformers messages may span several)."""
+    return " ".join(str(error).split()) or type(error).__name__
+
+
 def _main(argv: list[str]) -> int:
     # meta-eval forwards everything (including --help) to the benchmark runner.
     if argv and argv[0] == "meta-eval":
         try:
             return run_meta_eval(argv[1:])
-        except ValueError as error:
-            print(f"nlgmetrics meta-eval: error: {error}", file=sys.stderr)
+        except ANTICIPATED as error:
+            print(f"nlgmetrics meta-eval: error: {one_line(error)}", file=sys.stderr)
             return 2
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as error:
+        print(error, file=sys.stderr)
+        return 2
     if args.command is None:
-        parser.print_help()
+        print("nlgmetrics: error: name a command: score, metrics, meta-eval or demo (see `nlgmetrics --help`)",
+              file=sys.stderr)
         return 2
     try:
         if args.command == "metrics":
@@ -345,15 +453,17 @@ def _main(argv: list[str]) -> int:
         if args.command == "score":
             return run_score(args)
         if args.command == "demo":
-            from nlgmetrics.demo import launch_demo
+            from nlgmetrics.apps.demo import launch_demo
 
             launch_demo(args.metric, model=args.model, server_port=args.port, server_name=args.host)
             return 0
-    except ValueError as error:
-        # Input problems are the user's to fix: one clear line, no traceback.
-        print(f"nlgmetrics {args.command}: error: {error}", file=sys.stderr)
+    except ANTICIPATED as error:
+        if isinstance(error, BrokenPipeError):
+            raise  # the reader of stdout left: main() ends quietly
+        # Problems the user can fix: one clear line, no traceback.
+        print(f"nlgmetrics {args.command}: error: {one_line(error)}", file=sys.stderr)
         return 2
-    parser.error(f"unknown command {args.command!r}")
+    print(f"nlgmetrics: error: unknown command {args.command!r}", file=sys.stderr)
     return 2
 
 

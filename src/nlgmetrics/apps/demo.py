@@ -3,7 +3,7 @@
 ``evaluate``'s own ``launch_gradio_widget`` builds its widget with ``gr.inputs`` / ``gr.outputs``,
 which Gradio 4 removed, so it fails with the Gradio these demos pin (6.x). The demos are built here
 with ``gr.Blocks`` instead, from the same table of metrics the CLI uses
-(:mod:`nlgmetrics.registry`): one text box for the prediction (or summary), one for the reference(s)
+(:mod:`nlgmetrics.apps.registry`): one text box for the prediction (or summary), one for the reference(s)
 (or source document), one widget per option, a button, and the result.
 
 Stable element ids (used by the browser tests and by anyone scripting the page):
@@ -13,9 +13,13 @@ Stable element ids (used by the browser tests and by anyone scripting the page):
 - ``#options``: the (closed) accordion holding the option widgets;
 - ``#option-<name>``: one per option (``#option-model`` for the model of LM metrics);
 - ``#submit``: the button;
-- ``#score``: the main score, written with Python's ``repr`` (every digit, parseable by ``float``);
-- ``#scores``: every aggregate number (JSON);
+- ``#score``: the main score (``result.main_score``), written with Python's ``repr`` (every digit,
+  parseable by ``float``); its label names the main score and its direction, from the result;
+- ``#scores``: every headline number, ``result.aggregate()`` (JSON);
 - ``#signature``: the signature of the result.
+
+Option widgets start at the library's defaults (read from the metric function's signature by
+:mod:`nlgmetrics.apps.registry`); only options changed from them are passed.
 
 >>> demo = build_demo("bleu")          # a gr.Blocks; launch_demo("bleu") also serves it
 >>> type(demo).__name__
@@ -23,7 +27,7 @@ Stable element ids (used by the browser tests and by anyone scripting the page):
 
 ``metrics/<name>/app.py`` is three lines::
 
-    from nlgmetrics.demo import launch_demo
+    from nlgmetrics.apps.demo import launch_demo
 
     launch_demo("<name>")
 """
@@ -33,9 +37,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nlgmetrics.registry import MetricSpec, OptionSpec, get_spec
+from nlgmetrics.apps.registry import MetricSpec, OptionSpec, get_spec
+
+if TYPE_CHECKING:
+    from nlgmetrics.core.result import MetricResult
 
 # Several references in one text box are separated by a line holding only "---" (a plain newline
 # cannot separate them: ROUGE-Lsum reads newlines as sentence boundaries).
@@ -100,8 +107,9 @@ def offline_theme() -> Any:
 def _option_widget(gr: Any, option: OptionSpec) -> Any:
     elem_id = f"option-{option.name}"
     label = f"{option.name}: {option.help}"
-    if option.choices is not None:
-        return gr.Dropdown(choices=list(option.choices), value=option.default, label=label, elem_id=elem_id)
+    allowed = option.allowed()
+    if allowed is not None:
+        return gr.Dropdown(choices=list(allowed), value=option.default, label=label, elem_id=elem_id)
     if option.kind == "bool":
         return gr.Checkbox(value=bool(option.default), label=label, elem_id=elem_id)
     if option.kind in {"int", "float"}:
@@ -124,7 +132,7 @@ def _coerce(option: OptionSpec, value: Any) -> Any:
     """Widget value -> option value (Gradio numbers come back as float, empty text as '')."""
     if value is None or value == "":
         return option.default
-    if option.kind in {"str_list", "float_list"}:
+    if option.kind in {"str_list", "float_list", "token"}:  # typed as text, like on the command line
         return option.parse(str(value))
     if option.kind == "int":
         return int(value)
@@ -135,21 +143,48 @@ def _coerce(option: OptionSpec, value: Any) -> Any:
     return value
 
 
+def run_pair(spec: MetricSpec, prediction: str, second: str, options: dict[str, Any]) -> MetricResult:
+    """The library's result for one prediction and the second box (references split on ``---``)."""
+    others: Any = [split_references(second)] if spec.second_input == "references" else [second]
+    return spec.run([prediction], others, progress=False, **options)
+
+
+def _same(value: Any, default: Any) -> bool:
+    """Whether a widget value is the library default (a list equals the same tuple)."""
+    if isinstance(value, (list, tuple)) and isinstance(default, (list, tuple)):
+        return tuple(value) == tuple(default)
+    return value == default
+
+
 def score_pair(
     spec: MetricSpec,
     prediction: str,
     second: str,
     options: dict[str, Any],
 ) -> tuple[str, dict[str, float], str]:
-    """Score one prediction for the demo: (main score as repr, all aggregates, signature)."""
-    others: Any
-    if spec.second_input == "references":
-        others = [split_references(second)]
-    else:
-        others = [second]
-    report = spec.run([prediction], others, progress=False, **options)
-    main = report.aggregate[report.main or spec.main_score]
-    return repr(float(main)), dict(report.aggregate), report.signature
+    """Score one prediction for the demo: (main score as repr, ``aggregate()``, signature)."""
+    result = run_pair(spec, prediction, second, options)
+    return repr(float(result.main_score)), result.aggregate(), result.signature
+
+
+def main_label(result: MetricResult) -> str:
+    """``"<main> (higher is better)"``: the label of the score box, from the result."""
+    return f"{result.main} ({'higher' if result.higher_is_better else 'lower'} is better)"
+
+
+def columns_text(spec: MetricSpec) -> str:
+    """What the per-example columns mean, as the result class declares them (Markdown)."""
+    result_class = spec.result_class()
+    columns = getattr(result_class, "columns", None) or {}
+    lines = [
+        f"- `{name}`: {column.description} ({'higher' if column.higher_is_better else 'lower'} is "
+        f"better, range {column.range_text()})"
+        for name, column in columns.items()
+    ]
+    main = getattr(result_class, "main", None)
+    if isinstance(main, str) and main:
+        lines.insert(0, f"Main score: `{main}`.")
+    return "\n".join(lines)
 
 
 def build_demo(
@@ -170,9 +205,9 @@ def build_demo(
 
     spec = get_spec(name)
     second_id = "reference" if spec.second_input == "references" else "source"
-    direction = "higher is better" if spec.higher_is_better else "lower is better"
+    options_shown = spec.resolved_options()
     with gr.Blocks(title=f"nlgmetrics: {spec.title}") as demo:
-        gr.Markdown(f"# {spec.title}\n\n{spec.description}\n\nMain score: `{spec.main_score}` ({direction}).")
+        gr.Markdown(f"# {spec.title}\n\n{spec.description}\n\n{columns_text(spec)}")
         with gr.Row():
             with gr.Column():
                 prediction = gr.Textbox(
@@ -197,30 +232,33 @@ def build_demo(
                             label="model: Hub id, local directory, or smollm2-135m",
                             elem_id="option-model",
                         )
-                    for option in spec.options:
+                    for option in options_shown:
                         widgets.append(_option_widget(gr, option))
                 submit = gr.Button("Compute", variant="primary", elem_id="submit")
             with gr.Column():
-                score_box = gr.Textbox(label=f"{spec.main_score} ({direction})", elem_id="score", interactive=False)
+                score_box = gr.Textbox(label="Main score", elem_id="score", interactive=False)
                 scores_box = gr.JSON(label="All scores", elem_id="scores")
                 signature_box = gr.Textbox(label="Signature", elem_id="signature", interactive=False)
 
-        def run(prediction_text: str, second_text: str, *values: Any) -> tuple[str, dict, str]:
+        def run(prediction_text: str, second_text: str, *values: Any) -> tuple[Any, dict, str]:
             options: dict[str, Any] = {}
             if spec.uses_model:
                 model_value, *values = values  # type: ignore[assignment]
-                options["model"] = (model_value or "").strip() or spec.default_model
+                if (model_value or "").strip():  # empty: the library's default model
+                    options["model"] = model_value.strip()
                 if device is not None:
                     options["device"] = device
-            for option, value in zip(spec.options, values):
+            for option, value in zip(options_shown, values):
                 value = _coerce(option, value)
-                if value != option.default:  # library defaults apply otherwise
+                if not _same(value, option.default):  # library defaults apply otherwise
                     options[option.name] = value
             try:
-                return score_pair(spec, prediction_text or "", second_text or "", options)
-            except (ValueError, OSError) as error:
+                result = run_pair(spec, prediction_text or "", second_text or "", options)
+            except (ValueError, OSError, ImportError) as error:
                 # Shown to the user as a toast instead of a stack trace.
                 raise gr.Error(str(error)) from error
+            score = gr.update(value=repr(float(result.main_score)), label=main_label(result))
+            return score, result.aggregate(), result.signature
 
         inputs = [prediction, second] + ([model_box] if model_box is not None else []) + widgets
         submit.click(run, inputs=inputs, outputs=[score_box, scores_box, signature_box], api_name="score")

@@ -284,3 +284,33 @@ def check_bool(name: str, value: Any, *, message: str | None = None) -> bool:
     if not _is_bool(value):
         raise ValueError(message if message is not None else f"`{name}` must be True or False, got {value!r}.")
     return bool(value)
+
+
+# ------------------------------------------------------------------------------------------------
+# the options every LM metric shares
+
+
+def check_engine_options(
+    token_budget: Any, batch_size: Any, max_length: Any = None, *, token_budget_optional: bool = False
+) -> tuple[int | None, int | None, int | None]:
+    """``(token_budget, batch_size, max_length)`` as plain ints (numpy ints accepted, bools and
+    floats refused); ``batch_size`` and ``max_length`` may be None (no cap / the model's context),
+    ``token_budget`` only where the metric picks a device-dependent default.
+
+    >>> check_engine_options(np.int64(4096), None, 512)
+    (4096, None, 512)
+    >>> check_engine_options(0, None)
+    Traceback (most recent call last):
+    ...
+    ValueError: `token_budget` must be a positive integer (padded tokens per forward pass, e.g. 8192; it does not change the numbers), got 0.
+    """
+    budget = check_int("token_budget", token_budget, minimum=1, allow_none=token_budget_optional, message=(
+        f"`token_budget` must be a positive integer{' or None' if token_budget_optional else ''} (padded "
+        f"tokens per forward pass, e.g. 8192; it does not change the numbers), got {token_budget!r}."))
+    batch = check_int("batch_size", batch_size, minimum=1, allow_none=True, message=(
+        f"`batch_size` must be a positive integer or None (sequences per forward pass; it does not "
+        f"change the numbers), got {batch_size!r}."))
+    length = check_int("max_length", max_length, minimum=1, allow_none=True, message=(
+        f"`max_length` must be a positive integer or None (tokens per sequence; None: the model's "
+        f"context), got {max_length!r}."))
+    return budget, batch, length

@@ -1,0 +1,240 @@
+"""The one adapter between the library and the ``evaluate`` modules (metrics/<name>/<name>.py).
+
+Outputs. :func:`evaluate_output` builds every module's ``compute()`` result from the library's
+:class:`~nlgmetrics.core.result.MetricResult`, with the same layout for all six metrics:
+
+- the headline number under the metric's main key, as a float (``infolm``, ``shannon_score``,
+  ``blanc``, ``fflm``, ``bleu``, and for ROUGE the first requested type, e.g. ``rouge1``), first;
+- the metric's other aggregate numbers, as floats (column means, BLEU's corpus statistics,
+  ROUGE's confidence bounds);
+- ``per_example``: ``{column: [float, ...]}``, one value per example;
+- ``signature``: the result's signature.
+
+So ``evaluate.combine`` and the Trainer hook read every module the same way.
+
+Inputs. The mixin :class:`CheckedTextInputs` checks and normalises the inputs before evaluate's
+own machinery sees them. Three things go wrong inside evaluate 0.4 / datasets before a module's
+``_compute`` runs:
+
+* evaluate picks one feature format (one reference per example, or a list of references) from the
+  *first* row and casts every row to it: a batch mixing ``"ref"`` and ``["ref a", "ref b"]`` would
+  reach the metric as the ``str()`` of a list, or as a list of characters. Every reference is
+  therefore turned into a list of references first (a string ``r`` becomes ``[r]``), which every
+  metric reads identically, so the first row no longer decides;
+
+* ``compute(predictions=[], references=[])`` on a module declaring several feature formats (one
+  reference, or a list of references, per example) raises a bare ``IndexError`` while evaluate
+  guesses the format from the first row;
+* evaluate checks the type of the first row only, and datasets' ``Value("string")`` then casts
+  every later item to ``str``: ``predictions=["a", 3]`` is scored as ``["a", "3"]``;
+* evaluate reads the first row as ``column[0]``: a generator fails with a bare TypeError, a pandas
+  Series whose index does not start at 0 with a bare KeyError (or, shuffled, checks some other
+  row); a DataFrame iterates over its column *names*, which are strings and would be scored.
+
+So every column is first turned into a plain list (:func:`as_input_column`: a generator is read
+once, a Series or numpy array by position), or refused with the fix (a DataFrame, bytes, a plain
+number; two Series with different indexes, which pandas would pair by label).
+
+:class:`CheckedTextInputs` is a mixin placed before ``evaluate.Metric`` in a module's bases: its
+``add_batch`` (which ``compute`` calls too) and ``add`` check every item with
+:mod:`nlgmetrics.core.validation` (the same messages as the library functions), then hand the
+plain lists over to evaluate. It is a plain class (not an ``evaluate.Metric``), so
+``evaluate.load`` still finds the module's own class.
+
+>>> class Fake:  # stands in for evaluate.Metric: records what reaches it
+...     features = {"predictions": None, "references": None}
+...     def _feature_names(self):
+...         return list(self.features)
+...     def add_batch(self, **batch):
+...         return "added"
+>>> class Module(CheckedTextInputs, Fake):
+...     pass
+>>> Module().add_batch(predictions=["a", "b"], references=["a", "b"])
+'added'
+>>> Module().add_batch(predictions=["a", 3], references=["a", "b"])
+Traceback (most recent call last):
+...
+ValueError: `predictions[1]` is int (3), not a string; convert every item to str (use '' for a missing text).
+>>> Module().add_batch(predictions=[], references=[])
+Traceback (most recent call last):
+...
+ValueError: `predictions` is empty; pass at least one example.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping, Set
+from typing import Any
+
+import numpy as np
+
+from nlgmetrics.core.result import MetricResult
+from nlgmetrics.core.validation import as_texts, check_text
+
+
+def evaluate_output(result: MetricResult) -> dict[str, Any]:
+    """The ``compute()`` output of every module (see the module docstring).
+
+    >>> from nlgmetrics.bleu import bleu
+    >>> out = evaluate_output(bleu(["the cat sat on the mat"], references=[["the cat sat on the mat"]]))
+    >>> list(out)[0], round(out["bleu"], 6), out["per_example"]["sentence_bleu"]
+    ('bleu', 100.0, [100.0])
+    """
+    aggregate = result.aggregate()
+    output: dict[str, Any] = {result.main: float(aggregate[result.main])}
+    output.update((key, float(value)) for key, value in aggregate.items() if key != result.main)
+    output["per_example"] = {name: list(values) for name, values in result.scores.items()}
+    output["signature"] = result.signature
+    return output
+
+#: How the single-example ``add`` names its arguments (evaluate: ``prediction=``, ``reference=``).
+_SINGULAR = {"predictions": "prediction", "references": "reference"}
+
+
+def _list_columns(features: Any) -> set[str]:
+    """Columns for which some declared feature format takes a list of strings per example (e.g.
+    several references), rather than one string."""
+    formats = features if isinstance(features, list) else [features]
+    return {
+        name
+        for declared in formats
+        if isinstance(declared, Mapping)
+        for name, feature in declared.items()
+        if getattr(feature, "dtype", None) != "string"
+    }
+
+
+def _is_pandas(value: Any, kind: str) -> bool:
+    """Whether ``value`` is a pandas ``Series`` / ``DataFrame`` (without importing pandas)."""
+    return type(value).__module__.startswith("pandas") and type(value).__name__ == kind
+
+
+def _plain(item: Any) -> Any:
+    """A numpy array or pandas Series item (several references) as a plain list."""
+    if isinstance(item, np.ndarray) or _is_pandas(item, "Series"):
+        return item.tolist()
+    return item
+
+
+def as_input_column(name: str, column: Any) -> list[Any]:
+    """One input column as a plain list, in positional order, or a clear error naming ``name``.
+
+    Accepted: a list or tuple, a numpy array, a pandas Series (read by position: its index labels
+    are ignored), a ``datasets`` column, a generator or any other one-pass iterable (read once;
+    the list is what evaluate then stores). Refused with the fix: None, a single string, bytes, a
+    number, a dict or set, a DataFrame (which iterates over its column *names*).
+
+    >>> as_input_column("predictions", (t for t in ["a", "b"]))
+    ['a', 'b']
+    >>> as_input_column("predictions", 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: `predictions` is int (3), not a list of texts; pass a list with one string per example, e.g. predictions=['a text'].
+    """
+    if _is_pandas(column, "DataFrame"):
+        raise ValueError(
+            f"`{name}` is a pandas DataFrame (columns {list(column.columns)[:5]}); iterating over it gives "
+            f"its column names. Pass one column as a list, e.g. {name}=df[\"{name}\"].tolist()."
+        )
+    if isinstance(column, (bytes, bytearray)):
+        raise ValueError(
+            f"`{name}` is {type(column).__name__}; decode it (e.g. data.decode('utf-8').splitlines()) and "
+            f"pass a list of strings, one per example."
+        )
+    if isinstance(column, (numbers.Number, np.generic)) or (isinstance(column, np.ndarray) and column.ndim == 0):
+        raise ValueError(
+            f"`{name}` is {type(column).__name__} ({column!r:.40}), not a list of texts; pass a list with "
+            f"one string per example, e.g. {name}=['a text']."
+        )
+    if column is None or isinstance(column, (str, Set, Mapping)) or not hasattr(column, "__iter__"):
+        as_texts(name, column)  # the library's message (None, a single string, a set or dict, ...)
+        raise ValueError(f"`{name}` must be a list of strings, got {type(column).__name__}.")
+    if isinstance(column, np.ndarray) or _is_pandas(column, "Series"):
+        return [_plain(item) for item in column.tolist()]
+    return [_plain(item) for item in column]
+
+
+def check_text_item(label: str, item: Any, lists_allowed: bool) -> None:
+    """One example of one column: a string, or (where the module takes several per example, e.g.
+    references) a list or tuple of strings."""
+    if lists_allowed and isinstance(item, (list, tuple)):
+        for j, text in enumerate(item):
+            check_text(f"{label}[{j}]", text)
+    else:
+        check_text(label, item)
+
+
+def _check_series_alignment(batch: Mapping[str, Any]) -> None:
+    """Two pandas Series with different indexes would be paired by position here, while pandas
+    itself pairs by label: refuse rather than silently pair the wrong rows."""
+    series = {name: column for name, column in batch.items() if _is_pandas(column, "Series")}
+    names = list(series)
+    for other in names[1:]:
+        if not series[names[0]].index.equals(series[other].index):
+            raise ValueError(
+                f"`{names[0]}` and `{other}` are pandas Series with different indexes; their rows are "
+                f"paired by position, not by index label. Align them first (e.g. "
+                f"{other} = {other}.loc[{names[0]}.index]) or call .reset_index(drop=True) on both."
+            )
+
+
+def normalise_text_batch(batch: Mapping[str, Any], list_columns: set[str]) -> dict[str, list[Any]]:
+    """Every column of a batch as a checked plain list (every item checked, not only the first
+    row); the references of a module that takes several per example become lists of references.
+    An empty batch is the library's "is empty" error, not evaluate's IndexError (and it would add
+    nothing to a stream of batches anyway)."""
+    _check_series_alignment(batch)
+    normalised: dict[str, list[Any]] = {}
+    for name, column in batch.items():
+        items = as_input_column(name, column)
+        for index, item in enumerate(items):
+            check_text_item(f"{name}[{index}]", item, lists_allowed=name in list_columns)
+        if not items:
+            raise ValueError(f"`{name}` is empty; pass at least one example.")
+        if name == "references" and name in list_columns:
+            # evaluate picks the feature format from the first row: one format for every row.
+            items = [[item] if isinstance(item, str) else list(item) for item in items]
+        normalised[name] = items
+    return normalised
+
+
+class CheckedTextInputs:
+    """Mixin for ``evaluate.Metric`` subclasses whose inputs are texts (see the module docstring):
+    ``class RougeFamily(CheckedTextInputs, evaluate.Metric)``."""
+
+    def _text_inputs(self, first: Any, second: Any, kwargs: dict[str, Any]) -> dict[str, Any] | None:
+        """The module's feature columns, as evaluate will read them (``predictions``/``references``
+        keywords plus any other feature name, e.g. ``sources``)."""
+        names = self._feature_names()  # type: ignore[attr-defined]
+        if set(kwargs) - set(names):
+            return None  # evaluate's own "Bad inputs for evaluation module" error is clear
+        given = {"predictions": first, "references": second, **kwargs}
+        return {name: given.get(name) for name in names}
+
+    # evaluate appends the module's inputs description to these docstrings: they must exist.
+    def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> Any:
+        """Add a batch of examples (every item checked first; see :mod:`nlgmetrics.apps.evaluate_adapter`).
+        """
+        batch = self._text_inputs(predictions, references, kwargs)
+        if batch is not None:
+            batch = normalise_text_batch(batch, _list_columns(self.features))  # type: ignore[attr-defined]
+            predictions = batch.pop("predictions", predictions)
+            references = batch.pop("references", references)
+            kwargs = {**kwargs, **batch}
+        return super().add_batch(predictions=predictions, references=references, **kwargs)  # type: ignore[misc]
+
+    def add(self, *, prediction: Any = None, reference: Any = None, **kwargs: Any) -> Any:
+        """Add one example (checked first; see :mod:`nlgmetrics.apps.evaluate_adapter`).
+        """
+        example = self._text_inputs(prediction, reference, kwargs)
+        if example is not None:
+            list_columns = _list_columns(self.features)  # type: ignore[attr-defined]
+            prediction, reference = _plain(prediction), _plain(reference)
+            kwargs = {key: _plain(value) for key, value in kwargs.items()}
+            given = {"predictions": prediction, "references": reference, **kwargs}
+            for name in example:
+                check_text_item(_SINGULAR.get(name, name), given.get(name), lists_allowed=name in list_columns)
+            if "references" in list_columns and isinstance(reference, str):
+                reference = [reference]
+        return super().add(prediction=prediction, reference=reference, **kwargs)  # type: ignore[misc]

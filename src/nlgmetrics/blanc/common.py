@@ -1,0 +1,264 @@
+"""What BLANC-help and BLANC-tune share: input and option checks, the masked LM and its special
+ids, text preparation (blanc's NFKD, sentence split, WordPiece), the window, running the masked
+queries through the engine, tallying the masked tokens, the truncation warning and the signature.
+
+>>> clean_text("caf\\u00e9") == "cafe\\u0301"
+True
+>>> cell = empty_counts()
+>>> class Ids:  # a tokenizer's id -> token mapping is all tally needs
+...     def convert_ids_to_tokens(self, ids):
+...         return ["cat" if i == 1 else "dog" for i in ids]
+>>> tally(cell, ("cat", "cat"), base=[2, 1], helped=[1, 1], tokenizer=Ids())
+>>> cell  # one token right only with help (S01), one right both ways (S11)
+[[0, 1], [0, 1]]
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from nlgmetrics.blanc.counts import MEASURES, Counts, empty_counts
+from nlgmetrics.core.sentences import SentenceSplitter
+from nlgmetrics.core.signature import make_signature
+from nlgmetrics.core.validation import (
+    as_texts,
+    check_choice,
+    check_engine_options,
+    check_int,
+    check_same_length,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nlgmetrics.engine import LoadedLM, MaskedQuery
+    from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
+
+__all__ = [
+    "BLANC_MAX_LENGTH",
+    "DEFAULT_MODEL",
+    "DEFAULT_TOKEN_BUDGET",
+    "MIN_MAX_LENGTH",
+    "TRUNCATION_WARNING",
+    "TextPreparer",
+    "argmax_ids",
+    "blanc_signature",
+    "check_inputs",
+    "check_measure",
+    "check_model_options",
+    "clean_text",
+    "emit_warnings",
+    "load_masked_lm",
+    "resolve_window",
+    "run_queries",
+    "special_ids",
+    "tally",
+    "tokenize_text",
+]
+
+#: The paper's (and blanc's) masked LM.
+DEFAULT_MODEL = "bert-base-uncased"
+#: Padded tokens per forward pass (speed only; the numbers do not depend on it).
+DEFAULT_TOKEN_BUDGET = 8192
+#: blanc's window: ``[CLS] help + sentence [SEP]`` never exceeds BERT's 512 positions (blanc uses
+#: 512 whatever the model; the default here is min(512, model positions), so small models work).
+BLANC_MAX_LENGTH = 512
+#: The smallest window that holds ``[CLS]``, one token and ``[SEP]``.
+MIN_MAX_LENGTH = 3
+
+#: The one warning kind both variants count (:class:`~nlgmetrics.engine.bookkeeping.WarnOnce`).
+TRUNCATION_WARNING = {
+    "truncated": (
+        "BLANC: {count} sentence input(s) exceeded the {window}-token window and were cut as blanc "
+        "cuts them (sentence tail first, down to len_sent_allow_cut tokens, then the summary's "
+        "trailing sentences); their cut-off tokens are not scored."
+    ),
+}
+
+
+# ----------------------------------------------------------------------------------------------
+# checks (all before any model is loaded)
+
+
+def check_inputs(predictions: Any, sources: Any) -> tuple[list[str], list[str]]:
+    """Validated copies of the inputs: the summaries and their documents, lists of one length."""
+    summaries = as_texts("predictions", predictions)
+    documents = as_texts("sources", sources)
+    check_same_length(predictions=summaries, sources=documents)
+    return summaries, documents
+
+
+def check_measure(measure: Any) -> str:
+    """``'relative'`` or ``'improve'``."""
+    return check_choice("measure", measure, MEASURES)
+
+
+def check_model_options(
+    token_budget: Any, batch_size: Any, max_length: Any
+) -> tuple[int, int | None, int | None]:
+    """The shared engine options (:func:`~nlgmetrics.core.validation.check_engine_options`), plus
+    BLANC's own floor on ``max_length``: the window must hold ``[CLS]``, a token and ``[SEP]``.
+
+    >>> check_model_options(8192, None, 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: `max_length` must be at least 3 for BLANC ([CLS], one token, [SEP]) or None (blanc's 512-token window, capped at the model's positions), got 2.
+    """
+    budget, batch, length = check_engine_options(token_budget, batch_size, max_length)
+    check_int("max_length", length, minimum=MIN_MAX_LENGTH, allow_none=True, message=(
+        f"`max_length` must be at least {MIN_MAX_LENGTH} for BLANC ([CLS], one token, [SEP]) or None "
+        f"(blanc's {BLANC_MAX_LENGTH}-token window, capped at the model's positions), got {length!r}."))
+    assert budget is not None  # BLANC's token budget is never optional
+    return budget, batch, length
+
+
+# ----------------------------------------------------------------------------------------------
+# the model
+
+
+def load_masked_lm(model: Any, *, tokenizer: Any = None, device: Any = None, dtype: Any = None,
+                   revision: str | None = None) -> LoadedLM:
+    """The engine's masked LM (cached per process); clear errors for causal or missing models."""
+    from nlgmetrics.engine import load_lm
+
+    if isinstance(model, str) and not model.strip():
+        raise ValueError("`model` is an empty string; pass a Hub id or a local model directory.")
+    return load_lm(model, kind="masked", tokenizer=tokenizer, device=device, dtype=dtype,
+                   revision=revision)
+
+
+def special_ids(tokenizer: Any) -> tuple[int, int, int]:
+    """``(cls, sep, mask)`` token ids; a clear error for tokenizers without them."""
+    ids = []
+    for name in ("cls_token", "sep_token", "mask_token"):
+        token = getattr(tokenizer, name, None)
+        if token is None:
+            raise ValueError(
+                f"BLANC needs a masked-LM tokenizer with a {name} (BERT-like); "
+                f"{type(tokenizer).__name__} has none. Pass a masked LM such as 'bert-base-uncased'."
+            )
+        ids.append(tokenizer.convert_tokens_to_ids(token))
+    return ids[0], ids[1], ids[2]
+
+
+def resolve_window(lm: LoadedLM, max_length: int | None) -> int:
+    """The window of one input: ``max_length`` (default blanc's 512), capped at the model's
+    positions.
+
+    >>> class Tiny:
+    ...     max_length = 128
+    >>> resolve_window(Tiny(), None), resolve_window(Tiny(), 64), resolve_window(Tiny(), 100_000)
+    (128, 64, 128)
+    """
+    wanted = BLANC_MAX_LENGTH if max_length is None else max_length
+    return min(int(wanted), int(lm.max_length))
+
+
+# ----------------------------------------------------------------------------------------------
+# texts
+
+
+def clean_text(text: str) -> str:
+    """blanc's only normalisation: Unicode NFKD (accents become combining marks)."""
+    return unicodedata.normalize("NFKD", text)
+
+
+def tokenize_text(tokenizer: Any, text: str) -> list[str]:
+    """``tokenizer.tokenize(text)`` without transformers' "Token indices sequence length is longer
+    than the specified maximum sequence length ... will result in indexing errors" log.
+
+    BLANC tokenizes whole sentences (and BLANC-tune whole summaries) and then cuts them to its
+    window itself (:func:`~nlgmetrics.blanc.masking.fit_to_window`, with its own warning; tuning
+    chunks of ``finetune_chunk_size`` tokens), so that log is false here, and alarming. Fast
+    tokenizers take ``verbose=False`` for exactly this check; slow ones never run it in
+    ``tokenize`` (and older transformers would log "Keyword arguments not recognized" for the
+    keyword).
+    """
+    if getattr(tokenizer, "is_fast", False):
+        return tokenizer.tokenize(text, verbose=False)
+    return tokenizer.tokenize(text)
+
+
+class TextPreparer:
+    """Splits and tokenizes texts once per distinct text (one document, many summaries)."""
+
+    def __init__(self, tokenizer: Any, splitter: SentenceSplitter):
+        self.tokenizer = tokenizer
+        self.splitter = splitter
+        self._sentences: dict[str, list[list[str]]] = {}
+
+    def sentences(self, text: str) -> list[list[str]]:
+        """WordPiece tokens of each sentence of ``clean_text(text)`` (cached; do not mutate)."""
+        cached = self._sentences.get(text)
+        if cached is None:
+            if text:
+                cached = [tokenize_text(self.tokenizer, s) for s in self.splitter(clean_text(text))]
+            else:
+                cached = []
+            self._sentences[text] = cached
+        return cached
+
+    def help_sentences(self, summary: str) -> list[list[str]]:
+        """Summary sentences as blanc uses them: ``[[]]`` (no help) when it has no sentence."""
+        return self.sentences(summary) or [[]]
+
+
+# ----------------------------------------------------------------------------------------------
+# running the queries and counting
+
+
+def argmax_ids(logits: Any, _query: Any) -> list[int]:
+    """Engine reduce: the predicted token id at each masked position (ties: lowest id, as torch)."""
+    return logits.argmax(dim=-1).tolist()
+
+
+def run_queries(
+    lm: LoadedLM,
+    queries: Sequence[MaskedQuery],
+    *,
+    token_budget: int,
+    batch_size: int | None,
+    bar: ExampleProgress | None = None,
+    examples: int = 0,
+) -> list[list[int]]:
+    """Argmax predictions of every query, aligned with ``queries``.
+
+    ``bar`` (with the ``examples`` these queries complete) advances in proportion to the results;
+    the engine's own bar stays off, so one bar counts examples over the whole call.
+    """
+    from nlgmetrics.engine import iter_masked
+
+    out: list[Any] = [None] * len(queries)
+    results = iter_masked(lm, queries, argmax_ids, token_budget=token_budget, batch_size=batch_size,
+                          progress=False) if queries else iter(())
+    if bar is not None:
+        results = bar.track(results, examples=examples, queries=len(queries))
+    for index, result in results:
+        out[index] = result
+    return out
+
+
+def tally(cell: Counts, truth: Sequence[str], base: Sequence[int], helped: Sequence[int],
+          tokenizer: Any) -> None:
+    """Add the masked tokens of one masked copy to ``cell[base correct][helped correct]``.
+
+    Correctness compares token *strings* (predicted id -> token), exactly like blanc.
+    """
+    to_token = tokenizer.convert_ids_to_tokens
+    for true, b, h in zip(truth, to_token(list(base)), to_token(list(helped))):
+        cell[int(b == true)][int(h == true)] += 1
+
+
+# ----------------------------------------------------------------------------------------------
+# warnings and the signature
+
+
+def emit_warnings(warn: WarnOnce, window: int) -> None:
+    """One truncation warning for the whole call (if any input was cut), pointing at the caller
+    of ``blanc_help`` / ``blanc_tune``."""
+    warn.emit(TRUNCATION_WARNING, stacklevel=4, window=window)
+
+
+def blanc_signature(variant: str, lm: LoadedLM, window: int, options: Mapping[str, Any]) -> str:
+    """``blanc|<model keys>|variant:<help|tune>|<options>|...``: every option that changes the number."""
+    return make_signature("blanc", {"variant": variant, **options}, model=lm.signature_fields(window))

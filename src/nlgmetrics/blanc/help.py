@@ -1,0 +1,265 @@
+"""BLANC-help: how much a summary helps a masked LM fill in the blanks of its document.
+
+BLANC (Vasilyev, Dharnidharka, Bohannon 2020, "Fill in the BLANC: Human-free quality estimation
+of document summaries") splits the document into sentences, masks tokens of each sentence in
+several even "maskings" (every ``gap``-th token, ``gap_mask`` tokens at a time, only tokens long
+enough to be worth guessing: :mod:`nlgmetrics.blanc.masking`), and asks a masked LM to unmask them
+twice: once with the summary in front of the sentence (*help*) and once with a filler of the same
+length, ``"."`` per summary token (*base*). Each masked token falls in one cell of
+``S[base correct][help correct]``, and the score is ``relative`` or ``improve`` of S
+(:mod:`nlgmetrics.blanc.counts`).
+
+Definitions and defaults follow the reference implementation, PyPI ``blanc`` 0.3.4
+(``blanc.BlancHelp``) exactly; the parity tests compare the two token for token. What differs is
+the execution: every masked copy of every sentence of every summary goes to the shared engine
+(:func:`nlgmetrics.engine.iter_masked`), batched by length, with the LM head applied only at the
+masked positions, and identical inputs run once. The base (filler) input depends on the summary
+only through its *length* in tokens (the filler keeps the sentence at the same positions), so
+summaries of one document with equal token lengths share their base passes automatically.
+
+Memory: the work is planned and run :data:`DOCUMENTS_PER_CHUNK` distinct documents at a time,
+each with all of its summaries (so the sharing above is the same as in one big call); only one
+chunk's queries are alive at once. The numbers do not depend on the chunking.
+
+Empty input (documented, never NaN): an empty or whitespace-only summary gives help == base, so
+the score is 0.0 with S01 == S10 == 0; an empty document (or one with no maskable token) has no
+masked token at all: score 0.0 and all counts 0 (the reference returns 0 too). Sentences that do
+not fit the window (blanc's 512 tokens, or the model's own smaller limit) are cut the way blanc
+cuts them (see :func:`~nlgmetrics.blanc.masking.fit_to_window`), with one warning per call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from nlgmetrics.blanc.api import BlancResult
+from nlgmetrics.blanc.common import (
+    DEFAULT_MODEL,
+    DEFAULT_TOKEN_BUDGET,
+    TextPreparer,
+    blanc_signature,
+    check_inputs,
+    check_measure,
+    check_model_options,
+    emit_warnings,
+    load_masked_lm,
+    resolve_window,
+    run_queries,
+    special_ids,
+    tally,
+)
+from nlgmetrics.blanc.counts import DEFAULT_MEASURE, Counts, Measure, empty_counts, score_from_counts
+from nlgmetrics.blanc.masking import (
+    DEFAULT_GAP,
+    DEFAULT_GAP_MASK,
+    DEFAULT_LEN_SENT_ALLOW_CUT,
+    DEFAULT_MIN_TOKEN_LENGTH_FOLLOWUP,
+    DEFAULT_MIN_TOKEN_LENGTH_LEAD,
+    DEFAULT_MIN_TOKEN_LENGTH_NORMAL,
+    MaskingOptions,
+    MinTokenLengths,
+    even_maskings,
+    fit_to_window,
+)
+from nlgmetrics.core.sentences import SentenceSplitter, resolve_splitter
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nlgmetrics.engine import LoadedLM
+    from nlgmetrics.engine.bookkeeping import WarnOnce
+
+#: blanc's filler: one "." per summary token in the base input.
+DEFAULT_FILLER_TOKEN = "."
+#: blanc's separator between the help and the sentence: none.
+DEFAULT_HELP_SEP = ""
+#: Distinct documents (each with all of its summaries) planned and run at a time: bounds the
+#: queries alive at once (two per masked copy of every sentence, for every summary).
+DOCUMENTS_PER_CHUNK = 16
+
+
+@dataclass(frozen=True)
+class _HelpInputs:
+    """What every masked copy is built from: the tokenizer, the special and filler ids, the window."""
+
+    tokenizer: Any
+    cls_id: int
+    sep_id: int
+    filler_id: int
+    sep_ids: tuple[int, ...]
+    window: int
+    masking: MaskingOptions
+
+
+@dataclass(frozen=True)
+class _MaskedCopy:
+    """One masked copy of one sentence, for one example: its two queries and the true tokens."""
+
+    example: int
+    help_query: int
+    base_query: int
+    truth: tuple[str, ...]
+
+
+def _check_filler(tokenizer: Any, filler_token: str) -> int:
+    filler_id = tokenizer.convert_tokens_to_ids(filler_token)
+    if filler_id is None or (filler_id == tokenizer.unk_token_id and filler_token != tokenizer.unk_token):
+        raise ValueError(
+            f"`filler_token` {filler_token!r} is not a token of the model's vocabulary; pass a "
+            f"single vocabulary token (blanc's default is {DEFAULT_FILLER_TOKEN!r})."
+        )
+    return filler_id
+
+
+def _plan_chunk(
+    examples: Sequence[int], summaries: Sequence[str], documents: Sequence[str],
+    prep: TextPreparer, inputs: _HelpInputs, warn: WarnOnce,
+) -> tuple[list[Any], list[_MaskedCopy]]:
+    """The distinct queries of one chunk and, per masked copy, which two of them it needs."""
+    from nlgmetrics.engine import MaskedQuery
+    from nlgmetrics.engine.bookkeeping import QueryRegistry
+
+    registry: QueryRegistry = QueryRegistry(lambda key: MaskedQuery(input_ids=key[0], mask_positions=key[1]))
+    copies: list[_MaskedCopy] = []
+    to_ids = inputs.tokenizer.convert_tokens_to_ids
+    masking = inputs.masking
+    for example in examples:
+        help_sentences = prep.help_sentences(summaries[example])
+        for sentence in prep.sentences(documents[example]):
+            sent, help_tokens, cut = fit_to_window(
+                sentence, help_sentences, len_sep=len(inputs.sep_ids),
+                len_sent_allow_cut=masking.len_sent_allow_cut, max_length=inputs.window)
+            warn.add("truncated", int(cut))
+            maskings = even_maskings(sent, masking.gap, masking.gap_mask, masking.lengths)
+            if not maskings:
+                continue
+            sent_ids = tuple(to_ids(sent))
+            help_ids = (inputs.cls_id, *to_ids(help_tokens), *inputs.sep_ids)
+            base_ids = (inputs.cls_id, *([inputs.filler_id] * len(help_tokens)), *inputs.sep_ids)
+            offset = len(help_ids)
+            help_full = help_ids + sent_ids + (inputs.sep_id,)
+            base_full = base_ids + sent_ids + (inputs.sep_id,)
+            for positions in maskings:
+                shifted = tuple(p + offset for p in positions)
+                copies.append(_MaskedCopy(
+                    example=example,
+                    help_query=registry.add((help_full, shifted)),
+                    base_query=registry.add((base_full, shifted)),
+                    truth=tuple(sent[p] for p in positions),
+                ))
+    return registry.queries, copies
+
+
+def blanc_help(
+    predictions: Sequence[str],
+    sources: Sequence[str],
+    *,
+    model: Any = DEFAULT_MODEL,
+    tokenizer: Any = None,
+    revision: str | None = None,
+    device: Any = None,
+    dtype: Any = None,
+    max_length: int | None = None,
+    token_budget: int = DEFAULT_TOKEN_BUDGET,
+    batch_size: int | None = None,
+    progress: bool = True,
+    measure: Measure = DEFAULT_MEASURE,
+    gap: int = DEFAULT_GAP,
+    gap_mask: int = DEFAULT_GAP_MASK,
+    min_token_length_normal: int = DEFAULT_MIN_TOKEN_LENGTH_NORMAL,
+    min_token_length_lead: int = DEFAULT_MIN_TOKEN_LENGTH_LEAD,
+    min_token_length_followup: int = DEFAULT_MIN_TOKEN_LENGTH_FOLLOWUP,
+    len_sent_allow_cut: int = DEFAULT_LEN_SENT_ALLOW_CUT,
+    filler_token: str = DEFAULT_FILLER_TOKEN,
+    help_sep: str = DEFAULT_HELP_SEP,
+    splitter: SentenceSplitter | str | None = None,
+) -> BlancResult:
+    """BLANC-help of each summary ``predictions[i]`` for its document ``sources[i]`` (blanc's
+    ``BlancHelp``).
+
+    Args:
+        predictions, sources: one summary and its document per example (same length); a document
+            may repeat (several summaries of one document share its tokenization and base passes).
+        model: masked LM: Hub id, local directory, ``LoadedLM`` or a model instance (then pass
+            ``tokenizer``); default ``bert-base-uncased`` as in the paper.
+        tokenizer: the tokenizer of a model instance.
+        revision, device, dtype: which Hub revision, where and in which precision to run (engine
+            defaults: CUDA if available, float32).
+        max_length: the window of one input ``[CLS] help sentence [SEP]``, at least 3 tokens;
+            default ``None``: blanc's 512; a value above the model's positions is capped at them.
+        token_budget, batch_size: engine batching (they do not change the numbers).
+        progress: show a progress bar over the examples.
+        measure: ``"relative"`` (default, in [-1, 1]) or ``"improve"`` (in [0, 1]).
+        gap, gap_mask, min_token_length_*, len_sent_allow_cut, filler_token, help_sep: blanc's
+            options, same meaning and defaults (gap=2 is blanc's current default; the paper used 6).
+        splitter: sentence splitter: ``None``/"pysbd" (offline default), "punkt" (blanc's nltk
+            splitter, needs its data) or a callable ``str -> list[str]``.
+
+    Returns:
+        :class:`~nlgmetrics.blanc.api.BlancResult`: column ``blanc`` (one score per example),
+        ``counts`` (``[[S00, S01], [S10, S11]]`` per example) and the ``signature``.
+
+    >>> from nlgmetrics.testing import build_random_model
+    >>> from nlgmetrics.core.signature import parse_signature
+    >>> import tempfile
+    >>> path = build_random_model("bert", tempfile.mkdtemp(), size="tiny")
+    >>> result = blanc_help(["Jack bought apples."], ["Jack bought apples. Jill sold pears."],
+    ...                     model=str(path), progress=False)
+    >>> list(result.scores), len(result.counts), parse_signature(result.signature)["variant"]
+    (['blanc'], 1, 'help')
+    """
+    # The engine (and torch) load only when a metric runs: `import nlgmetrics.blanc` stays light.
+    from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
+    from nlgmetrics.engine.planning import chunk_by_key
+
+    summaries, documents = check_inputs(predictions, sources)
+    measure = check_measure(measure)
+    # Plain ints from here on (numpy ints accepted): the signature does not depend on the type.
+    masking = MaskingOptions(gap, gap_mask, MinTokenLengths(
+        min_token_length_normal, min_token_length_lead, min_token_length_followup),
+        len_sent_allow_cut).validate()
+    if not isinstance(filler_token, str) or not isinstance(help_sep, str):
+        raise ValueError(
+            f"`filler_token` and `help_sep` must be strings (blanc: {DEFAULT_FILLER_TOKEN!r} and "
+            f"{DEFAULT_HELP_SEP!r}).")
+    token_budget, batch_size, max_length = check_model_options(token_budget, batch_size, max_length)
+    split, splitter_name = resolve_splitter(splitter)
+
+    lm: LoadedLM = load_masked_lm(model, tokenizer=tokenizer, device=device, dtype=dtype,
+                                  revision=revision)
+    tok = lm.tokenizer
+    cls_id, sep_id, _ = special_ids(tok)
+    window = resolve_window(lm, max_length)
+    inputs = _HelpInputs(
+        tokenizer=tok, cls_id=cls_id, sep_id=sep_id, filler_id=_check_filler(tok, filler_token),
+        sep_ids=tuple(tok.convert_tokens_to_ids(tok.tokenize(help_sep))) if help_sep else (),
+        window=window, masking=masking)
+
+    counts: list[Counts] = [empty_counts() for _ in summaries]
+    warn = WarnOnce()
+    with ExampleProgress(len(summaries), "BLANC-help", enabled=progress) as bar:
+        # A chunk takes whole documents, so their summaries share tokenization and base passes.
+        for examples in chunk_by_key(documents, DOCUMENTS_PER_CHUNK):
+            prep = TextPreparer(tok, split)  # per chunk: the memo must not grow with the whole call
+            queries, copies = _plan_chunk(examples, summaries, documents, prep, inputs, warn)
+            predicted = run_queries(lm, queries, token_budget=token_budget, batch_size=batch_size,
+                                    bar=bar, examples=len(examples))
+            for masked in copies:
+                tally(counts[masked.example], masked.truth, base=predicted[masked.base_query],
+                      helped=predicted[masked.help_query], tokenizer=tok)
+    emit_warnings(warn, window)
+
+    signature = blanc_signature("help", lm, window, {
+        "measure": measure, "gap": masking.gap, "gap_mask": masking.gap_mask,
+        "min_token_length_normal": masking.lengths.normal,
+        "min_token_length_lead": masking.lengths.lead,
+        "min_token_length_followup": masking.lengths.followup,
+        "len_sent_allow_cut": masking.len_sent_allow_cut,
+        "filler_token": filler_token, "help_sep": help_sep or None,
+        "splitter": splitter_name, "masking": "even",
+    })
+    return BlancResult(
+        scores={"blanc": [score_from_counts(c, measure) for c in counts]},
+        signature=signature,
+        counts=counts,
+    )

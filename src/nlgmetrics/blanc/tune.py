@@ -1,0 +1,440 @@
+"""BLANC-tune: how much fine-tuning a masked LM on the summary helps it unmask the document.
+
+For each summary, a *copy* of the model is fine-tuned on the summary (masked-LM training on
+overlapping chunks of it, blanc's recipe), then both the original and the tuned model unmask the
+same even maskings of every document sentence (no help text in the input). Each masked token
+falls in ``S[base correct][tuned correct]``; the score is ``relative`` or ``improve`` of S as in
+:mod:`nlgmetrics.blanc.counts`.
+
+Definitions and defaults follow PyPI ``blanc`` 0.3.4 (``blanc.BlancTune``): chunks of 64 tokens
+with stride 32 (plus the leading partial chunk, ``finetune_top_fully``), even masking of the
+chunks, 10% of masked tokens replaced by a random id in [1000, 29999] and 10% kept, AdamW
+(lr 5e-5, eps 1e-8, weight decay 0.01 except biases and LayerNorm weights), linear schedule with
+``warmup_steps`` 0, 10 epochs, batch size 1. The user's model is never touched: training happens
+on a deep copy, one summary at a time.
+
+Randomness: blanc seeds Python's ``random`` and torch with ``random_seed`` only when it is > 0 (its
+default 0 leaves both unseeded, so its BLANC-tune numbers change from run to run). We always seed,
+per summary, with ``seed`` (default 0), using a private ``random.Random(seed)`` (same stream as
+``random.seed(seed)``) and ``torch.manual_seed(seed)`` inside ``torch.random.fork_rng`` so the
+caller's global RNG state is left as it was. ``blanc_tune(..., seed=N)`` reproduces
+``BlancTune(random_seed=N)`` for N > 0 draw for draw (same masking choices, same dropout masks).
+
+Work saved: the base pass runs once per distinct masked copy of the documents (it does not depend
+on the summary), and a summary paired with several documents is tuned once (blanc re-tunes per
+pair, with the same seed, i.e. the same model). An empty or whitespace-only summary yields no
+training data, so the tuned model equals the original: score 0.0, S01 == S10 == 0 (as in blanc).
+
+>>> from nlgmetrics.testing import build_random_model
+>>> from nlgmetrics.core.signature import parse_signature
+>>> import tempfile
+>>> path = build_random_model("bert", tempfile.mkdtemp(), size="tiny")
+>>> result = blanc_tune(["Jack bought apples."], ["Jack bought apples. Jill sold pears."],
+...                     model=str(path), finetune_epochs=1, progress=False)
+>>> parse_signature(result.signature)["variant"], len(result.counts)
+('tune', 1)
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import numbers
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from nlgmetrics.blanc.api import BlancResult
+from nlgmetrics.blanc.common import (
+    DEFAULT_MODEL,
+    DEFAULT_TOKEN_BUDGET,
+    TextPreparer,
+    blanc_signature,
+    check_inputs,
+    check_measure,
+    check_model_options,
+    emit_warnings,
+    load_masked_lm,
+    resolve_window,
+    run_queries,
+    special_ids,
+    tally,
+    tokenize_text,
+)
+from nlgmetrics.blanc.counts import DEFAULT_MEASURE, Counts, Measure, empty_counts, score_from_counts
+from nlgmetrics.blanc.masking import (
+    DEFAULT_GAP,
+    DEFAULT_GAP_MASK,
+    DEFAULT_LEN_SENT_ALLOW_CUT,
+    DEFAULT_MIN_TOKEN_LENGTH_FOLLOWUP,
+    DEFAULT_MIN_TOKEN_LENGTH_LEAD,
+    DEFAULT_MIN_TOKEN_LENGTH_NORMAL,
+    MaskingOptions,
+    MinTokenLengths,
+    even_maskings,
+    fit_to_window,
+    random_maskings,
+)
+from nlgmetrics.core.sentences import SentenceSplitter, resolve_splitter
+from nlgmetrics.core.validation import check_bool, check_int, check_real
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nlgmetrics.engine import LoadedLM
+    from nlgmetrics.engine.bookkeeping import WarnOnce
+
+# blanc's range of "reasonable" BERT ids for random replacement (inclusive); capped by the vocab.
+TOKEN_REPLACE_RANGE = (1000, 29999)
+LABEL_IGNORE = -100
+# Parameters whose name contains one of these get no weight decay (blanc / BERT recipe).
+NO_DECAY = ("bias", "LayerNorm.weight")
+
+#: blanc's fine-tuning defaults (``BlancTune``'s names without the ``finetune_`` prefix).
+DEFAULT_FINETUNE_BATCH_SIZE = 1
+DEFAULT_FINETUNE_EPOCHS = 10
+DEFAULT_FINETUNE_MASK_EVENLY = True
+DEFAULT_FINETUNE_CHUNK_SIZE = 64
+DEFAULT_FINETUNE_CHUNK_STRIDE = 32
+DEFAULT_FINETUNE_TOP_FULLY = True
+DEFAULT_LAYER_FREEZE = -1  # id_layer_freeze_below / _above: no layer frozen
+DEFAULT_P_MASK = 0.15
+DEFAULT_P_TOKEN_REPLACE = 0.1
+DEFAULT_P_TOKEN_ORIGINAL = 0.1
+DEFAULT_LEARNING_RATE = 5e-5
+DEFAULT_WARMUP_STEPS = 0
+#: Always seeded (blanc's default 0 means unseeded: its numbers change from run to run).
+DEFAULT_SEED = 0
+
+
+@dataclass(frozen=True)
+class TuneOptions:
+    """blanc's fine-tuning options (names and defaults of ``BlancTune``)."""
+
+    masking: MaskingOptions  # masking of the summary chunks (gap_tune, gap_mask_tune, *_tune)
+    batch_size: int = DEFAULT_FINETUNE_BATCH_SIZE
+    epochs: int = DEFAULT_FINETUNE_EPOCHS
+    mask_evenly: bool = DEFAULT_FINETUNE_MASK_EVENLY
+    chunk_size: int = DEFAULT_FINETUNE_CHUNK_SIZE
+    chunk_stride: int = DEFAULT_FINETUNE_CHUNK_STRIDE
+    top_fully: bool = DEFAULT_FINETUNE_TOP_FULLY
+    freeze_below: int = DEFAULT_LAYER_FREEZE
+    freeze_above: int = DEFAULT_LAYER_FREEZE
+    p_mask: float = DEFAULT_P_MASK
+    p_token_replace: float = DEFAULT_P_TOKEN_REPLACE
+    p_token_original: float = DEFAULT_P_TOKEN_ORIGINAL
+    learning_rate: float = DEFAULT_LEARNING_RATE
+    warmup_steps: int = DEFAULT_WARMUP_STEPS
+
+    def validate(self) -> TuneOptions:
+        """Check every option; return a copy holding plain Python numbers (numpy scalars accepted)."""
+        masking = self.masking.validate("_tune")
+        batch_size, chunk_size, chunk_stride = (
+            check_int(f"finetune_{name}", getattr(self, name), minimum=1)
+            for name in ("batch_size", "chunk_size", "chunk_stride"))
+        epochs = check_int("finetune_epochs", self.epochs, minimum=0)
+        mask_evenly = check_bool("finetune_mask_evenly", self.mask_evenly)
+        top_fully = check_bool("finetune_top_fully", self.top_fully)
+        freeze_below = check_int("id_layer_freeze_below", self.freeze_below)
+        freeze_above = check_int("id_layer_freeze_above", self.freeze_above)
+        p_mask, p_token_replace, p_token_original = (
+            check_real(name, getattr(self, name), minimum=0, maximum=1,
+                       message=f"`{name}` must be a probability in [0, 1], got {getattr(self, name)!r}.")
+            for name in ("p_mask", "p_token_replace", "p_token_original"))
+        if p_token_replace + p_token_original > 1.0:
+            raise ValueError("`p_token_replace` + `p_token_original` must not exceed 1.")
+        learning_rate = check_real("learning_rate", self.learning_rate, minimum=0, exclusive_minimum=True,
+                                   message=f"`learning_rate` must be positive, got {self.learning_rate!r}.")
+        warmup_steps = check_int("warmup_steps", self.warmup_steps, minimum=0)
+        return dataclasses.replace(
+            self, masking=masking, batch_size=batch_size, epochs=epochs, mask_evenly=mask_evenly,
+            chunk_size=chunk_size, chunk_stride=chunk_stride, top_fully=top_fully,
+            freeze_below=freeze_below, freeze_above=freeze_above, p_mask=p_mask,
+            p_token_replace=p_token_replace, p_token_original=p_token_original,
+            learning_rate=learning_rate, warmup_steps=warmup_steps)
+
+
+def tuning_examples(
+    tokens: Sequence[str], options: TuneOptions, rng: random.Random, tokenizer: Any,
+) -> list[tuple[list[int], list[int]]]:
+    """blanc's fine-tuning data for one summary: ``(input_ids, labels)`` per masked chunk.
+
+    Chunks ``tokens[s : s + chunk_size]`` for ``s = 0, stride, 2*stride, ...``; with
+    ``top_fully``, a chunk starting inside the first chunk is followed by the leading piece
+    ``tokens[:s]`` (so the first tokens get as much training as later ones). Each chunk is masked
+    (evenly, or randomly with ``p_mask``); a masked token is then, by one ``rng.random()`` draw in
+    position order, replaced by a random id (``p_token_replace``), restored (``p_token_original``)
+    or left as the mask token. Labels are the original ids at masked positions, -100 elsewhere.
+    """
+    cls_id, sep_id, mask_id = special_ids(tokenizer)
+    low, high = TOKEN_REPLACE_RANGE
+    high = min(high, len(tokenizer) - 1)
+    lengths = options.masking.lengths
+    examples: list[tuple[list[int], list[int]]] = []
+
+    def add_chunk(chunk: Sequence[str]) -> None:
+        if options.mask_evenly:
+            maskings = even_maskings(chunk, options.masking.gap, options.masking.gap_mask, lengths)
+        else:
+            maskings = random_maskings(chunk, options.p_mask, lengths, rng)
+        original = [cls_id, *tokenizer.convert_tokens_to_ids(list(chunk)), sep_id]
+        for positions in maskings:
+            input_ids = list(original)
+            labels = [LABEL_IGNORE] * len(original)
+            for position in positions:
+                index = position + 1  # after [CLS]
+                input_ids[index] = mask_id
+                labels[index] = original[index]
+                draw = rng.random()
+                if draw < options.p_token_replace:
+                    input_ids[index] = rng.randint(low, high)
+                elif draw < options.p_token_original + options.p_token_replace:
+                    input_ids[index] = original[index]
+            examples.append((input_ids, labels))
+
+    for start in range(0, len(tokens), options.chunk_stride):
+        add_chunk(tokens[start : start + options.chunk_size])
+        if options.top_fully and 0 < start < options.chunk_size:
+            add_chunk(tokens[:start])
+    return examples
+
+
+def _freeze(model: Any, below: int, above: int) -> None:
+    """blanc's layer freezing by parameter index (first ``below``; last ``above - 1``)."""
+    if below <= 0 and above <= 0:
+        return
+    parameters = list(model.parameters())
+    for index, parameter in enumerate(parameters):
+        if index < below:
+            parameter.requires_grad_(False)
+        elif above < 0:
+            break
+        elif len(parameters) - index < above:
+            parameter.requires_grad_(False)
+
+
+def _pad(rows: Sequence[Sequence[int]], value: int) -> Any:
+    import torch
+
+    width = max(len(r) for r in rows)
+    return torch.tensor([list(r) + [value] * (width - len(r)) for r in rows], dtype=torch.long)
+
+
+def finetune_copy(lm: Any, examples: Sequence[tuple[list[int], list[int]]], options: TuneOptions,
+                  seed: int) -> Any:
+    """A deep copy of ``lm.model`` trained on ``examples`` (blanc's loop); ``lm.model`` is untouched."""
+    import torch
+    from transformers import get_linear_schedule_with_warmup
+
+    pad_id = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
+    device = lm.device
+    devices = [device] if device.type == "cuda" else []
+    with torch.inference_mode(False), torch.enable_grad(), torch.random.fork_rng(devices=devices):
+        model = copy.deepcopy(lm.model)
+        for parameter in model.parameters():
+            if parameter.is_inference():  # weights created under inference_mode cannot train
+                parameter.data = parameter.data.clone()
+        model.requires_grad_(True)
+        torch.manual_seed(seed)
+        model.train()
+        _freeze(model, options.freeze_below, options.freeze_above)
+        batches = [examples[i : i + options.batch_size]
+                   for i in range(0, len(examples), options.batch_size)]
+        named = list(model.named_parameters())
+        groups = [
+            {"params": [p for n, p in named if not any(k in n for k in NO_DECAY)], "weight_decay": 1e-2},
+            {"params": [p for n, p in named if any(k in n for k in NO_DECAY)], "weight_decay": 0.0},
+        ]
+        optimizer = torch.optim.AdamW(groups, lr=options.learning_rate, eps=1e-8)
+        scheduler = get_linear_schedule_with_warmup(
+            optimizer, num_warmup_steps=options.warmup_steps,
+            num_training_steps=len(batches) * options.epochs)
+        for _epoch in range(options.epochs):
+            for batch in batches:
+                ids = [b[0] for b in batch]
+                # Padding exactly as blanc pads: pad id, attention 0, token type 1, label -100.
+                inputs = {
+                    "input_ids": _pad(ids, pad_id).to(device),
+                    "attention_mask": _pad([[1] * len(r) for r in ids], 0).to(device),
+                    "token_type_ids": _pad([[0] * len(r) for r in ids], 1).to(device),
+                    "labels": _pad([b[1] for b in batch], LABEL_IGNORE).to(device),
+                }
+                model.zero_grad()
+                optimizer.zero_grad()
+                output = model(**inputs)
+                loss = output.loss if hasattr(output, "loss") else output[0]
+                loss.backward()
+                optimizer.step()
+                scheduler.step()
+        model.eval()
+        model.requires_grad_(False)
+    return model
+
+
+def _tune_value(value: int | None, default: int) -> int:
+    """A ``*_tune`` option: ``None`` (or blanc's negative "unset") takes the inference value."""
+    return default if value is None or (isinstance(value, numbers.Integral) and value < 0) else value
+
+
+def _plan_documents(
+    documents: Sequence[str], prep: TextPreparer, lm: LoadedLM, window: int, masking: MaskingOptions,
+    warn: WarnOnce,
+) -> tuple[list[Any], dict[str, list[tuple[int, tuple[str, ...]]]]]:
+    """The distinct base queries ``[CLS] masked sentence [SEP]`` (no help) of every distinct
+    document, and per document its ``(query number, true tokens)`` for each masked copy."""
+    from nlgmetrics.engine import MaskedQuery
+    from nlgmetrics.engine.bookkeeping import QueryRegistry
+
+    cls_id, sep_id, _ = special_ids(lm.tokenizer)
+    registry: QueryRegistry = QueryRegistry(lambda key: MaskedQuery(input_ids=key[0], mask_positions=key[1]))
+    per_document: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+    for document in documents:
+        if document in per_document:
+            continue
+        items = []
+        for sentence in prep.sentences(document):
+            sent, _, cut = fit_to_window(sentence, [[]], len_sep=0,
+                                         len_sent_allow_cut=masking.len_sent_allow_cut, max_length=window)
+            warn.add("truncated", int(cut))
+            ids = (cls_id, *lm.tokenizer.convert_tokens_to_ids(sent), sep_id)
+            for positions in even_maskings(sent, masking.gap, masking.gap_mask, masking.lengths):
+                items.append((registry.add((ids, tuple(p + 1 for p in positions))),
+                              tuple(sent[p] for p in positions)))
+        per_document[document] = items
+    return registry.queries, per_document
+
+
+def blanc_tune(
+    predictions: Sequence[str],
+    sources: Sequence[str],
+    *,
+    model: Any = DEFAULT_MODEL,
+    tokenizer: Any = None,
+    revision: str | None = None,
+    device: Any = None,
+    dtype: Any = None,
+    max_length: int | None = None,
+    token_budget: int = DEFAULT_TOKEN_BUDGET,
+    batch_size: int | None = None,
+    progress: bool = True,
+    measure: Measure = DEFAULT_MEASURE,
+    gap: int = DEFAULT_GAP,
+    gap_mask: int = DEFAULT_GAP_MASK,
+    min_token_length_normal: int = DEFAULT_MIN_TOKEN_LENGTH_NORMAL,
+    min_token_length_lead: int = DEFAULT_MIN_TOKEN_LENGTH_LEAD,
+    min_token_length_followup: int = DEFAULT_MIN_TOKEN_LENGTH_FOLLOWUP,
+    len_sent_allow_cut: int = DEFAULT_LEN_SENT_ALLOW_CUT,
+    splitter: SentenceSplitter | str | None = None,
+    gap_tune: int | None = None,
+    gap_mask_tune: int | None = None,
+    min_token_length_normal_tune: int | None = None,
+    min_token_length_lead_tune: int | None = None,
+    min_token_length_followup_tune: int | None = None,
+    finetune_batch_size: int = DEFAULT_FINETUNE_BATCH_SIZE,
+    finetune_epochs: int = DEFAULT_FINETUNE_EPOCHS,
+    finetune_mask_evenly: bool = DEFAULT_FINETUNE_MASK_EVENLY,
+    finetune_chunk_size: int = DEFAULT_FINETUNE_CHUNK_SIZE,
+    finetune_chunk_stride: int = DEFAULT_FINETUNE_CHUNK_STRIDE,
+    finetune_top_fully: bool = DEFAULT_FINETUNE_TOP_FULLY,
+    id_layer_freeze_below: int = DEFAULT_LAYER_FREEZE,
+    id_layer_freeze_above: int = DEFAULT_LAYER_FREEZE,
+    p_mask: float = DEFAULT_P_MASK,
+    p_token_replace: float = DEFAULT_P_TOKEN_REPLACE,
+    p_token_original: float = DEFAULT_P_TOKEN_ORIGINAL,
+    learning_rate: float = DEFAULT_LEARNING_RATE,
+    warmup_steps: int = DEFAULT_WARMUP_STEPS,
+    seed: int = DEFAULT_SEED,
+) -> BlancResult:
+    """BLANC-tune of each summary ``predictions[i]`` for its document ``sources[i]`` (blanc's
+    ``BlancTune``).
+
+    The inputs, the model options (``model``, ``tokenizer``, ``revision``, ``device``, ``dtype``,
+    ``max_length``, ``token_budget``, ``batch_size``, ``progress``), ``measure``, the masking
+    options and ``splitter`` are those of :func:`nlgmetrics.blanc.help.blanc_help`. The tuning
+    options keep blanc's names and defaults; ``*_tune`` options left at ``None`` take the value of
+    the inference option (blanc's ``-1``). ``seed`` seeds the fine-tuning of every summary
+    (``BlancTune(random_seed=seed)`` for seed > 0). Fine-tuning runs in the model's dtype on its
+    device; the progress bar counts examples as their summary's tuned model has unmasked them.
+
+    Returns:
+        :class:`~nlgmetrics.blanc.api.BlancResult` (column ``blanc``, ``counts``, ``signature``).
+    """
+    # The engine (and torch) load only when a metric runs: `import nlgmetrics.blanc` stays light.
+    from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
+    from nlgmetrics.engine.planning import chunk_by_key
+
+    summaries, documents = check_inputs(predictions, sources)
+    measure = check_measure(measure)
+    # Plain Python numbers from here on (numpy scalars accepted): the signature does not depend
+    # on the type.
+    masking = MaskingOptions(gap, gap_mask, MinTokenLengths(
+        min_token_length_normal, min_token_length_lead, min_token_length_followup),
+        len_sent_allow_cut).validate()
+    lengths = masking.lengths
+    options = TuneOptions(
+        MaskingOptions(
+            _tune_value(gap_tune, masking.gap), _tune_value(gap_mask_tune, masking.gap_mask),
+            MinTokenLengths(_tune_value(min_token_length_normal_tune, lengths.normal),
+                            _tune_value(min_token_length_lead_tune, lengths.lead),
+                            _tune_value(min_token_length_followup_tune, lengths.followup)),
+            masking.len_sent_allow_cut),
+        finetune_batch_size, finetune_epochs, finetune_mask_evenly, finetune_chunk_size,
+        finetune_chunk_stride, finetune_top_fully, id_layer_freeze_below, id_layer_freeze_above,
+        p_mask, p_token_replace, p_token_original, learning_rate, warmup_steps).validate()
+    seed = check_int("seed", seed)
+    token_budget, batch_size, max_length = check_model_options(token_budget, batch_size, max_length)
+    split, splitter_name = resolve_splitter(splitter)
+
+    lm = load_masked_lm(model, tokenizer=tokenizer, device=device, dtype=dtype, revision=revision)
+    tok = lm.tokenizer
+    window = resolve_window(lm, max_length)
+    warn = WarnOnce()
+    queries, per_document = _plan_documents(documents, TextPreparer(tok, split), lm, window, masking, warn)
+    base = run_queries(lm, queries, token_budget=token_budget, batch_size=batch_size)
+
+    counts: list[Counts] = [empty_counts() for _ in summaries]
+    with ExampleProgress(len(summaries), "BLANC-tune", enabled=progress) as bar:
+        # One group per distinct summary: it is tuned once, whatever the number of its documents.
+        for examples in chunk_by_key(summaries, 1):
+            summary = summaries[examples[0]]
+            # blanc tokenizes the raw summary for tuning (no NFKD, no sentence split).
+            data = tuning_examples(tokenize_text(tok, summary), options, random.Random(seed), tok)
+            needed = sorted({number for i in examples for number, _ in per_document[documents[i]]})
+            if data and options.epochs > 0 and needed:
+                tuned_model = finetune_copy(lm, data, options, seed)
+                tuned_lm = dataclasses.replace(lm, model=tuned_model, fingerprint=f"{lm.fingerprint}+tuned")
+                predicted = run_queries(tuned_lm, [queries[n] for n in needed], token_budget=token_budget,
+                                        batch_size=batch_size, bar=bar, examples=len(examples))
+                tuned = dict(zip(needed, predicted))
+                del tuned_lm, tuned_model
+            else:  # nothing to learn (or nothing to unmask): the "tuned" model is the original one
+                tuned = dict(bar.track(((number, base[number]) for number in needed),
+                                       examples=len(examples), queries=len(needed)))
+            for i in examples:
+                for number, truth in per_document[documents[i]]:
+                    tally(counts[i], truth, base=base[number], helped=tuned[number], tokenizer=tok)
+    emit_warnings(warn, window)
+
+    tune_masking = options.masking
+    signature = blanc_signature("tune", lm, window, {
+        "measure": measure, "gap": masking.gap, "gap_mask": masking.gap_mask,
+        "min_token_length_normal": lengths.normal, "min_token_length_lead": lengths.lead,
+        "min_token_length_followup": lengths.followup,
+        "len_sent_allow_cut": masking.len_sent_allow_cut, "splitter": splitter_name,
+        "masking": "even",
+        "gap_tune": tune_masking.gap, "gap_mask_tune": tune_masking.gap_mask,
+        "min_token_length_normal_tune": tune_masking.lengths.normal,
+        "min_token_length_lead_tune": tune_masking.lengths.lead,
+        "min_token_length_followup_tune": tune_masking.lengths.followup,
+        "finetune_batch_size": options.batch_size, "finetune_epochs": options.epochs,
+        "finetune_mask_evenly": options.mask_evenly, "finetune_chunk_size": options.chunk_size,
+        "finetune_chunk_stride": options.chunk_stride, "finetune_top_fully": options.top_fully,
+        "id_layer_freeze_below": options.freeze_below, "id_layer_freeze_above": options.freeze_above,
+        "p_mask": options.p_mask, "p_token_replace": options.p_token_replace,
+        "p_token_original": options.p_token_original, "learning_rate": options.learning_rate,
+        "warmup_steps": options.warmup_steps, "seed": seed,
+    })
+    return BlancResult(
+        scores={"blanc": [score_from_counts(c, measure) for c in counts]},
+        signature=signature,
+        counts=counts,
+    )

@@ -1,0 +1,110 @@
+"""Signatures: one string that records every option that changes a metric's number.
+
+In the spirit of sacrebleu's ``nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.x``: two
+results with equal signatures were computed the same way and may be compared.
+
+One vocabulary for every metric. A signature reads
+
+``<metric>|<shared model keys>|<metric keys, sorted>|<library versions>|version:<nlgmetrics>``
+
+- ``<metric>`` is the metric's registered name (snake_case: ``infolm``, ``shannon_score``,
+  ``blanc``, ``fflm``, ``rouge_family``, ``bleu``);
+- the shared model keys (LM metrics only), always in this order and under these names:
+  :data:`MODEL_KEYS` = ``model`` (Hub id, directory or alias), ``weights`` (a hash of the weights
+  actually loaded: the Hub commit or a hash of the tensors), ``revision`` (the revision asked for,
+  ``none`` when not pinned), ``dtype``, ``max_length`` (the length limit in tokens that the metric
+  applies);
+- metric keys: snake_case, sorted, never one of the shared names;
+- the library versions that change numbers (LM metrics: ``transformers``, ``tokenizers``), then
+  nlgmetrics' own ``version``.
+
+Every key is snake_case; a metric key that reuses a shared name is a programming error.
+
+>>> make_signature("bleu", {"tokenize": "13a", "smooth": "exp", "nrefs": 1})
+'bleu|nrefs:1|smooth:exp|tokenize:13a|version:0.1.0'
+>>> sig = make_signature("fflm", {"weights_abd": (0.25, 0.25, 0.5)},
+...                      model={"model": "m", "weights": "ab12", "revision": None,
+...                             "dtype": "float32", "max_length": 2048})
+>>> sig.split("|")[:7]
+['fflm', 'model:m', 'weights:ab12', 'revision:none', 'dtype:float32', 'max_length:2048', 'weights_abd:0.25,0.25,0.5']
+>>> parse_signature(sig)["max_length"]
+'2048'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from importlib import metadata
+from typing import Any
+
+from nlgmetrics import __version__
+
+#: Shared keys of every LM metric's signature, in the order they are written.
+MODEL_KEYS = ("model", "weights", "revision", "dtype", "max_length")
+#: Libraries whose version changes an LM metric's numbers (tokenization, model code).
+LM_LIBRARIES = ("transformers", "tokenizers")
+_RESERVED = frozenset(MODEL_KEYS) | frozenset(LM_LIBRARIES) | {"version"}
+_KEY = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def _format_value(value: Any) -> str:
+    """Render an option value compactly and deterministically (no '|' or ':' inside)."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return "none"
+    if isinstance(value, float):
+        return format(value, "g")
+    if isinstance(value, (list, tuple)):
+        return ",".join(_format_value(v) for v in value)
+    text = str(value)
+    # '|' and ':' separate fields; keep the signature parseable.
+    return text.replace("|", "/").replace(":", "=")
+
+
+def _library_version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "none"
+
+
+def make_signature(
+    metric: str, options: Mapping[str, Any], *, model: Mapping[str, Any] | None = None
+) -> str:
+    """Build a signature (see the module docstring).
+
+    ``model``: the shared model fields (``LoadedLM.signature_fields(max_length)``) for an LM
+    metric, ``None`` for a text metric. ``options``: the metric's own keys.
+    """
+    if not _KEY.match(metric):
+        raise ValueError(f"metric name {metric!r} must be snake_case")
+    for key in options:
+        if not _KEY.match(key) or key in _RESERVED:
+            raise ValueError(f"signature key {key!r} must be snake_case and not a shared key")
+    fields = [metric]
+    if model is not None:
+        missing = [key for key in MODEL_KEYS if key not in model]
+        if missing or set(model) - set(MODEL_KEYS):
+            raise ValueError(f"model fields must be exactly {MODEL_KEYS}, got {sorted(model)}")
+        fields += [f"{key}:{_format_value(model[key])}" for key in MODEL_KEYS]
+    fields += [f"{key}:{_format_value(options[key])}" for key in sorted(options)]
+    if model is not None:
+        fields += [f"{name}:{_library_version(name)}" for name in LM_LIBRARIES]
+    fields.append(f"version:{__version__}")
+    return "|".join(fields)
+
+
+def parse_signature(signature: str) -> dict[str, str]:
+    """Inverse of :func:`make_signature` (values come back as strings).
+
+    >>> parse_signature("bleu|tokenize:13a|version:0.1.0")["tokenize"]
+    '13a'
+    """
+    metric, *fields = signature.split("|")
+    parsed = {"metric": metric}
+    for field in fields:
+        key, _, value = field.partition(":")
+        parsed[key] = value
+    return parsed

@@ -1,0 +1,156 @@
+"""Which device and dtype a model is scored on: resolve the strings users pass, refuse unusable ones.
+
+A device that torch knows by name but that is missing here (``"mps"`` on Linux, ``"cuda"`` on a
+CPU machine, ``"cuda:7"`` on a one-GPU machine, ``"xla"`` without torch_xla) would otherwise fail
+deep inside ``Module.to()`` with a bare RuntimeError or an AssertionError; ``"meta"`` would not
+fail at all (meta tensors hold no values). Each is refused here, naming the devices that exist.
+
+>>> resolve_device("cpu"), resolve_dtype("bf16")
+(device(type='cpu'), torch.bfloat16)
+>>> "cpu" in available_devices()
+True
+>>> resolve_device("meta")
+Traceback (most recent call last):
+...
+ValueError: device='meta' is not usable: meta tensors hold no values, so every score would be undefined. Available here: ...
+"""
+
+from __future__ import annotations
+
+import torch
+
+_DTYPES = {
+    "float32": torch.float32, "fp32": torch.float32, "float": torch.float32,
+    "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
+    "float16": torch.float16, "fp16": torch.float16, "half": torch.float16,
+}
+_SUPPORTED_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+
+
+def _accelerator_count(kind: str) -> int:
+    """How many devices of an indexed accelerator type (``cuda``, ``xpu``) this process can use."""
+    module = getattr(torch, kind, None)
+    try:
+        return int(module.device_count()) if module is not None and module.is_available() else 0
+    except (RuntimeError, AssertionError):  # a broken driver counts as no device
+        return 0
+
+
+def _mps_available() -> bool:
+    backend = getattr(torch.backends, "mps", None)
+    return bool(backend is not None and backend.is_available())
+
+
+def available_devices() -> list[str]:
+    """The devices a model can be scored on in this process, e.g. ``['cpu', 'cuda:0', 'cuda:1']``."""
+    devices = ["cpu"]
+    for kind in ("cuda", "xpu"):
+        devices += [f"{kind}:{index}" for index in range(_accelerator_count(kind))]
+    if _mps_available():
+        devices.append("mps")
+    return devices
+
+
+def _available_text() -> str:
+    names = ", ".join(repr(name) for name in available_devices())
+    return f"Available here: {names}, or None (this process's GPU when there is one, else the CPU)."
+
+
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    """The device to score on; ``None`` means this process's accelerator: its own GPU under several
+    processes, else CUDA when available, else CPU.
+
+    Raises ``ValueError`` for a device string torch does not know, and for a device that is not
+    available here (the message lists those that are).
+    """
+    if device is None:
+        from nlgmetrics.engine.distributed import process_state
+
+        state = process_state()
+        if state is not None:
+            return torch.device(state.device)
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if isinstance(device, bool) or not isinstance(device, (str, int, torch.device)):
+        raise ValueError(f"device must be a string such as 'cpu' or 'cuda:0', a torch.device or None, got {device!r}. {_available_text()}")
+    if isinstance(device, int):  # torch reads a bare index as an accelerator's device number
+        try:
+            return resolve_device(f"cuda:{device}")
+        except ValueError as error:
+            raise ValueError(f"device={device!r} means 'cuda:{device}': {error}") from None
+    try:
+        resolved = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise ValueError(f"device={device!r} is not a torch device name. {_available_text()}") from None
+    if resolved.type == "cpu":
+        if resolved.index not in (None, 0):
+            raise ValueError(f"device={device!r}: the CPU has no numbered devices; pass 'cpu'. {_available_text()}")
+        return torch.device("cpu")
+    if resolved.type == "meta":
+        raise ValueError(
+            f"device={device!r} is not usable: meta tensors hold no values, so every score would be "
+            f"undefined. {_available_text()}"
+        )
+    if resolved.type in ("cuda", "xpu"):
+        count = _accelerator_count(resolved.type)
+        if count == 0:
+            raise ValueError(f"device={device!r} asks for {resolved.type.upper()}, but no {resolved.type.upper()} device is available here. {_available_text()}")
+        if resolved.index is not None and resolved.index >= count:
+            raise ValueError(
+                f"device={device!r}: this machine has {count} {resolved.type.upper()} device(s) "
+                f"({resolved.type}:0..{resolved.type}:{count - 1}). {_available_text()}"
+            )
+        if resolved.index is None:  # name the device: 'cuda' and 'cuda:0' are one place, one cache entry
+            resolved = torch.device(resolved.type, getattr(torch, resolved.type).current_device())
+        return resolved
+    if resolved.type == "mps" and _mps_available():
+        return resolved
+    raise ValueError(f"device={device!r} is not available here (no {resolved.type} backend in this process). {_available_text()}")
+
+
+def module_device(model: torch.nn.Module) -> torch.device:
+    """The device a model instance lives on (that of its first parameter; CPU without parameters).
+
+    Raises ``ValueError`` when some tensors are on the meta device (weights never loaded, e.g. built
+    under ``init_empty_weights`` or offloaded to disk), and when the device is not available here.
+    """
+    tensors = [*model.parameters(), *model.buffers()]
+    if any(t.device.type == "meta" for t in tensors):
+        raise ValueError(
+            f"The {type(model).__name__} instance has tensors on the meta device: its weights were never "
+            "loaded (built under init_empty_weights / device_map='meta', or offloaded to disk). Load its "
+            "weights first (from_pretrained without those options), or pass the model's directory."
+        )
+    current = tensors[0].device if tensors else torch.device("cpu")
+    try:
+        resolve_device(current)
+    except ValueError as error:
+        raise ValueError(f"The {type(model).__name__} instance is on {current}, which is not usable here: {error}") from None
+    return current
+
+
+def resolve_dtype(dtype: str | torch.dtype | None) -> torch.dtype:
+    """``None`` means float32 (exact parity with reference implementations); bf16/fp16 allowed."""
+    if dtype is None:
+        return torch.float32
+    if isinstance(dtype, torch.dtype):
+        if dtype not in _SUPPORTED_DTYPES:
+            raise ValueError(f"dtype must be float32, bfloat16 or float16, got {dtype}.")
+        return dtype
+    key = str(dtype).lower().removeprefix("torch.")
+    if key not in _DTYPES:
+        raise ValueError(f"dtype must be one of 'float32', 'bfloat16', 'float16', got {dtype!r}.")
+    return _DTYPES[key]
+
+
+def same_device(a: torch.device, b: torch.device) -> bool:
+    """Whether two devices are the same place (``cuda`` without an index is the current one)."""
+    if a.type != b.type:
+        return False
+    if a.index == b.index or a.type == "cpu":
+        return True
+    module = getattr(torch, a.type, None)
+    try:
+        current = module.current_device() if module is not None else None
+    except (RuntimeError, AssertionError):
+        return False
+    return (a.index if a.index is not None else current) == (b.index if b.index is not None else current)

@@ -1,0 +1,366 @@
+"""FFLM's public API: :func:`fflm`, its result :class:`FFLMResult`, and :func:`check_weights`.
+
+>>> from nlgmetrics.testing import build_random_model
+>>> import tempfile
+>>> path = build_random_model("llama", tempfile.mkdtemp(), size="tiny")
+>>> result = fflm(["A cat sat."], ["The cat sat on the mat."], model=path, progress=False)
+>>> len(result), result.weights, result.main, list(result.details())
+(1, (0.25, 0.25, 0.5), 'fflm', ['summary_tokens', 'document_tokens', 'truncated'])
+>>> s = result.scores
+>>> abs(s["fflm"][0] - (0.25 * s["delta_prior_summary"][0] + 0.25 * s["delta_prior_document"][0]
+...                     + 0.5 * s["delta_cond_summary"][0])) < 1e-12
+True
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from nlgmetrics.core.result import Column, MetricResult
+from nlgmetrics.core.signature import make_signature
+from nlgmetrics.core.validation import (
+    as_texts,
+    check_bool,
+    check_engine_options,
+    check_int,
+    check_same_length,
+)
+from nlgmetrics.fflm.components import (
+    COMPONENT_BOUND,
+    PROBABILITY_FLOOR,
+    fflm_components,
+    floored_probabilities,
+)
+from nlgmetrics.fflm.planning import (
+    build_queries,
+    check_start_token,
+    plan_example,
+    resolve_start_token,
+    slot_logprobs,
+    token_ids,
+)
+
+if TYPE_CHECKING:  # torch is imported lazily; the annotations only
+    from nlgmetrics.engine import CausalQuery, LoadedLM
+    from nlgmetrics.engine.transfer import DeferredHost
+
+__all__ = [
+    "DEFAULT_CHUNK_SIZE",
+    "DEFAULT_MAX_LENGTH",
+    "DEFAULT_MODEL",
+    "DEFAULT_SEPARATOR",
+    "DEFAULT_TOKEN_BUDGET",
+    "DEFAULT_WEIGHTS",
+    "FFLMProbabilities",
+    "FFLMResult",
+    "check_weights",
+    "fflm",
+]
+
+#: Default model: public, ungated (Apache-2.0) *foundation* (base, not instruction-tuned) causal LM
+#: of the LLaMA architecture, with a context (8192) above the authors' 2048-token limit. The paper
+#: used LLaMA-7B; see the model card (metrics/fflm/README.md) for the reasons and paper-faithful
+#: alternatives.
+DEFAULT_MODEL = "HuggingFaceTB/SmolLM2-1.7B"
+#: (a, b, d) for (Delta_prior(Y), Delta_prior(X), Delta_cond(Y)): the authors' rating setting.
+DEFAULT_WEIGHTS = (0.25, 0.25, 0.5)
+#: Text between condition and target, as the authors.
+DEFAULT_SEPARATOR = "TL;DR "
+#: Tokens per sequence, start token included, as the authors (capped at the model's context).
+DEFAULT_MAX_LENGTH = 2048
+#: Padded tokens per forward pass (speed only).
+DEFAULT_TOKEN_BUDGET = 8192
+#: Distinct documents planned and scored at a time (memory only).
+DEFAULT_CHUNK_SIZE = 64
+#: How far from 1 the weights may sum.
+WEIGHT_SUM_TOLERANCE = 1e-6
+
+_DESCRIPTIONS = {
+    "fflm": "a * Delta_prior(Y) + b * Delta_prior(X) + d * Delta_cond(Y)",
+    "delta_prior_summary": "Delta_prior(Y): how much the document raises the summary's probability",
+    "delta_prior_document": "Delta_prior(X): how much the summary raises the document's probability",
+    "delta_cond_summary": "Delta_cond(Y): how little the summary's own copy adds once the document is there",
+}
+
+
+@dataclass(frozen=True)
+class FFLMProbabilities:
+    """The five per-token probability lists of one example (after the 1e-6 floor), float64."""
+
+    s2s: np.ndarray  #: p(Y_i | start, X, sep, Y_<i)
+    lm: np.ndarray  #: p(Y_i | start, Y_<i)
+    prefix: np.ndarray  #: p(Y_i | start, Y + " " + X, sep, Y_<i)
+    s2s_doc: np.ndarray  #: p(X_i | start, Y, sep, X_<i)
+    lm_doc: np.ndarray  #: p(X_i | start, X_<i), cut to len(s2s_doc)
+
+
+@dataclass(frozen=True)
+class FFLMResult(MetricResult):
+    """Per-example FFLM scores, their three components, and how they were computed.
+
+    Columns (``result.scores``), all higher is better, each within [-281, 281]
+    (:data:`nlgmetrics.fflm.components.COMPONENT_BOUND`; in practice within about +-10):
+    ``fflm[i] = a * delta_prior_summary[i] + b * delta_prior_document[i] + d * delta_cond_summary[i]``
+    with ``(a, b, d) = weights``. ``mean()`` / ``aggregate()``: the mean of every column;
+    ``main_score``: the mean FFLM.
+
+    Details (:meth:`details`): ``summary_tokens`` (summary tokens scored, after truncation),
+    ``document_tokens`` (document tokens scored in s2s_doc / lm_doc, after truncation), ``truncated``
+    (any of the example's sequences was cut to max_length). ``probabilities``: the five floored
+    per-token lists of each example when ``return_probabilities=True``, else None.
+    """
+
+    weights: tuple[float, float, float] = DEFAULT_WEIGHTS
+    summary_tokens: list[int] = field(default_factory=list)
+    document_tokens: list[int] = field(default_factory=list)
+    truncated: list[bool] = field(default_factory=list)
+    probabilities: list[FFLMProbabilities] | None = field(default=None, repr=False)
+
+    metric: ClassVar[str] = "fflm"
+    main: ClassVar[str] = "fflm"
+    columns: ClassVar[Mapping[str, Column]] = {
+        name: Column(True, -COMPONENT_BOUND, COMPONENT_BOUND, description)
+        for name, description in _DESCRIPTIONS.items()
+    }
+
+    def details(self) -> dict[str, Any]:
+        """Per-example token counts and truncation flags."""
+        return {
+            "summary_tokens": list(self.summary_tokens),
+            "document_tokens": list(self.document_tokens),
+            "truncated": list(self.truncated),
+        }
+
+    def reweight(self, weights: Sequence[float]) -> list[float]:
+        """Per-example FFLM under other weights ``(a, b, d)``, from the stored components (no model
+        work), as a list; this result (its ``fflm`` column and signature) is unchanged.
+
+        The paper grid-searches the weights for inconsistency detection; this makes that cheap.
+        """
+        a, b, d = check_weights(weights)
+        s = self.scores
+        return [
+            a * py + b * px + d * cy
+            for py, px, cy in zip(s["delta_prior_summary"], s["delta_prior_document"], s["delta_cond_summary"])
+        ]
+
+
+def check_weights(weights: Any) -> tuple[float, float, float]:
+    """Validate ``(a, b, d)``: three finite numbers in [0, 1] summing to 1 (within 1e-6).
+
+    >>> check_weights([0.2, 0.3, 0.5])
+    (0.2, 0.3, 0.5)
+    """
+    if weights is None or isinstance(weights, str) or not hasattr(weights, "__len__"):
+        raise ValueError(
+            f"weights={weights!r}: pass three numbers (a, b, d) for "
+            f"(Delta_prior(Y), Delta_prior(X), Delta_cond(Y)) that sum to 1, e.g. (0.25, 0.25, 0.5)."
+        )
+    if len(weights) != 3:
+        raise ValueError(
+            f"weights has {len(weights)} values; pass exactly three (a, b, d) for "
+            f"(Delta_prior(Y), Delta_prior(X), Delta_cond(Y)), e.g. (0.25, 0.25, 0.5)."
+        )
+    try:
+        values = tuple(float(w) for w in weights)
+    except (TypeError, ValueError):
+        raise ValueError(f"weights={weights!r} must be numbers, e.g. (0.25, 0.25, 0.5).") from None
+    if not all(np.isfinite(w) and 0.0 <= w <= 1.0 for w in values):
+        raise ValueError(f"weights={values!r}: each weight must be a finite number in [0, 1].")
+    if abs(sum(values) - 1.0) > WEIGHT_SUM_TOLERANCE:
+        raise ValueError(
+            f"weights={values!r} sum to {sum(values):g}; FFLM needs a + b + d = 1 "
+            f"(e.g. (0.25, 0.25, 0.5), or divide each weight by their sum)."
+        )
+    return values  # type: ignore[return-value]
+
+
+def _target_logprobs(logits: Any, query: CausalQuery) -> DeferredHost:
+    """Reduce for the engine: (log p of each target token, None), float64 on the host once read.
+
+    The engine's float32 reduction, like the authors' float32 softmax; several times cheaper than
+    the float64 log-softmax of ``causal_target_scores`` (plus an argmax we do not need), which on
+    small models cost more than the forward pass. Deferred: the engine reads the numbers after
+    launching the next batch (engine/transfer.py).
+    """
+    from nlgmetrics.engine import target_logprobs_float32_deferred
+
+    return target_logprobs_float32_deferred(logits, query.target_ids)
+
+
+_WARNINGS = {
+    "truncated": (
+        "FFLM: {count} of {total} examples exceed {limit} tokens per sequence and were truncated as "
+        "the authors do (the condition is cut when the summary is the target, the document is cut "
+        "when it is the target)."
+    ),
+    "empty": (
+        "FFLM: {count} example(s) have an empty summary or no document tokens left to score; their "
+        "components over the missing tokens are 0.0 (see the model card)."
+    ),
+}
+
+
+def fflm(
+    predictions: Sequence[str],
+    sources: Sequence[str],
+    *,
+    model: str | os.PathLike | LoadedLM | Any = DEFAULT_MODEL,
+    tokenizer: Any = None,
+    revision: str | None = None,
+    device: str | None = None,
+    dtype: str | None = None,
+    max_length: int | None = DEFAULT_MAX_LENGTH,
+    token_budget: int = DEFAULT_TOKEN_BUDGET,
+    batch_size: int | None = None,
+    progress: bool = True,
+    weights: Sequence[float] = DEFAULT_WEIGHTS,
+    separator: str = DEFAULT_SEPARATOR,
+    start_token: int | str | None = None,
+    prefix_cache: bool = True,
+    return_probabilities: bool = False,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+) -> FFLMResult:
+    """Score each summary ``predictions[i]`` for faithfulness to its document ``sources[i]`` with FFLM.
+
+    Args:
+        predictions: summaries Y, one per example.
+        sources: source documents X, one per example (repeat a document for each of its summaries:
+            repeated documents are detected and their shared work is done once).
+        model: a causal LM: Hub id, local directory, the offline alias ``"smollm2-135m"``, a
+            :class:`nlgmetrics.engine.LoadedLM`, or a model instance with ``tokenizer=``.
+            Default :data:`DEFAULT_MODEL`.
+        tokenizer: the tokenizer to use with ``model``; needed when ``model`` is a model instance
+            (default: the model's own).
+        revision, device, dtype: passed to :func:`nlgmetrics.engine.load_lm` (default float32).
+        max_length: tokens per sequence including the start token (default the authors' 2048);
+            None = the model's context; a value above the model's context is capped at it.
+        token_budget, batch_size: batching limits of the engine (do not change the numbers).
+        progress: show a progress bar (over the examples of the whole call).
+        weights: ``(a, b, d)`` for ``(Delta_prior(Y), Delta_prior(X), Delta_cond(Y))``; sum to 1.
+        separator: text between condition and target (authors: ``"TL;DR "``).
+        start_token: first token of every sequence, a token id or a token string (default: the
+            tokenizer's BOS token, else EOS).
+        prefix_cache: share the ``(start, X, sep)`` prefix across summaries of a document (KV
+            cache); the numbers do not change (within 1e-5 in float32).
+        return_probabilities: also return the five floored per-token probability lists.
+        chunk_size: distinct documents planned and scored at a time, each with all of its
+            summaries (bounds memory on a large call; the numbers do not change, so it is not in
+            the signature).
+
+    Returns:
+        :class:`FFLMResult`: columns ``fflm``, ``delta_prior_summary``, ``delta_prior_document``,
+        ``delta_cond_summary``; ``weights``, ``signature``, per-example details.
+
+    Raises:
+        ValueError: mismatched lengths, None or non-string items, an empty input list, bad weights,
+        engine options, chunk_size or start token, a too-small max_length, a model that is not a
+        causal LM (each with how to fix it). OSError: a model that cannot be loaded.
+    """
+    summaries = as_texts("predictions", predictions)
+    documents = as_texts("sources", sources)
+    check_same_length(predictions=summaries, sources=documents)
+    weights_t = check_weights(weights)
+    token_budget, batch_size, max_length = check_engine_options(token_budget, batch_size, max_length)
+    chunk_size = check_int("chunk_size", chunk_size, minimum=1, message=(
+        f"`chunk_size` must be a positive integer (distinct documents scored at a time, e.g. "
+        f"{DEFAULT_CHUNK_SIZE}; it does not change the numbers), got {chunk_size!r}."))
+    if not isinstance(separator, str):
+        raise ValueError(f"separator={separator!r} must be a string (the authors use {DEFAULT_SEPARATOR!r}).")
+    start_token = check_start_token(start_token)
+    prefix_cache = check_bool("prefix_cache", prefix_cache)
+    return_probabilities = check_bool("return_probabilities", return_probabilities)
+    progress = check_bool("progress", progress)
+
+    from nlgmetrics.engine import is_main_process, iter_causal, load_lm
+    from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
+    from nlgmetrics.engine.planning import chunk_by_key
+
+    lm = load_lm(model, kind="causal", tokenizer=tokenizer, device=device, dtype=dtype, revision=revision)
+    start = resolve_start_token(lm.tokenizer, start_token)
+    context = int(lm.max_length)
+    limit = context if max_length is None else min(max_length, context)
+    cache: dict[str, tuple[int, ...]] = {}
+    sep = token_ids(lm.tokenizer, separator, cache)
+    # Room for the summary once the start token and the separator are in: it must keep >= 1 token.
+    room = limit - 1 - len(sep)
+    if room < 1:
+        raise ValueError(
+            f"max_length={limit} leaves no room for a summary after the start token and the "
+            f"{len(sep)}-token separator {separator!r}; use max_length >= {len(sep) + 2} "
+            f"(the authors use {DEFAULT_MAX_LENGTH})."
+        )
+
+    # Bounded memory: plan and score ``chunk_size`` distinct documents at a time, each with all of
+    # its summaries, so lm_doc (once per document) and the shared (start, X, sep) prefix cache are
+    # reused exactly as in one big call. Only one chunk's queries and per-token log-probabilities
+    # are alive at once; we keep the per-example outputs.
+    n = len(documents)
+    components: list[tuple[float, float, float]] = [(0.0, 0.0, 0.0)] * n
+    kept: list[FFLMProbabilities | None] = [None] * n
+    summary_tokens = [0] * n
+    document_tokens = [0] * n
+    truncated = [False] * n
+    counts = WarnOnce()
+    with ExampleProgress(n, "FFLM", enabled=progress and is_main_process()) as bar:
+        for examples in chunk_by_key(documents, chunk_size):
+            chunk_cache = dict(cache)  # per chunk: the token memo must not grow with the whole call
+            plans = [plan_example(documents[i], summaries[i], lm.tokenizer, chunk_cache, limit, room)
+                     for i in examples]
+            queries, slots = build_queries(plans, start, sep, limit)
+            logprobs: list[np.ndarray] = [np.zeros(0)] * len(queries)
+            results = iter_causal(lm, queries, _target_logprobs, token_budget=token_budget,
+                                  batch_size=batch_size, prefix_cache=prefix_cache,
+                                  progress=False)  # the bar counts examples over the whole call
+            for query_index, (values, _no_argmax) in bar.track(results, examples=len(examples),
+                                                               queries=len(queries)):
+                logprobs[query_index] = values
+
+            for i, plan, slot in zip(examples, plans, slots):
+                probs = FFLMProbabilities(**{
+                    name: floored_probabilities(slot_logprobs(logprobs, where)) for name, where in slot.items()
+                })
+                components[i] = fflm_components(probs.s2s, probs.lm, probs.prefix, probs.s2s_doc, probs.lm_doc)
+                if return_probabilities:
+                    kept[i] = probs
+                summary_tokens[i] = len(plan.summary)
+                document_tokens[i] = plan.cond_budget
+                truncated[i] = plan.truncated
+                counts.add("truncated", plan.truncated)
+                counts.add("empty", (not plan.summary) or plan.cond_budget == 0)
+            del plans, queries, slots, logprobs
+    counts.emit(_WARNINGS, total=n, limit=limit)
+
+    signature = make_signature(
+        "fflm",
+        {
+            "separator": repr(separator),
+            "start_token": start,
+            "weights_abd": weights_t,
+            "probability_floor": PROBABILITY_FLOOR,
+        },
+        model=lm.signature_fields(limit),
+    )
+    a, b, d = weights_t
+    prior_y = [c[0] for c in components]
+    prior_x = [c[1] for c in components]
+    cond_y = [c[2] for c in components]
+    return FFLMResult(
+        scores={
+            "fflm": [a * py + b * px + d * cy for py, px, cy in zip(prior_y, prior_x, cond_y)],
+            "delta_prior_summary": prior_y,
+            "delta_prior_document": prior_x,
+            "delta_cond_summary": cond_y,
+        },
+        signature=signature,
+        weights=weights_t,
+        summary_tokens=summary_tokens,
+        document_tokens=document_tokens,
+        truncated=truncated,
+        probabilities=kept if return_probabilities else None,  # type: ignore[arg-type]
+    )

@@ -1,0 +1,64 @@
+"""InfoLM (Colombo, Clavel, Piantanida, AAAI 2022): a divergence or distance between the bags of
+distributions a masked (or causal) LM predicts for a candidate and a reference. Lower = more similar.
+
+- :mod:`nlgmetrics.infolm.api`: :func:`infolm`, :func:`infolm_multi`, :class:`InfoLMResult`;
+- :mod:`nlgmetrics.infolm.measures`: the information measures (the formula), their ranges and
+  parameter checks;
+- :mod:`nlgmetrics.infolm.distributions`: tokenization, idf, the text distributions;
+- :mod:`nlgmetrics.infolm.planning`: distinct texts, chunks of bounded memory, pair scoring.
+
+>>> from nlgmetrics.testing import build_random_model
+>>> import tempfile
+>>> path = build_random_model("bert", tempfile.mkdtemp(), size="tiny")
+>>> result = infolm(["a cat"], ["a cat"], model=path, progress=False)
+>>> result.mean(), result.main_score, result.information_measure
+({'infolm': 0.0}, 0.0, 'fisher_rao_distance')
+"""
+
+from nlgmetrics.infolm.api import (
+    DEFAULT_CHUNK_SIZE,
+    DEFAULT_MEASURE,
+    DEFAULT_MODEL,
+    InfoLMResult,
+    infolm,
+    infolm_multi,
+)
+from nlgmetrics.infolm.distributions import (
+    DEFAULT_TEMPERATURE,
+    IdfTable,
+    TokenizedText,
+    compute_idf,
+    default_token_budget,
+    resolve_max_length,
+    text_distributions,
+    tokenize,
+)
+from nlgmetrics.infolm.measures import (
+    INFORMATION_MEASURES,
+    MEASURE_RANGES,
+    TORCHMETRICS_SIGN,
+    check_measure,
+    information_measure,
+)
+
+__all__ = [
+    "DEFAULT_CHUNK_SIZE",
+    "DEFAULT_MEASURE",
+    "DEFAULT_MODEL",
+    "DEFAULT_TEMPERATURE",
+    "INFORMATION_MEASURES",
+    "MEASURE_RANGES",
+    "TORCHMETRICS_SIGN",
+    "IdfTable",
+    "InfoLMResult",
+    "TokenizedText",
+    "check_measure",
+    "compute_idf",
+    "default_token_budget",
+    "infolm",
+    "infolm_multi",
+    "information_measure",
+    "resolve_max_length",
+    "text_distributions",
+    "tokenize",
+]

@@ -1,0 +1,336 @@
+"""InfoLM's public API: :func:`infolm`, :func:`infolm_multi` and their result :class:`InfoLMResult`.
+
+InfoLM (Colombo, Clavel, Piantanida, AAAI 2022): a distance between two bags of LM distributions.
+For a text x with tokens x_1..x_L (special tokens excluded) and temperature T, a **masked LM** gives
+for every position j the distribution p_j = softmax(logits at j of x with x_j masked / T); a
+**causal LM** gives p_j = softmax(logits predicting x_j from BOS + x_<j / T). The text's distribution
+is the weighted bag p(.|x) = sum_j w_j p_j / sum_j w_j, with w_j = idf(x_j) (idf on) or 1
+(:mod:`nlgmetrics.infolm.distributions`). InfoLM(candidate, reference) =
+I[p(.|reference), p(.|candidate)] for an information measure I (:mod:`nlgmetrics.infolm.measures`).
+**Lower = more similar** for every measure (0 = same distribution). With several references per
+candidate the best (smallest) value is reported.
+
+Choices where the paper is silent (also in ``metrics/infolm/README.md``):
+
+- idf (``idf=True``): idf(t) = log((N + 1) / (df(t) + 1)) over the N *distinct* (tokenized)
+  references of the call, the same table for candidates and references; a token absent from every
+  reference gets log(N + 1). Distinct, so duplicated rows do not change any score. ``idf`` may also
+  be a ``{token_id: weight}`` mapping (ids missing from it get its largest weight).
+- A text whose weights are all 0 (every token occurs in every reference) falls back to uniform weights.
+- Empty / whitespace-only texts (no scorable token): their distribution is the model's prediction
+  for a single slot without context: ``[CLS] [MASK] [SEP]`` (masked) or the first-token
+  distribution after BOS (causal). Finite for every measure; two empty texts are at distance 0.
+- Texts longer than ``max_length`` tokens (special tokens included; default: the model's
+  positions; a larger value is capped at them) are truncated to their first tokens, with one
+  warning per call.
+- Identical (same token ids) candidate and reference: the score is exactly 0.
+- An alpha divergence beyond the float64 range (alpha > 1 or < 0 at a sharp temperature) is
+  reported as the largest float, with one warning per call; every other measure is bounded.
+
+Speed: every distinct text is scored once (a REALSumm reference shared by 25 systems runs once),
+the engine packs masked copies by token budget and applies the LM head at the masked position only,
+and distributions are accumulated on the fly per text in float64 on the model's device; only
+``chunk_size`` text distributions ([chunk, vocab]) are alive at a time (:mod:`nlgmetrics.infolm.planning`).
+
+>>> from nlgmetrics.testing import build_random_model
+>>> import tempfile
+>>> path = build_random_model("bert", tempfile.mkdtemp(), size="tiny")
+>>> result = infolm(["the cat sat"], [["the cat sat", "a dog ran"]], model=path, progress=False)
+>>> result.scores, result.details(), result.higher_is_better, result.column("infolm").range_text()
+({'infolm': [0.0]}, {'best_reference': [0]}, False, '[0, 3.14159]')
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import torch
+
+from nlgmetrics.core.result import Column, MetricResult
+from nlgmetrics.core.signature import make_signature
+from nlgmetrics.core.validation import (
+    as_reference_lists,
+    as_texts,
+    check_bool,
+    check_choice,
+    check_engine_options,
+    check_int,
+    check_same_length,
+)
+from nlgmetrics.engine import LoadedLM, is_main_process, load_lm
+from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
+from nlgmetrics.infolm.distributions import (
+    DEFAULT_TEMPERATURE,
+    TRUNCATION_WARNING,
+    IdfTable,
+    as_idf_table,
+    check_temperature,
+    compute_idf,
+    default_token_budget,
+    resolve_max_length,
+    tokenize,
+)
+from nlgmetrics.infolm.measures import MEASURE_RANGES, NEEDS_ALPHA, NEEDS_BETA, check_measure
+from nlgmetrics.infolm.planning import MeasureSpec, distinct_texts, overflow_warnings, score_examples
+
+__all__ = [
+    "DEFAULT_CHUNK_SIZE",
+    "DEFAULT_MEASURE",
+    "DEFAULT_MODEL",
+    "InfoLMResult",
+    "infolm",
+    "infolm_multi",
+]
+
+#: The paper's masked LM.
+DEFAULT_MODEL = "bert-base-uncased"
+#: Fisher-Rao: parameter-free, a true distance (symmetric, in [0, pi]), and the measure the paper
+#: recommends when alpha/beta cannot be tuned.
+DEFAULT_MEASURE = "fisher_rao_distance"
+#: Distinct texts whose distributions are alive at once (memory: chunk x vocab x 8 bytes; numbers unchanged).
+DEFAULT_CHUNK_SIZE = 256
+
+_DESCRIPTION = (
+    "information measure between the reference's and the candidate's bags of LM distributions "
+    "(smallest over the references); lower = more similar, 0 = identical"
+)
+
+
+@dataclass(frozen=True)
+class InfoLMResult(MetricResult):
+    """InfoLM scores: column ``infolm``, per example the smallest measure value over its references.
+
+    **Lower is better** (``higher_is_better`` is False). The column's range depends on the measure
+    (:data:`nlgmetrics.infolm.measures.MEASURE_RANGES`): ``result.column("infolm")`` gives it, e.g.
+    [0, pi] for Fisher-Rao, [0, log 2] for Jensen-Shannon, [0, inf) for the KL, alpha, beta, AB and
+    Rényi divergences; no measure is ever negative. The class-level ``columns`` give the range
+    common to all measures, [0, inf).
+
+    ``best_reference[i]`` (detail): index, within ``references[i]``, of the reference that gave the
+    score. ``information_measure``: the measure used.
+    """
+
+    information_measure: str = DEFAULT_MEASURE
+    best_reference: list[int] = field(default_factory=list)
+
+    metric: ClassVar[str] = "infolm"
+    main: ClassVar[str] = "infolm"
+    columns: ClassVar[Mapping[str, Column]] = {"infolm": Column(False, 0.0, math.inf, _DESCRIPTION)}
+
+    def __post_init__(self) -> None:
+        if self.information_measure not in MEASURE_RANGES:
+            raise ValueError(
+                f"Unknown information_measure={self.information_measure!r}; choose one of {list(MEASURE_RANGES)}."
+            )
+        super().__post_init__()
+
+    def column(self, name: str) -> Column:
+        """Direction and range of ``name``; for ``infolm``, the range of this result's measure."""
+        column = super().column(name)
+        if name == "infolm":
+            low, high = MEASURE_RANGES[self.information_measure]
+            return Column(column.higher_is_better, low, high, f"{self.information_measure}: {column.description}")
+        return column
+
+    def details(self) -> dict[str, Any]:
+        """``best_reference``: per example, the index of its best (closest) reference."""
+        return {"best_reference": list(self.best_reference)}
+
+
+def infolm(
+    predictions: Sequence[str],
+    references: Sequence[str | Sequence[str]],
+    *,
+    model: str | os.PathLike | LoadedLM | torch.nn.Module = DEFAULT_MODEL,
+    tokenizer: Any = None,
+    revision: str | None = None,
+    device: str | torch.device | None = None,
+    dtype: str | torch.dtype | None = None,
+    max_length: int | None = None,
+    token_budget: int | None = None,
+    batch_size: int | None = None,
+    progress: bool = True,
+    information_measure: str = DEFAULT_MEASURE,
+    alpha: float | None = None,
+    beta: float | None = None,
+    temperature: float = DEFAULT_TEMPERATURE,
+    idf: bool | Mapping[int, float] = True,
+    model_kind: str | None = None,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+) -> InfoLMResult:
+    """InfoLM of each prediction against its reference(s); see the module docstring for the definition.
+
+    Args:
+        predictions: candidate texts, one per example.
+        references: per example a string or a non-empty list of strings; the best (smallest)
+            distance over an example's references is its score.
+        model: Hub id, local directory, ``"smollm2-135m"`` (offline causal LM), a ``LoadedLM`` or a
+            ``PreTrainedModel`` (with ``tokenizer=``). Masked or causal is detected from the config
+            (force with ``model_kind="masked"|"causal"``). Default :data:`DEFAULT_MODEL`.
+        tokenizer: the tokenizer of a model instance.
+        revision, device, dtype: passed to :func:`nlgmetrics.engine.load_lm` (default float32).
+        max_length: tokens per text including special tokens (None: the model's positions; a
+            larger value is capped at them); longer texts are truncated (one warning).
+        token_budget, batch_size: padded tokens / sequences per forward batch (engine; the numbers
+            do not change). Default token budget: 8192 on GPU, 2048 on CPU (same speed there, ~10x
+            less peak memory).
+        progress: show a progress bar over the examples of the call.
+        information_measure: one of :data:`nlgmetrics.infolm.measures.INFORMATION_MEASURES`
+            (default :data:`DEFAULT_MEASURE`); ``alpha`` for alpha, AB and Rényi divergences,
+            ``beta`` for beta and AB divergences (ranges: :func:`nlgmetrics.infolm.measures.check_measure`).
+        temperature: softmax temperature T, any finite T > 0 (default 0.25, torchmetrics' default).
+        idf: True (idf from the distinct references of this call), False (uniform), or a
+            ``{token_id: weight}`` mapping of finite weights >= 0.
+        model_kind: ``"masked"``, ``"causal"`` or None (detected).
+        chunk_size: distinct texts whose distributions are alive at once (memory: chunk x vocab x
+            8 bytes; the numbers do not change).
+
+    Returns:
+        :class:`InfoLMResult`: column ``infolm``, detail ``best_reference``, ``information_measure``
+        and ``signature``; ``result.mean()["infolm"]`` is the corpus score.
+
+    Raises:
+        ValueError: bad inputs or options, each naming the fix. OSError: a model that cannot be loaded.
+
+    >>> from nlgmetrics.testing import build_random_model
+    >>> import tempfile
+    >>> path = build_random_model("bert", tempfile.mkdtemp(), size="tiny")
+    >>> r = infolm(["a cat sat", ""], ["a cat sat down", ""], model=path, progress=False)
+    >>> r.scores["infolm"][0] > 0.0, r.scores["infolm"][1]
+    (True, 0.0)
+    """
+    return _infolm(
+        predictions, references, [(information_measure, alpha, beta)], model=model, tokenizer=tokenizer,
+        revision=revision, device=device, dtype=dtype, max_length=max_length, token_budget=token_budget,
+        batch_size=batch_size, progress=progress, temperature=temperature, idf=idf, model_kind=model_kind,
+        chunk_size=chunk_size,
+    )[0]
+
+
+def infolm_multi(
+    predictions: Sequence[str],
+    references: Sequence[str | Sequence[str]],
+    measures: Sequence[str | tuple[str, float | None, float | None]],
+    **options: Any,
+) -> list[InfoLMResult]:
+    """Several information measures from one pass over the model (distributions computed once).
+
+    ``measures``: names, or ``(name, alpha, beta)`` tuples; the result list is aligned with it.
+    ``options``: the keyword arguments of :func:`infolm` except ``information_measure``/``alpha``/``beta``.
+
+    >>> from nlgmetrics.testing import build_random_model
+    >>> import tempfile
+    >>> path = build_random_model("bert", tempfile.mkdtemp(), size="tiny")
+    >>> fr, ab = infolm_multi(["a cat"], ["a dog"], ["fisher_rao_distance", ("ab_divergence", 1.0, 0.5)],
+    ...                       model=path, progress=False)
+    >>> fr.information_measure, "alpha:1|beta:0.5" in ab.signature
+    ('fisher_rao_distance', True)
+    """
+    if isinstance(measures, str) or not measures:
+        raise ValueError("`measures` must be a non-empty list of measure names or (name, alpha, beta) tuples.")
+    specs = []
+    for item in measures:
+        if isinstance(item, str):
+            specs.append((item, None, None))
+        elif isinstance(item, (tuple, list)) and len(item) == 3:
+            specs.append(tuple(item))
+        else:
+            raise ValueError(f"Bad entry {item!r} in `measures`; use a name or a (name, alpha, beta) tuple.")
+    for name in ("information_measure", "alpha", "beta"):
+        if name in options:
+            raise ValueError(f"Pass `{name}` inside `measures`, not as an option of infolm_multi.")
+    return _infolm(predictions, references, specs, **options)
+
+
+def _infolm(
+    predictions: Sequence[str],
+    references: Sequence[str | Sequence[str]],
+    specs: list[tuple[str, Any, Any]],
+    *,
+    model: str | os.PathLike | LoadedLM | torch.nn.Module = DEFAULT_MODEL,
+    tokenizer: Any = None,
+    revision: str | None = None,
+    device: str | torch.device | None = None,
+    dtype: str | torch.dtype | None = None,
+    max_length: int | None = None,
+    token_budget: int | None = None,
+    batch_size: int | None = None,
+    progress: bool = True,
+    temperature: float = DEFAULT_TEMPERATURE,
+    idf: bool | Mapping[int, float] = True,
+    model_kind: str | None = None,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+) -> list[InfoLMResult]:
+    # Every check before the model is loaded: a typo costs no model load.
+    preds = as_texts("predictions", predictions)
+    refs = as_reference_lists(references, len(preds))
+    check_same_length(predictions=preds, references=refs)
+    checked: list[MeasureSpec] = [(m, *check_measure(m, a, b)) for m, a, b in specs]
+    temperature = check_temperature(temperature)
+    if not isinstance(idf, (bool, Mapping, IdfTable)):
+        raise ValueError(f"`idf` must be True, False or a {{token_id: weight}} mapping, got {idf!r}.")
+    user_table = as_idf_table(idf)
+    check_choice("model_kind", model_kind, [None, "masked", "causal"])
+    token_budget, batch_size, max_length = check_engine_options(
+        token_budget, batch_size, max_length, token_budget_optional=True)
+    chunk_size = check_int("chunk_size", chunk_size, minimum=1, message=(
+        f"`chunk_size` must be a positive integer (distinct texts whose distributions are held at "
+        f"once, e.g. {DEFAULT_CHUNK_SIZE}; it does not change the numbers), got {chunk_size!r}."))
+    progress = check_bool("progress", progress)
+
+    lm = load_lm(model, model_kind, tokenizer=tokenizer, device=device, dtype=dtype, revision=revision)
+    token_budget = default_token_budget(lm, token_budget)
+    limit = resolve_max_length(lm, max_length)
+
+    # Distinct strings -> tokenized -> distinct token sequences ("text ids").
+    strings = list(dict.fromkeys([*preds, *(r for group in refs for r in group)]))
+    tokenized, truncated = tokenize(lm, strings, limit)
+    counts = WarnOnce()
+    counts.add("truncated", truncated)
+    texts, string_to_id = distinct_texts(dict(zip(strings, tokenized)))
+    cand_ids = [string_to_id[p] for p in preds]
+    ref_ids = [[string_to_id[r] for r in group] for group in refs]
+
+    if user_table is not None:
+        table: IdfTable | None = user_table
+    elif idf:
+        distinct_refs = sorted({i for group in ref_ids for i in group})
+        table = compute_idf(texts[i].tokens for i in distinct_refs)
+    else:
+        table = None
+
+    with ExampleProgress(len(preds), "InfoLM", enabled=progress and is_main_process()) as bar:
+        per_spec = score_examples(
+            lm, texts, cand_ids, ref_ids, table, checked, temperature, token_budget, batch_size, chunk_size,
+            bar, counts,
+        )
+    counts.emit({**TRUNCATION_WARNING, **overflow_warnings([m for m, _, _ in checked])}, stacklevel=4,
+                total=len(strings), limit=limit)
+
+    idf_field = "no" if table is None else ("refs" if user_table is None else f"table-{user_table.fingerprint()}")
+    results = []
+    for (measure, a, b), (scores, best) in zip(checked, per_spec):
+        signature = make_signature(
+            "infolm",
+            {
+                "kind": lm.kind,
+                "measure": measure,
+                "alpha": a if measure in NEEDS_ALPHA else None,
+                "beta": b if measure in NEEDS_BETA else None,
+                "temperature": temperature,
+                "idf": idf_field,
+                "multi_ref": "min",
+            },
+            model=lm.signature_fields(limit),
+        )
+        results.append(InfoLMResult(
+            scores={"infolm": scores},
+            signature=signature,
+            information_measure=measure,
+            best_reference=best,
+        ))
+    return results

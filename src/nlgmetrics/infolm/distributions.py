@@ -1,0 +1,442 @@
+"""InfoLM's text distributions: tokenization, idf weights, and the weighted bag p(.|x) of a text.
+
+For a text x with scored tokens x_1..x_L (special tokens excluded) and temperature T, a masked LM
+gives p_j = softmax(logits at j of x with x_j masked / T), a causal LM p_j = softmax(logits
+predicting x_j from BOS + x_<j / T); p(.|x) = sum_j w_j p_j / sum_j w_j with w_j = idf(x_j) or 1.
+
+The softmax subtracts each row's largest logit *before* dividing by T, so every finite T > 0
+gives finite probabilities (T = 1e-300: the argmax one-hot; T = 1e300: uniform), never inf / inf.
+The idf weights of a text are divided by their largest one before they are summed, so weights up
+to the largest float (1e308 each) normalise without overflowing.
+
+>>> from nlgmetrics.testing import build_random_model
+>>> import tempfile
+>>> p = text_distributions(build_random_model("bert", tempfile.mkdtemp()), ["a cat", ""])
+>>> tuple(p.shape), [round(float(s), 6) for s in p.sum(-1)]
+((2, 30522), [1.0, 1.0])
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import numbers
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from nlgmetrics.core.validation import as_texts, check_engine_options, check_int, check_real
+from nlgmetrics.engine import CausalQuery, LoadedLM, MaskedQuery, iter_causal, iter_masked, load_lm
+from nlgmetrics.engine.bookkeeping import WarnOnce
+
+__all__ = [
+    "DEFAULT_TEMPERATURE",
+    "IdfTable",
+    "TokenizedText",
+    "Tracker",
+    "accumulate_distributions",
+    "as_idf_table",
+    "check_finite_distributions",
+    "check_temperature",
+    "compute_idf",
+    "default_token_budget",
+    "position_weights",
+    "resolve_max_length",
+    "tempered_softmax",
+    "text_distributions",
+    "tokenize",
+    "vocab_size",
+]
+
+#: torchmetrics' default, so that numbers agree with the reference implementation out of the box.
+DEFAULT_TEMPERATURE = 0.25
+
+#: The truncation warning (:class:`nlgmetrics.engine.bookkeeping.WarnOnce`, one per call).
+TRUNCATION_WARNING = {
+    "truncated": (
+        "InfoLM: {count} of {total} distinct texts are longer than max_length={limit} tokens "
+        "(special tokens included) and were truncated to their first tokens; pass a larger "
+        "max_length (up to the model's positions) or shorter texts to score all of them."
+    ),
+}
+
+#: Passes the engine's results through (e.g. a progress bar's ``track``): ``track(results, queries)``.
+Tracker = Callable[[Iterable[Any], int], Iterable[Any]]
+
+
+# ----------------------------------------------------------------------------------------------
+# tokenization
+
+
+@dataclass(frozen=True)
+class TokenizedText:
+    """One text ready for the engine.
+
+    ``input_ids``: the model input (masked LM: with special tokens; causal LM: the target tokens,
+    the BOS prefix is added by the query). ``positions``: indices into ``input_ids`` that are scored
+    (masked LM: the positions to mask; causal LM: target indices). ``tokens``: the scored token ids.
+    ``empty``: no scorable token (the empty-text rule applies).
+    """
+
+    input_ids: tuple[int, ...]
+    positions: tuple[int, ...]
+    tokens: tuple[int, ...]
+    empty: bool
+
+
+def excluded_ids(tokenizer: Any) -> set[int]:
+    """Ids never scored: CLS/SEP/PAD as torchmetrics does (plus BOS/EOS for causal tokenizers)."""
+    names = ("cls_token_id", "sep_token_id", "pad_token_id", "bos_token_id", "eos_token_id")
+    return {i for i in (getattr(tokenizer, n, None) for n in names) if isinstance(i, int)}
+
+
+def bos_id(lm: LoadedLM) -> int:
+    """The first token of every causal context (BOS, else EOS, else CLS)."""
+    tokenizer = lm.tokenizer
+    for name in ("bos_token_id", "eos_token_id", "cls_token_id"):
+        value = getattr(tokenizer, name, None)
+        if isinstance(value, int):
+            return value
+    raise ValueError(
+        f"The tokenizer of {lm.name!r} has no BOS/EOS token to start a causal context; set "
+        "tokenizer.bos_token before calling infolm."
+    )
+
+
+def resolve_max_length(lm: LoadedLM, max_length: int | None) -> int:
+    """The length limit applied (tokens per text incl. special tokens): ``None`` = the model's
+    positions, a larger value is capped at them, a value leaving no room for a token is an error."""
+    if max_length is None:
+        return lm.max_length
+    max_length = check_int("max_length", max_length, minimum=1, message=(
+        f"`max_length` must be a positive integer or None (tokens per sequence; None: the model's "
+        f"context), got {max_length!r}."))
+    minimum = 3 if lm.kind == "masked" else 2
+    if max_length < minimum:
+        raise ValueError(
+            f"max_length={max_length} leaves no room for a token (special tokens need {minimum - 1}); "
+            f"pass max_length >= {minimum}."
+        )
+    return min(max_length, lm.max_length)
+
+
+def tokenize(lm: LoadedLM, texts: Sequence[str], max_length: int) -> tuple[list[TokenizedText], int]:
+    """Tokenize ``texts`` for InfoLM; return ``(tokenized, number_truncated)``.
+
+    Truncation keeps the first tokens so that the model input (special tokens included) has at most
+    ``max_length`` tokens, like ``tokenizer(..., truncation=True, max_length=max_length)``.
+    """
+    tokenizer = lm.tokenizer
+    if not texts:
+        return [], 0
+    masked = lm.kind == "masked"
+    if masked and tokenizer.mask_token_id is None:
+        raise ValueError(f"The tokenizer of {lm.name!r} has no mask token; InfoLM needs one for a masked LM.")
+    # The tokenizer truncates (keeping the first tokens, like torchmetrics); overflowing rows tell us
+    # which texts were cut, so the caller can warn once. Causal: the BOS prefix takes one position.
+    encoded = tokenizer(
+        list(texts),
+        add_special_tokens=masked,
+        truncation=True,
+        max_length=max_length if masked else max_length - 1,
+        return_overflowing_tokens=True,
+        return_special_tokens_mask=True,
+        verbose=False,
+    )
+    excluded = excluded_ids(tokenizer)
+    sample_of_row = encoded.get("overflow_to_sample_mapping", list(range(len(encoded["input_ids"]))))
+    out: list[TokenizedText] = []
+    rows_per_sample = [0] * len(texts)
+    for row, sample in enumerate(sample_of_row):
+        rows_per_sample[sample] += 1
+        if rows_per_sample[sample] > 1:
+            continue  # an overflow row: the text was truncated; keep only its first window
+        full = tuple(encoded["input_ids"][row])
+        added = encoded["special_tokens_mask"][row]
+        positions = tuple(i for i, flag in enumerate(added) if not flag and full[i] not in excluded)
+        out.append(TokenizedText(full, positions, tuple(full[i] for i in positions), empty=not positions))
+    truncated = sum(1 for count in rows_per_sample if count > 1)
+    return out, truncated
+
+
+# ----------------------------------------------------------------------------------------------
+# idf
+
+
+@dataclass(frozen=True)
+class IdfTable:
+    """Token weights: ``weights[token_id]``, ``default`` for ids missing from the table.
+
+    >>> table = compute_idf([(1, 2), (2, 3)])
+    >>> round(table.weight(2), 4), round(table.weight(1), 4), round(table.weight(99), 4)
+    (0.0, 0.4055, 1.0986)
+    """
+
+    weights: Mapping[int, float]
+    default: float
+    source: str = "table"
+
+    def weight(self, token_id: int) -> float:
+        return self.weights.get(token_id, self.default)
+
+    def fingerprint(self) -> str:
+        """Short hash of the table, for signatures of user-supplied tables."""
+        items = sorted((int(k), float(v)) for k, v in self.weights.items())
+        digest = hashlib.sha256(repr((items, float(self.default))).encode()).hexdigest()
+        return digest[:10]
+
+
+def compute_idf(token_ids: Iterable[Sequence[int]]) -> IdfTable:
+    """idf(t) = log((N + 1) / (df(t) + 1)) over the N given documents (BERTScore / torchmetrics form).
+
+    A token in no document gets log(N + 1). Pass *distinct* documents to make the table
+    independent of duplicated rows (``infolm`` does).
+    """
+    df: dict[int, int] = {}
+    n = 0
+    for ids in token_ids:
+        n += 1
+        for token in set(ids):
+            df[token] = df.get(token, 0) + 1
+    weights = {t: math.log((n + 1) / (c + 1)) for t, c in df.items()}
+    return IdfTable(weights, math.log(n + 1), source="computed")
+
+
+def as_idf_table(idf: Any) -> IdfTable | None:
+    """A user's ``idf`` as a table (``None`` for True/False); ValueError for anything else.
+
+    >>> as_idf_table({5: 2.0, 7: 1e308}).default
+    1e+308
+    >>> as_idf_table({5: -1.0})
+    Traceback (most recent call last):
+    ...
+    ValueError: `idf[5]`=-1.0; weights must be finite numbers >= 0.
+    """
+    if isinstance(idf, IdfTable):
+        return idf
+    if isinstance(idf, bool):
+        return None
+    if not isinstance(idf, Mapping):
+        raise ValueError(f"`idf` must be True, False or a {{token_id: weight}} mapping, got {idf!r}.")
+    if not idf:
+        raise ValueError("`idf` is an empty mapping; pass {token_id: weight, ...}, True or False.")
+    weights: dict[int, float] = {}
+    for key, value in idf.items():
+        # numbers.Integral / Real: numpy scalars (an idf table built with numpy) are fine too.
+        if isinstance(key, bool) or not isinstance(key, numbers.Integral):
+            raise ValueError(f"`idf` keys must be token ids (int), got {key!r}.")
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0:
+            raise ValueError(f"`idf[{key}]`={value!r}; weights must be finite numbers >= 0.")
+        weights[int(key)] = float(value)
+    return IdfTable(weights, max(weights.values()), source="user")
+
+
+def position_weights(text: TokenizedText, table: IdfTable | None) -> list[float]:
+    """Normalised weights of the scored positions (sum 1); uniform when idf is off or all-zero.
+
+    The weights are divided by their largest one first: their plain sum overflows for weights
+    near the largest float, and w / inf would make every weight 0 (an all-zero distribution).
+
+    >>> text = TokenizedText((1, 2), (0, 1), (1, 2), empty=False)
+    >>> position_weights(text, IdfTable({1: 1e308, 2: 1e308}, 0.0))
+    [0.5, 0.5]
+    """
+    n = len(text.positions)
+    if table is not None:
+        raw = [table.weight(t) for t in text.tokens]
+        largest = max(raw, default=0.0)
+        if largest > 0:
+            scaled = [w / largest for w in raw]
+            total = math.fsum(scaled)  # in [1, n]
+            return [w / total for w in scaled]
+    return [1.0 / n] * n
+
+
+# ----------------------------------------------------------------------------------------------
+# distributions
+
+
+def check_temperature(temperature: Any) -> float:
+    """A finite temperature > 0, as a float (every such value is computed without overflow)."""
+    value = check_real("temperature", temperature, finite=False,
+                       message=f"`temperature` must be a positive number, got {temperature!r}.")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"`temperature`={temperature} must be finite and > 0 (e.g. 0.25).")
+    return value
+
+
+def tempered_softmax(logits: torch.Tensor, temperature: float) -> torch.Tensor:
+    """softmax(logits / T) in float64, as softmax((logits - max) / T): (logits - max) <= 0, so
+    dividing by a tiny T gives at worst -inf (probability 0), never inf - inf. The input is left
+    unchanged.
+
+    >>> tempered_softmax(torch.tensor([[1.0, 2.0]]), 1e-300).tolist()
+    [[0.0, 1.0]]
+    """
+    x = logits.to(torch.float64)
+    shifted = x.sub_(x.amax(-1, keepdim=True)) if x is not logits else x - x.amax(-1, keepdim=True)
+    return torch.softmax(shifted.div_(temperature), dim=-1)
+
+
+def vocab_size(lm: LoadedLM) -> int:
+    """Width of the model's output distributions."""
+    embeddings = lm.model.get_output_embeddings()
+    if embeddings is not None and getattr(embeddings, "weight", None) is not None:
+        return int(embeddings.weight.shape[0])
+    return int(lm.model.config.vocab_size)
+
+
+def default_token_budget(lm: LoadedLM, token_budget: int | None) -> int:
+    """Padded tokens per forward batch: 8192 on accelerators; 2048 on CPU, where bigger batches are
+    no faster but the activations of a bert-base batch of 8192 tokens add ~400 MB of peak memory."""
+    if token_budget is not None:
+        return token_budget
+    return 2048 if lm.device.type == "cpu" else 8192
+
+
+def check_finite_distributions(acc: torch.Tensor, lm: LoadedLM) -> None:
+    """The model's logits were finite (NaN or +inf logits, e.g. a float16 overflow, would give
+    NaN distributions and then NaN or wrong scores)."""
+    if not bool(torch.isfinite(acc).all()):
+        dtype = str(lm.dtype).removeprefix("torch.")
+        fix = ("float16 overflows easily: use dtype='float32' or 'bfloat16'" if dtype == "float16" else
+               "the model's weights produce them: check the model (a float32 load of its original weights)")
+        raise FloatingPointError(
+            f"InfoLM: {lm.name!r} returned NaN or +inf logits in {dtype}, so its distributions (and any "
+            f"score) would be NaN; {fix}."
+        )
+
+
+def _untracked(results: Iterable[Any], queries: int) -> Iterable[Any]:
+    return results
+
+
+def accumulate_distributions(
+    lm: LoadedLM,
+    texts: Sequence[TokenizedText],
+    table: IdfTable | None,
+    acc: torch.Tensor,
+    temperature: float,
+    token_budget: int,
+    batch_size: int | None,
+    track: Tracker = _untracked,
+    flush_rows: int = 64,
+) -> None:
+    """Write the aggregated distribution of ``texts[i]`` (weights from ``table``) into ``acc[i]``.
+
+    ``acc`` is float64 ``[len(texts), vocab]`` of zeros on the model's device. Per-position
+    distributions are never stored: each is multiplied by its weight and added to its text's row.
+    ``track(results, number_of_queries)`` sees the engine's results go by (a progress bar).
+    """
+    if lm.kind == "masked":
+        queries: list[MaskedQuery] = []
+        slots: list[int] = []
+        weights: list[float] = []
+        tokenizer = lm.tokenizer
+        for i, text in enumerate(texts):
+            if text.empty:
+                # One slot without context: [CLS] [MASK] [SEP] (the mask id is masked again).
+                ids = tuple(tokenizer(tokenizer.mask_token)["input_ids"])
+                queries.append(MaskedQuery(ids, (ids.index(tokenizer.mask_token_id),)))
+                slots.append(i)
+                weights.append(1.0)
+                continue
+            for position, weight in zip(text.positions, position_weights(text, table)):
+                queries.append(MaskedQuery(text.input_ids, (position,)))
+                slots.append(i)
+                weights.append(weight)
+        buffer: list[torch.Tensor] = []
+        pending: list[int] = []
+
+        def flush() -> None:
+            # At most two [flush_rows, vocab] float64 blocks are alive (the in-place softmax input).
+            probs = tempered_softmax(torch.cat(buffer).to(acc.device, torch.float64), temperature)
+            buffer.clear()
+            w = torch.tensor([weights[q] for q in pending], dtype=torch.float64, device=acc.device)
+            acc.index_add_(0, torch.tensor([slots[q] for q in pending], device=acc.device), probs.mul_(w[:, None]))
+            pending.clear()
+
+        # reduce returns a copy of the logits row (a view would drag the whole batch's storage
+        # along when results are pickled across processes); softmax + weighting happen in batches
+        # of `flush_rows` rows, so one kernel handles many queries instead of one launch per query.
+        results = iter_masked(
+            lm, queries, lambda logits, _query: logits.clone(), token_budget=token_budget,
+            batch_size=batch_size, progress=False,
+        )
+        for q, row in track(results, len(queries)):
+            buffer.append(row)
+            pending.append(q)
+            if len(buffer) >= flush_rows:
+                flush()
+        if buffer:
+            flush()
+        return
+
+    bos = bos_id(lm)
+    queries_c: list[CausalQuery] = []
+    row_weights: list[tuple[int, list[float]]] = []  # (number of rows used, weights per row)
+    for text in texts:
+        if text.empty:
+            # The first-token distribution after BOS: one target token (any id), row 0 only.
+            queries_c.append(CausalQuery((bos,), (bos,)))
+            row_weights.append((1, [1.0]))
+            continue
+        per_position = position_weights(text, table)
+        dense = [0.0] * len(text.input_ids)
+        for position, weight in zip(text.positions, per_position):
+            dense[position] = weight
+        # Rows after the last scored position are not needed: drop them from the target.
+        used = text.positions[-1] + 1
+        queries_c.append(CausalQuery((bos,), text.input_ids[:used]))
+        row_weights.append((used, dense[:used]))
+    results_c = iter_causal(
+        lm, queries_c, lambda logits, _query: logits.clone(), token_budget=token_budget,
+        batch_size=batch_size, prefix_cache=False, progress=False,
+    )
+    for i, logits in track(results_c, len(queries_c)):
+        used, dense = row_weights[i]
+        probs = tempered_softmax(logits[:used].to(acc.device, torch.float64), temperature)
+        acc[i] += torch.tensor(dense, dtype=torch.float64, device=acc.device) @ probs
+
+
+def text_distributions(
+    model: Any,
+    texts: Sequence[str],
+    *,
+    temperature: float = DEFAULT_TEMPERATURE,
+    idf: bool | Mapping[int, float] | IdfTable = False,
+    max_length: int | None = None,
+    tokenizer: Any = None,
+    revision: str | None = None,
+    device: str | torch.device | None = None,
+    dtype: str | torch.dtype | None = None,
+    token_budget: int | None = None,
+    batch_size: int | None = None,
+) -> torch.Tensor:
+    """Aggregated distributions p(.|x) of ``texts``: float64 ``[len(texts), vocab]`` on the CPU.
+
+    A building block for analyses (and the parity tests); it holds all rows at once, so use
+    :func:`nlgmetrics.infolm.infolm` for large inputs. ``idf=True`` computes the table from
+    ``texts`` themselves (distinct texts). See the module docstring for an example.
+    """
+    texts = as_texts("texts", texts)
+    temperature = check_temperature(temperature)
+    token_budget, batch_size, max_length = check_engine_options(
+        token_budget, batch_size, max_length, token_budget_optional=True)
+    table = as_idf_table(idf)
+    lm = load_lm(model, tokenizer=tokenizer, device=device, dtype=dtype, revision=revision)
+    token_budget = default_token_budget(lm, token_budget)
+    limit = resolve_max_length(lm, max_length)
+    tokenized, truncated = tokenize(lm, texts, limit)
+    counts = WarnOnce()
+    counts.add("truncated", truncated)
+    counts.emit(TRUNCATION_WARNING, total=len(texts), limit=limit)
+    if table is None and idf is True:
+        table = compute_idf(dict.fromkeys(t.tokens for t in tokenized))
+    acc = torch.zeros(len(texts), vocab_size(lm), dtype=torch.float64, device=lm.device)
+    with torch.inference_mode():
+        accumulate_distributions(lm, tokenized, table, acc, temperature, token_budget, batch_size)
+    check_finite_distributions(acc, lm)
+    return acc.cpu()

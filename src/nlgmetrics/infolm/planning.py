@@ -1,0 +1,187 @@
+"""InfoLM's work plan: every distinct text's distribution computed once, with bounded memory.
+
+- :func:`distinct_texts`: the call's strings -> distinct token sequences. Two strings with the
+  same tokens (different case with an uncased vocabulary) share one distribution, and every text
+  without a scorable token shares the empty-text distribution.
+- :func:`score_examples`: visits the examples grouped by reference (a reference shared by 25
+  systems stays cached while they are scored), computes the new texts of at most ``chunk_size``
+  of them at a time, drops a distribution as soon as no remaining example needs it, and measures
+  every (example, reference) pair, keeping the smallest value per example.
+
+>>> from nlgmetrics.infolm.distributions import TokenizedText
+>>> cat, empty = TokenizedText((1, 5, 2), (1,), (5,), False), TokenizedText((1, 2), (), (), True)
+>>> texts, ids = distinct_texts({"cat": cat, "": empty, " ": empty, "CAT": cat})
+>>> len(texts), ids
+(2, {'cat': 0, '': 1, ' ': 1, 'CAT': 0})
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Mapping, Sequence
+
+import torch
+
+from nlgmetrics.engine import LoadedLM
+from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
+from nlgmetrics.infolm.distributions import (
+    IdfTable,
+    TokenizedText,
+    accumulate_distributions,
+    check_finite_distributions,
+    vocab_size,
+)
+from nlgmetrics.infolm.measures import information_measure
+
+__all__ = ["MeasureSpec", "distinct_texts", "overflow_warnings", "score_examples"]
+
+#: (information measure, alpha, beta), checked.
+MeasureSpec = tuple[str, float | None, float | None]
+
+
+def overflow_warnings(measures: Sequence[str]) -> dict[str, str]:
+    """One :class:`WarnOnce` message per measure for values beyond the float64 range."""
+    return {
+        f"overflow:{measure}": (
+            f"InfoLM: {{count}} {measure} value(s) exceed the float64 range (probabilities next to 0 "
+            f"at this temperature and alpha) and are reported as the largest float "
+            f"({sys.float_info.max:.4g}); use a higher temperature or an alpha in (0, 1)."
+        )
+        for measure in dict.fromkeys(measures)
+    }
+
+
+def distinct_texts(tokenized: Mapping[str, TokenizedText]) -> tuple[list[TokenizedText], dict[str, int]]:
+    """``(texts, text_id_of_string)``: the distinct token sequences of ``tokenized`` (a string ->
+    tokens mapping, in first-seen order) and the index in ``texts`` of each string."""
+    key_to_id: dict[tuple[tuple[int, ...], bool], int] = {}
+    texts: list[TokenizedText] = []
+    string_to_id: dict[str, int] = {}
+    for string, tok in tokenized.items():
+        key = ((), True) if tok.empty else (tok.input_ids, False)
+        if key not in key_to_id:
+            key_to_id[key] = len(texts)
+            texts.append(tok)
+        string_to_id[string] = key_to_id[key]
+    return texts, string_to_id
+
+
+def score_examples(
+    lm: LoadedLM,
+    texts: list[TokenizedText],
+    cand_ids: list[int],
+    ref_ids: list[list[int]],
+    table: IdfTable | None,
+    specs: Sequence[MeasureSpec],
+    temperature: float,
+    token_budget: int,
+    batch_size: int | None,
+    chunk_size: int,
+    bar: ExampleProgress,
+    counts: WarnOnce,
+) -> list[tuple[list[float], list[int]]]:
+    """Per spec, ``(scores, best_reference)`` of every example (see the module docstring).
+
+    ``bar`` advances over the examples of each chunk as the engine's results come in; ``counts``
+    collects the values beyond float64 (``overflow:<measure>``), reported once by the caller.
+    """
+    n = len(cand_ids)
+    remaining: dict[int, int] = {}
+    for c, group in zip(cand_ids, ref_ids):
+        for t in {c, *group}:
+            remaining[t] = remaining.get(t, 0) + 1
+    order = sorted(range(n), key=lambda i: (min(ref_ids[i]), i))
+    vocab = vocab_size(lm)
+    cache: dict[int, torch.Tensor] = {}
+    out = [([0.0] * n, [0] * n) for _ in specs]
+
+    def run_chunk(examples: list[int], new: list[int]) -> None:
+        if new:
+            acc = torch.zeros(len(new), vocab, dtype=torch.float64, device=lm.device)
+
+            def track(results, queries: int):
+                return bar.track(results, examples=len(examples), queries=queries)
+
+            accumulate_distributions(lm, [texts[t] for t in new], table, acc, temperature, token_budget,
+                                     batch_size, track=track)
+            check_finite_distributions(acc, lm)
+            for row, t in enumerate(new):
+                cache[t] = acc[row]
+        else:  # every text is cached already: the chunk's examples are done at once
+            for _ in bar.track((), examples=len(examples)):
+                pass
+        for (measure, alpha, beta), (scores, best) in zip(specs, out):
+            _measure_examples(examples, cache, cand_ids, ref_ids, measure, alpha, beta, scores, best, counts)
+        for i in examples:
+            for t in {cand_ids[i], *ref_ids[i]}:
+                remaining[t] -= 1
+                if remaining[t] == 0:
+                    del cache[t]
+        # Survivors (e.g. a reference whose other systems come in the next chunk) are copied out so
+        # that this chunk's [len(new), vocab] block can be freed.
+        for t in new:
+            if t in cache:
+                cache[t] = cache[t].clone()
+
+    with torch.inference_mode():
+        examples: list[int] = []
+        new: list[int] = []
+        scheduled: set[int] = set()
+        for i in order:
+            want = [t for t in dict.fromkeys([cand_ids[i], *ref_ids[i]]) if t not in cache and t not in scheduled]
+            if examples and len(new) + len(want) > chunk_size:
+                run_chunk(examples, new)
+                examples, new, scheduled = [], [], set()
+                want = [t for t in dict.fromkeys([cand_ids[i], *ref_ids[i]]) if t not in cache]
+            examples.append(i)
+            new.extend(want)
+            scheduled.update(want)
+        if examples:
+            run_chunk(examples, new)
+    return out
+
+
+def _measure_examples(
+    examples: list[int],
+    cache: dict[int, torch.Tensor],
+    cand_ids: list[int],
+    ref_ids: list[list[int]],
+    measure: str,
+    alpha: float | None,
+    beta: float | None,
+    scores: list[float],
+    best: list[int],
+    counts: WarnOnce,
+    pairs_per_call: int = 16,
+) -> None:
+    """Measure every (example, reference) pair of ``examples``; keep the smallest per example."""
+    pairs = [(i, k) for i in examples for k in range(len(ref_ids[i])) if ref_ids[i][k] != cand_ids[i]]
+    values: dict[tuple[int, int], float] = {}
+    for start in range(0, len(pairs), pairs_per_call):
+        part = pairs[start : start + pairs_per_call]
+        p = torch.stack([cache[ref_ids[i][k]] for i, k in part])
+        q = torch.stack([cache[cand_ids[i]] for i, _ in part])
+        out = information_measure(measure, p, q, alpha, beta).cpu().tolist()
+        values.update(zip(part, out))
+    for i in examples:
+        # Identical token sequences have identical distributions: exactly 0, not 0 + rounding.
+        per_ref = [0.0 if r == cand_ids[i] else _finite(values[(i, k)], measure, counts)
+                   for k, r in enumerate(ref_ids[i])]
+        k_best = min(range(len(per_ref)), key=per_ref.__getitem__)
+        scores[i] = per_ref[k_best]
+        best[i] = k_best
+
+
+def _finite(value: float, measure: str, counts: WarnOnce) -> float:
+    """An alpha divergence beyond float64 is +inf: report the largest float, counted for one
+    warning. Every measure is NaN-free on finite distributions (nlgmetrics.infolm.measures)."""
+    if math.isnan(value):
+        raise FloatingPointError(
+            f"InfoLM {measure} gave NaN on finite distributions; this is a bug in nlgmetrics, please "
+            f"report it with the inputs and options."
+        )
+    if math.isinf(value):
+        counts.add(f"overflow:{measure}")
+        return sys.float_info.max
+    return value

@@ -1,0 +1,38 @@
+"""Shannon Score, Information Difference and BLANC-Shannon (Egan, Vasilyev & Bohannon, AAAI 2022):
+how much a summary helps a causal LM predict its source document (see :mod:`nlgmetrics.shannon.api`).
+
+Public API: :func:`shannon_score` (``predictions`` = summaries, ``sources`` = documents) ->
+:class:`ShannonResult`; :func:`shannon_ratios` (the formulas); :class:`ShannonTokenScores`;
+the defaults :data:`DEFAULT_MODEL`, :data:`DEFAULT_TOKEN_BUDGET`, :data:`DEFAULT_NUM_UPSTREAM`,
+:data:`DEFAULT_CHUNK_SIZE`.
+
+Layout: ``ratios`` (the formulas), ``planning`` (which queries the engine scores), ``scoring``
+(running and assembling one chunk of documents), ``api`` (the metric and its result).
+
+>>> shannon_ratios(-10.0, -7.0, -4.0, [[5, 3], [1, 1]])
+(0.5, 3.0, 0.2)
+>>> ShannonResult.main, sorted(ShannonResult.columns)
+('shannon_score', ['blanc_shannon', 'information_difference', 'll_base', 'll_full', 'll_help', 'shannon_score'])
+"""
+
+from nlgmetrics.shannon.api import (
+    DEFAULT_CHUNK_SIZE,
+    DEFAULT_MODEL,
+    DEFAULT_NUM_UPSTREAM,
+    DEFAULT_TOKEN_BUDGET,
+    ShannonResult,
+    ShannonTokenScores,
+    shannon_score,
+)
+from nlgmetrics.shannon.ratios import shannon_ratios
+
+__all__ = [
+    "DEFAULT_CHUNK_SIZE",
+    "DEFAULT_MODEL",
+    "DEFAULT_NUM_UPSTREAM",
+    "DEFAULT_TOKEN_BUDGET",
+    "ShannonResult",
+    "ShannonTokenScores",
+    "shannon_ratios",
+    "shannon_score",
+]
