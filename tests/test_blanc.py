@@ -7,10 +7,8 @@ Parity of whole scores with blanc lives in test_blanc_parity.py.
 
 from __future__ import annotations
 
-import doctest
 import math
 import random
-import re
 import warnings
 
 import pytest
@@ -32,6 +30,7 @@ from nlgmetrics.blanc import (
     relative_score,
 )
 from nlgmetrics.core.signature import parse_signature
+from tests.markdown_examples import markdown_doctest, run_doctest, runnable_examples, skipped_examples
 
 
 @pytest.fixture(scope="module")
@@ -531,16 +530,10 @@ def test_evaluate_module_offline(metrics_dir, copy_bert):
 def test_model_card_examples_run(metrics_dir):
     """The card's ``>>>`` examples (in its ```python blocks) print what they show; those that need
     bert-base-uncased are skipped by their ``# doctest: +SKIP``, the others must run."""
-    card = (metrics_dir / "blanc" / "README.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", card, flags=re.DOTALL)
-    parser = doctest.DocTestParser()
-    test = parser.get_doctest("\n".join(blocks), {}, "metrics/blanc/README.md", "README.md", 0)
-    run = [e for e in test.examples if not e.options.get(doctest.SKIP)]
+    test = markdown_doctest(metrics_dir / "blanc" / "README.md")
+    run = runnable_examples(test)
     assert len(run) >= 5, "the card lost its offline examples"
-    assert any("bert-base-uncased" in e.source for e in test.examples if e.options.get(doctest.SKIP))
+    assert any("bert-base-uncased" in e.source for e in skipped_examples(test))
     assert not any("bert-base-uncased" in e.source for e in run)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        runner.run(test)
-    assert runner.failures == 0 and runner.tries == len(run)
+    results, ran = run_doctest(test)
+    assert results.failed == 0 and results.attempted == ran == len(run)

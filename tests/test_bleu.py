@@ -6,25 +6,27 @@ Expected numbers come from sacrebleu (same options) or from hand computation.
 
 from __future__ import annotations
 
-import ast
 import copy
-import doctest
 import itertools
 import json
 import math
 import random
-import re
-from pathlib import Path
 
 import pytest
 
 from nlgmetrics.bleu import BleuResult, BleuScorer, bleu, clear_caches, corpus_bleu, get_tokenizer, sentence_bleu
 from nlgmetrics.core.signature import parse_signature
+from tests.evaluate_support import (
+    FIRST_SHAPES,
+    compute_in_two_batches,
+    mixed_shapes_first,
+    reference_lists,
+    sacrebleu_streams,
+)
+from tests.markdown_examples import REPO_ROOT, run_examples
 
 sacrebleu = pytest.importorskip("sacrebleu")
 from sacrebleu.metrics import BLEU  # noqa: E402
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 _WORDS = (
     "the a cat cats sat on mat The Cat is was 3.5 1,000 2-3 state-of-the-art don't it's U.S. "
@@ -48,12 +50,6 @@ def varied_corpus(seed: int = 0, size: int = 50):
     hyps.append(refs[0][0])  # one exact match
     refs.append([refs[0][0]])
     return hyps, refs
-
-
-def streams(refs):
-    """Our per-example reference lists -> sacrebleu's reference streams (None = missing)."""
-    width = max(len(r) for r in refs)
-    return [[r[k] if k < len(r) else None for r in refs] for k in range(width)]
 
 
 def assert_same(ours, theirs):
@@ -81,7 +77,7 @@ def test_corpus_bleu_parity(tokenize, smooth, lowercase, order):
         theirs = BLEU(
             tokenize=tokenize, smooth_method=method, smooth_value=value, lowercase=lowercase,
             max_ngram_order=order, effective_order=effective,
-        ).corpus_score(hyps, streams(refs))
+        ).corpus_score(hyps, sacrebleu_streams(refs))
         options = dict(tokenize=tokenize, lowercase=lowercase, smooth_method=method, smooth_value=value,
                        max_ngram_order=order, effective_order=effective)
         ours = corpus_bleu(hyps, refs, **options)
@@ -120,7 +116,7 @@ def test_sentence_bleu_matches_sacrebleu_defaults():
     hyps, refs = varied_corpus(seed=2, size=20)
     for hyp, ref_list in zip(hyps, refs):
         assert_same(sentence_bleu(hyp, ref_list), sacrebleu.sentence_bleu(hyp, ref_list))
-    assert_same(corpus_bleu(hyps, refs), sacrebleu.corpus_bleu(hyps, streams(refs)))
+    assert_same(corpus_bleu(hyps, refs), sacrebleu.corpus_bleu(hyps, sacrebleu_streams(refs)))
 
 
 def test_tokenizers_match_sacrebleu_on_fuzzed_text():
@@ -255,7 +251,7 @@ def test_result_contract_columns_main_and_aggregate():
 
     hyps, refs = varied_corpus(seed=9, size=15)
     result = bleu(hyps, refs)
-    theirs = BLEU().corpus_score(hyps, streams(refs))
+    theirs = BLEU().corpus_score(hyps, sacrebleu_streams(refs))
     assert isinstance(result, BleuResult) and result.metric == "bleu" and result.main == "bleu"
     assert list(result.scores) == ["sentence_bleu"] and len(result) == len(hyps)
     column = result.column("sentence_bleu")
@@ -297,10 +293,8 @@ def test_evaluate_module_loads_offline_and_batches(metrics_dir, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     module = evaluate.load(str(metrics_dir / "bleu"))
     hyps, refs = varied_corpus(seed=8, size=12)
-    module.add_batch(predictions=hyps[:5], references=refs[:5])
-    module.add_batch(predictions=hyps[5:], references=refs[5:])
-    out = module.compute(tokenize="intl")
-    expected = BLEU(tokenize="intl").corpus_score(hyps, streams(refs))
+    out = compute_in_two_batches(module, hyps, refs, 5, tokenize="intl")
+    expected = BLEU(tokenize="intl").corpus_score(hyps, sacrebleu_streams(refs))
     assert abs(out["bleu"] - expected.score) <= 1e-9 and 0.0 <= out["bleu"] <= 100.0
     assert list(out)[0] == "bleu" and isinstance(out["bleu"], float)
     sentence = BLEU(tokenize="intl", effective_order=True)
@@ -315,21 +309,17 @@ MIXED_REFERENCES = [["the cat is on the mat", "a cat is on the mat"], "there is 
                     ["a bird sang today", "the bird is singing"]]
 
 
-@pytest.mark.parametrize("first", ["list", "string"])
+@pytest.mark.parametrize("first", FIRST_SHAPES)
 def test_evaluate_mixed_string_and_list_references_give_the_library_numbers(metrics_dir, first):
     evaluate = pytest.importorskip("evaluate")
-    order = [0, 1, 2] if first == "list" else [1, 0, 2]
-    hyps = [MIXED_HYPOTHESES[i] for i in order]
-    refs = [MIXED_REFERENCES[i] for i in order]
-    lists = [[r] if isinstance(r, str) else r for r in refs]
-    theirs = sacrebleu.corpus_bleu(hyps, streams(lists))
+    hyps, refs = mixed_shapes_first(MIXED_HYPOTHESES, MIXED_REFERENCES, first)
+    lists = reference_lists(refs)
+    theirs = sacrebleu.corpus_bleu(hyps, sacrebleu_streams(lists))
     sentences = [sacrebleu.sentence_bleu(h, r).score for h, r in zip(hyps, lists)]
     library = bleu(hyps, refs)
     module = evaluate.load(str(metrics_dir / "bleu"))
     # the first batch decides evaluate's feature format: one of single strings or lists, then the other
-    module.add_batch(predictions=hyps[:1], references=refs[:1])
-    module.add_batch(predictions=hyps[1:], references=refs[1:])
-    for out in (module.compute(), module.compute(predictions=hyps, references=refs)):
+    for out in (compute_in_two_batches(module, hyps, refs, 1), module.compute(predictions=hyps, references=refs)):
         assert abs(out["bleu"] - theirs.score) <= 1e-9
         assert out["per_example"]["sentence_bleu"] == pytest.approx(sentences, abs=1e-9)
         assert {key: out[key] for key in library.aggregate()} == library.aggregate()
@@ -339,28 +329,10 @@ def test_evaluate_mixed_string_and_list_references_give_the_library_numbers(metr
 # --------------------------------------------------------------------------- model card
 
 
-def run_examples(text: str, name: str) -> doctest.TestResults:
-    """Run every ``>>>`` example of ``text`` (a card's ```python blocks, or the strings of an
-    evaluate module's source) in one namespace, in order (the caller sets the working directory to
-    the repository root: the examples load ``metrics/<name>``)."""
-    if name.endswith(".md"):
-        blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
-    else:  # the module's strings: docstring, description and inputs description (_KWARGS_DESCRIPTION)
-        blocks = [node.value.value for node in ast.parse(text).body
-                  if isinstance(node, (ast.Assign, ast.Expr)) and isinstance(node.value, ast.Constant)
-                  and isinstance(node.value.value, str)]
-    source = "\n".join(block for block in blocks if ">>>" in block)
-    test = doctest.DocTestParser().get_doctest(source, {}, name, name, 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    runner.run(test)
-    return runner.summarize(verbose=False)
-
-
 @pytest.mark.parametrize("path, minimum", [("metrics/bleu/README.md", 14), ("metrics/bleu/bleu.py", 4)])
-def test_card_and_module_examples_print_what_they_show(path, minimum, monkeypatch):
+def test_card_and_module_examples_print_what_they_show(path, minimum):
     pytest.importorskip("evaluate")
-    monkeypatch.chdir(REPO_ROOT)
-    result = run_examples((REPO_ROOT / path).read_text(encoding="utf-8"), path)
+    result, _ = run_examples(REPO_ROOT / path)
     assert result.attempted >= minimum and result.failed == 0, f"{result.failed} of {result.attempted} examples of {path} failed"
 
 
@@ -368,7 +340,7 @@ def test_card_numbers_are_sacrebleus():
     card = (REPO_ROOT / "metrics" / "bleu" / "README.md").read_text(encoding="utf-8")
     hyps = ["the cat is on the mat", "there is a dog"]
     refs = [["the cat is on the mat", "a cat is on the mat"], ["there is a big dog"]]
-    corpus = sacrebleu.corpus_bleu(hyps, streams(refs))
+    corpus = sacrebleu.corpus_bleu(hyps, sacrebleu_streams(refs))
     assert f"({corpus.score:.2f}, {corpus.bp:.4f}, {corpus.sys_len:.1f}, {corpus.ref_len:.1f})" in card
     assert f"{sacrebleu.sentence_bleu(hyps[1], refs[1]).score!r}]" in card
 

@@ -177,6 +177,13 @@ def test_errors(causal_lm, tiny_bert_dir):
 def test_out_of_memory_backoff_gives_same_results(causal_lm, oracle):
     """A batch of more than 2 rows 'runs out of memory': the engine halves it and still agrees."""
     queries, expected = oracle
+    # Four equal-length plain queries (distinct 2-token prefixes): one batch of 4 rows under any
+    # padding bound, so a batch of more than 2 rows is sure to be tried.
+    bos = causal_lm.tokenizer.bos_token_id
+    target = tuple(causal_lm.tokenizer(SENTENCES[1])["input_ids"])
+    same = [CausalQuery((bos, 10 + k), target) for k in range(4)]
+    queries = queries + same
+    expected = expected + [naive_logprobs(causal_lm.model, q) for q in same]
     seen_sizes = []
 
     def fake_oom(module, args, kwargs):
@@ -203,3 +210,80 @@ def test_progress_bar_switch(causal_lm, capsys):
     assert "scoring-test" not in capsys.readouterr().err
     causal_target_scores(causal_lm, queries, progress=True, desc="scoring-test")
     assert "scoring-test" in capsys.readouterr().err
+
+
+def skewed_queries(tokenizer) -> list[CausalQuery]:
+    """One long target among short ones, plain and behind a shared prefix (the Shannon score's shape)."""
+    bos = tokenizer.bos_token_id
+    ids = [tuple(tokenizer(s)["input_ids"]) for s in SENTENCES]
+    long = ids[4] * 3
+    doc = (bos,) + ids[0] + ids[2]
+    plain = [CausalQuery((bos,), long)] + [CausalQuery((bos,), ids[k][: 3 + k]) for k in range(4)]
+    cached = [CausalQuery(doc, long)] + [CausalQuery(doc, ids[k][: 2 + k]) for k in range(4)]
+    return plain + cached
+
+
+@pytest.fixture(scope="module")
+def skewed_oracle(causal_lm):
+    queries = skewed_queries(causal_lm.tokenizer)
+    return queries, [naive_logprobs(causal_lm.model, q) for q in queries]
+
+
+@pytest.mark.parametrize("prefix_cache", [True, False])
+def test_padding_bounded_against_real_tokens(causal_lm, skewed_oracle, prefix_cache, monkeypatch):
+    """Every body pass of two or more rows holds at most (1 + PADDING_SLACK) x its real tokens
+    (engine counter and a hook on the base model agree), and the numbers equal the naive loop."""
+    import functools
+
+    import nlgmetrics.engine.causal as causal
+    from nlgmetrics.engine.causal import count_positions
+    from nlgmetrics.engine.planning import PADDING_SLACK, plan_batches
+
+    queries, expected = skewed_oracle
+    # The workload needs the bound: planned by the token budget alone, it pads far more.
+    with monkeypatch.context() as patch:
+        patch.setattr(causal, "plan_batches", functools.partial(plan_batches, padding_slack=float("inf")))
+        with count_positions() as unbounded:
+            causal_target_scores(causal_lm, queries, prefix_cache=prefix_cache, progress=False)
+    assert unbounded.positions > 1.5 * unbounded.real
+    passes: list[tuple[int, int, int]] = []  # rows, width, real tokens
+
+    def record(_module, args, kwargs):
+        ids = kwargs.get("input_ids", args[0] if args else None)
+        mask = kwargs.get("attention_mask")
+        real = int(mask[:, -ids.shape[1]:].sum()) if mask is not None else None
+        passes.append((ids.shape[0], ids.shape[1], real))
+
+    handle = causal_lm.model.base_model.register_forward_pre_hook(record, with_kwargs=True)
+    try:
+        with count_positions() as counts:
+            got = causal_target_scores(causal_lm, queries, prefix_cache=prefix_cache, progress=False)
+    finally:
+        handle.remove()
+    needed = sum(len(q.prefix_ids) + len(q.target_ids) - 1 for q in queries)
+    if prefix_cache:  # the shared prefix (but its last token) is read once, not once per target
+        needed -= (len(queries) // 2 - 1) * (len(queries[-1].prefix_ids) - 1)
+    assert counts.real == needed and counts.forwards == len(passes)
+    assert counts.positions == sum(rows * width for rows, width, _ in passes)
+    assert counts.positions <= (1 + PADDING_SLACK) * counts.real
+    assert counts.real == unbounded.real  # the same work, less padding
+    for rows, width, real in passes:
+        if rows > 1 and real is not None:
+            assert rows * width <= (1 + PADDING_SLACK) * real
+    for (want, argmax), scores in zip(expected, got):
+        assert np.max(np.abs(scores.logprobs - want)) <= 1e-5
+        np.testing.assert_array_equal(scores.argmax, argmax)
+
+
+def test_replicated_cache_fallback_agrees(causal_lm, oracle, monkeypatch):
+    """The deep-copy path (caches other than plain DynamicLayer lists) gives the same numbers, and
+    neither path changes the prefix cache between batches (several batches per shared prefix)."""
+    import nlgmetrics.engine.causal as causal
+
+    queries, expected = oracle
+    fast = causal_target_scores(causal_lm, queries, batch_size=1, progress=False)
+    monkeypatch.setattr(causal, "_DynamicLayer", None)
+    slow = causal_target_scores(causal_lm, queries, batch_size=1, progress=False)
+    for (want, _), a, b in zip(expected, fast, slow):
+        assert np.max(np.abs(a.logprobs - want)) <= 1e-5
+        np.testing.assert_array_equal(a.logprobs, b.logprobs)

@@ -48,7 +48,7 @@ def test_kind_detection_and_metadata(tiny_bert_dir, tiny_gpt2_dir, tiny_llama_di
     assert not bert.unmasked_right_padding  # a masked LM always gets its padding mask
     assert len({bert.fingerprint, gpt2.fingerprint, llama.fingerprint}) == 3
     assert bert.signature_fields(100) == {
-        "model": str(tiny_bert_dir), "weights": bert.fingerprint, "revision": None, "dtype": "float32", "max_length": 100,
+        "model": str(tiny_bert_dir), "weights": bert.fingerprint, "tokenizer": "own", "revision": None, "dtype": "float32", "max_length": 100,
     }
 
 
@@ -268,3 +268,20 @@ def test_smollm2_alias_loads_and_gives_finite_perplexity():
     again = load_lm(SMOLLM2_ALIAS, device="cpu")
     assert again is not lm and again.fingerprint == lm.fingerprint
     assert time.perf_counter() - start < max(first_load, 30.0)
+
+
+def test_signature_tells_tokenizers_apart(tiny_bert_dir):
+    """The checkpoint's own tokenizer is ``own``; a ``tokenizer=`` passed in is identified by what
+    it does (equal content, equal id; another vocabulary or casing, another id)."""
+    from transformers import AutoTokenizer
+
+    own = load_lm(tiny_bert_dir, device="cpu")
+    same = AutoTokenizer.from_pretrained(str(tiny_bert_dir))
+    cased = AutoTokenizer.from_pretrained(str(tiny_bert_dir), do_lower_case=False)
+    passed = load_lm(tiny_bert_dir, device="cpu", tokenizer=same)
+    again = load_lm(tiny_bert_dir, device="cpu", tokenizer=AutoTokenizer.from_pretrained(str(tiny_bert_dir)))
+    other = load_lm(tiny_bert_dir, device="cpu", tokenizer=cased)
+    assert own.signature_fields(8)["tokenizer"] == "own"
+    assert len(passed.tokenizer_id) == 12 and passed.tokenizer_id == again.tokenizer_id
+    assert other.tokenizer_id != passed.tokenizer_id
+    assert own.fingerprint == passed.fingerprint == other.fingerprint  # same weights, told apart by tokenizer

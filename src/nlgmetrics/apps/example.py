@@ -2,7 +2,7 @@
 
 Run ``python -m nlgmetrics.apps.example`` (``bash scripts/example.sh`` installs first). Each metric
 prints its main score (``result.main``, with its direction), the per-example values of that column
-where it is one (BLEU's main score is the corpus BLEU: no per-example value), and its signature. LM metrics try the paper's model first
+where it is one (BLEU's main score is the corpus BLEU: no per-example value), and its signature. LM metrics try the library's default model first
 (``bert-base-uncased`` / ``gpt2``); without network access they fall back to the offline
 SmolLM2-135M (alias ``smollm2-135m``) where the metric accepts a causal LM, and are skipped with a
 one-line reason where it does not (BLANC needs a masked LM).
@@ -79,7 +79,7 @@ def run_metric(name: str, model: str | None, progress: bool) -> tuple[MetricResu
         except (OSError, ValueError) as error:  # model not available, or wrong kind of model
             failures.append(f"{candidate}: {str(error).splitlines()[0][:120]}")
             continue
-        note = "" if candidate == spec.default_model else f"model {candidate} (paper default {spec.default_model} not available offline)"
+        note = "" if candidate == spec.default_model else f"model {candidate} (the default {spec.default_model} is not available offline)"
         return result, note
     return None, "skipped: " + " | ".join(failures)
 

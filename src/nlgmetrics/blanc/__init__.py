@@ -11,13 +11,14 @@ Public API:
 * BLANC-tune's recipe: :class:`TuneOptions`, :func:`tuning_examples`, :func:`finetune_copy`.
 
 Modules: ``counts`` (the formula), ``masking`` (which tokens, the window), ``common`` (what both
-variants share), ``help`` and ``tune`` (the variants), ``api`` (:func:`blanc`, the result).
+variants share), ``help`` and ``tune`` (the variants), ``result`` (:class:`BlancResult`), ``api``
+(:func:`blanc`).
 
 >>> relative_score([[5, 3], [1, 1]]), improve_score([[5, 3], [1, 1]])
 (0.2, 0.3333333333333333)
 """
 
-from nlgmetrics.blanc.api import DEFAULT_VARIANT, VARIANTS, BlancResult, blanc
+from nlgmetrics.blanc.api import DEFAULT_VARIANT, VARIANTS, blanc
 from nlgmetrics.blanc.common import BLANC_MAX_LENGTH, DEFAULT_MODEL
 from nlgmetrics.blanc.counts import MEASURES, Counts, improve_score, relative_score, score_from_counts
 from nlgmetrics.blanc.help import blanc_help
@@ -29,6 +30,7 @@ from nlgmetrics.blanc.masking import (
     is_maskable,
     random_maskings,
 )
+from nlgmetrics.blanc.result import BlancResult
 from nlgmetrics.blanc.tune import TuneOptions, blanc_tune, finetune_copy, tuning_examples
 
 __all__ = [

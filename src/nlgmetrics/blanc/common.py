@@ -1,6 +1,6 @@
-"""What BLANC-help and BLANC-tune share: input and option checks, the masked LM and its special
-ids, text preparation (blanc's NFKD, sentence split, WordPiece), the window, running the masked
-queries through the engine, tallying the masked tokens, the truncation warning and the signature.
+"""What BLANC-help and BLANC-tune share: option checks, the masked LM and its special ids, text
+preparation (blanc's NFKD, sentence split, WordPiece), the window, running the masked queries
+through the engine, tallying the masked tokens, the truncation warning and the signature.
 
 >>> clean_text("caf\\u00e9") == "cafe\\u0301"
 True
@@ -20,15 +20,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from nlgmetrics.blanc.counts import MEASURES, Counts, empty_counts
+from nlgmetrics.blanc.masking import MaskingOptions, MinTokenLengths
 from nlgmetrics.core.sentences import SentenceSplitter
 from nlgmetrics.core.signature import make_signature
-from nlgmetrics.core.validation import (
-    as_texts,
-    check_choice,
-    check_engine_options,
-    check_int,
-    check_same_length,
-)
+from nlgmetrics.core.validation import check_choice, check_engine_options, check_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from nlgmetrics.engine import LoadedLM, MaskedQuery
@@ -43,7 +38,7 @@ __all__ = [
     "TextPreparer",
     "argmax_ids",
     "blanc_signature",
-    "check_inputs",
+    "check_masking",
     "check_measure",
     "check_model_options",
     "clean_text",
@@ -80,17 +75,17 @@ TRUNCATION_WARNING = {
 # checks (all before any model is loaded)
 
 
-def check_inputs(predictions: Any, sources: Any) -> tuple[list[str], list[str]]:
-    """Validated copies of the inputs: the summaries and their documents, lists of one length."""
-    summaries = as_texts("predictions", predictions)
-    documents = as_texts("sources", sources)
-    check_same_length(predictions=summaries, sources=documents)
-    return summaries, documents
-
-
 def check_measure(measure: Any) -> str:
     """``'relative'`` or ``'improve'``."""
     return check_choice("measure", measure, MEASURES)
+
+
+def check_masking(gap: Any, gap_mask: Any, min_token_length_normal: Any, min_token_length_lead: Any,
+                  min_token_length_followup: Any, len_sent_allow_cut: Any) -> MaskingOptions:
+    """The masking of the document sentences (both variants' options of the same names), checked;
+    plain ints from here on (numpy ints accepted): the signature does not depend on the type."""
+    lengths = MinTokenLengths(min_token_length_normal, min_token_length_lead, min_token_length_followup)
+    return MaskingOptions(gap, gap_mask, lengths, len_sent_allow_cut).validate()
 
 
 def check_model_options(
@@ -259,6 +254,11 @@ def emit_warnings(warn: WarnOnce, window: int) -> None:
     warn.emit(TRUNCATION_WARNING, stacklevel=4, window=window)
 
 
-def blanc_signature(variant: str, lm: LoadedLM, window: int, options: Mapping[str, Any]) -> str:
-    """``blanc|<model keys>|variant:<help|tune>|<options>|...``: every option that changes the number."""
-    return make_signature("blanc", {"variant": variant, **options}, model=lm.signature_fields(window))
+def blanc_signature(variant: str, lm: LoadedLM, window: int, *, measure: str, masking: MaskingOptions,
+                    splitter: str, options: Mapping[str, Any]) -> str:
+    """``blanc|<model keys>|variant:<help|tune>|<options>|...``: every option that changes the number,
+    those both variants have (``measure``, the document ``masking``, the ``splitter``) and the
+    variant's own ``options``."""
+    shared = {"measure": measure, **masking.signature_fields(),
+              "len_sent_allow_cut": masking.len_sent_allow_cut, "splitter": splitter, "masking": "even"}
+    return make_signature("blanc", {"variant": variant, **shared, **options}, model=lm.signature_fields(window))

@@ -34,13 +34,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nlgmetrics.blanc.api import BlancResult
 from nlgmetrics.blanc.common import (
     DEFAULT_MODEL,
     DEFAULT_TOKEN_BUDGET,
     TextPreparer,
     blanc_signature,
-    check_inputs,
+    check_masking,
     check_measure,
     check_model_options,
     emit_warnings,
@@ -50,7 +49,7 @@ from nlgmetrics.blanc.common import (
     special_ids,
     tally,
 )
-from nlgmetrics.blanc.counts import DEFAULT_MEASURE, Counts, Measure, empty_counts, score_from_counts
+from nlgmetrics.blanc.counts import DEFAULT_MEASURE, Counts, Measure, empty_counts
 from nlgmetrics.blanc.masking import (
     DEFAULT_GAP,
     DEFAULT_GAP_MASK,
@@ -59,11 +58,12 @@ from nlgmetrics.blanc.masking import (
     DEFAULT_MIN_TOKEN_LENGTH_LEAD,
     DEFAULT_MIN_TOKEN_LENGTH_NORMAL,
     MaskingOptions,
-    MinTokenLengths,
     even_maskings,
     fit_to_window,
 )
+from nlgmetrics.blanc.result import BlancResult
 from nlgmetrics.core.sentences import SentenceSplitter, resolve_splitter
+from nlgmetrics.core.validation import check_source_inputs
 
 if TYPE_CHECKING:  # pragma: no cover
     from nlgmetrics.engine import LoadedLM
@@ -196,7 +196,7 @@ def blanc_help(
             splitter, needs its data) or a callable ``str -> list[str]``.
 
     Returns:
-        :class:`~nlgmetrics.blanc.api.BlancResult`: column ``blanc`` (one score per example),
+        :class:`~nlgmetrics.blanc.result.BlancResult`: column ``blanc`` (one score per example),
         ``counts`` (``[[S00, S01], [S10, S11]]`` per example) and the ``signature``.
 
     >>> from nlgmetrics.testing import build_random_model
@@ -212,12 +212,10 @@ def blanc_help(
     from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
     from nlgmetrics.engine.planning import chunk_by_key
 
-    summaries, documents = check_inputs(predictions, sources)
+    summaries, documents = check_source_inputs(predictions, sources)
     measure = check_measure(measure)
-    # Plain ints from here on (numpy ints accepted): the signature does not depend on the type.
-    masking = MaskingOptions(gap, gap_mask, MinTokenLengths(
-        min_token_length_normal, min_token_length_lead, min_token_length_followup),
-        len_sent_allow_cut).validate()
+    masking = check_masking(gap, gap_mask, min_token_length_normal, min_token_length_lead,
+                            min_token_length_followup, len_sent_allow_cut)
     if not isinstance(filler_token, str) or not isinstance(help_sep, str):
         raise ValueError(
             f"`filler_token` and `help_sep` must be strings (blanc: {DEFAULT_FILLER_TOKEN!r} and "
@@ -249,17 +247,6 @@ def blanc_help(
                       helped=predicted[masked.help_query], tokenizer=tok)
     emit_warnings(warn, window)
 
-    signature = blanc_signature("help", lm, window, {
-        "measure": measure, "gap": masking.gap, "gap_mask": masking.gap_mask,
-        "min_token_length_normal": masking.lengths.normal,
-        "min_token_length_lead": masking.lengths.lead,
-        "min_token_length_followup": masking.lengths.followup,
-        "len_sent_allow_cut": masking.len_sent_allow_cut,
-        "filler_token": filler_token, "help_sep": help_sep or None,
-        "splitter": splitter_name, "masking": "even",
-    })
-    return BlancResult(
-        scores={"blanc": [score_from_counts(c, measure) for c in counts]},
-        signature=signature,
-        counts=counts,
-    )
+    signature = blanc_signature("help", lm, window, measure=measure, masking=masking, splitter=splitter_name,
+                                options={"filler_token": filler_token, "help_sep": help_sep or None})
+    return BlancResult.from_counts(counts, measure, signature)

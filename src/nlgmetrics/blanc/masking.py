@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from nlgmetrics.core.validation import check_int
 
 WORDPIECE_CONTINUATION = "##"
+#: The three kinds of token of :class:`MinTokenLengths`, as the option names spell them.
+LENGTH_KINDS = ("normal", "lead", "followup")
 
 #: blanc's defaults (its current ones: the paper used ``gap=6``).
 DEFAULT_GAP = 2
@@ -70,9 +72,23 @@ class MaskingOptions:
         gap_mask = check_int(f"gap_mask{suffix}", self.gap_mask, minimum=1)
         lengths = MinTokenLengths(*(
             check_int(f"min_token_length_{name}{suffix}", value, minimum=0)
-            for name, value in zip(("normal", "lead", "followup"), self.lengths.as_tuple())))
+            for name, value in zip(LENGTH_KINDS, self.lengths.as_tuple())))
         cut = check_int("len_sent_allow_cut", self.len_sent_allow_cut, minimum=0)
         return MaskingOptions(gap, gap_mask, lengths, cut)
+
+    def signature_fields(self, suffix: str = "") -> dict[str, int]:
+        """Which tokens are masked, under the option names of :meth:`validate` (``len_sent_allow_cut``
+        apart: it cuts document sentences, which only the inference masking sees).
+
+        >>> MaskingOptions().signature_fields("_tune")["min_token_length_lead_tune"]
+        2
+        """
+        return {
+            f"gap{suffix}": self.gap,
+            f"gap_mask{suffix}": self.gap_mask,
+            **{f"min_token_length_{name}{suffix}": value
+               for name, value in zip(LENGTH_KINDS, self.lengths.as_tuple())},
+        }
 
 
 def is_maskable(token: str, next_token: str, lengths: MinTokenLengths) -> bool:

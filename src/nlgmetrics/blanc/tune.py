@@ -45,13 +45,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nlgmetrics.blanc.api import BlancResult
 from nlgmetrics.blanc.common import (
     DEFAULT_MODEL,
     DEFAULT_TOKEN_BUDGET,
     TextPreparer,
     blanc_signature,
-    check_inputs,
+    check_masking,
     check_measure,
     check_model_options,
     emit_warnings,
@@ -62,7 +61,7 @@ from nlgmetrics.blanc.common import (
     tally,
     tokenize_text,
 )
-from nlgmetrics.blanc.counts import DEFAULT_MEASURE, Counts, Measure, empty_counts, score_from_counts
+from nlgmetrics.blanc.counts import DEFAULT_MEASURE, Counts, Measure, empty_counts
 from nlgmetrics.blanc.masking import (
     DEFAULT_GAP,
     DEFAULT_GAP_MASK,
@@ -76,8 +75,9 @@ from nlgmetrics.blanc.masking import (
     fit_to_window,
     random_maskings,
 )
+from nlgmetrics.blanc.result import BlancResult
 from nlgmetrics.core.sentences import SentenceSplitter, resolve_splitter
-from nlgmetrics.core.validation import check_bool, check_int, check_real
+from nlgmetrics.core.validation import check_bool, check_int, check_real, check_source_inputs
 
 if TYPE_CHECKING:  # pragma: no cover
     from nlgmetrics.engine import LoadedLM
@@ -151,6 +151,19 @@ class TuneOptions:
             freeze_below=freeze_below, freeze_above=freeze_above, p_mask=p_mask,
             p_token_replace=p_token_replace, p_token_original=p_token_original,
             learning_rate=learning_rate, warmup_steps=warmup_steps)
+
+    def signature_fields(self) -> dict[str, Any]:
+        """Every tuning option under its ``blanc_tune`` name (all of them change the number)."""
+        return {
+            **self.masking.signature_fields("_tune"),
+            "finetune_batch_size": self.batch_size, "finetune_epochs": self.epochs,
+            "finetune_mask_evenly": self.mask_evenly, "finetune_chunk_size": self.chunk_size,
+            "finetune_chunk_stride": self.chunk_stride, "finetune_top_fully": self.top_fully,
+            "id_layer_freeze_below": self.freeze_below, "id_layer_freeze_above": self.freeze_above,
+            "p_mask": self.p_mask, "p_token_replace": self.p_token_replace,
+            "p_token_original": self.p_token_original, "learning_rate": self.learning_rate,
+            "warmup_steps": self.warmup_steps,
+        }
 
 
 def tuning_examples(
@@ -356,20 +369,18 @@ def blanc_tune(
     device; the progress bar counts examples as their summary's tuned model has unmasked them.
 
     Returns:
-        :class:`~nlgmetrics.blanc.api.BlancResult` (column ``blanc``, ``counts``, ``signature``).
+        :class:`~nlgmetrics.blanc.result.BlancResult` (column ``blanc``, ``counts``, ``signature``).
     """
     # The engine (and torch) load only when a metric runs: `import nlgmetrics.blanc` stays light.
     from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
     from nlgmetrics.engine.planning import chunk_by_key
 
-    summaries, documents = check_inputs(predictions, sources)
+    summaries, documents = check_source_inputs(predictions, sources)
     measure = check_measure(measure)
-    # Plain Python numbers from here on (numpy scalars accepted): the signature does not depend
-    # on the type.
-    masking = MaskingOptions(gap, gap_mask, MinTokenLengths(
-        min_token_length_normal, min_token_length_lead, min_token_length_followup),
-        len_sent_allow_cut).validate()
+    masking = check_masking(gap, gap_mask, min_token_length_normal, min_token_length_lead,
+                            min_token_length_followup, len_sent_allow_cut)
     lengths = masking.lengths
+    # The tuning options, plain Python numbers too (numpy scalars accepted).
     options = TuneOptions(
         MaskingOptions(
             _tune_value(gap_tune, masking.gap), _tune_value(gap_mask_tune, masking.gap_mask),
@@ -414,27 +425,6 @@ def blanc_tune(
                     tally(counts[i], truth, base=base[number], helped=tuned[number], tokenizer=tok)
     emit_warnings(warn, window)
 
-    tune_masking = options.masking
-    signature = blanc_signature("tune", lm, window, {
-        "measure": measure, "gap": masking.gap, "gap_mask": masking.gap_mask,
-        "min_token_length_normal": lengths.normal, "min_token_length_lead": lengths.lead,
-        "min_token_length_followup": lengths.followup,
-        "len_sent_allow_cut": masking.len_sent_allow_cut, "splitter": splitter_name,
-        "masking": "even",
-        "gap_tune": tune_masking.gap, "gap_mask_tune": tune_masking.gap_mask,
-        "min_token_length_normal_tune": tune_masking.lengths.normal,
-        "min_token_length_lead_tune": tune_masking.lengths.lead,
-        "min_token_length_followup_tune": tune_masking.lengths.followup,
-        "finetune_batch_size": options.batch_size, "finetune_epochs": options.epochs,
-        "finetune_mask_evenly": options.mask_evenly, "finetune_chunk_size": options.chunk_size,
-        "finetune_chunk_stride": options.chunk_stride, "finetune_top_fully": options.top_fully,
-        "id_layer_freeze_below": options.freeze_below, "id_layer_freeze_above": options.freeze_above,
-        "p_mask": options.p_mask, "p_token_replace": options.p_token_replace,
-        "p_token_original": options.p_token_original, "learning_rate": options.learning_rate,
-        "warmup_steps": options.warmup_steps, "seed": seed,
-    })
-    return BlancResult(
-        scores={"blanc": [score_from_counts(c, measure) for c in counts]},
-        signature=signature,
-        counts=counts,
-    )
+    signature = blanc_signature("tune", lm, window, measure=measure, masking=masking, splitter=splitter_name,
+                                options={**options.signature_fields(), "seed": seed})
+    return BlancResult.from_counts(counts, measure, signature)

@@ -33,15 +33,7 @@ from nlgmetrics.bleu.result import BleuResult
 from nlgmetrics.bleu.score import SMOOTH_DEFAULTS, BleuScore, bleu_from_stats
 from nlgmetrics.bleu.tokenizers import TOKENIZERS, get_tokenizer
 from nlgmetrics.core.signature import make_signature
-from nlgmetrics.core.validation import (
-    as_reference_lists,
-    as_texts,
-    check_bool,
-    check_choice,
-    check_int,
-    check_real,
-    check_same_length,
-)
+from nlgmetrics.core.validation import check_bool, check_choice, check_int, check_real, check_reference_inputs
 
 SMOOTH_METHODS = tuple(SMOOTH_DEFAULTS)
 TOKENIZER_NAMES = tuple(TOKENIZERS)
@@ -135,10 +127,7 @@ class BleuScorer:
     def _inputs(
         self, predictions: Sequence[str], references: Sequence[str | Sequence[str]]
     ) -> tuple[list[str], list[list[str]]]:
-        preds = as_texts("predictions", predictions)
-        refs = as_reference_lists(references, n=len(preds))
-        check_same_length(predictions=preds, references=refs)
-        return preds, refs
+        return check_reference_inputs(predictions, references)
 
     def _stats(
         self, predictions: Sequence[str], references: Sequence[Sequence[str]]

@@ -11,7 +11,8 @@ One vocabulary for every metric. A signature reads
   ``blanc``, ``fflm``, ``rouge_family``, ``bleu``);
 - the shared model keys (LM metrics only), always in this order and under these names:
   :data:`MODEL_KEYS` = ``model`` (Hub id, directory or alias), ``weights`` (a hash of the weights
-  actually loaded: the Hub commit or a hash of the tensors), ``revision`` (the revision asked for,
+  actually loaded: the Hub commit or a hash of the checkpoint files or tensors), ``tokenizer``
+  (``own`` for the checkpoint's own tokenizer, else a hash of the ``tokenizer=`` passed), ``revision`` (the revision asked for,
   ``none`` when not pinned), ``dtype``, ``max_length`` (the length limit in tokens that the metric
   applies);
 - metric keys: snake_case, sorted, never one of the shared names;
@@ -23,10 +24,10 @@ Every key is snake_case; a metric key that reuses a shared name is a programming
 >>> make_signature("bleu", {"tokenize": "13a", "smooth": "exp", "nrefs": 1})
 'bleu|nrefs:1|smooth:exp|tokenize:13a|version:0.1.0'
 >>> sig = make_signature("fflm", {"weights_abd": (0.25, 0.25, 0.5)},
-...                      model={"model": "m", "weights": "ab12", "revision": None,
+...                      model={"model": "m", "weights": "ab12", "tokenizer": "own", "revision": None,
 ...                             "dtype": "float32", "max_length": 2048})
->>> sig.split("|")[:7]
-['fflm', 'model:m', 'weights:ab12', 'revision:none', 'dtype:float32', 'max_length:2048', 'weights_abd:0.25,0.25,0.5']
+>>> sig.split("|")[:8]
+['fflm', 'model:m', 'weights:ab12', 'tokenizer:own', 'revision:none', 'dtype:float32', 'max_length:2048', 'weights_abd:0.25,0.25,0.5']
 >>> parse_signature(sig)["max_length"]
 '2048'
 """
@@ -41,7 +42,7 @@ from typing import Any
 from nlgmetrics import __version__
 
 #: Shared keys of every LM metric's signature, in the order they are written.
-MODEL_KEYS = ("model", "weights", "revision", "dtype", "max_length")
+MODEL_KEYS = ("model", "weights", "tokenizer", "revision", "dtype", "max_length")
 #: Libraries whose version changes an LM metric's numbers (tokenization, model code).
 LM_LIBRARIES = ("transformers", "tokenizers")
 _RESERVED = frozenset(MODEL_KEYS) | frozenset(LM_LIBRARIES) | {"version"}

@@ -143,6 +143,32 @@ def check_same_length(**named: Sequence[Any]) -> int:
     return next(iter(lengths.values()))
 
 
+def check_reference_inputs(predictions: Any, references: Any) -> tuple[list[str], list[list[str]]]:
+    """The inputs of a reference-based metric, checked: the predictions and, per prediction, its
+    non-empty list of references (a single string is one reference).
+
+    >>> check_reference_inputs(["a cat"], ["a dog"])
+    (['a cat'], [['a dog']])
+    """
+    preds = as_texts("predictions", predictions)
+    refs = as_reference_lists(references, n=len(preds))
+    check_same_length(predictions=preds, references=refs)
+    return preds, refs
+
+
+def check_source_inputs(predictions: Any, sources: Any) -> tuple[list[str], list[str]]:
+    """The inputs of a reference-free metric, checked: the predictions and their sources, lists of
+    strings of one length.
+
+    >>> check_source_inputs(["a summary"], ["a document"])
+    (['a summary'], ['a document'])
+    """
+    preds = as_texts("predictions", predictions)
+    docs = as_texts("sources", sources)
+    check_same_length(predictions=preds, sources=docs)
+    return preds, docs
+
+
 def check_choice(name: str, value: Any, choices: Sequence[Any]) -> Any:
     """Reject an unknown option value, listing the valid ones."""
     if value not in choices:

@@ -7,7 +7,8 @@ loop is needed. Only those positions go through the LM head.
 
 Prefix cache: when several queries share a prefix (one document, many summaries; or one summary
 prefix, many document chunks), the prefix runs once with ``use_cache=True`` and its key/value
-cache is replicated over a batch of targets. Results equal the uncached ones (fp32, <= 1e-5).
+cache is shared by a batch of targets (:func:`replicated_cache`). Results equal the uncached
+ones (fp32, <= 1e-5). :func:`count_positions` counts the work that went through the model.
 
 >>> from nlgmetrics.testing import build_random_model
 >>> from nlgmetrics.engine import load_lm
@@ -25,6 +26,7 @@ from __future__ import annotations
 import copy
 import inspect
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +38,11 @@ from nlgmetrics.engine.loading import LoadedLM
 from nlgmetrics.engine.planning import dedupe, plan_batches, run_with_backoff
 from nlgmetrics.engine.runner import run_units
 from nlgmetrics.engine.transfer import DeferredHost, resolve, to_device
+
+try:  # transformers >= 4.56: a cache is a list of layers; a plain one grows by concatenation
+    from transformers.cache_utils import DynamicLayer as _DynamicLayer
+except ImportError:  # pragma: no cover - older transformers: replicated_cache deep-copies
+    _DynamicLayer = None
 
 
 @dataclass(frozen=True)
@@ -77,6 +84,51 @@ def _validate(lm: LoadedLM, queries: Sequence[CausalQuery]) -> None:
             )
 
 
+@dataclass
+class PositionCounts:
+    """What went through the model body during :func:`count_positions`: forward passes, token
+    positions (``rows x width``, padding included), the real tokens among them, LM-head rows."""
+
+    forwards: int = 0
+    positions: int = 0
+    real: int = 0
+    head_rows: int = 0
+
+
+# Off (None) unless a benchmark asks: one attribute test per forward pass is the whole cost.
+_COUNTS: PositionCounts | None = None
+
+
+@contextmanager
+def count_positions() -> Iterator[PositionCounts]:
+    """Count the causal engine's work while active (for benchmarks; not thread-safe, not nested).
+
+    >>> from nlgmetrics.testing import build_random_model
+    >>> from nlgmetrics.engine import load_lm
+    >>> import tempfile
+    >>> lm = load_lm(build_random_model("gpt2", tempfile.mkdtemp(), size="tiny"))
+    >>> with count_positions() as counts:
+    ...     _ = causal_target_scores(lm, [CausalQuery((1,), (5, 6, 7, 8)), CausalQuery((1,), (9, 10, 11))],
+    ...                              progress=False)
+    >>> counts.forwards, counts.positions, counts.real, counts.head_rows   # one batch: 2 rows x 4 positions
+    (1, 8, 7, 7)
+    """
+    global _COUNTS
+    previous, _COUNTS = _COUNTS, PositionCounts()
+    try:
+        yield _COUNTS
+    finally:
+        _COUNTS = previous
+
+
+def _count(positions: int, real: int, head_rows: int) -> None:
+    if _COUNTS is not None:
+        _COUNTS.forwards += 1
+        _COUNTS.positions += positions
+        _COUNTS.real += real
+        _COUNTS.head_rows += head_rows
+
+
 # A unit of work: ("plain", [distinct indices]) or ("prefix", [distinct indices sharing a prefix]).
 _Unit = tuple[str, list[int]]
 
@@ -96,8 +148,9 @@ def iter_causal(
 
     ``logits`` is float32 ``[len(query.target_ids), vocab]``; row ``i`` is the distribution that
     predicts ``target_ids[i]``. Identical queries run once. A batch holds at most ``token_budget``
-    tokens counted with padding (for cached prefixes: ``rows * (prefix + longest target)``) and at
-    most ``batch_size`` rows. Queries with an empty target get a ``[0, vocab]`` tensor without a
+    tokens counted with padding (for cached prefixes: ``rows * (prefix + longest target)``), at
+    most ``batch_size`` rows, and at most ``1 + PADDING_SLACK`` positions per real token
+    (:func:`~nlgmetrics.engine.planning.plan_batches`; the cached prefix is not padding). Queries with an empty target get a ``[0, vocab]`` tensor without a
     model call. Validation happens immediately (not at the first ``next()``).
     """
     queries = list(queries)
@@ -186,6 +239,7 @@ def _forward_plain(
         first = len(distinct[j].prefix_ids) - 1
         rows.extend([b] * len(distinct[j].target_ids))
         cols.extend(range(first, first + len(distinct[j].target_ids)))
+    _count(len(members) * width, sum(len(s) for s in sequences), len(rows))
     device = lm.device
     inputs = {"input_ids": to_device(input_ids, device), "use_cache": False}
     if not lm.unmasked_right_padding:  # else SDPA's causal kernel, no mask (engine.padding)
@@ -219,10 +273,13 @@ def _forward_prefix_group(
         base = getattr(lm.model, "base_model", lm.model)
         mask = {} if lm.unmasked_right_padding else {"attention_mask": torch.ones_like(prefix_ids)}
         output = base(input_ids=prefix_ids, use_cache=True, **mask)
+        _count(cached, cached, 0)
         cache = output["cache"] if "cache" in output else output["past_key_values"]
-    lengths = [len(prefix) + len(distinct[j].target_ids) - 1 for j in members]
+    # A row reads prefix[-1:] + target[:-1] (len(target) positions) and holds the cached prefix's
+    # keys and values besides: memory against the budget, but not padding.
+    lengths = [len(distinct[j].target_ids) for j in members]
     out: list[tuple[int, Any]] = []
-    for batch in plan_batches(lengths, token_budget, batch_size):
+    for batch in plan_batches(lengths, token_budget, batch_size, context=cached):
         part = [members[b] for b in batch]
         out.extend(run_with_backoff(part, lambda p: _forward_on_cache(lm, distinct, p, reduce, cache, cached)))
     return out
@@ -231,6 +288,41 @@ def _forward_prefix_group(
 def _cache_argument(model: torch.nn.Module) -> str:
     """transformers >= 5.2x calls the KV cache argument ``cache``; earlier ones ``past_key_values``."""
     return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
+
+def replicated_cache(cache: Any, rows: int) -> Any:
+    """A private copy of a 1-row prefix cache for a batch of ``rows`` targets, leaving ``cache`` intact.
+
+    The forward pass appends each layer's new keys and values to the cache (``torch.cat`` into a
+    new tensor, which the prefix's tensors are never part of), so the copy of a plain
+    :class:`~transformers.DynamicCache` holds *views* of the prefix's tensors expanded over the
+    rows: nothing of ``rows x prefix`` size is written before that concatenation. (A deep copy
+    then ``batch_repeat_interleave`` wrote it twice more: one row, then all rows, per batch.)
+    Other caches (sliding-window or quantised layers, older transformers) are copied that way.
+
+    >>> import torch
+    >>> from transformers import DynamicCache
+    >>> cache = DynamicCache()
+    >>> _ = cache.update(torch.ones(1, 2, 3, 4), torch.zeros(1, 2, 3, 4), 0)
+    >>> past = replicated_cache(cache, 5)
+    >>> keys, _ = past.update(torch.full((5, 2, 1, 4), 7.0), torch.ones(5, 2, 1, 4), 0)
+    >>> tuple(keys.shape), cache.get_seq_length(), tuple(cache.layers[0].keys.shape)
+    ((5, 2, 4, 4), 3, (1, 2, 3, 4))
+    """
+    layers = getattr(cache, "layers", None)
+    if _DynamicLayer is not None and layers and all(type(layer) is _DynamicLayer for layer in layers):
+        past = copy.copy(cache)
+        past.layers = []
+        for layer in layers:
+            private = copy.copy(layer)
+            if layer.is_initialized and layer.keys.numel():
+                private.keys = layer.keys.expand(rows, *layer.keys.shape[1:])
+                private.values = layer.values.expand(rows, *layer.values.shape[1:])
+            past.layers.append(private)
+        return past
+    past = copy.deepcopy(cache)
+    past.batch_repeat_interleave(rows)
+    return past
 
 
 def _forward_on_cache(
@@ -256,11 +348,9 @@ def _forward_on_cache(
         rows.extend([b] * len(distinct[j].target_ids))
         cols.extend(range(len(distinct[j].target_ids)))
     positions = torch.arange(cached, cached + width, dtype=torch.long).unsqueeze(0).expand(batch, -1)
+    _count(batch * width, sum(len(s) for s in sequences), len(rows))
     with torch.inference_mode():
-        # The forward pass appends to the cache in place: give it a private copy, repeated over
-        # the batch rows, and keep the prefix cache intact for the next batch.
-        past = copy.deepcopy(cache)
-        past.batch_repeat_interleave(batch)
+        past = replicated_cache(cache, batch)
         inputs = {
             "input_ids": to_device(input_ids, device),
             "attention_mask": to_device(attention, device),

@@ -26,6 +26,7 @@ import hashlib
 import os
 import threading
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -133,3 +134,26 @@ def module_state(model: torch.nn.Module) -> tuple:
         (name, id(tensor), tensor.data_ptr(), tuple(tensor.shape), tensor.dtype, str(tensor.device), _version(tensor))
         for name, tensor in (*model.named_parameters(remove_duplicate=False), *model.named_buffers(remove_duplicate=False))
     )
+
+
+def tokenizer_fingerprint(tokenizer: Any) -> str:
+    """A short hash of what a tokenizer does to text: its class, vocabulary, special tokens and
+    casing, so that a signature tells two ``tokenizer=`` arguments apart.
+
+    >>> from nlgmetrics.testing import bert_tokenizer_dir
+    >>> from transformers import AutoTokenizer
+    >>> tok = AutoTokenizer.from_pretrained(bert_tokenizer_dir())
+    >>> len(tokenizer_fingerprint(tok)), tokenizer_fingerprint(tok) == tokenizer_fingerprint(tok)
+    (12, True)
+    """
+    vocab = tokenizer.get_vocab() if hasattr(tokenizer, "get_vocab") else {}
+    parts = [
+        type(tokenizer).__name__,
+        repr(sorted(vocab.items())),
+        repr(sorted((str(k), str(v)) for k, v in (getattr(tokenizer, "special_tokens_map", None) or {}).items())),
+        repr(getattr(tokenizer, "do_lower_case", None)),
+    ]
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None and hasattr(backend, "to_str"):
+        parts.append(backend.to_str())  # normaliser, pre-tokeniser and model rules (fast tokenizers)
+    return hashlib.sha1("\x00".join(parts).encode("utf-8")).hexdigest()[:12]

@@ -38,7 +38,13 @@ import torch
 from nlgmetrics.engine.checkpoint import check_config_file, check_tokenizer_files, check_weight_files
 from nlgmetrics.engine.devices import module_device, resolve_device, resolve_dtype, same_device
 from nlgmetrics.engine.errors import ModelKindError, ModelNotFoundError
-from nlgmetrics.engine.fingerprints import directory_fingerprint, directory_state, module_fingerprint, module_state
+from nlgmetrics.engine.fingerprints import (
+    directory_fingerprint,
+    directory_state,
+    module_fingerprint,
+    module_state,
+    tokenizer_fingerprint,
+)
 from nlgmetrics.engine.kinds import (
     Kind,
     check_kind,
@@ -76,16 +82,20 @@ class LoadedLM:
 
     # The Hub revision asked for (None when not pinned); ``fingerprint`` is what was loaded.
     revision: str | None = None
+    # "own": the checkpoint's tokenizer (covered by ``fingerprint``); else a hash of the
+    # ``tokenizer=`` passed in (engine.fingerprints.tokenizer_fingerprint).
+    tokenizer_id: str = "own"
 
     def signature_fields(self, max_length: int) -> dict[str, Any]:
         """The shared model fields of a signature (:data:`nlgmetrics.core.signature.MODEL_KEYS`),
         with the length limit in tokens that the metric applies.
 
-        >>> # e.g. {'model': 'gpt2', 'weights': '607a30d', 'revision': None, 'dtype': 'float32', 'max_length': 1024}
+        >>> # e.g. {'model': 'gpt2', 'weights': '607a30d', 'tokenizer': 'own', 'revision': None, 'dtype': 'float32', 'max_length': 1024}
         """
         return {
             "model": os.fspath(self.name) if isinstance(self.name, os.PathLike) else self.name,
             "weights": self.fingerprint,
+            "tokenizer": self.tokenizer_id,
             "revision": self.revision,
             "dtype": str(self.dtype).removeprefix("torch."),
             "max_length": int(max_length),
@@ -369,8 +379,10 @@ def _pair(entry: _Weights, name: str, tokenizer: Any, own: Callable[[], tuple[An
         return lm
     if tokenizer is None:
         tokenizer, fix = own()
+        tokenizer_id = "own"
     else:
         fix = "Pass the tokenizer the model was trained with (e.g. AutoTokenizer.from_pretrained(<its checkpoint>))."
+        tokenizer_id = tokenizer_fingerprint(tokenizer)
     vocab_size = getattr(entry.model.get_input_embeddings(), "num_embeddings", None)
     check_tokenizer(tokenizer, name, vocab_size=vocab_size, fix=fix)
     if entry.kind == "masked" and getattr(tokenizer, "mask_token_id", None) is None:
@@ -387,6 +399,7 @@ def _pair(entry: _Weights, name: str, tokenizer: Any, own: Callable[[], tuple[An
         gather_head=entry.gather_head,
         unmasked_right_padding=entry.unmasked_right_padding,
         revision=entry.revision,
+        tokenizer_id=tokenizer_id,
     )
     entry.pairings[key] = lm
     while len(entry.pairings) > _PAIRINGS_KEPT:

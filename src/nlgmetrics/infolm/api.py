@@ -42,6 +42,7 @@ and distributions are accumulated on the fly per text in float64 on the model's 
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -52,15 +53,7 @@ import torch
 
 from nlgmetrics.core.result import Column, MetricResult
 from nlgmetrics.core.signature import make_signature
-from nlgmetrics.core.validation import (
-    as_reference_lists,
-    as_texts,
-    check_bool,
-    check_choice,
-    check_engine_options,
-    check_int,
-    check_same_length,
-)
+from nlgmetrics.core.validation import check_bool, check_choice, check_engine_options, check_int, check_reference_inputs
 from nlgmetrics.engine import LoadedLM, is_main_process, load_lm
 from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
 from nlgmetrics.infolm.distributions import (
@@ -76,15 +69,6 @@ from nlgmetrics.infolm.distributions import (
 )
 from nlgmetrics.infolm.measures import MEASURE_RANGES, NEEDS_ALPHA, NEEDS_BETA, check_measure
 from nlgmetrics.infolm.planning import MeasureSpec, distinct_texts, overflow_warnings, score_examples
-
-__all__ = [
-    "DEFAULT_CHUNK_SIZE",
-    "DEFAULT_MEASURE",
-    "DEFAULT_MODEL",
-    "InfoLMResult",
-    "infolm",
-    "infolm_multi",
-]
 
 #: The paper's masked LM.
 DEFAULT_MODEL = "bert-base-uncased"
@@ -211,6 +195,10 @@ def infolm(
     )[0]
 
 
+#: The options that choose the measure: one at a time in :func:`infolm`, a list in :func:`infolm_multi`.
+_MEASURE_OPTIONS = ("information_measure", "alpha", "beta")
+
+
 def infolm_multi(
     predictions: Sequence[str],
     references: Sequence[str | Sequence[str]],
@@ -240,35 +228,30 @@ def infolm_multi(
             specs.append(tuple(item))
         else:
             raise ValueError(f"Bad entry {item!r} in `measures`; use a name or a (name, alpha, beta) tuple.")
-    for name in ("information_measure", "alpha", "beta"):
+    for name in _MEASURE_OPTIONS:
         if name in options:
             raise ValueError(f"Pass `{name}` inside `measures`, not as an option of infolm_multi.")
-    return _infolm(predictions, references, specs, **options)
+    # infolm's signature refuses unknown options and gives the defaults: one definition of each.
+    try:
+        bound = inspect.signature(infolm).bind(predictions, references, **options)
+    except TypeError as error:  # e.g. "got an unexpected keyword argument 'x'"
+        raise TypeError(f"infolm_multi() {error}") from None
+    bound.apply_defaults()
+    shared = {name: value for name, value in bound.arguments.items()
+              if name not in ("predictions", "references", *_MEASURE_OPTIONS)}
+    return _infolm(predictions, references, specs, **shared)
 
 
 def _infolm(
-    predictions: Sequence[str],
-    references: Sequence[str | Sequence[str]],
-    specs: list[tuple[str, Any, Any]],
-    *,
-    model: str | os.PathLike | LoadedLM | torch.nn.Module = DEFAULT_MODEL,
-    tokenizer: Any = None,
-    revision: str | None = None,
-    device: str | torch.device | None = None,
-    dtype: str | torch.dtype | None = None,
-    max_length: int | None = None,
-    token_budget: int | None = None,
-    batch_size: int | None = None,
-    progress: bool = True,
-    temperature: float = DEFAULT_TEMPERATURE,
-    idf: bool | Mapping[int, float] = True,
-    model_kind: str | None = None,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    predictions: Sequence[str], references: Sequence[str | Sequence[str]], specs: list[tuple[str, Any, Any]], *,
+    model: str | os.PathLike | LoadedLM | torch.nn.Module, tokenizer: Any, revision: str | None,
+    device: str | torch.device | None, dtype: str | torch.dtype | None, max_length: int | None,
+    token_budget: int | None, batch_size: int | None, progress: bool, temperature: float,
+    idf: bool | Mapping[int, float], model_kind: str | None, chunk_size: int,
 ) -> list[InfoLMResult]:
+    # Every option is passed, with infolm's defaults (infolm_multi binds its options to infolm).
     # Every check before the model is loaded: a typo costs no model load.
-    preds = as_texts("predictions", predictions)
-    refs = as_reference_lists(references, len(preds))
-    check_same_length(predictions=preds, references=refs)
+    preds, refs = check_reference_inputs(predictions, references)
     checked: list[MeasureSpec] = [(m, *check_measure(m, a, b)) for m, a, b in specs]
     temperature = check_temperature(temperature)
     if not isinstance(idf, (bool, Mapping, IdfTable)):

@@ -203,37 +203,60 @@ def _check(metric: Any, human: Any, level: str, method: str) -> tuple[np.ndarray
     return metric, human
 
 
+#: Defaults of :func:`bootstrap_ci` and :func:`paired_bootstrap`.
+DEFAULT_LEVEL = "text"
+DEFAULT_METHOD = "pearson"
+DEFAULT_N_RESAMPLES = 1000
+DEFAULT_CONFIDENCE = 0.95
+DEFAULT_SEED = 0
+
+
+def _point_and_samples(
+    metrics: list[Any], human: Any, level: str, method: str, n_resamples: Any, confidence: Any, seed: Any,
+) -> tuple[list[tuple[float, np.ndarray]], float, int]:
+    """What both bootstraps do: check every argument, draw one set of document resamples, and give
+    per metric its correlation on the data and on each resample (paired across the metrics), with
+    the checked ``confidence`` and ``n_resamples``."""
+    confidence = check_confidence(confidence)
+    n_resamples, seed = check_resampling(n_resamples, seed)
+    checked = []
+    for metric in metrics:
+        metric, human = _check(metric, human, level, method)
+        checked.append(metric)
+    indices = resample_indices(human.shape[0], n_resamples, seed)
+    values = [(_point(metric, human, level, method), statistic_samples(metric, human, level, method, indices))
+              for metric in checked]
+    return values, confidence, n_resamples
+
+
 def bootstrap_ci(
     metric: np.ndarray,
     human: np.ndarray,
-    level: str = "text",
-    method: str = "pearson",
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
+    level: str = DEFAULT_LEVEL,
+    method: str = DEFAULT_METHOD,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
+    confidence: float = DEFAULT_CONFIDENCE,
+    seed: int = DEFAULT_SEED,
 ) -> BootstrapResult:
     """Percentile bootstrap interval of a text- or system-level correlation (documents resampled).
 
     ``n_resamples`` and ``seed``: see :func:`check_resampling`; ``confidence``: a fraction.
     """
-    confidence = check_confidence(confidence)
-    n_resamples, seed = check_resampling(n_resamples, seed)
-    metric, human = _check(metric, human, level, method)
-    indices = resample_indices(metric.shape[0], n_resamples, seed)
-    samples = statistic_samples(metric, human, level, method, indices)
+    [(value, samples)], confidence, n_resamples = _point_and_samples(
+        [metric], human, level, method, n_resamples, confidence, seed)
     low, high = percentile_interval(samples, confidence)
-    return BootstrapResult(_point(metric, human, level, method), low, high, confidence, n_resamples)
+    return BootstrapResult(value, low, high, confidence, n_resamples)
 
 
 def paired_bootstrap(
     metric_a: np.ndarray,
     metric_b: np.ndarray,
     human: np.ndarray,
-    level: str = "text",
-    method: str = "pearson",
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
+    level: str = DEFAULT_LEVEL,
+    method: str = DEFAULT_METHOD,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
+    confidence: float = DEFAULT_CONFIDENCE,
+    seed: int = DEFAULT_SEED,
 ) -> PairedBootstrapResult:
     """Is A's correlation higher than B's? Same document resamples for both metrics.
 
@@ -244,16 +267,9 @@ def paired_bootstrap(
     >>> paired_bootstrap(good, bad, human, n_resamples=200).p_value < 0.05
     True
     """
-    confidence = check_confidence(confidence)
-    n_resamples, seed = check_resampling(n_resamples, seed)
-    metric_a, human = _check(metric_a, human, level, method)
-    metric_b, _ = _check(metric_b, human, level, method)
-    indices = resample_indices(human.shape[0], n_resamples, seed)
-    diffs = statistic_samples(metric_a, human, level, method, indices) - statistic_samples(
-        metric_b, human, level, method, indices
-    )
-    finite = diffs[~np.isnan(diffs)]
+    [(value_a, samples_a), (value_b, samples_b)], confidence, n_resamples = _point_and_samples(
+        [metric_a, metric_b], human, level, method, n_resamples, confidence, seed)
+    diffs = samples_a - samples_b
     low, high = percentile_interval(diffs, confidence)
-    point = _point(metric_a, human, level, method) - _point(metric_b, human, level, method)
-    p_value = one_sided_p(finite)
-    return PairedBootstrapResult(point, low, high, p_value, confidence, n_resamples)
+    p_value = one_sided_p(diffs[~np.isnan(diffs)])
+    return PairedBootstrapResult(value_a - value_b, low, high, p_value, confidence, n_resamples)

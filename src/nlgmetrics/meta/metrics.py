@@ -232,49 +232,42 @@ def _infolm(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
 SHANNON_OUTPUTS = ("shannon_score", "information_difference", "blanc_shannon")
 
 
-def _shannon(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
-    module = _import("nlgmetrics.shannon", "Shannon")
+def _on_sources(
+    function: Callable[..., MetricResult], what: str, examples: list[Example], options: dict[str, Any],
+    model_option: str, outputs: dict[str, str], **call_options: Any,
+) -> FamilyScores:
+    """A reference-free LM metric on the examples' (prediction, source) pairs, with the model of
+    ``options[model_option]``; a model that cannot be loaded makes the family unavailable."""
     try:
-        result = module.shannon_score(
+        result = function(
             [e.prediction for e in examples],
             [e.source for e in examples],
-            model=options["shannon_model"],
+            model=options[model_option],
             progress=options.get("progress", False),
+            **call_options,
         )
     except (OSError, ImportError) as error:
-        raise _unavailable("Shannon", options["shannon_model"], error) from None
-    return read_outputs(result, {name: name for name in SHANNON_OUTPUTS}), result.signature
+        raise _unavailable(what, options[model_option], error) from None
+    return read_outputs(result, outputs), result.signature
+
+
+def _shannon(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
+    module = _import("nlgmetrics.shannon", "Shannon")
+    return _on_sources(module.shannon_score, "Shannon", examples, options, "shannon_model",
+                       {name: name for name in SHANNON_OUTPUTS})
 
 
 def _blanc(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
     module = _import("nlgmetrics.blanc", "BLANC")
     if not options.get("blanc_model"):
         raise MetricUnavailable("BLANC needs a masked LM (--blanc-model); none is available offline")
-    try:
-        result = module.blanc(
-            [e.prediction for e in examples],
-            [e.source for e in examples],
-            variant="help",
-            model=options["blanc_model"],
-            progress=options.get("progress", False),
-        )
-    except (OSError, ImportError) as error:
-        raise _unavailable("BLANC", options["blanc_model"], error) from None
-    return read_outputs(result, {"blanc_help": "blanc"}), result.signature
+    return _on_sources(module.blanc, "BLANC", examples, options, "blanc_model", {"blanc_help": "blanc"},
+                       variant="help")
 
 
 def _fflm(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
     module = _import("nlgmetrics.fflm", "FFLM")
-    try:
-        result = module.fflm(
-            [e.prediction for e in examples],
-            [e.source for e in examples],
-            model=options["fflm_model"],
-            progress=options.get("progress", False),
-        )
-    except (OSError, ImportError) as error:
-        raise _unavailable("FFLM", options["fflm_model"], error) from None
-    return read_outputs(result, {"fflm": "fflm"}), result.signature
+    return _on_sources(module.fflm, "FFLM", examples, options, "fflm_model", {"fflm": "fflm"})
 
 
 FAMILIES: dict[str, Family] = {

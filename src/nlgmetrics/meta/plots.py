@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -22,6 +23,16 @@ def _pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def _save(plt: Any, fig: Any, path: str | Path) -> Path:
+    """Lay out ``fig``, write it as a PNG at ``path`` (creating its folder) and free it."""
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def plot_distributions(
@@ -47,12 +58,7 @@ def plot_distributions(
         ax.axis("off")
     axes.flat[0].legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def plot_temperature(
@@ -69,9 +75,4 @@ def plot_temperature(
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)

@@ -29,15 +29,7 @@ from typing import Any
 import numpy as np
 
 from nlgmetrics.core.signature import make_signature
-from nlgmetrics.core.validation import (
-    as_reference_lists,
-    as_texts,
-    check_bool,
-    check_choice,
-    check_int,
-    check_real,
-    check_same_length,
-)
+from nlgmetrics.core.validation import check_bool, check_choice, check_int, check_real, check_reference_inputs
 from nlgmetrics.rouge.bootstrap import bootstrap_columns, check_confidence
 from nlgmetrics.rouge.lcs import lcs_length, match_masks, union_lcs_hits, wlcs_hits, wlcs_paper
 from nlgmetrics.rouge.ngrams import ngram_counts, overlap, skip_bigram_counts
@@ -213,6 +205,9 @@ def _rouge_w_stats(pred: _Text, ref: _Text, w: float, w_norm: str) -> Stats:
             ref_hits, pred_hits = wlcs_paper(ref.sentences, pred.sentences, w)
             ref_norm = sum(len(s) ** w for s in ref.sentences)
             pred_norm = sum(len(s) ** w for s in pred.sentences)
+            # A sentence's WLCS is at most f(its length); the DP adds f(k) - f(k-1) step by step,
+            # whose rounding can overshoot by an ulp (1.0000000000000002 for identical texts).
+            ref_hits, pred_hits = min(ref_hits, ref_norm), min(pred_hits, pred_norm)
             stats = Stats(ref_hits, ref_norm, pred_norm, pred_hits)
         finite = all(math.isfinite(v) for v in (stats.hits, stats.ref_total, stats.pred_total, stats.precision_hits))
     except OverflowError:  # float ** float raises instead of returning inf
@@ -285,9 +280,7 @@ def rouge_family(
         >>> r.scores["rouge2"], r.aggregate()
         ([1.0], {'rouge2': 1.0, 'rouge2_precision': 1.0, 'rouge2_recall': 1.0})
     """
-    preds = as_texts("predictions", predictions)
-    refs = as_reference_lists(references, n=len(preds))
-    check_same_length(predictions=preds, references=refs)
+    preds, refs = check_reference_inputs(predictions, references)
     if isinstance(rouge_types, str):
         rouge_types = [rouge_types]
     types = [parse_rouge_type(name) for name in rouge_types]

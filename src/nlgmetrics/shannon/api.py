@@ -85,13 +85,7 @@ import numpy as np
 from nlgmetrics.core.result import Column, MetricResult
 from nlgmetrics.core.sentences import SentenceSplitter, resolve_splitter
 from nlgmetrics.core.signature import make_signature
-from nlgmetrics.core.validation import (
-    as_texts,
-    check_bool,
-    check_engine_options,
-    check_int,
-    check_same_length,
-)
+from nlgmetrics.core.validation import check_bool, check_engine_options, check_int, check_source_inputs
 from nlgmetrics.shannon.ratios import shannon_ratios
 from nlgmetrics.shannon.scoring import (
     CUT_SENTENCES,
@@ -102,16 +96,6 @@ from nlgmetrics.shannon.scoring import (
     resolve_start_token,
     score_chunk,
 )
-
-__all__ = [
-    "DEFAULT_CHUNK_SIZE",
-    "DEFAULT_MODEL",
-    "DEFAULT_NUM_UPSTREAM",
-    "DEFAULT_TOKEN_BUDGET",
-    "ShannonResult",
-    "ShannonTokenScores",
-    "shannon_score",
-]
 
 #: The paper's model.
 DEFAULT_MODEL = "gpt2"
@@ -286,16 +270,14 @@ def shannon_score(
     >>> r = shannon_score([""], ["A cat sat. It slept."], model=path, progress=False)
     >>> r.scores["shannon_score"], r.scores["information_difference"], r.scores["blanc_shannon"]  # no help
     ([0.0], [0.0], [0.0])
-    >>> r.signature.split("|")[5:10]
+    >>> r.signature.split("|")[6:11]
     ['max_length:256', 'first_token:paper', 'num_upstream:0', 'splitter:pysbd', 'start_token:0']
     """
     from nlgmetrics.engine import is_main_process, load_lm
     from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
     from nlgmetrics.engine.planning import chunk_by_key
 
-    summaries = as_texts("predictions", predictions)
-    documents = as_texts("sources", sources)
-    check_same_length(predictions=summaries, sources=documents)
+    summaries, documents = check_source_inputs(predictions, sources)
     # Every option is checked before the model loads (a wrong type would fail deep in the engine).
     token_budget, batch_size, max_length = check_engine_options(token_budget, batch_size, max_length)
     if max_length is not None and max_length < MIN_MAX_LENGTH:

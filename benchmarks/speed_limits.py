@@ -1,0 +1,538 @@
+"""How close each LM metric runs to this machine's limit: padded vs real positions, exact-work FLOPs,
+achieved rate, and that rate as a fraction of a dense matmul rate measured in the same run.
+
+For each LM metric on a small REALSumm slice (default: document 0 with its first 4 system
+summaries; InfoLM scores those 4 summaries against the document's reference):
+
+==================  ===========================================================================
+metric              model
+==================  ===========================================================================
+``infolm_masked``   random BERT of bert-small shape (4 layers, hidden 256, BERT vocabulary)
+``infolm_causal``   SmolLM2-135M (``model="smollm2-135m"``, the offline real weights)
+``blanc_help``      random BERT of bert-small shape
+``shannon``         SmolLM2-135M
+``fflm``            SmolLM2-135M
+==================  ===========================================================================
+
+What is counted (without changing the engine's work):
+
+- ``positions``: token positions that went through the model body, padding included (``rows x
+  width`` of every body pass), read by a forward pre-hook on the base model;
+- ``real``: the positions holding a real token, i.e. the work the metric needs once its queries
+  are deduplicated and shared prefixes cached (masked LM: the attention mask's ones, read by the
+  same hook; causal LM: the engine's own counter, :func:`nlgmetrics.engine.causal.count_positions`);
+- ``head rows``: rows through the LM head (a forward hook on the output embeddings);
+- exact-work FLOPs: ``2 x params_body x real + head_rows x 2 x hidden x vocab`` (``params_body``:
+  the parameters of the transformer layers and final norms, embeddings and LM head excluded;
+  attention scores and softmaxes are not counted, so a rate can only be under-, not over-stated);
+- the limit: a square matmul probe in the same process and dtype with the same threads (best of
+  ``a @ b`` and ``a @ b.T`` -- the layout of ``nn.Linear`` -- at n = 1024 and 2048, measured
+  before and after the metric runs; the best of both counts).
+
+Threads: one by default. On a small machine shared with other jobs (this one: 2 cores, load
+average 2-4 from other people's tests), two torch threads make every operator wait for a thread
+the OS has descheduled: measured on REALSumm document 0 with one summary, the Shannon score took
+122 s with 2 threads and 19 s with 1 (the profile: elementwise operators of ~170k floats at
+~5 ms each instead of ~0.1 ms; every operator has a floor of one scheduler slice). One thread
+against a one-thread matmul probe is the measurement that means something here; pass
+``--threads`` on a quiet machine.
+
+Each metric runs once untimed on a short pair (warm-up), then once timed on the slice. In float32
+the per-example scores are kept (in the raw rows) so that a run after an engine change can be
+compared with a run before it (``--baseline``): same numbers, fewer positions, less time.
+
+bfloat16 only runs where it can finish: on a CPU without bf16 matrix units (AVX2 only) a bf16
+matmul is several times slower than fp32, so a metric whose padded work would take longer than
+``--bf16-cap`` seconds at the measured bf16 rate is skipped, and the row says why.
+
+    python benchmarks/speed_limits.py                      # writes benchmarks/results/speed_limits.md
+    python benchmarks/speed_limits.py --baseline benchmarks/results/speed_limits.md --label after
+    python benchmarks/speed_limits.py --metrics shannon,fflm --dtypes float32 --out /tmp/limits.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/ is not a package
+from random_models import cached_random_model  # noqa: E402
+from realsumm_slices import realsumm_pairs  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DATA = Path(os.environ.get("NLGMETRICS_DATA", ROOT.parent / "shared" / "data")) / "realsumm" / "realsumm.jsonl"
+RESULTS = ROOT / "benchmarks" / "results" / "speed_limits.md"
+METRICS = ("infolm_masked", "infolm_causal", "blanc_help", "shannon", "fflm")
+MODELS = {"infolm_masked": "bert-small", "blanc_help": "bert-small",
+          "infolm_causal": "smollm2-135m", "shannon": "smollm2-135m", "fflm": "smollm2-135m"}
+PROBE_SIZES = (1024, 2048)
+WARM_SUMMARY = "A short summary."
+WARM_DOCUMENT = "A short document. It has two sentences."
+
+
+# ------------------------------------------------------------------------------------------------
+# the limit
+
+
+def matmul_rate(dtype: Any, seconds: float = 1.5) -> float:
+    """Best dense GFLOP/s of square matmuls in ``dtype`` (``a @ b`` and ``a @ b.T``, n in PROBE_SIZES).
+
+    At least one timed product per case, so a slow dtype costs one product, not a loop."""
+    import torch
+
+    best = 0.0
+    for n in PROBE_SIZES:
+        a = torch.randn(n, n).to(dtype)
+        b = torch.randn(n, n).to(dtype)
+        for product in (lambda: a @ b, lambda: a @ b.T):
+            start = time.perf_counter()
+            product()  # warm-up (and the time of one product)
+            once = time.perf_counter() - start
+            if n > PROBE_SIZES[0] and once > seconds:
+                continue  # already measured at the smaller size; one more would only cost time
+            runs = 0
+            start = time.perf_counter()
+            while True:
+                product()
+                runs += 1
+                elapsed = time.perf_counter() - start
+                if elapsed >= seconds:
+                    break
+            best = max(best, 2 * n**3 * runs / elapsed / 1e9)
+    return best
+
+
+# ------------------------------------------------------------------------------------------------
+# counting
+
+
+def body_parameters(model: Any) -> int:
+    """Parameters of the transformer body: every parameter of the base model outside embeddings."""
+    import torch
+
+    base = getattr(model, "base_model", model)
+    embedded = {id(p) for m in base.modules() if isinstance(m, torch.nn.Embedding) for p in m.parameters()}
+    return sum(p.numel() for p in base.parameters() if id(p) not in embedded)
+
+
+class Counter:
+    """Forward hooks on the base model (positions entering the body, masked LMs' real tokens) and
+    on the output embeddings (head rows); :meth:`close` removes them."""
+
+    def __init__(self, model: Any):
+        self.forwards = self.positions = self.mask_real = self.head_rows = 0
+        base = getattr(model, "base_model", model)
+        self.handles = [
+            base.register_forward_pre_hook(self._body, with_kwargs=True),
+            model.get_output_embeddings().register_forward_hook(self._head),
+        ]
+
+    def _body(self, _module: Any, args: tuple, kwargs: dict) -> None:
+        ids = kwargs.get("input_ids", args[0] if args else None)
+        self.forwards += 1
+        self.positions += int(ids.numel())
+        mask = kwargs.get("attention_mask")
+        if mask is not None and mask.shape == ids.shape:  # a cached pass's mask also covers the cache
+            self.mask_real += int(mask.sum())
+
+    def _head(self, _module: Any, args: tuple, _output: Any) -> None:
+        self.head_rows += int(args[0].shape[:-1].numel())
+
+    def close(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+
+
+def kv_copy_costs(repeats: int = 9) -> list[dict[str, Any]]:
+    """Milliseconds per batch to give a batch of target rows its private copy of a 1-row prefix
+    cache and append the batch's keys and values, for SmolLM2-135M's cache shape (30 layers,
+    3 key/value heads of 64): the earlier way (deep copy, ``batch_repeat_interleave``, then the
+    forward pass's concatenation) and the engine's :func:`~nlgmetrics.engine.causal.replicated_cache`
+    (expanded views, then the concatenation), where this engine has it. Medians of ``repeats``."""
+    import copy
+    import statistics
+
+    import torch
+    from transformers import DynamicCache
+
+    try:
+        from nlgmetrics.engine.causal import replicated_cache
+    except ImportError:  # an engine from before the change
+        replicated_cache = None
+    layers, heads, dim = 30, 3, 64
+    out = []
+    for label, cached, rows, width in (("FFLM-like: document prefix", 1150, 4, 80),
+                                       ("Shannon-like: summary prefix", 80, 22, 40)):
+        cache = DynamicCache()
+        for layer in range(layers):
+            cache.update(torch.randn(1, heads, cached, dim), torch.randn(1, heads, cached, dim), layer)
+        new = torch.randn(rows, heads, width, dim)
+
+        def deep_copy() -> None:
+            past = copy.deepcopy(cache)
+            past.batch_repeat_interleave(rows)
+            for layer in range(layers):
+                past.update(new, new, layer)
+
+        def views() -> None:
+            past = replicated_cache(cache, rows)
+            for layer in range(layers):
+                past.update(new, new, layer)
+
+        row = dict(shape=label, cached=cached, rows=rows, width=width)
+        for name, fn in (("deep_copy_ms", deep_copy), ("views_ms", views if replicated_cache else None)):
+            if fn is None:
+                row[name] = None
+                continue
+            fn()
+            times = []
+            for _ in range(repeats):
+                start = time.perf_counter()
+                fn()
+                times.append(time.perf_counter() - start)
+            row[name] = statistics.median(times) * 1e3
+        out.append(row)
+    return out
+
+
+def planner() -> str:
+    """Which batch planner the imported engine has (runs before/after a change say so)."""
+    import inspect
+
+    from nlgmetrics.engine.planning import plan_batches
+
+    parameters = inspect.signature(plan_batches).parameters
+    if "padding_slack" in parameters:
+        return f"token budget + padding bound (padding_slack {parameters['padding_slack'].default})"
+    return "token budget only"
+
+
+# ------------------------------------------------------------------------------------------------
+# the metrics
+
+
+def metric_call(name: str) -> Callable[..., Any]:
+    """``call(lm, documents, summaries, references) -> MetricResult`` for a metric."""
+    if name in ("infolm_masked", "infolm_causal"):
+        from nlgmetrics.infolm import infolm
+
+        return lambda lm, documents, summaries, references: infolm(summaries, references, model=lm, progress=False)
+    if name == "blanc_help":
+        from nlgmetrics.blanc import blanc_help
+
+        return lambda lm, documents, summaries, references: blanc_help(summaries, documents, model=lm, progress=False)
+    if name == "shannon":
+        from nlgmetrics.shannon import shannon_score
+
+        return lambda lm, documents, summaries, references: shannon_score(summaries, documents, model=lm,
+                                                                           progress=False)
+    if name == "fflm":
+        from nlgmetrics.fflm import fflm
+
+        return lambda lm, documents, summaries, references: fflm(summaries, documents, model=lm, progress=False)
+    raise ValueError(f"unknown metric {name!r}; choose from {METRICS}")
+
+
+def load_model(which: str, dtype: str) -> Any:
+    from nlgmetrics.engine import load_lm
+
+    if which == "bert-small":
+        path, _ = cached_random_model("bert", "small")
+        return load_lm(str(path), "masked", device="cpu", dtype=dtype)
+    return load_lm("smollm2-135m", "causal", device="cpu", dtype=dtype)
+
+
+def measure(name: str, lm: Any, documents: list[str], summaries: list[str], references: list[str]) -> dict[str, Any]:
+    """One untimed warm-up call, then one counted and timed call; the row of numbers."""
+    from nlgmetrics.engine.causal import count_positions
+
+    call = metric_call(name)
+    call(lm, [WARM_DOCUMENT], [WARM_SUMMARY], [WARM_DOCUMENT])
+    counter = Counter(lm.model)
+    try:
+        with count_positions() as engine:
+            start = time.perf_counter()
+            result = call(lm, documents, summaries, references)
+            seconds = time.perf_counter() - start
+    finally:
+        counter.close()
+    config = lm.model.config
+    hidden = config.hidden_size
+    vocab = lm.model.get_output_embeddings().weight.shape[0]
+    body = body_parameters(lm.model)
+    real = engine.real if lm.kind == "causal" else counter.mask_real
+    if lm.kind == "causal" and engine.positions != counter.positions:  # two counts of one thing
+        print(f"speed_limits: {name}: engine counted {engine.positions} positions, the hook {counter.positions}",
+              file=sys.stderr)
+    head_flop = counter.head_rows * 2 * hidden * vocab
+    exact = 2 * body * real + head_flop
+    executed = 2 * body * counter.positions + head_flop
+    return dict(
+        metric=name, model=MODELS[name], kind=lm.kind, dtype=str(lm.dtype).removeprefix("torch."),
+        examples=len(summaries), forwards=counter.forwards, positions=counter.positions, real=real,
+        head_rows=counter.head_rows, body_params=body, hidden=hidden, vocab=vocab,
+        exact_gflop=exact / 1e9, executed_gflop=executed / 1e9, seconds=seconds,
+        gflops=exact / 1e9 / seconds,
+        scores={column: [float(v) for v in values] for column, values in result.scores.items()},
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# the run
+
+
+def run(
+    *,
+    data: str | os.PathLike = DEFAULT_DATA,
+    n_docs: int = 1,
+    per_doc: int = 4,
+    metrics: tuple[str, ...] = METRICS,
+    dtypes: tuple[str, ...] = ("float32", "bfloat16"),
+    threads: int | None = 1,
+    bf16_cap: float = 60.0,
+) -> dict[str, Any]:
+    """Probe the matmul rates, run every (metric, dtype); rows plus the probes and machine load.
+
+    ``threads=None`` keeps torch's default (one per core)."""
+    import torch
+
+    if threads:
+        torch.set_num_threads(threads)
+    documents, summaries = realsumm_pairs(data, n_docs, per_doc)
+    _, references = realsumm_pairs(data, n_docs, per_doc, fields=("prediction", "reference"))
+    probes: dict[str, dict[str, float]] = {}
+    rows: list[dict[str, Any]] = []
+    load = [os.getloadavg()[0]]
+    for dtype in dtypes:
+        torch_dtype = getattr(torch, dtype)
+        probes[dtype] = {"before": matmul_rate(torch_dtype)}
+        fp32_rows = {r["metric"]: r for r in rows if r["dtype"] == "float32"}
+        loaded: dict[str, Any] = {}
+        for name in metrics:
+            if dtype != "float32" and probes[dtype]["before"] < probes.get("float32", {}).get("limit", 0.0):
+                # A slower dtype than fp32 here: estimate from fp32's executed work, skip what would not finish.
+                reference = fp32_rows.get(name)
+                estimate = (reference["executed_gflop"] / probes[dtype]["before"]) if reference else None
+                if estimate is None or estimate > bf16_cap:
+                    rows.append(dict(metric=name, model=MODELS[name], dtype=dtype, skipped=(
+                        f"estimated {estimate:.0f} s at the measured {dtype} matmul rate "
+                        f"({probes[dtype]['before']:.1f} GFLOP/s) > cap {bf16_cap:.0f} s" if estimate is not None
+                        else "no float32 row to estimate its work from")))
+                    continue
+            which = MODELS[name]
+            if which not in loaded:
+                loaded[which] = load_model(which, dtype)
+            print(f"speed_limits: {name} {dtype} ...", file=sys.stderr, flush=True)
+            row = measure(name, loaded[which], documents, summaries, references)
+            print(f"speed_limits: {name} {dtype}: {row['positions']} positions / {row['real']} real, "
+                  f"{row['seconds']:.1f} s", file=sys.stderr, flush=True)
+            rows.append(row)
+        probes[dtype]["after"] = matmul_rate(torch_dtype)
+        probes[dtype]["limit"] = max(probes[dtype].values())
+        load.append(os.getloadavg()[0])
+    for row in rows:
+        if "skipped" not in row:
+            row["fraction"] = row["gflops"] / probes[row["dtype"]]["limit"]
+    import nlgmetrics.engine.causal as causal
+
+    return dict(rows=rows, probes=probes, threads=torch.get_num_threads(), load_average=load,
+                planner=planner(), engine=str(Path(causal.__file__).parent), kv_copy=kv_copy_costs(),
+                workload=dict(n_docs=n_docs, per_doc=per_doc, examples=len(summaries),
+                              document_chars=[len(d) for d in dict.fromkeys(documents)]))
+
+
+# ------------------------------------------------------------------------------------------------
+# the report
+
+
+def _machine() -> str:
+    cpu = platform.processor() or "unknown CPU"
+    flags = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+            if line.startswith("flags"):
+                have = set(line.split(":", 1)[1].split())
+                flags = ", ".join(f for f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if f in have) or "none"
+                break
+    except OSError:
+        pass
+    return f"{platform.system()} {platform.machine()}, {cpu}, {os.cpu_count()} logical CPUs; vector/matrix flags: {flags}"
+
+
+def _versions() -> str:
+    import torch
+    import transformers
+
+    try:
+        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    return (f"python {platform.python_version()}, torch {torch.__version__} (CPU capability "
+            f"{torch.backends.cpu.get_cpu_capability()}), transformers {transformers.__version__}, git {commit} "
+            "+ working tree")
+
+
+def read_runs(path: str | os.PathLike) -> dict[str, Any]:
+    """The raw runs embedded in a results file (the last ```json block), keyed by label."""
+    text = Path(path).read_text(encoding="utf-8")
+    blocks = re.findall(r"```json\n(.*?)\n```", text, flags=re.S)
+    if not blocks:
+        raise ValueError(f"{path} has no ```json block of raw runs")
+    return json.loads(blocks[-1])
+
+
+def _table(run_: dict[str, Any]) -> list[str]:
+    lines = [
+        "| metric | model | dtype | forwards | positions through the body (padded) | real positions needed | "
+        "padded / real | head rows | exact work (GFLOP) | seconds | GFLOP/s | matmul GFLOP/s | fraction of limit |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in run_["rows"]:
+        if "skipped" in r:
+            lines.append(f"| {r['metric']} | {r['model']} | {r['dtype']} | skipped: {r['skipped']} |"
+                         + " |" * 9)
+            continue
+        limit = run_["probes"][r["dtype"]]["limit"]
+        lines.append(
+            f"| {r['metric']} | {r['model']} | {r['dtype']} | {r['forwards']} | {r['positions']:,} | {r['real']:,} | "
+            f"{r['positions'] / r['real']:.2f} | {r['head_rows']:,} | {r['exact_gflop']:.0f} | {r['seconds']:.1f} | "
+            f"{r['gflops']:.1f} | {limit:.1f} | {r['fraction']:.0%} |")
+    return lines
+
+
+def score_diff(new: dict[str, list[float]], old: dict[str, list[float]]) -> tuple[str, float, float]:
+    """The column whose per-example scores moved most relative to its scale: (column, max |diff|,
+    max |diff| / max |value|). Sums over a document's tokens (Shannon's ``ll_*``) are in the
+    thousands, so their absolute differences say little on their own."""
+    worst = ("-", 0.0, 0.0)
+    for column, values in new.items():
+        previous = old.get(column)
+        if previous is None or len(previous) != len(values):
+            return (column, float("nan"), float("nan"))
+        diff = max((abs(x - y) for x, y in zip(values, previous)), default=0.0)
+        scale = max((abs(x) for x in previous), default=0.0)
+        relative = diff / scale if scale else (0.0 if diff == 0 else float("inf"))
+        if relative > worst[2] or worst[0] == "-":
+            worst = (column, diff, relative)
+    return worst
+
+
+def _comparison(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    lines = [
+        "| metric | dtype | positions before | positions after | real (both) | padded / real before -> after | "
+        "seconds before | seconds after | fraction of limit before -> after | "
+        "largest score change: column, max abs diff (relative to the column's scale) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    old = {(r["metric"], r["dtype"]): r for r in before["rows"] if "skipped" not in r}
+    for r in after["rows"]:
+        b = old.get((r["metric"], r["dtype"]))
+        if b is None or "skipped" in r:
+            continue
+        column, diff, relative = score_diff(r["scores"], b["scores"])
+        real = f"{r['real']:,}" if r["real"] == b["real"] else f"{b['real']:,} / {r['real']:,}"
+        lines.append(
+            f"| {r['metric']} | {r['dtype']} | {b['positions']:,} | {r['positions']:,} | {real} | "
+            f"{b['positions'] / b['real']:.2f} -> {r['positions'] / r['real']:.2f} | {b['seconds']:.1f} | "
+            f"{r['seconds']:.1f} | {b['fraction']:.0%} -> {r['fraction']:.0%} | {column}: {diff:.1e} ({relative:.0e}) |")
+    return lines
+
+
+def read_findings(path: str | os.PathLike) -> str:
+    """The hand-written ``## Findings`` section of a results file (kept when the file is rewritten)."""
+    text = Path(path).read_text(encoding="utf-8")
+    found = re.search(r"^## Findings\n.*?(?=^## )", text, flags=re.S | re.M)
+    return found.group(0).rstrip() + "\n" if found else ""
+
+
+def render(runs: dict[str, Any], findings: str = "") -> str:
+    """The results file: findings, one section per run, comparisons, and the raw runs (JSON)."""
+    lines = ["# LM metrics against this machine's limit (padded vs real positions, fraction of the matmul rate)", "",
+             "Written by `benchmarks/speed_limits.py` (its docstring says what is counted and how).", ""]
+    if findings:
+        lines += [findings.rstrip(), ""]
+    for label, run_ in runs.items():
+        probes = ", ".join(f"{d} {p['limit']:.1f} GFLOP/s (before {p['before']:.1f}, after {p['after']:.1f})"
+                           for d, p in run_["probes"].items())
+        w = run_["workload"]
+        lines += [
+            f"## Run: {label}", "",
+            f"- command: `{run_.get('command', '?')}`",
+            f"- machine: {run_['machine']}; torch threads {run_['threads']}; load average (1 min) over the run: "
+            + " -> ".join(f"{x:.1f}" for x in run_["load_average"]) + " (a shared machine: other jobs ran too)",
+            f"- versions: {run_['versions']}",
+            f"- workload: REALSumm, first {w['n_docs']} document(s) x {w['per_doc']} system summaries = "
+            f"{w['examples']} examples (InfoLM: those summaries vs the document's reference)",
+            f"- engine: {run_['planner']}; imported from `{run_['engine']}`",
+            f"- matmul limit (square probe, same process, same threads): {probes}",
+            "",
+            *_table(run_),
+            "",
+            "Per-batch KV-cache copy for a cached prefix (SmolLM2-135M cache shape; milliseconds per batch, "
+            "median):",
+            "",
+            "| shape | cached | rows | width | deep copy + repeat + append | expanded views + append |",
+            "|---|---:|---:|---:|---:|---:|",
+            *[f"| {k['shape']} | {k['cached']} | {k['rows']} | {k['width']} | {k['deep_copy_ms']:.1f} | "
+              + (f"{k['views_ms']:.1f} |" if k["views_ms"] is not None else "n/a (not in this engine) |")
+              for k in run_.get("kv_copy", [])],
+            "",
+        ]
+    for label, run_ in runs.items():
+        earlier = run_.get("compare_with")
+        if earlier in runs:
+            lines += [f"## {earlier} -> {label}", "", *_comparison(runs[earlier], run_), ""]
+    lines += ["## Raw runs", "", "```json", json.dumps(runs, indent=1), "```", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", default=str(DEFAULT_DATA))
+    parser.add_argument("--docs", type=int, default=1, help="documents (lowest doc_ids)")
+    parser.add_argument("--summaries", type=int, default=4, help="system summaries per document")
+    parser.add_argument("--metrics", default=",".join(METRICS))
+    parser.add_argument("--dtypes", default="float32,bfloat16")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads (default 1: see the module docstring); 0 = torch's default")
+    parser.add_argument("--bf16-cap", type=float, default=60.0,
+                        help="skip a non-fp32 metric whose padded work would take longer (seconds) at the probed rate")
+    parser.add_argument("--label", default="run", help="name of this run in the results file")
+    parser.add_argument("--baseline", default=None,
+                        help="a results file of an earlier run: its runs are kept and compared with this one")
+    parser.add_argument("--compare-with", default=None,
+                        help="label of the baseline's run to compare with (default: its last run)")
+    parser.add_argument("--out", default=str(RESULTS))
+    args = parser.parse_args(argv)
+    runs = read_runs(args.baseline) if args.baseline else {}
+    findings = read_findings(args.baseline) if args.baseline else ""
+    runs.pop(args.label, None)
+    compare_with = args.compare_with or (list(runs)[-1] if runs else None)
+    run_ = run(data=args.data, n_docs=args.docs, per_doc=args.summaries, metrics=tuple(args.metrics.split(",")),
+               dtypes=tuple(args.dtypes.split(",")), threads=args.threads or None, bf16_cap=args.bf16_cap)
+    # An engine imported from elsewhere (a snapshot before a change) belongs in the command.
+    prefix = f"PYTHONPATH={os.environ['PYTHONPATH']} " if os.environ.get("PYTHONPATH") else ""
+    run_.update(machine=_machine(), versions=_versions(),
+                command=prefix + "python benchmarks/speed_limits.py " + " ".join(argv if argv is not None else sys.argv[1:]))
+    if compare_with:
+        run_["compare_with"] = compare_with
+    runs[args.label] = run_
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(render(runs, findings), encoding="utf-8")
+    print(render({args.label: run_}).split("## Raw runs")[0])
+
+
+if __name__ == "__main__":
+    main()
