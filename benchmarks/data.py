@@ -3,7 +3,8 @@
 The loaders live in the library so that ``nlgmetrics meta-eval`` works from an installed package;
 this file re-exports them and prints a summary:
 
-    python benchmarks/data.py [--data-dir DIR]
+    python -m benchmarks.data [--data-dir DIR]
+    python -m benchmarks.data --data FILE --doc-key COL --system-key COL --human COL[,COL...]
 
 Public origins (a user with a network can rebuild the JSON Lines files from them):
 
@@ -23,6 +24,7 @@ from nlgmetrics.meta.data import (  # noqa: F401  (re-exported)
     default_data_dir,
     linearise_triples,
     load_realsumm,
+    load_table_dataset,
     load_webnlg2020,
 )
 
@@ -30,7 +32,19 @@ from nlgmetrics.meta.data import (  # noqa: F401  (re-exported)
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--data", default=None, help="your own table (csv/tsv/jsonl/json/parquet) instead")
+    parser.add_argument("--doc-key", default=None)
+    parser.add_argument("--system-key", default=None)
+    parser.add_argument("--human", default=None, help="comma list of human-score columns")
     args = parser.parse_args(argv)
+    if args.data:
+        if not (args.doc_key and args.system_key and args.human):
+            parser.error("--data needs --doc-key, --system-key and --human.")
+        examples = load_table_dataset(args.data, doc_key=args.doc_key, system_key=args.system_key,
+                                      human=[h for h in args.human.split(",") if h])
+        print(f"{args.data}: {len(examples)} outputs, {len({e.doc for e in examples})} documents, "
+              f"{len({e.system for e in examples})} systems")
+        return 0
     for name, loader in (("realsumm", load_realsumm), ("webnlg2020", load_webnlg2020)):
         examples = loader(args.data_dir)
         print(

@@ -53,7 +53,7 @@ cat $GPU/commit.txt 2>/dev/null | tee -a "$OUT/gpu.txt"  # written by --prepare:
 # Each module's knobs are sized for the whole script to end in ~7 minutes on one H200
 # (see each speed_<name>.py docstring). bfloat16 first: it is the setting users run on a GPU.
 for dtype in ${DTYPES:-bfloat16 float32}; do
-    "$PYTHON" benchmarks/speed.py --only "${ONLY:-infolm,fflm,blanc,shannon}" \
+    "$PYTHON" -m benchmarks.speed --only "${ONLY:-infolm,fflm,blanc,shannon}" \
         --device "${DEVICE:-cuda}" --dtype "$dtype" --size "${SIZE:-base}" --llama-size "${LLAMA_SIZE:-1b}" --threads 8 \
         --data-dir $GPU/data "$@" --out "$OUT/speed_${DEVICE:-cuda}_$dtype${TAG:-}.md" 2>&1 | tee "$OUT/log_$dtype${TAG:-}.txt"
 done

@@ -1,7 +1,7 @@
 """Meta-evaluation of nlgmetrics on REALSumm and WebNLG 2020 (see nlgmetrics.meta.runner).
 
-    python benchmarks/meta_eval.py --metrics text --tag text
-    python benchmarks/meta_eval.py --help
+    python -m benchmarks.meta_eval --metrics text --tag text
+    python -m benchmarks.meta_eval --help
 """
 
 import sys

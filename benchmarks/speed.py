@@ -17,8 +17,8 @@ keyword names that ``run()`` takes (``n_docs``/``docs``, ``limit``, ``size``, ``
 and writes ``benchmarks/results/speed.md`` (command, machine, versions, one table per metric).
 A module that is missing or fails is reported with its one-line reason; the others still run.
 
-    python benchmarks/speed.py --docs 1 --summaries 3 --limit 20 --size small        # CPU slice
-    python benchmarks/speed.py --device cuda --size base --llama-size 1b --dtype bfloat16   # GPU
+    python -m benchmarks.speed --docs 1 --summaries 3 --limit 20 --size small        # CPU slice
+    python -m benchmarks.speed --device cuda --size base --llama-size 1b --dtype bfloat16   # GPU
 
 Random weights of real shapes (``nlgmetrics.testing.build_random_model``: bert-base, gpt2,
 ~1B Llama) are what each module builds: the cost of a forward pass does not depend on the
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import argparse
 import ast
-import importlib.util
+import importlib
 import inspect
 import json
 import math
@@ -54,22 +54,31 @@ TITLES = {
 
 
 def load_module(name: str):
-    """Import ``benchmarks/speed_<name>.py`` by path (benchmarks/ is not a package)."""
+    """Import ``benchmarks.speed_<name>`` (run this script as ``python -m benchmarks.speed``)."""
     path = HERE / f"speed_{name}.py"
     if not path.exists():
         raise FileNotFoundError(f"{path.name} does not exist yet")
-    spec = importlib.util.spec_from_file_location(f"speed_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses / pickling inside the module need it registered
-    spec.loader.exec_module(module)
+    module = importlib.import_module(f"benchmarks.speed_{name}")
     if not hasattr(module, "run"):
         raise AttributeError(f"{path.name} has no run() function")
     return module
 
 
+def default_data_dir(data_dir: str | None) -> Path | None:
+    """``--data-dir``, else ``$NLGMETRICS_DATA``, else None (each module's own default).
+
+    >>> str(default_data_dir("/x"))
+    '/x'
+    """
+    if data_dir:
+        return Path(data_dir)
+    env = os.environ.get("NLGMETRICS_DATA")
+    return Path(env) if env else None
+
+
 def candidate_kwargs(name: str, args: argparse.Namespace) -> dict[str, Any]:
     """Every keyword a speed module's run() might take, from our flags (filtered per module)."""
-    data_dir = Path(args.data_dir) if args.data_dir else None
+    data_dir = default_data_dir(args.data_dir)
     size = args.llama_size if name == "fflm" and args.llama_size else args.size
     kw: dict[str, Any] = {
         "n_docs": args.docs,
@@ -180,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dtype", default=None, help="e.g. bfloat16 on a GPU (only modules that take it)")
     parser.add_argument("--infolm-max-length", type=int, default=48, help="InfoLM tokens per text (torchmetrics needs one)")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (modules that take it)")
-    parser.add_argument("--data-dir", default=None, help="folder with realsumm/ and webnlg2020/")
+    parser.add_argument("--data-dir", default=None, help="folder with realsumm/ and webnlg2020/ (default $NLGMETRICS_DATA)")
     parser.add_argument("--arg", action="append", default=[], metavar="MODULE:KEY=VALUE",
                         help="one keyword for one module's run(), e.g. shannon:doc_ids=[44] or fflm:n_systems=25 "
                         "(a Python literal, else a string); overrides the shared flags; repeatable")
@@ -205,6 +214,15 @@ def module_overrides(items: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # The speed modules are imported as benchmarks.speed_<name>: this folder must be the `benchmarks`
+    # package Python finds (pysbd installs an unrelated top-level `benchmarks` into site-packages).
+    try:
+        found = Path(importlib.import_module("benchmarks").__file__).resolve().parent
+    except (ImportError, TypeError):
+        found = None
+    if found != HERE:
+        raise SystemExit(f"`import benchmarks` finds {found}, not {HERE}: run this from the repository root "
+                         f"as `python -m benchmarks.speed ...`.")
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -216,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     overrides = module_overrides(args.arg)
     sections, summary = [], []
     out = Path(args.out)
-    command = "python benchmarks/speed.py " + " ".join(argv)
+    command = "python -m benchmarks.speed " + " ".join(argv)
     for name in names:
         started = time.perf_counter()
         try:

@@ -8,8 +8,8 @@ counts and scores for every pair (random weights make the scores themselves ~0, 
 which and how many tokens were masked, are what is compared); in bfloat16 the two sides may differ
 by rounding (different batching and padding), so the differences are reported, not required to be 0.
 
-    python benchmarks/speed_blanc.py --docs 2 --summaries 4        # writes benchmarks/results/speed_blanc.md
-    python benchmarks/speed_blanc.py --device cuda --size base --dtype bfloat16 --out /tmp/b.md
+    python -m benchmarks.speed_blanc --docs 2 --summaries 4        # writes benchmarks/results/speed_blanc.md
+    python -m benchmarks.speed_blanc --device cuda --size base --dtype bfloat16 --out /tmp/b.md
 
 Same weights: blanc loads the model directory that ``build_random_model`` wrote (its own
 ``BertForMaskedLM.from_pretrained(...).to(device)``); the harness then casts that model to the
@@ -43,10 +43,9 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/ is not a package
-from device_clock import synchronize, timed  # noqa: E402
-from random_models import cached_random_model  # noqa: E402
-from realsumm_slices import realsumm_pairs  # noqa: E402
+from benchmarks.device_clock import synchronize, timed
+from benchmarks.random_models import cached_random_model
+from benchmarks.realsumm_slices import realsumm_pairs
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = Path(os.environ.get("NLGMETRICS_DATA", REPO.parent / "shared" / "data")) / "realsumm" / "realsumm.jsonl"
@@ -60,7 +59,6 @@ CUDA_SLICE = (1, 3)
 
 
 def _import_reference():
-    sys.path.insert(0, str(REPO))
     from tests.oracles.blanc_reference import import_blanc
 
     import_blanc()
@@ -301,7 +299,7 @@ def main(argv: list[str] | None = None) -> None:
     rows = run(args.docs, args.summaries,
                tuple(args.blanc_batch_sizes) if args.blanc_batch_sizes else None, args.size,
                args.data, device=args.device, dtype=args.dtype, threads=args.threads)
-    command = "python benchmarks/speed_blanc.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python -m benchmarks.speed_blanc " + " ".join(argv if argv is not None else sys.argv[1:])
     text = _markdown(rows, command.strip())
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)

@@ -12,9 +12,9 @@ per-token probabilities, losses and scores of both sides are compared (``fp32_eq
 bfloat16 the sides round differently (other batching and padding), so the differences are
 reported, not checked.
 
-    python benchmarks/speed_fflm.py                      # writes benchmarks/results/speed_fflm.md
-    python benchmarks/speed_fflm.py --docs 2 --systems 25 --size small --max-length 2048
-    python benchmarks/speed_fflm.py --device cuda --size 1b --dtype bfloat16 --out /tmp/fflm.md
+    python -m benchmarks.speed_fflm                      # writes benchmarks/results/speed_fflm.md
+    python -m benchmarks.speed_fflm --docs 2 --systems 25 --size small --max-length 2048
+    python -m benchmarks.speed_fflm --device cuda --size 1b --dtype bfloat16 --out /tmp/fflm.md
 
 CUDA defaults: 2 documents x 25 systems (50 examples), token budget 16384. How we sized them
 (share: ~60 s per dtype on an H200, model build and load included):
@@ -45,17 +45,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/ is not a package
-from device_clock import synchronize, timed  # noqa: E402
-from random_models import cached_random_model  # noqa: E402
-from realsumm_slices import realsumm_pairs  # noqa: E402
+from benchmarks.device_clock import synchronize, timed
+from benchmarks.machine import machine, versions
+from benchmarks.random_models import cached_random_model
+from benchmarks.realsumm_slices import realsumm_pairs
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = Path(os.environ.get("NLGMETRICS_DATA", REPO.parent / "shared" / "data")) / "realsumm" / "realsumm.jsonl"
@@ -64,7 +62,6 @@ RESULTS = REPO / "benchmarks" / "results" / "speed_fflm.md"
 
 def _oracle():
     """The naive loop of tests/oracles/fflm_naive.py (one copy of the baseline; imports no pytest)."""
-    sys.path.insert(0, str(REPO))
     from tests.oracles import fflm_naive
 
     return fflm_naive
@@ -312,31 +309,8 @@ def run(
     return rows
 
 
-def _machine() -> str:
-    cpu = platform.processor() or "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{platform.system()} {platform.machine()}, {cpu}, {os.cpu_count()} logical CPUs visible"
-
-
-def _versions() -> str:
-    import torch
-    import transformers
-
-    import nlgmetrics
-
-    try:
-        commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
-    return (f"python {platform.python_version()}, torch {torch.__version__}, transformers {transformers.__version__}, "
-            f"nlgmetrics {nlgmetrics.__version__} (git {commit})")
+# The machine / versions lines come from benchmarks/machine.py (shared by the speed reports).
+_machine, _versions = machine, versions
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -362,7 +336,7 @@ def main(argv: list[str] | None = None) -> None:
                size=args.size, max_length=args.max_length, token_budget=args.token_budget, threads=args.threads,
                device=args.device, dtype=args.dtype, repeats=args.repeats, profile=args.profile)
     print(json.dumps(rows, indent=2))
-    command = "python benchmarks/speed_fflm.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python -m benchmarks.speed_fflm " + " ".join(argv if argv is not None else sys.argv[1:])
     ours = rows[0]
     cuda = ours["device"].startswith("cuda")
     where = (f"GPU {ours['gpu']} (float32 matmul precision {ours['fp32_matmul_precision']!r})" if cuda else "CPU")

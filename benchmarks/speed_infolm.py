@@ -49,9 +49,9 @@ torch/transformers, creates the CUDA context, loads the 110M model and warms up 
 worker, 2 workers), plus building the random bert-base once (~5 s, cached in the temp dir for the
 second dtype). Total ~20-30 s per dtype; 1 doc x 25 saves only ~1 s, so 2 x 25 is the default.
 
-    python benchmarks/speed_infolm.py                 # writes benchmarks/results/speed_infolm.md
-    python benchmarks/speed_infolm.py --docs 1 --systems 25 --threads 2
-    python benchmarks/speed_infolm.py --device cuda --dtype bfloat16 --out /tmp/infolm_cuda.md
+    python -m benchmarks.speed_infolm                 # writes benchmarks/results/speed_infolm.md
+    python -m benchmarks.speed_infolm --docs 1 --systems 25 --threads 2
+    python -m benchmarks.speed_infolm --device cuda --dtype bfloat16 --out /tmp/infolm_cuda.md
 """
 
 from __future__ import annotations
@@ -67,13 +67,12 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/ is not a package
-from device_clock import synchronize, timed  # noqa: E402
-from random_models import cached_random_model  # noqa: E402
-from realsumm_slices import realsumm_pairs  # noqa: E402
+from benchmarks.device_clock import synchronize, timed
+from benchmarks.random_models import cached_random_model
+from benchmarks.realsumm_slices import realsumm_pairs
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "realsumm" / "realsumm.jsonl"
+DEFAULT_DATA = Path(os.environ.get("NLGMETRICS_DATA", ROOT.parent / "shared" / "data")) / "realsumm" / "realsumm.jsonl"
 RESULTS = ROOT / "benchmarks" / "results" / "speed_infolm.md"
 
 # name, model size, documents, systems per document, max_length (tokens incl. [CLS]/[SEP])
@@ -172,7 +171,9 @@ def _spawn(spec: dict) -> dict:
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(spec, handle)
     env = dict(os.environ, OMP_NUM_THREADS=str(spec["threads"]), HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
-    out = subprocess.run([sys.executable, __file__, "--worker", handle.name], capture_output=True, text=True, env=env)
+    # Run as a module from the repository root: the worker imports benchmarks.* like this process.
+    out = subprocess.run([sys.executable, "-m", "benchmarks.speed_infolm", "--worker", handle.name], capture_output=True,
+                         text=True, env=env, cwd=ROOT)
     os.unlink(handle.name)
     if out.returncode != 0:
         raise RuntimeError(f"{spec['side']} worker failed:\n{out.stderr[-3000:]}")
@@ -461,7 +462,7 @@ def main(argv: list[str] | None = None) -> None:
         if not args.size or size == args.size
     ]
     rows = run(workloads, data=args.data, threads=args.threads, device=args.device, dtype=args.dtype)
-    command = "python benchmarks/speed_infolm.py " + " ".join(a for a in (argv if argv is not None else sys.argv[1:]))
+    command = "python -m benchmarks.speed_infolm " + " ".join(a for a in (argv if argv is not None else sys.argv[1:]))
     text = to_markdown(rows, command.strip(), args.threads, args.device, args.dtype)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(text)

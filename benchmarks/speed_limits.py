@@ -45,9 +45,9 @@ bfloat16 only runs where it can finish: on a CPU without bf16 matrix units (AVX2
 matmul is several times slower than fp32, so a metric whose padded work would take longer than
 ``--bf16-cap`` seconds at the measured bf16 rate is skipped, and the row says why.
 
-    python benchmarks/speed_limits.py                      # writes benchmarks/results/speed_limits.md
-    python benchmarks/speed_limits.py --baseline benchmarks/results/speed_limits.md --label after
-    python benchmarks/speed_limits.py --metrics shannon,fflm --dtypes float32 --out /tmp/limits.md
+    python -m benchmarks.speed_limits                      # writes benchmarks/results/speed_limits.md
+    python -m benchmarks.speed_limits --baseline benchmarks/results/speed_limits.md --label after
+    python -m benchmarks.speed_limits --metrics shannon,fflm --dtypes float32 --out /tmp/limits.md
 """
 
 from __future__ import annotations
@@ -55,18 +55,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/ is not a package
-from random_models import cached_random_model  # noqa: E402
-from realsumm_slices import realsumm_pairs  # noqa: E402
+from benchmarks.machine import machine, versions
+from benchmarks.random_models import cached_random_model
+from benchmarks.realsumm_slices import realsumm_pairs
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = Path(os.environ.get("NLGMETRICS_DATA", ROOT.parent / "shared" / "data")) / "realsumm" / "realsumm.jsonl"
@@ -354,34 +352,8 @@ def run(
 # the report
 
 
-def _machine() -> str:
-    cpu = platform.processor() or "unknown CPU"
-    flags = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-            if line.startswith("flags"):
-                have = set(line.split(":", 1)[1].split())
-                flags = ", ".join(f for f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if f in have) or "none"
-                break
-    except OSError:
-        pass
-    return f"{platform.system()} {platform.machine()}, {cpu}, {os.cpu_count()} logical CPUs; vector/matrix flags: {flags}"
-
-
-def _versions() -> str:
-    import torch
-    import transformers
-
-    try:
-        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
-    return (f"python {platform.python_version()}, torch {torch.__version__} (CPU capability "
-            f"{torch.backends.cpu.get_cpu_capability()}), transformers {transformers.__version__}, git {commit} "
-            "+ working tree")
+# The machine / versions lines come from benchmarks/machine.py (shared by the speed reports).
+_machine, _versions = machine, versions
 
 
 def read_runs(path: str | os.PathLike) -> dict[str, Any]:
@@ -525,7 +497,7 @@ def main(argv: list[str] | None = None) -> None:
     # An engine imported from elsewhere (a snapshot before a change) belongs in the command.
     prefix = f"PYTHONPATH={os.environ['PYTHONPATH']} " if os.environ.get("PYTHONPATH") else ""
     run_.update(machine=_machine(), versions=_versions(),
-                command=prefix + "python benchmarks/speed_limits.py " + " ".join(argv if argv is not None else sys.argv[1:]))
+                command=prefix + "python -m benchmarks.speed_limits " + " ".join(argv if argv is not None else sys.argv[1:]))
     if compare_with:
         run_["compare_with"] = compare_with
     runs[args.label] = run_

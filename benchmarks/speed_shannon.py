@@ -20,8 +20,8 @@ the differences are reported only.
 
 Usage::
 
-    python benchmarks/speed_shannon.py --doc-ids 44 --summaries 25 --threads 1   # writes results/speed_shannon.md
-    python benchmarks/speed_shannon.py --device cuda --size base --dtype bfloat16 --out /tmp/shannon.md
+    python -m benchmarks.speed_shannon --doc-ids 44 --summaries 25 --threads 1   # writes results/speed_shannon.md
+    python -m benchmarks.speed_shannon --device cuda --size base --dtype bfloat16 --out /tmp/shannon.md
 
 or from Python: ``rows = run(n_docs=1, summaries_per_doc=2, size="tiny")``.
 
@@ -61,13 +61,12 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/ is not a package
-from device_clock import timed  # noqa: E402
-from random_models import cached_random_model  # noqa: E402
-from realsumm_slices import realsumm_by_document, realsumm_pairs  # noqa: E402
+from benchmarks.device_clock import timed
+from benchmarks.random_models import cached_random_model
+from benchmarks.realsumm_slices import realsumm_by_document, realsumm_pairs
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "realsumm" / "realsumm.jsonl"
+DEFAULT_DATA = Path(os.environ.get("NLGMETRICS_DATA", ROOT.parent / "shared" / "data")) / "realsumm" / "realsumm.jsonl"
 RESULTS = Path(__file__).resolve().parent / "results" / "speed_shannon.md"
 
 # The shortest REALSumm documents (by words), shortest first: the CUDA default picks from here.
@@ -82,7 +81,6 @@ TOL = 1e-4   # the parity tests' tolerance (tests/test_shannon_parity.py)
 def _blanc_harness():
     """The parity harness of tests/test_shannon_parity.py (blanc on our weights), from
     tests/oracles/shannon_reference.py, which imports without pytest."""
-    sys.path.insert(0, str(ROOT))
     from tests.oracles.shannon_reference import BlancShannonHarness
 
     return BlancShannonHarness
@@ -425,7 +423,7 @@ def main(argv: list[str] | None = None) -> None:
     rows = run(docs, summaries, args.size, args.threads, args.data, doc_ids=args.doc_ids,
                device=args.device, dtype=args.dtype, blanc_budget_s=args.blanc_budget_s,
                ours_repeats=args.ours_repeats, ours_all_summaries=args.all_summaries)
-    command = "python benchmarks/speed_shannon.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python -m benchmarks.speed_shannon " + " ".join(argv if argv is not None else sys.argv[1:])
     per_doc = summaries if summaries is not None else CUDA_DEFAULTS["summaries_per_doc"]
     text = report(rows, command, args.threads, per_doc)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""Speed of ROUGE and BLEU side by side with rouge-score and sacrebleu, with identical numbers.
+"""Speed of ROUGE, BLEU, chrF and TER side by side with rouge-score and sacrebleu, with identical numbers.
 
 Data (../shared/data, see its README; public origins below):
 
@@ -9,14 +9,15 @@ Data (../shared/data, see its README; public origins below):
 
 Each row scores every system the way a user would: one call per system (rouge-score: one
 ``score_multi`` per output; sacrebleu: one ``corpus_bleu`` per system, one ``sentence_bleu`` per
-output), anchor and ours timed back to back in the same process on the same inputs. Our caches
+output; chrF / chrF++: one ``CHRF.corpus_score`` and one ``sentence_score`` per output, against
+one ``chrf`` call giving both; TER likewise), anchor and ours timed back to back in the same process on the same inputs. Our caches
 start empty in each row, so the first system pays for tokenizing the references and the others
 reuse them (that reuse is part of the design); the "caches cleared before every system" BLEU
 rows show the cost without any reuse. Times are
 process CPU seconds (``time.process_time``), which a busy shared machine distorts less than wall
 time; every number is compared (``max_abs_diff`` over all per-example P/R/F, or all BLEU scores).
 
-Run: ``python benchmarks/speed_text.py [--data-dir DIR] [--limit N]`` (writes
+Run: ``python benchmarks/speed_text.py [--data-dir DIR] [--limit N] [--sections rouge,bleu,chrf,ter]`` (writes
 benchmarks/results/speed_text.md). ``run(data_dir, limit=None)`` returns the rows for
 benchmarks/speed.py.
 """
@@ -158,6 +159,66 @@ def _bleu_sentence_rows(name: str, systems: dict) -> dict:
     return _row(f"sentence BLEU, {name}, {n} outputs", "sacrebleu sentence_bleu", ours_s, anchor_s, diff)
 
 
+def _chrf_rows(name: str, systems: dict, word_order: int) -> dict:
+    """chrF (word_order=0) or chrF++ (2): sacrebleu ``CHRF.corpus_score`` and ``sentence_score``
+    per system against ours (one call per system: corpus chrF and every sentence chrF)."""
+    from sacrebleu.metrics import CHRF
+
+    from nlgmetrics.chrf import chrf, clear_caches
+
+    def anchor():
+        metric = CHRF(word_order=word_order)
+        return {s: (metric.corpus_score(preds, _streams(refs)).score,
+                    [metric.sentence_score(p, r).score for p, r in zip(preds, refs)])
+                for s, (preds, refs) in systems.items()}
+
+    def ours():
+        out = {}
+        for s, (preds, refs) in systems.items():
+            result = chrf(preds, refs, word_order=word_order)
+            out[s] = (result.main_score, result.scores["sentence_chrf"])
+        return out
+
+    clear_caches()
+    expected, anchor_s = _timed(anchor)
+    got, ours_s = _timed(ours)
+    diff = max(max(abs(expected[s][0] - got[s][0]), *(abs(a - b) for a, b in zip(expected[s][1], got[s][1])))
+               for s in expected)
+    n = sum(len(p) for p, _ in systems.values())
+    variant = "chrF++" if word_order == 2 else "chrF"
+    return _row(f"corpus + sentence {variant}, {name}, {len(systems)} systems, {n} outputs",
+                f"sacrebleu CHRF(word_order={word_order}) corpus_score + sentence_score", ours_s, anchor_s, diff)
+
+
+def _ter_rows(name: str, systems: dict) -> dict:
+    """TER: sacrebleu ``TER.corpus_score`` and ``sentence_score`` per system against one ``ter``
+    call per system (corpus TER and every sentence TER)."""
+    from sacrebleu.metrics import TER
+
+    from nlgmetrics.ter import ter
+
+    def anchor():
+        metric = TER()
+        return {s: (metric.corpus_score(preds, _streams(refs)).score,
+                    [metric.sentence_score(p, r).score for p, r in zip(preds, refs)])
+                for s, (preds, refs) in systems.items()}
+
+    def ours():
+        out = {}
+        for s, (preds, refs) in systems.items():
+            result = ter(preds, refs)
+            out[s] = (result.main_score, result.scores["sentence_ter"])
+        return out
+
+    expected, anchor_s = _timed(anchor)
+    got, ours_s = _timed(ours)
+    diff = max(max(abs(expected[s][0] - got[s][0]), *(abs(a - b) for a, b in zip(expected[s][1], got[s][1])))
+               for s in expected)
+    n = sum(len(p) for p, _ in systems.values())
+    return _row(f"corpus + sentence TER, {name}, {len(systems)} systems, {n} outputs",
+                "sacrebleu TER() corpus_score + sentence_score", ours_s, anchor_s, diff)
+
+
 def _row(metric: str, anchor: str, ours_s: float, anchor_s: float, diff: float) -> dict:
     return {
         "metric": metric,
@@ -169,23 +230,42 @@ def _row(metric: str, anchor: str, ours_s: float, anchor_s: float, diff: float) 
     }
 
 
-def run(data_dir: str | Path | None = None, limit: int | None = None) -> list[dict]:
+#: The sections of :func:`run` (``main`` runs all but ``ter`` unless ``--sections`` says otherwise).
+SECTIONS = ("rouge", "bleu", "chrf", "ter")
+
+
+def run(data_dir: str | Path | None = None, limit: int | None = None,
+        sections: tuple[str, ...] = ("rouge", "bleu")) -> list[dict]:
     """Time ours against the anchors; one row per (metric, dataset, setting).
 
     ``limit``: first N WebNLG test items and first N REALSumm documents (None: everything).
+    ``sections``: any of :data:`SECTIONS` (the default, ROUGE and BLEU, keeps the rows that
+    benchmarks/speed.py reads).
     """
+    unknown = set(sections) - set(SECTIONS)
+    if unknown:
+        raise ValueError(f"Unknown sections {sorted(unknown)}; choose from {list(SECTIONS)}.")
     data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
     webnlg = load_webnlg(data_dir, limit)
     realsumm = load_realsumm(data_dir, limit)
     rows = []
-    for use_stemmer in (False, True):
-        rows.append(_rouge_rows("WebNLG 2020", webnlg, use_stemmer))
-        rows.append(_rouge_rows("REALSumm", realsumm, use_stemmer))
-    for cold in (True, False):
-        rows.append(_bleu_corpus_rows("WebNLG 2020", webnlg, cold))
-        rows.append(_bleu_corpus_rows("REALSumm", realsumm, cold))
-    rows.append(_bleu_sentence_rows("WebNLG 2020", webnlg))
-    rows.append(_bleu_sentence_rows("REALSumm", realsumm))
+    if "rouge" in sections:
+        for use_stemmer in (False, True):
+            rows.append(_rouge_rows("WebNLG 2020", webnlg, use_stemmer))
+            rows.append(_rouge_rows("REALSumm", realsumm, use_stemmer))
+    if "bleu" in sections:
+        for cold in (True, False):
+            rows.append(_bleu_corpus_rows("WebNLG 2020", webnlg, cold))
+            rows.append(_bleu_corpus_rows("REALSumm", realsumm, cold))
+        rows.append(_bleu_sentence_rows("WebNLG 2020", webnlg))
+        rows.append(_bleu_sentence_rows("REALSumm", realsumm))
+    if "chrf" in sections:
+        for word_order in (0, 2):
+            rows.append(_chrf_rows("WebNLG 2020", webnlg, word_order))
+            rows.append(_chrf_rows("REALSumm", realsumm, word_order))
+    if "ter" in sections:
+        rows.append(_ter_rows("WebNLG 2020", webnlg))
+        rows.append(_ter_rows("REALSumm", realsumm))
     return rows
 
 
@@ -212,7 +292,7 @@ def _machine() -> str:
 
 def to_markdown(rows: list[dict], command: str, machine: str, versions: str) -> str:
     lines = [
-        "# Text metrics speed: ROUGE and BLEU vs rouge-score and sacrebleu",
+        "# Text metrics speed: ROUGE, BLEU, chrF and TER vs rouge-score and sacrebleu",
         "",
         f"Command: `{command}`",
         "",
@@ -222,7 +302,7 @@ def to_markdown(rows: list[dict], command: str, machine: str, versions: str) -> 
         "",
         "Times are process CPU seconds, anchor and ours back to back in one process on the same inputs;",
         "ratio = anchor / ours; max_abs_diff = largest difference over every per-example",
-        "precision/recall/F (ROUGE) or every BLEU score (0-100 scale).",
+        "precision/recall/F (ROUGE) or every BLEU / chrF / TER score (0-100 scale).",
         "",
         "| metric | anchor | ours (s) | anchor (s) | ratio | max abs diff |",
         "|---|---|---:|---:|---:|---:|",
@@ -240,8 +320,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", default=None, help="folder with webnlg2020/ and realsumm/ (../shared/data)")
     parser.add_argument("--limit", type=int, default=None, help="first N WebNLG items / REALSumm documents")
     parser.add_argument("--output", default=str(RESULTS))
+    # TER is opt-in: sacrebleu's TER takes ~0.1 s per WebNLG output (hours on the whole data set;
+    # use it with --limit, e.g. --sections ter --limit 8).
+    parser.add_argument("--sections", default="rouge,bleu,chrf",
+                        help=f"comma-separated, any of {','.join(SECTIONS)} (default: rouge,bleu,chrf)")
     args = parser.parse_args(argv)
-    rows = run(args.data_dir, args.limit)
+    rows = run(args.data_dir, args.limit, tuple(part.strip() for part in args.sections.split(",") if part.strip()))
     command = "python benchmarks/speed_text.py" + " ".join([""] + (argv if argv is not None else sys.argv[1:]))
     text = to_markdown(rows, command, _machine(), _versions())
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)

@@ -69,7 +69,7 @@ def test_realsumm_text_metrics_with_plots(tmp_path, shared_data_dir):
     for split in ("abs", "ext", "all"):
         assert f"### {split} · litepyramid_recall · text level" in md
         assert f"### {split} · litepyramid_recall · system level" in md
-    assert "Command: `python benchmarks/meta_eval.py" in md
+    assert "Command: `python -m benchmarks.meta_eval" in md
     assert (out / "realsumm_t_distributions.png").stat().st_size > 1000
 
 
@@ -105,7 +105,7 @@ def test_speed_aggregator_runs_text_and_reports_missing(tmp_path, shared_data_di
     out = tmp_path / "speed.md"
     assert speed.main(["--only", "text", "--limit", "2", "--data-dir", str(shared_data_dir), "--out", str(out)]) == 0
     text = out.read_text()
-    assert "Command: `python benchmarks/speed.py" in text and "Machine:" in text
+    assert "Command: `python -m benchmarks.speed" in text and "Machine:" in text
     assert "rouge" in text.lower()
     # The generic table helper renders the union of keys.
     lines = speed.rows_to_markdown([{"a": 1.0}, {"b": "x"}])

@@ -23,7 +23,7 @@ def test_split_references():
 
 
 def test_every_metric_has_a_demo():
-    assert metric_names() == ["rouge_family", "bleu", "infolm", "shannon_score", "blanc", "fflm"]
+    assert metric_names() == ["rouge_family", "bleu", "chrf", "ter", "infolm", "shannon_score", "blanc", "fflm"]
     for name in metric_names():
         demo = build_demo(name)
         ids = {getattr(block, "elem_id", None) for block in demo.blocks.values()}

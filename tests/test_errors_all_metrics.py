@@ -19,7 +19,7 @@ import pytest
 
 from tests.properties_support import run_metric
 
-REFERENCE_METRICS = ["rouge_family", "bleu", "infolm"]
+REFERENCE_METRICS = ["rouge_family", "bleu", "chrf", "ter", "infolm"]
 SOURCE_METRICS = ["shannon_score", "blanc", "blanc_tune", "fflm"]
 ALL = REFERENCE_METRICS + SOURCE_METRICS
 #: The registry name of each case (``blanc_tune``: ``blanc`` with ``variant="tune"``, see model_for).
@@ -165,6 +165,20 @@ BAD_OPTIONS = {
         (dict(lowercase="yes"), r"lowercase='yes' must be True or False"),
         (dict(effective_order="no"), r"effective_order='no' must be True or False"),
     ],
+    "chrf": [
+        (dict(char_order=-1), r"char_order=-1 must be a non-negative integer"),
+        (dict(word_order=2.0), r"word_order=2.0 must be a non-negative integer \(0: chrF, 2: chrF\+\+\)"),
+        (dict(char_order=0, word_order=0), r"leave no n-grams to compare; use char_order=6"),
+        (dict(beta=0), r"beta=0 must be a finite number > 0"),
+        (dict(whitespace="yes"), r"whitespace='yes' must be True or False"),
+        (dict(eps_smoothing=1), r"eps_smoothing=1 must be True or False"),
+    ],
+    "ter": [
+        (dict(normalized="yes"), r"normalized='yes' must be True or False"),
+        (dict(no_punct=1), r"no_punct=1 must be True or False"),
+        (dict(asian_support=None), r"asian_support=None must be True or False"),
+        (dict(case_sensitive="no"), r"case_sensitive='no' must be True or False"),
+    ],
     "infolm": [
         (dict(information_measure="kl"), r"Unknown information_measure='kl'; choose one of \['kl_divergence'"),
         (dict(information_measure="alpha_divergence"), r"needs `alpha`; pass e.g. alpha="),
@@ -272,6 +286,9 @@ def _numpy_option_cases():
              ("rouge_family", dict(rouge_w_weight=np.float32(1.5), rouge_types=["rougeW"])),
              ("bleu", dict(max_ngram_order=np.int64(4))),
              ("bleu", dict(lowercase=np.bool_(True))),
+             ("chrf", dict(char_order=np.int64(4), word_order=np.int32(2), beta=np.float32(1.0))),
+             ("chrf", dict(whitespace=np.bool_(True))),
+             ("ter", dict(normalized=np.bool_(True), case_sensitive=np.bool_(False))),
              ("infolm", dict(token_budget=np.int64(4096))),
              ("infolm", dict(temperature=np.float32(0.5))),
              ("infolm", dict(max_length=np.int64(64))),
@@ -390,7 +407,7 @@ def test_registry_unknown_metric_and_option() -> None:
 
     with pytest.raises(ValueError, match=r"Unknown metric 'rouge'; choose from \[.*'rouge_family'"):
         get_spec("rouge")
-    assert set(metric_names()) == {"rouge_family", "bleu", "infolm", "shannon_score", "blanc", "fflm"}
+    assert set(metric_names()) == {"rouge_family", "bleu", "chrf", "ter", "infolm", "shannon_score", "blanc", "fflm"}
     with pytest.raises(ValueError, match=r"bleu does not take option\(s\) \['tokenizer'\]; valid: .*'tokenize'"):
         get_spec("bleu").run(["a"], ["a"], tokenizer="13a")
     with pytest.raises(ValueError, match=r"Option smooth_method='bogus': choose one of"):
@@ -400,7 +417,7 @@ def test_registry_unknown_metric_and_option() -> None:
         get_spec("blanc").run(["a"], ["a b."], model="unused", finetune_epochs=1)
 
 
-@pytest.mark.parametrize("name", ["rouge_family", "bleu"])
+@pytest.mark.parametrize("name", ["rouge_family", "bleu", "chrf", "ter"])
 def test_registry_passes_input_errors_through(name) -> None:
     from nlgmetrics.apps.registry import get_spec
 
@@ -411,7 +428,7 @@ def test_registry_passes_input_errors_through(name) -> None:
 # ------------------------------------------------------------------------------------------------
 # model cards document their edge cases
 
-CARDS = ["rouge_family", "bleu", "infolm", "shannon_score", "blanc", "fflm"]
+CARDS = ["rouge_family", "bleu", "chrf", "ter", "infolm", "shannon_score", "blanc", "fflm"]
 
 
 def _edge_case_section(text: str) -> str:
@@ -440,7 +457,7 @@ def test_model_card_documents_edge_cases(name, metrics_dir: Path) -> None:
     section = _edge_case_section(card)
     assert len(section.split()) >= 40, f"{name}: no (or an empty) 'Edge cases' section in its card"
     assert re.search(r"\bempty\b", section, flags=re.I), f"{name}: edge cases do not cover empty input"
-    if name not in ("rouge_family", "bleu"):
+    if name not in ("rouge_family", "bleu", "chrf", "ter"):
         assert re.search(r"long|truncat|window|context", section, flags=re.I), (
             f"{name}: edge cases do not say what happens to inputs longer than the model context")
 
@@ -448,7 +465,8 @@ def test_model_card_documents_edge_cases(name, metrics_dir: Path) -> None:
 # ------------------------------------------------------------------------------------------------
 # the evaluate modules (metrics/<name>): evaluate checks features before our code runs
 
-MODULE_SECOND = {"rouge_family": "references", "bleu": "references", "infolm": "references",
+MODULE_SECOND = {"rouge_family": "references", "bleu": "references", "chrf": "references", "ter": "references",
+                 "infolm": "references",
                  "shannon_score": "sources", "blanc": "sources", "fflm": "sources"}
 
 
@@ -513,7 +531,7 @@ def test_evaluate_module_rejects_int_after_first_row(name, load_module) -> None:
         load_module(name).add(prediction="a", **{single: 7})
 
 
-@pytest.mark.parametrize("name", ["rouge_family", "bleu"])
+@pytest.mark.parametrize("name", ["rouge_family", "bleu", "chrf", "ter"])
 def test_evaluate_module_streaming_inputs_checked(name, load_module) -> None:
     """``add`` and ``add_batch`` check every item too; nested references name both indices; an
     empty batch is the library's message; streamed checked inputs give ``compute``'s result."""

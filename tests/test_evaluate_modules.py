@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-METRICS = ("rouge_family", "bleu", "infolm", "shannon_score", "blanc", "fflm")
+METRICS = ("rouge_family", "bleu", "chrf", "ter", "infolm", "shannon_score", "blanc", "fflm")
 
 PREDICTIONS = ["the cat sat on the mat", "a dog barked at night", "rain fell all day long"]
 REFERENCES = [["the cat was on the mat", "a cat sat on a mat"], ["the dog barked at night"], ["it rained all day"]]
@@ -61,6 +61,16 @@ def _library_case(name: str, models: dict[str, str]):
 
         kwargs = {"tokenize": "intl", "smooth_method": "floor"}
         return references, kwargs, bleu(PREDICTIONS, REFERENCES, **kwargs)
+    if name == "chrf":
+        from nlgmetrics.chrf import chrf
+
+        kwargs = {"word_order": 2, "lowercase": True}
+        return references, kwargs, chrf(PREDICTIONS, REFERENCES, **kwargs)
+    if name == "ter":
+        from nlgmetrics.ter import ter
+
+        kwargs = {"normalized": True, "no_punct": True}
+        return references, kwargs, ter(PREDICTIONS, REFERENCES, **kwargs)
     if name == "infolm":
         from nlgmetrics.infolm import infolm
 
@@ -292,7 +302,7 @@ def _input_forms(texts: list, index: list[int]):
     }
 
 
-@pytest.mark.parametrize("name", ["rouge_family", "bleu"])
+@pytest.mark.parametrize("name", ["rouge_family", "bleu", "chrf", "ter"])
 @pytest.mark.parametrize("form", ["tuple", "generator", "numpy", "series"])
 @pytest.mark.parametrize("index", [[10, 11, 12], [2, 0, 1]], ids=["offset-index", "shuffled-index"])
 def test_module_normalises_containers(name, form, index, metrics_dir):

@@ -430,7 +430,9 @@ def test_committed_results_name_the_cache_files_their_options_hash_to():
     checked = 0
     for path in sorted(RESULTS.glob("*.json")):
         record = json.loads(path.read_text(encoding="utf-8"))
-        argv = record["command"].split()[2:]
+        words = record["command"].split()
+        # "python benchmarks/meta_eval.py ..." (older results) or "python -m benchmarks.meta_eval ..."
+        argv = words[3:] if words[1] == "-m" else words[2:]
         options = _options(build_parser().parse_args(argv))
         for run in record["metric_runs"]:
             family = FAMILIES[run["family"]]

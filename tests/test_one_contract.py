@@ -31,7 +31,7 @@ from nlgmetrics.apps.registry import FROM_LIBRARY, get_spec, metric_names
 from nlgmetrics.core.result import Column, MetricResult
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-METRICS = ("infolm", "shannon_score", "blanc", "fflm", "rouge_family", "bleu")
+METRICS = ("infolm", "shannon_score", "blanc", "fflm", "rouge_family", "bleu", "chrf", "ter")
 
 # Words repeated in a summary and its document: the copy-BERT of BLANC finds help and harm on them.
 PREDICTIONS = ["Tomatoes tomatoes tomatoes everywhere tomatoes.", "Technology technology stocks rallied.",
@@ -58,6 +58,8 @@ OPTIONS = {
     "fflm": {"weights": [0.5, 0.2, 0.3]},
     "rouge_family": {"rouge_types": ["rougeL", "rouge2", "rougeSU4"], "use_stemmer": True, "n_bootstrap": 200},
     "bleu": {"tokenize": "intl", "smooth_method": "floor"},
+    "chrf": {"word_order": 2, "beta": 1},
+    "ter": {"normalized": True, "case_sensitive": True},
 }
 #: Which fixture model each LM metric runs on (copy-BERT: BLANC counts are not all 0 on it).
 MODEL_FIXTURE = {"infolm": "tiny_bert_dir", "shannon_score": "tiny_gpt2_dir", "blanc": "copy_bert_dir",
@@ -90,6 +92,14 @@ def _library_call(name: str):
         from nlgmetrics.bleu import bleu
 
         return bleu
+    if name == "chrf":
+        from nlgmetrics.chrf import chrf
+
+        return chrf
+    if name == "ter":
+        from nlgmetrics.ter import ter
+
+        return ter
     raise AssertionError(name)
 
 
@@ -291,7 +301,7 @@ def test_module_passes_options_through(name):
 
 
 def test_registry_is_a_table_without_per_metric_code():
-    assert metric_names() == ["rouge_family", "bleu", "infolm", "shannon_score", "blanc", "fflm"]
+    assert metric_names() == ["rouge_family", "bleu", "chrf", "ter", "infolm", "shannon_score", "blanc", "fflm"]
     assert not [n for n in vars(registry) if n.startswith("_run_")], "per-metric runner functions"
     assert not hasattr(registry, "ScoreReport")
     fields = {f.name for f in dataclasses.fields(registry.MetricSpec)}

@@ -1,4 +1,4 @@
-"""Property-based reliability tests of the two text-overlap metrics (ROUGE family, BLEU) on messy
+"""Property-based reliability tests of the text-overlap metrics (ROUGE family, BLEU, chrF, TER) on messy
 input: empty / whitespace / punctuation-only / CJK / emoji / right-to-left / combining
 marks / control characters / 10k-token texts, ragged multi-references, duplicated rows,
 references identical to candidates.
@@ -63,6 +63,7 @@ def _rouge_score_tokens(text: str) -> list[str]:
 # ROUGE
 
 
+@pytest.mark.filterwarnings("ignore:rouge_family. the default tokenizer")  # expected on random scripts
 @TEXT_SETTINGS
 @given(reference_batches(text=messy_or_long_text), st.sampled_from(["best", "average"]), st.integers(0, 10**6))
 def test_rouge_messy_batches(batch, multi_ref, seed) -> None:
@@ -107,6 +108,9 @@ def test_rouge_messy_batches(batch, multi_ref, seed) -> None:
     assert_columns_close(base, rouge(preds, refs, **options), "rouge: cache cleared vs warm")
 
 
+# Random non-ASCII text under the default tokenizer: the "found no token" warning is expected here
+# (it has its own tests in test_rouge_tokenizers.py).
+@pytest.mark.filterwarnings("ignore:rouge_family. the default tokenizer")
 @TEXT_SETTINGS
 @given(reference_batches(text=messy_text), st.booleans())
 def test_rouge_matches_rouge_score_on_messy_text(batch, stem) -> None:
@@ -207,3 +211,75 @@ def test_bleu_long_texts_identity() -> None:
     text = long_text()
     assert run_metric("bleu", [text], [[text]]).aggregate()["bleu"] == pytest.approx(100.0)
     assert _sentence_bleu([text], [[text, "x"]])["sentence_bleu"] == [pytest.approx(100.0)]
+
+
+# ------------------------------------------------------------------------------------------------
+# chrF / chrF++
+
+
+@TEXT_SETTINGS
+@given(reference_batches(text=messy_or_long_text), st.sampled_from([0, 2]), st.booleans(), st.booleans(),
+       st.integers(0, 10**6))
+def test_chrf_messy_batches_match_sacrebleu(batch, word_order, whitespace, lowercase, seed) -> None:
+    """Sentence and corpus chrF / chrF++ equal sacrebleu's ``CHRF`` on messy ragged batches; in
+    [0, 100]; inputs untouched; invariant to row order (corpus and rows) and cleared caches."""
+    from sacrebleu.metrics import CHRF
+
+    from nlgmetrics.chrf import clear_caches
+
+    preds, refs = batch
+    options = dict(word_order=word_order, whitespace=whitespace, lowercase=lowercase)
+    result = call_unmutated(run_metric, "chrf", preds, refs, **options)
+    base = result.scores
+    assert set(base) == {"sentence_chrf"}
+    assert_all_finite(base, "chrf")
+    assert_in_declared_range(result, "chrf")
+    anchor = CHRF(**options)
+    for i, (p, rs) in enumerate(zip(preds, refs)):
+        assert base["sentence_chrf"][i] == pytest.approx(anchor.sentence_score(p, rs).score, abs=1e-9), (p, rs)
+    width = max(len(r) for r in refs)
+    streams = [[r[k] if k < len(r) else None for r in refs] for k in range(width)]
+    assert result.main_score == pytest.approx(anchor.corpus_score(preds, streams).score, abs=1e-9)
+    order = permutation(len(preds), seed)
+    shuffled = run_metric("chrf", [preds[i] for i in order], [refs[i] for i in order], **options)
+    assert_columns_close(take(base, order), shuffled.scores, "chrf: row order")
+    assert shuffled.main_score == pytest.approx(result.main_score, abs=1e-9)
+    clear_caches()
+    assert_columns_close(base, run_metric("chrf", preds, refs, **options).scores, "chrf: caches cleared vs warm")
+
+
+def test_chrf_long_texts_identity() -> None:
+    """10k-token texts: no context limit, a perfect match is 100 (chrF and chrF++)."""
+    text = long_text()
+    for word_order in (0, 2):
+        result = run_metric("chrf", [text], [["x", text]], word_order=word_order)
+        assert result.main_score == pytest.approx(100.0) and result.scores["sentence_chrf"] == [pytest.approx(100.0)]
+
+
+# ------------------------------------------------------------------------------------------------
+# TER (short texts: sacrebleu's TER is slow on 10k-token texts)
+
+
+@TEXT_SETTINGS
+@given(reference_batches(text=messy_text), st.booleans(), st.booleans(), st.integers(0, 10**6))
+def test_ter_messy_batches_match_sacrebleu(batch, normalized, case_sensitive, seed) -> None:
+    """Sentence and corpus TER equal sacrebleu's ``TER`` on messy ragged batches; >= 0 and finite;
+    inputs untouched; invariant to row order."""
+    from sacrebleu.metrics import TER
+
+    preds, refs = batch
+    options = dict(normalized=normalized, case_sensitive=case_sensitive)
+    result = call_unmutated(run_metric, "ter", preds, refs, **options)
+    base = result.scores
+    assert set(base) == {"sentence_ter"}
+    assert_all_finite(base, "ter")
+    assert_in_declared_range(result, "ter")
+    anchor = TER(**options)
+    for i, (p, rs) in enumerate(zip(preds, refs)):
+        assert base["sentence_ter"][i] == pytest.approx(anchor.sentence_score(p, rs).score, abs=1e-9), (p, rs)
+    width = max(len(r) for r in refs)
+    streams = [[r[k] if k < len(r) else None for r in refs] for k in range(width)]
+    assert result.main_score == pytest.approx(anchor.corpus_score(preds, streams).score, abs=1e-9)
+    order = permutation(len(preds), seed)
+    shuffled = run_metric("ter", [preds[i] for i in order], [refs[i] for i in order], **options)
+    assert_columns_close(take(base, order), shuffled.scores, "ter: row order")

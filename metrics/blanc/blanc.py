@@ -9,8 +9,8 @@ from typing import Any
 
 import datasets
 import evaluate
-from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, evaluate_output
-from nlgmetrics.blanc import blanc
+from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, compute_options, evaluate_output  # From: nlgmetrics==0.1.0
+from nlgmetrics.blanc import blanc  # From: nlgmetrics==0.1.0
 
 _CITATION = """\
 @inproceedings{vasilyev-etal-2020-fill,
@@ -49,7 +49,8 @@ Args:
     max_length (int or None): the window of one input, at least 3 tokens; default None: blanc's
         512, capped at the model's positions.
     token_budget (int), batch_size (int or None): speed only, same numbers.
-    progress (bool): show a progress bar over the examples. Default True.
+    progress (bool): show a progress bar over the examples. Default True, unless
+        evaluate.disable_progress_bar() was called.
     measure (str): "relative" (default, in [-1, 1]) or "improve" (in [0, 1]).
     gap (int), gap_mask (int), min_token_length_normal / _lead / _followup (int),
         len_sent_allow_cut (int): blanc's masking options, same defaults (2, 1, 4, 2, 100, 100).
@@ -98,4 +99,4 @@ class Blanc(CheckedTextInputs, evaluate.Metric):
 
     def _compute(self, predictions: list[str], sources: list[str], **options: Any) -> dict[str, Any]:
         # The library owns every default and every check (the variant's options included).
-        return evaluate_output(blanc(predictions, sources, **options))
+        return evaluate_output(blanc(predictions, sources, **compute_options("blanc", options)))

@@ -1,3 +1,8 @@
+"""Hub Space of the bleu demo. Written by scripts/release.py from pyproject.toml ([tool.nlgmetrics.release]); do not edit.
+
+Locally: `pip install -r requirements.txt`, then `python app.py`.
+"""
+
 from nlgmetrics.apps.demo import launch_demo
 
 launch_demo("bleu")

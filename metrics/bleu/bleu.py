@@ -9,8 +9,8 @@ of the result: corpus ``bleu`` (0-100) first, then ``bp``, ``ratio``, ``precisio
 
 import datasets
 import evaluate
-from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, evaluate_output
-from nlgmetrics.bleu import bleu
+from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, evaluate_output  # From: nlgmetrics==0.1.0
+from nlgmetrics.bleu import bleu  # From: nlgmetrics==0.1.0
 
 _CITATION = """\
 @inproceedings{papineni-etal-2002-bleu,
@@ -36,7 +36,8 @@ _CITATION = """\
 _DESCRIPTION = """\
 BLEU (Papineni et al., 2002): geometric mean of clipped n-gram precisions times a brevity
 penalty, over a corpus (sufficient statistics summed over segments) or per sentence. Any number
-of references per example (ragged allowed), tokenizers 13a / intl / char / none / zh, smoothing
+of references per example (ragged allowed), tokenizers 13a / intl / char / none / zh (and
+ja-mecab / ko-mecab with the extras nlgmetrics[ja] / nlgmetrics[ko]), smoothing
 none / floor / add-k / exp, lowercasing, maximum n-gram order and effective order. The numbers
 equal sacrebleu's corpus_bleu and sentence_bleu with the same options.
 """
@@ -46,7 +47,8 @@ Args:
     predictions (list of str): one hypothesis per example.
     references (list of str, or list of list of str): one or several references per example
         (a mix of both is fine).
-    tokenize (str): "13a" (default), "intl", "char", "none" or "zh".
+    tokenize (str): "13a" (default), "intl", "char", "none", "zh", "ja-mecab" or "ko-mecab"
+        (MeCab: pip install "nlgmetrics[ja]" / "nlgmetrics[ko]").
     lowercase (bool): lower-case before tokenizing. Default False.
     smooth_method (str): "exp" (default), "none", "floor" or "add-k".
     smooth_value (float or None): value for floor (default 0.1) and add-k (default 1).

@@ -8,9 +8,9 @@ from typing import Any
 
 import datasets
 import evaluate
-from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs
-from nlgmetrics.apps.evaluate_adapter import evaluate_output
-from nlgmetrics.fflm import fflm
+from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs  # From: nlgmetrics==0.1.0
+from nlgmetrics.apps.evaluate_adapter import compute_options, evaluate_output  # From: nlgmetrics==0.1.0
+from nlgmetrics.fflm import fflm  # From: nlgmetrics==0.1.0
 
 _CITATION = """\
 @inproceedings{jia-etal-2023-zero,
@@ -49,7 +49,8 @@ Args:
     max_length (int or None): tokens per sequence, start token included (default the authors'
         2048; None: the model's context); capped at the model context.
     token_budget (int), batch_size (int or None), prefix_cache (bool): speed only, same numbers.
-    progress (bool): show a progress bar. Default True.
+    progress (bool): show a progress bar. Default True, unless evaluate.disable_progress_bar()
+        was called.
     weights (tuple of 3 floats): (a, b, d) for (Delta_prior(Y), Delta_prior(X), Delta_cond(Y)),
         summing to 1. Default (0.25, 0.25, 0.5).
     separator (str): text between condition and target. Default "TL;DR ".
@@ -95,4 +96,4 @@ class FFLM(CheckedTextInputs, evaluate.Metric):
         )
 
     def _compute(self, predictions: list[str], sources: list[str], **options: Any) -> dict[str, Any]:
-        return evaluate_output(fflm(predictions, sources, **options))
+        return evaluate_output(fflm(predictions, sources, **compute_options("fflm", options)))

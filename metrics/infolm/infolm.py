@@ -6,8 +6,8 @@ the output layout is :func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`'s.
 
 import datasets
 import evaluate
-from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, evaluate_output
-from nlgmetrics.infolm import infolm
+from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, compute_options, evaluate_output  # From: nlgmetrics==0.1.0
+from nlgmetrics.infolm import infolm  # From: nlgmetrics==0.1.0
 
 _CITATION = """\
 @inproceedings{colombo2022infolm,
@@ -45,7 +45,8 @@ Args:
         positions, and a larger value is capped at them. Longer texts are truncated (one warning).
     token_budget (int or None), batch_size (int or None), chunk_size (int): speed / memory only, same
         numbers (default token budget: 8192 on GPU, 2048 on CPU).
-    progress (bool): show a progress bar. Default True.
+    progress (bool): show a progress bar. Default True, unless evaluate.disable_progress_bar()
+        was called.
     information_measure (str): "fisher_rao_distance" (default), "kl_divergence", "alpha_divergence",
         "beta_divergence", "ab_divergence", "renyi_divergence", "l1_distance", "l2_distance",
         "l_infinity_distance", "js_divergence".
@@ -104,4 +105,4 @@ class InfoLM(CheckedTextInputs, evaluate.Metric):
 
     def _compute(self, predictions, references, **options):
         # The library owns every default and every check; options pass through unchanged.
-        return evaluate_output(infolm(predictions, references, **options))
+        return evaluate_output(infolm(predictions, references, **compute_options("infolm", options)))

@@ -10,8 +10,8 @@ other column mean and confidence bound, the per-example columns under ``per_exam
 
 import datasets
 import evaluate
-from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, evaluate_output
-from nlgmetrics.rouge import rouge_family
+from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, evaluate_output  # From: nlgmetrics==0.1.0
+from nlgmetrics.rouge import rouge_family  # From: nlgmetrics==0.1.0
 
 _CITATION = """\
 @inproceedings{lin-2004-rouge,
@@ -44,8 +44,17 @@ Args:
     rouge_types (list of str): default ["rouge1", "rouge2", "rougeL", "rougeLsum"]; also "rouge3"...
         "rouge100", "rougeW", "rougeS*" / "rougeS4" (skip-bigrams, max gap 4), "rougeSU*" / "rougeSU4".
         The first one is the headline number.
+    tokenizer (str or callable): how texts are split into words. "default" (rouge-score's: ASCII
+        letters and digits only; other scripts lose their words, with a warning when a text loses
+        all of them), "whitespace" (pre-tokenized text), "unicode" (letters, marks and digits of
+        any script written with spaces: Cyrillic, Greek, Arabic, Devanagari, accented Latin...),
+        "cjk" (each Chinese/Japanese character a token, other runs as words), "char" (each letter
+        a token, any script, e.g. Thai); or a callable text -> list of str (or an object with a
+        tokenize method, as rouge-score's RougeScorer and evaluate's rouge take), whose tokens are
+        used as they are (no stemming or stopwords with it).
     use_stemmer (bool or str): stem words longer than 3 characters: True/"porter" (NLTK, as
-        rouge-score) or "rouge155" (ROUGE-1.5.5's Porter variant, Perl -m). Default False.
+        rouge-score) or "rouge155" (ROUGE-1.5.5's Porter variant, Perl -m); English stemmers,
+        applied to ASCII words only. Default False.
     remove_stopwords (bool): drop ROUGE-1.5.5's SMART stopwords. Default False.
     multi_ref (str): "best" (default; rouge-score score_multi: highest F) or "average" (ROUGE-1.5.5 -f A).
     beta (float): F-beta weight of recall, finite and > 0. Default 1.0.
@@ -70,6 +79,9 @@ Examples:
     ...                     rouge_types=["rouge1", "rougeL"])
     >>> round(out["rouge1"], 4), out["per_example"]["rouge1_recall"]
     (0.7917, [0.8333333333333334, 0.75])
+    >>> chinese = rouge.compute(predictions=["我喜欢猫"], references=["我喜欢狗"], tokenizer="cjk")
+    >>> chinese["rouge1"], chinese["rouge2"]
+    (0.75, 0.6666666666666666)
 """
 
 

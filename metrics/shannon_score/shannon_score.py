@@ -7,8 +7,8 @@ the output layout is :func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`'s.
 
 import datasets
 import evaluate
-from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, evaluate_output
-from nlgmetrics.shannon import shannon_score
+from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, compute_options, evaluate_output  # From: nlgmetrics==0.1.0
+from nlgmetrics.shannon import shannon_score  # From: nlgmetrics==0.1.0
 
 _CITATION = """\
 @inproceedings{egan2022play,
@@ -44,7 +44,8 @@ Args:
     max_length (int or None): tokens per sequence; None (default): the model's context, and a
         larger value is capped at it. Sentences are cut to max_length - 1 - summary tokens.
     token_budget (int), batch_size (int or None), prefix_cache (bool): speed only, same numbers.
-    progress (bool): show a progress bar. Default True.
+    progress (bool): show a progress bar. Default True, unless evaluate.disable_progress_bar()
+        was called.
     num_upstream (int): preceding sentences given as context to every pass. Default 0 (paper).
     splitter (str or callable): sentence splitter, "pysbd" (default, offline), "punkt" (blanc's;
         needs nltk data) or a function str -> list of str.
@@ -93,4 +94,4 @@ class ShannonScore(CheckedTextInputs, evaluate.Metric):
 
     def _compute(self, predictions, sources, **options):
         # The library owns every default and every check; options pass through unchanged.
-        return evaluate_output(shannon_score(predictions, sources, **options))
+        return evaluate_output(shannon_score(predictions, sources, **compute_options("shannon_score", options)))

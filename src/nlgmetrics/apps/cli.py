@@ -187,8 +187,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     out.add_argument("--no-progress", action="store_true", help="no progress bars")
     out.add_argument("--quiet", action="store_true", help="do not print the table")
+    out.add_argument(
+        "--explain", dest="explain_path", metavar="FILE.html",
+        help="write token-level explanations of the LM metrics (shannon_score, fflm, blanc, infolm) "
+        "for one example to this self-contained HTML page (the LM metrics then run with explain=True; "
+        "no number changes)",
+    )
+    out.add_argument(
+        "--explain-example", type=int, default=0, metavar="N",
+        help="the example --explain shows (0-based index, default 0)",
+    )
 
     sub.add_parser("metrics", help="list the metrics and their options")
+
+    from nlgmetrics.apps.compare_cli import add_compare_parser
+
+    add_compare_parser(sub)
 
     meta = sub.add_parser(
         "meta-eval",
@@ -368,9 +382,15 @@ def check_output_paths(paths: Mapping[str, str | None]) -> None:
 def run_score(args: argparse.Namespace) -> int:
     names = list(dict.fromkeys(args.metrics))  # keep order, drop repeats
     specs = [get_spec(name) for name in names]
-    check_output_paths({"--json": args.json_path, "--csv": args.csv_path})
+    check_output_paths({"--json": args.json_path, "--csv": args.csv_path, "--explain": args.explain_path})
     options = collect_options(names, args.model, args.option, args.device)
+    explained = _explained_specs(args, specs)
+    for spec in explained:
+        options.setdefault(spec.name, {})["explain"] = True
     predictions, references, sources = _load_inputs(args, specs)
+    if explained and not 0 <= args.explain_example < len(predictions):
+        raise ValueError(f"--explain-example {args.explain_example} is not an example index; the input "
+                         f"has {len(predictions)} examples (0 to {len(predictions) - 1}).")
     from tqdm.auto import tqdm
 
     progress = not args.no_progress
@@ -393,7 +413,33 @@ def run_score(args: argparse.Namespace) -> int:
         write_json(args.json_path, results, len(predictions))
     if args.csv_path:
         write_csv(args.csv_path, results)
+    if explained:
+        write_explanations(args.explain_path, results, args.explain_example)
     return 0
+
+
+def _explained_specs(args: argparse.Namespace, specs: Sequence[MetricSpec]) -> list[MetricSpec]:
+    """The chosen metrics ``--explain`` explains (those taking ``explain``); an error if none does."""
+    if not args.explain_path:
+        return []
+    explained = [spec for spec in specs if "explain" in spec.accepted_options()]
+    if not explained:
+        raise ValueError(
+            f"--explain explains the LM metrics (shannon_score, fflm, blanc, infolm); none of "
+            f"{[spec.name for spec in specs]} has token-level explanations. Add one with -m.")
+    return explained
+
+
+def write_explanations(path: str | Path, results: Sequence[MetricResult], example: int) -> None:
+    """One HTML page: example ``example``'s breakdowns of every result that has them."""
+    from nlgmetrics.apps.explain_html import render_explanation
+
+    sections = [render_explanation(result.explanations[example], main=result.main)
+                for result in results if getattr(result, "explanations", None) is not None]
+    title = f"nlgmetrics: token-level explanations of example {example}"
+    Path(path).write_text(
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title></head>'
+        f"<body><h3>{title}</h3>{''.join(sections)}</body></html>\n", encoding="utf-8")
 
 
 def run_meta_eval(argv: Sequence[str]) -> int:
@@ -452,6 +498,10 @@ def _main(argv: list[str]) -> int:
             return 0
         if args.command == "score":
             return run_score(args)
+        if args.command == "compare":
+            from nlgmetrics.apps.compare_cli import run_compare
+
+            return run_compare(args)
         if args.command == "demo":
             from nlgmetrics.apps.demo import launch_demo
 

@@ -16,7 +16,9 @@ Stable element ids (used by the browser tests and by anyone scripting the page):
 - ``#score``: the main score (``result.main_score``), written with Python's ``repr`` (every digit,
   parseable by ``float``); its label names the main score and its direction, from the result;
 - ``#scores``: every headline number, ``result.aggregate()`` (JSON);
-- ``#signature``: the signature of the result.
+- ``#signature``: the signature of the result;
+- ``#explanation`` (LM metrics): the token breakdowns of the example
+  (:mod:`nlgmetrics.apps.explain_html`), one ``span.nlgm-tok`` per token with its ``data-value``.
 
 Option widgets start at the library's defaults (read from the metric function's signature by
 :mod:`nlgmetrics.apps.registry`); only options changed from them are passed.
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,20 +79,34 @@ def split_references(text: str) -> list[str]:
     return references or [text]
 
 
-def _card_text(name: str, card_path: str | os.PathLike | None) -> str:
-    """The model card without its YAML header, shown under the demo (as evaluate's widget does)."""
-    candidates = []
+def _card_candidates(name: str, card_path: str | os.PathLike | None) -> list[Path]:
+    """Where the card of ``name`` may be, most specific first (see :func:`_card_text`)."""
     if card_path is not None:
-        candidates.append(Path(card_path))
-    # On a Space, app.py runs next to README.md; in the repository, metrics/<name>/README.md.
-    candidates.append(Path.cwd() / "README.md")
-    candidates.append(Path(__file__).resolve().parents[2] / "metrics" / name / "README.md")
-    for path in candidates:
+        return [Path(card_path)]
+    candidates = []
+    script = getattr(sys.modules.get("__main__"), "__file__", None)
+    if script:  # `python metrics/bleu/app.py` from any directory; a Space's app.py
+        candidates.append(Path(script).resolve().parent / "README.md")
+    candidates.append(Path.cwd() / "README.md")  # a Space runs app.py in its own folder
+    # A source checkout (src/nlgmetrics/apps/demo.py -> <root>/metrics/<name>/README.md).
+    candidates.append(Path(__file__).resolve().parents[3] / "metrics" / name / "README.md")
+    return candidates
+
+
+def _card_text(name: str, card_path: str | os.PathLike | None) -> str:
+    """The model card of ``name`` without its YAML header, shown under the demo (as evaluate's widget does).
+
+    ``card_path`` when given; otherwise the first ``README.md`` that is this metric's own card (it
+    sits beside the module ``<name>.py``, as in every ``metrics/<name>`` folder and Space): next to
+    the running script, in the working directory, or in the source checkout's ``metrics/<name>``.
+    A README beside no ``<name>.py`` (the project's own README when a demo is started from the
+    repository root) is never shown as the card. No card found: ``""`` (no panel).
+    """
+    for path in _card_candidates(name, card_path):
+        if card_path is None and not path.with_name(f"{name}.py").is_file():
+            continue  # some other README: not this metric's card
         if path.is_file():
-            text = path.read_text(encoding="utf-8")
-            if card_path is None and path.parent == Path.cwd() and f"{name}" not in text:
-                continue  # some other project's README in the working directory
-            return _YAML_HEADER.sub("", text, count=1)
+            return _YAML_HEADER.sub("", path.read_text(encoding="utf-8"), count=1)
     return ""
 
 
@@ -112,7 +129,10 @@ def _option_widget(gr: Any, option: OptionSpec) -> Any:
         return gr.Dropdown(choices=list(allowed), value=option.default, label=label, elem_id=elem_id)
     if option.kind == "bool":
         return gr.Checkbox(value=bool(option.default), label=label, elem_id=elem_id)
-    if option.kind in {"int", "float"}:
+    # A rendered gr.Number cannot hold "no value": once the options are opened it sends 0, so a
+    # numeric option whose library default is None (batch_size, max_length, ...) is a text box,
+    # empty for the default (typed as on the command line, "none" included).
+    if option.kind in {"int", "float"} and option.default is not None:
         return gr.Number(
             value=option.default, label=label, elem_id=elem_id, precision=0 if option.kind == "int" else None
         )
@@ -132,8 +152,8 @@ def _coerce(option: OptionSpec, value: Any) -> Any:
     """Widget value -> option value (Gradio numbers come back as float, empty text as '')."""
     if value is None or value == "":
         return option.default
-    if option.kind in {"str_list", "float_list", "token"}:  # typed as text, like on the command line
-        return option.parse(str(value))
+    if option.kind in {"str_list", "float_list", "token"} or isinstance(value, str):
+        return option.parse(str(value))  # typed as text, like on the command line
     if option.kind == "int":
         return int(value)
     if option.kind == "float":
@@ -239,6 +259,9 @@ def build_demo(
                 score_box = gr.Textbox(label="Main score", elem_id="score", interactive=False)
                 scores_box = gr.JSON(label="All scores", elem_id="scores")
                 signature_box = gr.Textbox(label="Signature", elem_id="signature", interactive=False)
+                # LM metrics: where in the text the score comes from (nlgmetrics.core.explanations).
+                explains = "explain" in spec.accepted_options()
+                explanation_box = gr.HTML(elem_id="explanation") if explains else None
 
         def run(prediction_text: str, second_text: str, *values: Any) -> tuple[Any, dict, str]:
             options: dict[str, Any] = {}
@@ -252,16 +275,24 @@ def build_demo(
                 value = _coerce(option, value)
                 if not _same(value, option.default):  # library defaults apply otherwise
                     options[option.name] = value
+            if explains:
+                options["explain"] = True  # changes no number (not in the signature)
             try:
                 result = run_pair(spec, prediction_text or "", second_text or "", options)
             except (ValueError, OSError, ImportError) as error:
                 # Shown to the user as a toast instead of a stack trace.
                 raise gr.Error(str(error)) from error
             score = gr.update(value=repr(float(result.main_score)), label=main_label(result))
-            return score, result.aggregate(), result.signature
+            if explanation_box is None:
+                return score, result.aggregate(), result.signature
+            from nlgmetrics.apps.explain_html import render_explanation
+
+            panel = render_explanation(result.explanations[0], main=result.main)
+            return score, result.aggregate(), result.signature, panel
 
         inputs = [prediction, second] + ([model_box] if model_box is not None else []) + widgets
-        submit.click(run, inputs=inputs, outputs=[score_box, scores_box, signature_box], api_name="score")
+        outputs = [score_box, scores_box, signature_box] + ([explanation_box] if explanation_box is not None else [])
+        submit.click(run, inputs=inputs, outputs=outputs, api_name="score")
         gr.Examples(examples=[list(_EXAMPLES[spec.second_input])], inputs=[prediction, second])
         card = _card_text(name, card_path)
         if card:

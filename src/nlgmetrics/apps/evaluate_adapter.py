@@ -88,6 +88,40 @@ def evaluate_output(result: MetricResult) -> dict[str, Any]:
     output["signature"] = result.signature
     return output
 
+def compute_options(metric: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options a module's ``_compute`` passes to the library: ``options``, plus ``progress``
+    when the caller did not give it.
+
+    The progress bar then follows the library's default (on for the LM metrics, whose calls take
+    minutes) unless evaluate's own switch is off (``evaluate.disable_progress_bar()``, which also
+    silences evaluate's bars); ``progress=False`` in ``compute()`` silences one call. Metrics
+    without a bar are left alone.
+
+    >>> compute_options("bleu", {"tokenize": "intl"})
+    {'tokenize': 'intl'}
+    >>> import evaluate
+    >>> compute_options("infolm", {})["progress"] == evaluate.is_progress_bar_enabled()
+    True
+    >>> compute_options("infolm", {"progress": False})
+    {'progress': False}
+    """
+    import evaluate
+
+    from nlgmetrics.apps.registry import get_spec
+
+    given = dict(options)
+    if "progress" in given:
+        return given
+    try:
+        spec = get_spec(metric)
+    except ValueError:  # not in the front ends' table: the library's default applies
+        return given
+    if "progress" not in spec.accepted_options():
+        return given
+    given["progress"] = bool(spec.default("progress")) and evaluate.is_progress_bar_enabled()
+    return given
+
+
 #: How the single-example ``add`` names its arguments (evaluate: ``prediction=``, ``reference=``).
 _SINGULAR = {"predictions": "prediction", "references": "reference"}
 

@@ -3,7 +3,8 @@
 Run ``python -m nlgmetrics.apps.example`` (``bash scripts/example.sh`` installs first). Each metric
 prints its main score (``result.main``, with its direction), the per-example values of that column
 where it is one (BLEU's main score is the corpus BLEU: no per-example value), and its signature. LM metrics try the library's default model first
-(``bert-base-uncased`` / ``gpt2``); without network access they fall back to the offline
+(``bert-base-uncased`` for InfoLM and BLANC and ``gpt2`` for the Shannon score, as in their papers;
+``HuggingFaceTB/SmolLM2-1.7B`` for FFLM, our choice: its paper used LLaMA-7B); without network access they fall back to the offline
 SmolLM2-135M (alias ``smollm2-135m``) where the metric accepts a causal LM, and are skipped with a
 one-line reason where it does not (BLANC needs a masked LM).
 
@@ -93,7 +94,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="comma-separated subset of metrics (default: all six)")
     parser.add_argument("--model", default=None,
                         help="model for every LM metric (Hub id, local directory or 'smollm2-135m'); "
-                             "default: each paper's model, else the offline SmolLM2")
+                             "default: each metric's default model (the papers' for InfoLM, BLANC and the "
+                             "Shannon score; HuggingFaceTB/SmolLM2-1.7B for FFLM, whose paper used LLaMA-7B), "
+                             "else the offline SmolLM2")
     parser.add_argument("--progress", action="store_true", help="show progress bars")
     args = parser.parse_args(argv)
 

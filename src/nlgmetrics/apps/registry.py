@@ -329,6 +329,10 @@ register(MetricSpec(
         OptionSpec("rouge_types", "str_list",
                    "comma-separated: rouge1..rougeN, rougeL, rougeLsum, rougeW, rougeS*, rougeS4, rougeSU*; "
                    "the first is the main score"),
+        OptionSpec("tokenizer", "str",
+                   "word splitting: default (rouge-score, ASCII only), whitespace (pre-tokenized), unicode "
+                   "(any script written with spaces), cjk (Chinese/Japanese characters), char (every letter)",
+                   "nlgmetrics.rouge:TOKENIZER_NAMES"),
         OptionSpec("use_stemmer", "bool", "Porter stemming of words longer than 3 characters"),
         OptionSpec("remove_stopwords", "bool", "drop ROUGE-1.5.5's stopwords"),
         OptionSpec("multi_ref", "str", "several references: best F, or ROUGE-1.5.5 averaging",
@@ -357,6 +361,40 @@ register(MetricSpec(
                    "(sentence BLEU always does)"),
     ),
     description="Corpus BLEU (Papineni et al. 2002) with sacrebleu's numbers; per example: sentence BLEU.",
+))
+
+register(MetricSpec(
+    name="chrf",
+    title="chrF / chrF++",
+    second_input="references",
+    function="nlgmetrics.chrf:chrf",
+    options=(
+        OptionSpec("char_order", "int", "largest character n-gram order"),
+        OptionSpec("word_order", "int", "largest word n-gram order (0: chrF, 2: chrF++)"),
+        OptionSpec("beta", "float", "recall is beta times as important as precision"),
+        OptionSpec("lowercase", "bool", "lowercase before scoring"),
+        OptionSpec("whitespace", "bool", "keep whitespace in character n-grams"),
+        OptionSpec("eps_smoothing", "bool",
+                   "mean of per-order F-scores with epsilon smoothing (chrF++.py) instead of "
+                   "sacrebleu's effective-order average"),
+    ),
+    description="Corpus chrF (Popović 2015) / chrF++ (word_order=2, Popović 2017) with sacrebleu's "
+    "numbers; per example: sentence chrF.",
+))
+
+register(MetricSpec(
+    name="ter",
+    title="TER",
+    second_input="references",
+    function="nlgmetrics.ter:ter",
+    options=(
+        OptionSpec("normalized", "bool", "Tercom normalisation (punctuation split off, XML entities)"),
+        OptionSpec("no_punct", "bool", "remove punctuation"),
+        OptionSpec("asian_support", "bool", "CJK characters as words / CJK punctuation removed"),
+        OptionSpec("case_sensitive", "bool", "keep case (default: lowercase, as Tercom)"),
+    ),
+    description="Translation edit rate (Snover et al. 2006) with sacrebleu's numbers, lower is better; "
+    "per example: sentence TER.",
 ))
 
 register(MetricSpec(

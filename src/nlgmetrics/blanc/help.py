@@ -50,6 +50,7 @@ from nlgmetrics.blanc.common import (
     tally,
 )
 from nlgmetrics.blanc.counts import DEFAULT_MEASURE, Counts, Measure, empty_counts
+from nlgmetrics.blanc.explain import Outcome, masked_outcomes
 from nlgmetrics.blanc.masking import (
     DEFAULT_GAP,
     DEFAULT_GAP_MASK,
@@ -63,7 +64,7 @@ from nlgmetrics.blanc.masking import (
 )
 from nlgmetrics.blanc.result import BlancResult
 from nlgmetrics.core.sentences import SentenceSplitter, resolve_splitter
-from nlgmetrics.core.validation import check_source_inputs
+from nlgmetrics.core.validation import check_bool, check_source_inputs
 
 if TYPE_CHECKING:  # pragma: no cover
     from nlgmetrics.engine import LoadedLM
@@ -99,6 +100,8 @@ class _MaskedCopy:
     help_query: int
     base_query: int
     truth: tuple[str, ...]
+    sentence: int  #: index of the sentence in the document (for explanations)
+    positions: tuple[int, ...]  #: the masked positions in the sentence (for explanations)
 
 
 def _check_filler(tokenizer: Any, filler_token: str) -> int:
@@ -125,7 +128,7 @@ def _plan_chunk(
     masking = inputs.masking
     for example in examples:
         help_sentences = prep.help_sentences(summaries[example])
-        for sentence in prep.sentences(documents[example]):
+        for index, sentence in enumerate(prep.sentences(documents[example])):
             sent, help_tokens, cut = fit_to_window(
                 sentence, help_sentences, len_sep=len(inputs.sep_ids),
                 len_sent_allow_cut=masking.len_sent_allow_cut, max_length=inputs.window)
@@ -146,6 +149,7 @@ def _plan_chunk(
                     help_query=registry.add((help_full, shifted)),
                     base_query=registry.add((base_full, shifted)),
                     truth=tuple(sent[p] for p in positions),
+                    sentence=index, positions=tuple(positions),
                 ))
     return registry.queries, copies
 
@@ -173,6 +177,7 @@ def blanc_help(
     filler_token: str = DEFAULT_FILLER_TOKEN,
     help_sep: str = DEFAULT_HELP_SEP,
     splitter: SentenceSplitter | str | None = None,
+    explain: bool = False,
 ) -> BlancResult:
     """BLANC-help of each summary ``predictions[i]`` for its document ``sources[i]`` (blanc's
     ``BlancHelp``).
@@ -194,6 +199,8 @@ def blanc_help(
             options, same meaning and defaults (gap=2 is blanc's current default; the paper used 6).
         splitter: sentence splitter: ``None``/"pysbd" (offline default), "punkt" (blanc's nltk
             splitter, needs its data) or a callable ``str -> list[str]``.
+        explain: also return, per example, which masked tokens the summary turned right or wrong
+            (``explanations``, :mod:`nlgmetrics.blanc.explain`); no number changes.
 
     Returns:
         :class:`~nlgmetrics.blanc.result.BlancResult`: column ``blanc`` (one score per example),
@@ -221,6 +228,7 @@ def blanc_help(
             f"`filler_token` and `help_sep` must be strings (blanc: {DEFAULT_FILLER_TOKEN!r} and "
             f"{DEFAULT_HELP_SEP!r}).")
     token_budget, batch_size, max_length = check_model_options(token_budget, batch_size, max_length)
+    explain = check_bool("explain", explain)
     split, splitter_name = resolve_splitter(splitter)
 
     lm: LoadedLM = load_masked_lm(model, tokenizer=tokenizer, device=device, dtype=dtype,
@@ -234,6 +242,7 @@ def blanc_help(
         window=window, masking=masking)
 
     counts: list[Counts] = [empty_counts() for _ in summaries]
+    outcomes: list[list[Outcome]] = [[] for _ in summaries] if explain else []
     warn = WarnOnce()
     with ExampleProgress(len(summaries), "BLANC-help", enabled=progress) as bar:
         # A chunk takes whole documents, so their summaries share tokenization and base passes.
@@ -245,8 +254,13 @@ def blanc_help(
             for masked in copies:
                 tally(counts[masked.example], masked.truth, base=predicted[masked.base_query],
                       helped=predicted[masked.help_query], tokenizer=tok)
+                if explain:
+                    outcomes[masked.example] += masked_outcomes(
+                        masked.sentence, masked.positions, masked.truth, predicted[masked.base_query],
+                        predicted[masked.help_query], tok)
     emit_warnings(warn, window)
 
     signature = blanc_signature("help", lm, window, measure=measure, masking=masking, splitter=splitter_name,
                                 options={"filler_token": filler_token, "help_sep": help_sep or None})
-    return BlancResult.from_counts(counts, measure, signature)
+    result = BlancResult.from_counts(counts, measure, signature)
+    return result.with_explanations(tok, split, summaries, documents, outcomes, "help", measure) if explain else result

@@ -11,11 +11,13 @@ importing each other.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from nlgmetrics.blanc.counts import Counts, score_from_counts
+from nlgmetrics.blanc.explain import Outcome, blanc_breakdown
+from nlgmetrics.core.explanations import TokenBreakdown
 from nlgmetrics.core.result import Column, MetricResult
 
 
@@ -37,6 +39,8 @@ class BlancResult(MetricResult):
     }
 
     counts: list[Counts] = field(default_factory=list)
+    #: ``explain=True``: per example ``{"blanc": TokenBreakdown}`` (:mod:`nlgmetrics.blanc.explain`).
+    explanations: list[dict[str, TokenBreakdown]] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -51,6 +55,16 @@ class BlancResult(MetricResult):
             signature=signature,
             counts=counts,
         )
+
+    def with_explanations(self, tokenizer: Any, split: Any, summaries: Sequence[str], documents: Sequence[str],
+                          outcomes: Sequence[Sequence[Outcome]], variant: str, measure: str) -> BlancResult:
+        """This result with its per-token breakdowns (``outcomes[i]``: example i's masked tokens)."""
+        explanations = [
+            {"blanc": blanc_breakdown(tokenizer, split, summaries[i], documents[i], outcomes[i], variant,
+                                      measure, self.scores["blanc"][i], self.signature)}
+            for i in range(len(self))
+        ]
+        return replace(self, explanations=explanations)
 
     def details(self) -> dict[str, Any]:
         """``{"counts": [[[S00, S01], [S10, S11]], ...]}``, one table per example."""

@@ -62,6 +62,7 @@ from nlgmetrics.blanc.common import (
     tokenize_text,
 )
 from nlgmetrics.blanc.counts import DEFAULT_MEASURE, Counts, Measure, empty_counts
+from nlgmetrics.blanc.explain import Outcome, masked_outcomes
 from nlgmetrics.blanc.masking import (
     DEFAULT_GAP,
     DEFAULT_GAP_MASK,
@@ -304,14 +305,14 @@ def _plan_documents(
         if document in per_document:
             continue
         items = []
-        for sentence in prep.sentences(document):
+        for index, sentence in enumerate(prep.sentences(document)):
             sent, _, cut = fit_to_window(sentence, [[]], len_sep=0,
                                          len_sent_allow_cut=masking.len_sent_allow_cut, max_length=window)
             warn.add("truncated", int(cut))
             ids = (cls_id, *lm.tokenizer.convert_tokens_to_ids(sent), sep_id)
             for positions in even_maskings(sent, masking.gap, masking.gap_mask, masking.lengths):
                 items.append((registry.add((ids, tuple(p + 1 for p in positions))),
-                              tuple(sent[p] for p in positions)))
+                              tuple(sent[p] for p in positions), index, tuple(positions)))
         per_document[document] = items
     return registry.queries, per_document
 
@@ -356,6 +357,7 @@ def blanc_tune(
     learning_rate: float = DEFAULT_LEARNING_RATE,
     warmup_steps: int = DEFAULT_WARMUP_STEPS,
     seed: int = DEFAULT_SEED,
+    explain: bool = False,
 ) -> BlancResult:
     """BLANC-tune of each summary ``predictions[i]`` for its document ``sources[i]`` (blanc's
     ``BlancTune``).
@@ -367,6 +369,8 @@ def blanc_tune(
     the inference option (blanc's ``-1``). ``seed`` seeds the fine-tuning of every summary
     (``BlancTune(random_seed=seed)`` for seed > 0). Fine-tuning runs in the model's dtype on its
     device; the progress bar counts examples as their summary's tuned model has unmasked them.
+    ``explain=True`` also returns, per example, which masked tokens the tuned model turned right or
+    wrong (``explanations``, :mod:`nlgmetrics.blanc.explain`); no number changes.
 
     Returns:
         :class:`~nlgmetrics.blanc.result.BlancResult` (column ``blanc``, ``counts``, ``signature``).
@@ -392,6 +396,7 @@ def blanc_tune(
         finetune_chunk_stride, finetune_top_fully, id_layer_freeze_below, id_layer_freeze_above,
         p_mask, p_token_replace, p_token_original, learning_rate, warmup_steps).validate()
     seed = check_int("seed", seed)
+    explain = check_bool("explain", explain)
     token_budget, batch_size, max_length = check_model_options(token_budget, batch_size, max_length)
     split, splitter_name = resolve_splitter(splitter)
 
@@ -403,13 +408,14 @@ def blanc_tune(
     base = run_queries(lm, queries, token_budget=token_budget, batch_size=batch_size)
 
     counts: list[Counts] = [empty_counts() for _ in summaries]
+    outcomes: list[list[Outcome]] = [[] for _ in summaries] if explain else []
     with ExampleProgress(len(summaries), "BLANC-tune", enabled=progress) as bar:
         # One group per distinct summary: it is tuned once, whatever the number of its documents.
         for examples in chunk_by_key(summaries, 1):
             summary = summaries[examples[0]]
             # blanc tokenizes the raw summary for tuning (no NFKD, no sentence split).
             data = tuning_examples(tokenize_text(tok, summary), options, random.Random(seed), tok)
-            needed = sorted({number for i in examples for number, _ in per_document[documents[i]]})
+            needed = sorted({number for i in examples for number, *_ in per_document[documents[i]]})
             if data and options.epochs > 0 and needed:
                 tuned_model = finetune_copy(lm, data, options, seed)
                 tuned_lm = dataclasses.replace(lm, model=tuned_model, fingerprint=f"{lm.fingerprint}+tuned")
@@ -421,10 +427,13 @@ def blanc_tune(
                 tuned = dict(bar.track(((number, base[number]) for number in needed),
                                        examples=len(examples), queries=len(needed)))
             for i in examples:
-                for number, truth in per_document[documents[i]]:
+                for number, truth, sentence, positions in per_document[documents[i]]:
                     tally(counts[i], truth, base=base[number], helped=tuned[number], tokenizer=tok)
+                    if explain:
+                        outcomes[i] += masked_outcomes(sentence, positions, truth, base[number], tuned[number], tok)
     emit_warnings(warn, window)
 
     signature = blanc_signature("tune", lm, window, measure=measure, masking=masking, splitter=splitter_name,
                                 options={**options.signature_fields(), "seed": seed})
-    return BlancResult.from_counts(counts, measure, signature)
+    result = BlancResult.from_counts(counts, measure, signature)
+    return result.with_explanations(tok, split, summaries, documents, outcomes, "tune", measure) if explain else result

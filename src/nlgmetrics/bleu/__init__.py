@@ -1,4 +1,5 @@
-"""BLEU: corpus and sentence BLEU with sacrebleu's numbers (tokenizers 13a/intl/char/none/zh).
+"""BLEU: corpus and sentence BLEU with sacrebleu's numbers (tokenizers 13a/intl/char/none/zh, and
+ja-mecab/ko-mecab with the extras ``nlgmetrics[ja]`` / ``nlgmetrics[ko]``).
 
 Public API (stable):
 

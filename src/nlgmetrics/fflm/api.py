@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from nlgmetrics.core.explanations import TokenBreakdown
 from nlgmetrics.core.result import Column, MetricResult
 from nlgmetrics.core.signature import make_signature
 from nlgmetrics.core.validation import check_bool, check_engine_options, check_int, check_source_inputs
@@ -30,6 +31,7 @@ from nlgmetrics.fflm.components import (
     fflm_components,
     floored_probabilities,
 )
+from nlgmetrics.fflm.explain import fflm_breakdowns
 from nlgmetrics.fflm.planning import (
     build_queries,
     check_start_token,
@@ -101,6 +103,8 @@ class FFLMResult(MetricResult):
     document_tokens: list[int] = field(default_factory=list)
     truncated: list[bool] = field(default_factory=list)
     probabilities: list[FFLMProbabilities] | None = field(default=None, repr=False)
+    #: ``explain=True``: per example ``{column: TokenBreakdown}`` (:mod:`nlgmetrics.fflm.explain`).
+    explanations: list[dict[str, TokenBreakdown]] | None = field(default=None, repr=False)
 
     metric: ClassVar[str] = "fflm"
     main: ClassVar[str] = "fflm"
@@ -206,6 +210,7 @@ def fflm(
     prefix_cache: bool = True,
     return_probabilities: bool = False,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
+    explain: bool = False,
 ) -> FFLMResult:
     """Score each summary ``predictions[i]`` for faithfulness to its document ``sources[i]`` with FFLM.
 
@@ -233,6 +238,8 @@ def fflm(
         chunk_size: distinct documents planned and scored at a time, each with all of its
             summaries (bounds memory on a large call; the numbers do not change, so it is not in
             the signature).
+        explain: also return per-token breakdowns of the four columns (``explanations``,
+            :mod:`nlgmetrics.fflm.explain`); no number changes.
 
     Returns:
         :class:`FFLMResult`: columns ``fflm``, ``delta_prior_summary``, ``delta_prior_document``,
@@ -254,6 +261,7 @@ def fflm(
     start_token = check_start_token(start_token)
     prefix_cache = check_bool("prefix_cache", prefix_cache)
     return_probabilities = check_bool("return_probabilities", return_probabilities)
+    explain = check_bool("explain", explain)
     progress = check_bool("progress", progress)
 
     from nlgmetrics.engine import is_main_process, iter_causal, load_lm
@@ -285,6 +293,7 @@ def fflm(
     summary_tokens = [0] * n
     document_tokens = [0] * n
     truncated = [False] * n
+    explained: dict[int, tuple[Any, FFLMProbabilities]] = {}
     counts = WarnOnce()
     with ExampleProgress(n, "FFLM", enabled=progress and is_main_process()) as bar:
         for examples in chunk_by_key(documents, chunk_size):
@@ -307,6 +316,8 @@ def fflm(
                 components[i] = fflm_components(probs.s2s, probs.lm, probs.prefix, probs.s2s_doc, probs.lm_doc)
                 if return_probabilities:
                     kept[i] = probs
+                if explain:
+                    explained[i] = (plan, probs)
                 summary_tokens[i] = len(plan.summary)
                 document_tokens[i] = plan.cond_budget
                 truncated[i] = plan.truncated
@@ -329,17 +340,26 @@ def fflm(
     prior_y = [c[0] for c in components]
     prior_x = [c[1] for c in components]
     cond_y = [c[2] for c in components]
+    scores = {
+        "fflm": [a * py + b * px + d * cy for py, px, cy in zip(prior_y, prior_x, cond_y)],
+        "delta_prior_summary": prior_y,
+        "delta_prior_document": prior_x,
+        "delta_cond_summary": cond_y,
+    }
+    explanations = None
+    if explain:
+        explanations = [
+            fflm_breakdowns(lm.tokenizer, summaries[i], documents[i], *explained[i], weights_t,
+                            {name: values[i] for name, values in scores.items()}, signature)
+            for i in range(n)
+        ]
     return FFLMResult(
-        scores={
-            "fflm": [a * py + b * px + d * cy for py, px, cy in zip(prior_y, prior_x, cond_y)],
-            "delta_prior_summary": prior_y,
-            "delta_prior_document": prior_x,
-            "delta_cond_summary": cond_y,
-        },
+        scores=scores,
         signature=signature,
         weights=weights_t,
         summary_tokens=summary_tokens,
         document_tokens=document_tokens,
         truncated=truncated,
         probabilities=kept if return_probabilities else None,  # type: ignore[arg-type]
+        explanations=explanations,
     )

@@ -33,6 +33,7 @@ __all__ = [
     "FLOAT32_UNDERFLOW_LOGPROB",
     "PROBABILITY_FLOOR",
     "fflm_components",
+    "fflm_token_terms",
     "floored_probabilities",
 ]
 
@@ -72,11 +73,28 @@ def fflm_components(
 
     A component over an empty list is 0.0 (no token, no probability change), never NaN.
     """
+    prior_y, prior_x, cond_y = fflm_token_terms(s2s, lm, prefix, s2s_doc, lm_doc)
+    return _mean_or_zero(prior_y), _mean_or_zero(prior_x), _mean_or_zero(cond_y)
+
+
+def fflm_token_terms(
+    s2s: np.ndarray,
+    lm: np.ndarray,
+    prefix: np.ndarray,
+    s2s_doc: np.ndarray,
+    lm_doc: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The per-token terms whose means are the three components (summary, document, summary tokens).
+
+    >>> p = np.array([0.5]); q = np.array([0.25])
+    >>> [t.round(6).tolist() for t in fflm_token_terms(p, q, p, p, q)]
+    [[1.142807], [1.142807], [0.0]]
+    """
     s2s_loss = -np.log(s2s)
     s2s_weight = np.exp(1.0 - s2s)
-    prior_y = _mean_or_zero((-np.log(lm) - s2s_loss) * s2s_weight)
-    cond_y = _mean_or_zero((-np.log(prefix) - s2s_loss) * s2s_weight)
-    prior_x = _mean_or_zero((-np.log(lm_doc) + np.log(s2s_doc)) * np.exp(1.0 - s2s_doc))
+    prior_y = (-np.log(lm) - s2s_loss) * s2s_weight
+    cond_y = (-np.log(prefix) - s2s_loss) * s2s_weight
+    prior_x = (-np.log(lm_doc) + np.log(s2s_doc)) * np.exp(1.0 - s2s_doc)
     return prior_y, prior_x, cond_y
 
 

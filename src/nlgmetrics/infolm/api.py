@@ -51,6 +51,7 @@ from typing import Any, ClassVar
 
 import torch
 
+from nlgmetrics.core.explanations import TokenBreakdown
 from nlgmetrics.core.result import Column, MetricResult
 from nlgmetrics.core.signature import make_signature
 from nlgmetrics.core.validation import check_bool, check_choice, check_engine_options, check_int, check_reference_inputs
@@ -67,6 +68,7 @@ from nlgmetrics.infolm.distributions import (
     resolve_max_length,
     tokenize,
 )
+from nlgmetrics.infolm.explain import infolm_breakdowns
 from nlgmetrics.infolm.measures import MEASURE_RANGES, NEEDS_ALPHA, NEEDS_BETA, check_measure
 from nlgmetrics.infolm.planning import MeasureSpec, distinct_texts, overflow_warnings, score_examples
 
@@ -100,6 +102,8 @@ class InfoLMResult(MetricResult):
 
     information_measure: str = DEFAULT_MEASURE
     best_reference: list[int] = field(default_factory=list)
+    #: ``explain=True``: per example ``{"infolm": TokenBreakdown}`` (:mod:`nlgmetrics.infolm.explain`).
+    explanations: list[dict[str, TokenBreakdown]] | None = field(default=None, repr=False)
 
     metric: ClassVar[str] = "infolm"
     main: ClassVar[str] = "infolm"
@@ -145,6 +149,7 @@ def infolm(
     idf: bool | Mapping[int, float] = True,
     model_kind: str | None = None,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
+    explain: bool = False,
 ) -> InfoLMResult:
     """InfoLM of each prediction against its reference(s); see the module docstring for the definition.
 
@@ -172,6 +177,9 @@ def infolm(
         model_kind: ``"masked"``, ``"causal"`` or None (detected).
         chunk_size: distinct texts whose distributions are alive at once (memory: chunk x vocab x
             8 bytes; the numbers do not change).
+        explain: also return per-token weights and, where the measure decomposes (L1, L2, L-inf,
+            KL), each token's share of the score (``explanations``, :mod:`nlgmetrics.infolm.explain`;
+            one extra pass over each explained pair); no number changes.
 
     Returns:
         :class:`InfoLMResult`: column ``infolm``, detail ``best_reference``, ``information_measure``
@@ -191,7 +199,7 @@ def infolm(
         predictions, references, [(information_measure, alpha, beta)], model=model, tokenizer=tokenizer,
         revision=revision, device=device, dtype=dtype, max_length=max_length, token_budget=token_budget,
         batch_size=batch_size, progress=progress, temperature=temperature, idf=idf, model_kind=model_kind,
-        chunk_size=chunk_size,
+        chunk_size=chunk_size, explain=explain,
     )[0]
 
 
@@ -247,7 +255,7 @@ def _infolm(
     model: str | os.PathLike | LoadedLM | torch.nn.Module, tokenizer: Any, revision: str | None,
     device: str | torch.device | None, dtype: str | torch.dtype | None, max_length: int | None,
     token_budget: int | None, batch_size: int | None, progress: bool, temperature: float,
-    idf: bool | Mapping[int, float], model_kind: str | None, chunk_size: int,
+    idf: bool | Mapping[int, float], model_kind: str | None, chunk_size: int, explain: bool = False,
 ) -> list[InfoLMResult]:
     # Every option is passed, with infolm's defaults (infolm_multi binds its options to infolm).
     # Every check before the model is loaded: a typo costs no model load.
@@ -264,6 +272,7 @@ def _infolm(
         f"`chunk_size` must be a positive integer (distinct texts whose distributions are held at "
         f"once, e.g. {DEFAULT_CHUNK_SIZE}; it does not change the numbers), got {chunk_size!r}."))
     progress = check_bool("progress", progress)
+    explain = check_bool("explain", explain)
 
     lm = load_lm(model, model_kind, tokenizer=tokenizer, device=device, dtype=dtype, revision=revision)
     token_budget = default_token_budget(lm, token_budget)
@@ -310,10 +319,15 @@ def _infolm(
             },
             model=lm.signature_fields(limit),
         )
+        explanations = None
+        if explain:
+            explanations = infolm_breakdowns(lm, preds, refs, texts, string_to_id, table, measure, temperature,
+                                             token_budget, batch_size, scores, best, signature)
         results.append(InfoLMResult(
             scores={"infolm": scores},
             signature=signature,
             information_measure=measure,
             best_reference=best,
+            explanations=explanations,
         ))
     return results

@@ -8,6 +8,11 @@ system; a cell is ``nan`` where that system has no output (or no score) for that
   Documents where the metric or the human scores are constant (the correlation is undefined)
   or that have fewer than 3 scored systems are left out of the average and *counted*
   (``n_skipped``), never silently averaged as ``nan``.
+- **Text level, significant documents only** (``text_sig``; REALSumm's own analysis code):
+  the same average, but only over the documents whose per-document correlation is significant
+  (scipy's p-value <= ``alpha``, 0.05); the number of documents kept is ``n_used``.
+- **Pooled text level** (``pooled``; the WebNLG 2020 organisers' published correlations): one
+  correlation over every scored output at once, all documents and systems together.
 - **System level**: average each system's scores over the documents, then correlate the
   per-system means across systems.
 
@@ -24,6 +29,7 @@ nan
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
@@ -34,7 +40,9 @@ from scipy import stats
 from nlgmetrics.core.validation import check_choice
 from nlgmetrics.meta.coefficients import METHODS, MIN_POINTS, batched_correlate
 
-LEVELS = ("text", "system")
+LEVELS = ("text", "text_sig", "pooled", "system")
+#: Largest per-document p-value that ``text_sig`` keeps (REALSumm: p <= 0.05).
+SIGNIFICANCE = 0.05
 
 
 @dataclass(frozen=True)
@@ -125,22 +133,178 @@ def per_document_correlations(metric: np.ndarray, human: np.ndarray, method: str
     """One correlation per document across the systems scored for it (``nan`` if undefined)."""
     check_choice("method", method, METHODS)
     metric, human = _check_matrices(metric, human)
+    return _by_pattern(metric, human, lambda x, y: batched_correlate(x, y, method))
+
+
+def _by_pattern(metric: np.ndarray, human: np.ndarray, batched) -> np.ndarray:
+    """``batched(x, y)`` on the documents, grouped by which systems they have a score for: each
+    group is a full ``[documents, systems present]`` matrix (documents with fewer than
+    :data:`MIN_POINTS` systems get nan)."""
     out = np.full(metric.shape[0], np.nan)
-    complete = ~(np.isnan(metric).any(axis=1) | np.isnan(human).any(axis=1))
-    if complete.any():
-        out[complete] = batched_correlate(metric[complete], human[complete], method)
-    for i in np.flatnonzero(~complete):
-        present = ~(np.isnan(metric[i]) | np.isnan(human[i]))
-        out[i] = correlate(metric[i, present], human[i, present], method)
+    present = ~(np.isnan(metric) | np.isnan(human))
+    patterns, group = np.unique(present, axis=0, return_inverse=True)
+    for k, pattern in enumerate(patterns):
+        rows = np.flatnonzero(group.ravel() == k)
+        if pattern.sum() >= MIN_POINTS:
+            out[rows] = batched(metric[np.ix_(rows, pattern)], human[np.ix_(rows, pattern)])
     return out
+
+
+def correlate_with_p(x: Sequence[float], y: Sequence[float], method: str = "pearson") -> tuple[float, float]:
+    """``(coefficient, two-sided p-value)`` as scipy computes them; ``(nan, nan)`` when undefined.
+
+    >>> r, p = correlate_with_p([1, 2, 3, 4, 5], [1, 2, 3, 5, 4], "pearson")
+    >>> round(r, 2), round(p, 3)
+    (0.9, 0.037)
+    """
+    value = correlate(x, y, method)
+    if math.isnan(value):
+        return math.nan, math.nan
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    test = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}[method]
+    return value, float(test(x, y)[1])
+
+
+def per_document_p_values(metric: np.ndarray, human: np.ndarray, method: str = "pearson") -> np.ndarray:
+    """scipy's two-sided p-value of each document's correlation across systems (``nan`` if undefined).
+
+    Documents scored by every system are computed all at once with scipy's own formulas (Pearson:
+    the beta distribution of r; Spearman: Student's t on rho; Kendall: the exact null distribution
+    without ties and ``n <= 33``, else the tie-corrected normal approximation, as
+    ``scipy.stats.kendalltau(method="auto")``), per group of documents scored by the same systems.
+    """
+    check_choice("method", method, METHODS)
+    metric, human = _check_matrices(metric, human)
+    # The tables ask for the same p-values three times (point, bootstrap, comparison with the
+    # baseline): keyed by the matrices' bytes, so an equal input is equal, whatever object holds it.
+    key = (method, metric.shape, metric.tobytes(), human.tobytes())
+    if key not in _P_VALUE_MEMO:
+        if len(_P_VALUE_MEMO) >= _P_VALUE_MEMO_SIZE:
+            _P_VALUE_MEMO.pop(next(iter(_P_VALUE_MEMO)))  # oldest first
+        _P_VALUE_MEMO[key] = _by_pattern(metric, human, lambda x, y: _batched_p_values(x, y, method))
+    return _P_VALUE_MEMO[key].copy()
+
+
+_P_VALUE_MEMO: dict[tuple, np.ndarray] = {}
+_P_VALUE_MEMO_SIZE = 64
+
+
+def _batched_p_values(x: np.ndarray, y: np.ndarray, method: str) -> np.ndarray:
+    n = x.shape[1]
+    r = batched_correlate(x, y, method)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if method == "pearson":
+            ab = n / 2 - 1
+            p = 2 * stats.beta.cdf(-np.abs(r), ab, ab, loc=-1, scale=2)
+        elif method == "spearman":
+            t = r * np.sqrt((n - 2) / ((r + 1.0) * (1.0 - r)))
+            p = 2 * stats.t.sf(np.abs(t), n - 2)
+        else:
+            p = _kendall_p_values(x, y)
+    p = np.clip(p, 0.0, 1.0)
+    p[np.isnan(r)] = np.nan
+    return p
+
+
+def _kendall_p_values(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Two-sided p of tau per row, as ``scipy.stats.kendalltau(method="auto")`` computes it."""
+    n = x.shape[1]
+    sx, sy = np.sign(x[:, :, None] - x[:, None, :]), np.sign(y[:, :, None] - y[:, None, :])
+    con_minus_dis = (sx * sy).sum(axis=(1, 2)) / 2
+    tot = n * (n - 1) // 2
+
+    def tie_stats(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        # c: size of each element's tie group; sums over elements of f(c)/c are sums over groups of f.
+        c = (v[:, :, None] == v[:, None, :]).sum(axis=2).astype(float)
+        return ((c - 1) / 2).sum(axis=1), ((c - 1) * (c - 2)).sum(axis=1), ((c - 1) * (2 * c + 5)).sum(axis=1)
+
+    xtie, x0, x1 = tie_stats(x)
+    ytie, y0, y1 = tie_stats(y)
+    m = n * (n - 1.0)
+    var = (m * (2 * n + 5) - x1 - y1) / 18 + (2 * xtie * ytie) / m + x0 * y0 / (9 * m * (n - 2))
+    p = 2 * stats.norm.sf(np.abs(con_minus_dis) / np.sqrt(var))
+    joint_ties = ((sx == 0) & (sy == 0)).sum(axis=(1, 2)) / 2 - n / 2  # off-diagonal pairs tied in both
+    dis = (tot - xtie - ytie + joint_ties - con_minus_dis) / 2
+    no_ties = (np.rint(xtie) == 0) & (np.rint(ytie) == 0)
+    exact = no_ties & ((n <= 33) | (np.minimum(dis, tot - dis) <= 1))
+    for i in np.flatnonzero(exact):
+        p[i] = _kendall_exact(n, int(round(tot - dis[i])))
+    return p
+
+
+@functools.lru_cache(maxsize=4096)
+def _kendall_exact(n: int, concordant: int) -> float:
+    """scipy's exact two-sided p-value of tau for ``n`` untied points with ``concordant`` pairs."""
+    try:
+        from scipy.stats._mstats_basic import _kendall_p_exact
+    except ImportError:  # a scipy without the private helper: ask kendalltau on a permutation that has
+        # exactly ``tot - concordant`` inversions (Lehmer code), which gives the same p-value.
+        return float(stats.kendalltau(np.arange(n), _permutation_with_inversions(n, n * (n - 1) // 2 - concordant),
+                                      method="exact")[1])
+    return float(_kendall_p_exact(n, concordant, "two-sided"))
+
+
+def _permutation_with_inversions(n: int, inversions: int) -> np.ndarray:
+    remaining, out, pool = inversions, [], list(range(n))
+    for position in range(n):
+        k = min(remaining, n - 1 - position)
+        out.append(pool.pop(k))
+        remaining -= k
+    return np.array(out)
+
+
+def significant_document_correlations(
+    metric: np.ndarray, human: np.ndarray, method: str = "pearson", alpha: float = SIGNIFICANCE
+) -> np.ndarray:
+    """:func:`per_document_correlations` with ``nan`` for every document whose p-value > ``alpha``."""
+    per_doc = per_document_correlations(metric, human, method)
+    p = per_document_p_values(metric, human, method)
+    keep = ~np.isnan(p) & (p <= alpha)
+    return np.where(keep, per_doc, np.nan)
+
+
+def _mean_of_defined(per_doc: np.ndarray, method: str, level: str) -> CorrelationResult:
+    defined = per_doc[~np.isnan(per_doc)]
+    value = float(defined.mean()) if defined.size else math.nan
+    return CorrelationResult(value, method, level, int(defined.size), int(per_doc.size - defined.size))
+
+
+def text_level_significant(
+    metric: np.ndarray, human: np.ndarray, method: str = "pearson", alpha: float = SIGNIFICANCE
+) -> CorrelationResult:
+    """Average of the per-document correlations over the documents where it is significant.
+
+    REALSumm's analysis (Bhandari et al. 2020) averages summary-level correlations only over
+    documents with p <= 0.05; ``n_used`` is the number of documents kept, ``n_skipped`` the others
+    (not significant, or undefined). Metrics keep different documents: compare with care.
+
+    >>> import numpy as np
+    >>> human = np.array([[1.0, 2, 3, 4, 5], [1.0, 2, 3, 4, 5]])
+    >>> metric = np.array([[1.0, 2, 3, 4, 5], [2.0, 1, 4, 3, 5]])  # r = 1 (p = 0); r = 0.8 (p = 0.10)
+    >>> r = text_level_significant(metric, human, "pearson")
+    >>> r.value, r.n_used, r.n_skipped
+    (1.0, 1, 1)
+    """
+    return _mean_of_defined(significant_document_correlations(metric, human, method, alpha), method, "text_sig")
+
+
+def pooled_level(metric: np.ndarray, human: np.ndarray, method: str = "pearson") -> CorrelationResult:
+    """One correlation over every (document, system) cell scored by both (``n_used`` cells).
+
+    >>> import numpy as np
+    >>> pooled_level(np.array([[1.0, 2], [3, np.nan]]), np.array([[1.0, 2], [4, 5]]), "spearman").value
+    1.0
+    """
+    metric, human = _check_matrices(metric, human)
+    m, h = metric.ravel(), human.ravel()
+    present = ~(np.isnan(m) | np.isnan(h))
+    return CorrelationResult(correlate(m[present], h[present], method), method, "pooled",
+                             int(present.sum()), int((~present).sum()))
 
 
 def text_level(metric: np.ndarray, human: np.ndarray, method: str = "pearson") -> CorrelationResult:
     """Average over documents of the per-document correlation across systems."""
-    per_doc = per_document_correlations(metric, human, method)
-    defined = per_doc[~np.isnan(per_doc)]
-    value = float(defined.mean()) if defined.size else math.nan
-    return CorrelationResult(value, method, "text", int(defined.size), int(per_doc.size - defined.size))
+    return _mean_of_defined(per_document_correlations(metric, human, method), method, "text")
 
 
 def system_means(matrix: np.ndarray) -> np.ndarray:
@@ -162,6 +326,9 @@ def system_level(metric: np.ndarray, human: np.ndarray, method: str = "pearson")
 
 
 def correlation(metric: np.ndarray, human: np.ndarray, level: str = "text", method: str = "pearson") -> CorrelationResult:
-    """Dispatch to :func:`text_level` or :func:`system_level`."""
+    """Dispatch on ``level``: ``text``, ``text_sig``, ``pooled`` or ``system`` (module docstring)."""
     check_choice("level", level, LEVELS)
-    return text_level(metric, human, method) if level == "text" else system_level(metric, human, method)
+    return LEVEL_FUNCTIONS[level](metric, human, method)
+
+
+LEVEL_FUNCTIONS = {"text": text_level, "text_sig": text_level_significant, "pooled": pooled_level, "system": system_level}

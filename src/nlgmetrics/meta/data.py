@@ -209,3 +209,94 @@ def load_webnlg2020(
 
 LOADERS = {"realsumm": load_realsumm, "webnlg2020": load_webnlg2020}
 HUMAN_KEYS = {"realsumm": REALSUMM_HUMAN, "webnlg2020": WEBNLG_CRITERIA}
+
+#: Columns that identify one output in each built-in dataset (what a ``--scores`` file must carry),
+#: and how they make :attr:`Example.key`.
+KEY_COLUMNS = {"realsumm": ("doc_id", "system_type", "system"), "webnlg2020": ("sample_id", "system")}
+
+
+def key_from_parts(dataset: str, parts: tuple[str, ...]) -> str:
+    """:attr:`Example.key` from the values of :data:`KEY_COLUMNS` (or a generic ``(doc, system)``).
+
+    >>> key_from_parts("realsumm", ("3", "abs", "bart_out")), key_from_parts("mine", ("d1", "sysA"))
+    ('3|abs:bart_out', 'd1|sysA')
+    """
+    if dataset == "realsumm":
+        doc, system_type, system = parts
+        return f"{doc}|{system_type}:{system}"
+    doc, system = parts
+    return f"{doc}|{system}"
+
+
+def _references(value, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ValueError(f"{where}: references must be a string or a list of strings, got {value!r}.")
+
+
+def load_table_dataset(
+    path: str | os.PathLike,
+    *,
+    doc_key: str,
+    system_key: str,
+    human: tuple[str, ...] | list[str],
+    prediction_key: str | None = None,
+    reference_key: str | None = None,
+    source_key: str | None = None,
+    split_key: str | None = None,
+    max_docs: int | None = None,
+) -> list[Example]:
+    """Any human-judgment table (csv/tsv/jsonl/json/parquet, read by ``datasets``) as examples.
+
+    One row per (document, system) output; ``human``: the columns of human scores (finite numbers);
+    ``reference_key``: a text or a list of texts per row; ``split_key``: an optional column whose
+    values become splits (tables are made per split and for ``all``). ``max_docs`` keeps the first
+    documents in sorted order. Key: ``"<doc>|<system>"`` (what a ``--scores`` file joins on).
+
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "h.jsonl"
+    >>> _ = path.write_text('{"d": 1, "s": "a", "out": "x", "ref": ["y"], "q": 3}\\n')
+    >>> load_table_dataset(path, doc_key="d", system_key="s", human=["q"], prediction_key="out",
+    ...                    reference_key="ref")[0].references
+    ('y',)
+    """
+    from nlgmetrics.meta.tablefile import check_columns, finite_number, key_part, read_table
+
+    human = tuple(human)
+    if not human:
+        raise ValueError("--human: name at least one column of human scores, e.g. --human overall.")
+    table = read_table(path)
+    needed = [doc_key, system_key, *human] + [k for k in (prediction_key, reference_key, source_key, split_key) if k]
+    check_columns(table, needed, path, "see --doc-key/--system-key/--human/--prediction-key/--reference-key/--source-key/--split-key")
+    keep = _first_docs([key_part(d) for d in table[doc_key]], max_docs)
+    examples, seen = [], {}
+    for i, row in enumerate(table):
+        doc, system = key_part(row[doc_key]), key_part(row[system_key])
+        if doc not in keep:
+            continue
+        key = f"{doc}|{system}"
+        if key in seen:
+            raise ValueError(
+                f"{path}: rows {seen[key] + 1} and {i + 1} both have {doc_key}={doc!r}, {system_key}={system!r}; "
+                f"each (document, system) must appear once."
+            )
+        seen[key] = i
+        examples.append(
+            Example(
+                key=key,
+                doc=doc,
+                system=system,
+                split=key_part(row[split_key]) if split_key else "all",
+                prediction=str(row[prediction_key] or "") if prediction_key else "",
+                references=_references(row[reference_key], f"{path} row {i + 1}") if reference_key else (),
+                source=str(row[source_key] or "") if source_key else "",
+                human={h: finite_number(row[h], f"{path} row {i + 1} column {h!r}") for h in human},
+            )
+        )
+    if not examples:
+        raise ValueError(f"{path}: no rows; the file must have one row per (document, system) output.")
+    return examples

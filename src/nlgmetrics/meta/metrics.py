@@ -13,7 +13,7 @@ raises :class:`MetricUnavailable` with a one-line reason; the runner skips it an
 
 Two kinds of families:
 
-- library metrics (``nlgmetrics.rouge``, ``nlgmetrics.bleu``, ``nlgmetrics.infolm``,
+- library metrics (``nlgmetrics.rouge``, ``nlgmetrics.bleu``, ``nlgmetrics.chrf``, ``nlgmetrics.infolm``,
   ``nlgmetrics.shannon``, ``nlgmetrics.blanc``, ``nlgmetrics.fflm``);
 - anchors (PyPI ``rouge-score``, ``sacrebleu``) named ``rouge-score:*`` / ``sacrebleu:*``, as a
   cross-check of the library numbers and a baseline that is always available.
@@ -127,6 +127,15 @@ def read_outputs(result: MetricResult, outputs: dict[str, str]) -> dict[str, lis
     return {output: oriented(result, column) for output, column in outputs.items()}
 
 
+#: The LM metrics' default weight dtype; scores in another dtype get their own cache key.
+DEFAULT_DTYPE = "float32"
+
+
+def _dtype(options: dict[str, Any]) -> dict[str, Any]:
+    """``{"dtype": ...}`` for the library call (the library records it in the signature)."""
+    return {"dtype": options.get("dtype") or DEFAULT_DTYPE}
+
+
 def _unavailable(what: str, model: Any, error: Exception) -> MetricUnavailable:
     first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
     return MetricUnavailable(f"{what} model {model!r}: {first_line}")
@@ -141,7 +150,9 @@ ROUGE_OUTPUTS = tuple(ROUGE_COLUMNS)
 
 def _rouge(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
     module = _import("nlgmetrics.rouge", "ROUGE")
-    # Stemming as in REALSumm / ROUGE-1.5.5 -m; best reference per type for multi-reference rows.
+    # rouge-score's configuration (NLTK's Porter stemmer, use_stemmer=True), kept as it is because
+    # its stored scores and committed tables name it; REALSumm's ROUGE-1.5.5 ``-m`` stemmer is the
+    # ``rouge155`` family. Best reference per type for multi-reference rows.
     # n_bootstrap=0: only the per-example columns are read (the tables bootstrap over documents).
     result = module.rouge_family(
         [e.prediction for e in examples], _refs(examples), rouge_types=list(ROUGE_TYPES), use_stemmer=True,
@@ -150,11 +161,50 @@ def _rouge(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
     return read_outputs(result, ROUGE_COLUMNS), result.signature
 
 
+#: REALSumm's classic baselines: ROUGE-1/2/L recall, precision and F with ROUGE-1.5.5's own Porter
+#: stemmer (Perl ``-m``), no stopword removal, F1. Output name -> RougeResult column. ``RL`` is
+#: the summary-level LCS over sentence lines (our ``rougeLsum``), which is what the Perl script
+#: calls ROUGE-L; the sentence-level ``rougeL`` of rouge-score is a different number.
+ROUGE155_TYPES = ("rouge1", "rouge2", "rougeLsum")
+ROUGE155_COLUMNS = {
+    f"{short}-{measure}": f"{rouge_type}{suffix}"
+    for short, rouge_type in (("R1", "rouge1"), ("R2", "rouge2"), ("RL", "rougeLsum"))
+    for measure, suffix in (("R", "_recall"), ("P", "_precision"), ("F", ""))
+}
+#: What the ``rouge155`` outputs are, for table headers.
+ROUGE155_DESCRIPTION = (
+    "R1/R2/RL-R/P/F = ROUGE-1, ROUGE-2, ROUGE-L recall / precision / F1 from nlgmetrics.rouge.rouge_family("
+    "use_stemmer='rouge155' (ROUGE-1.5.5's Porter variant, Perl -m, without WordNet exceptions), "
+    "remove_stopwords=False, beta=1, rouge-score tokenisation, best reference per type); "
+    "RL = summary-level union LCS over the sentence lines (rougeLsum = Perl ROUGE-L)"
+)
+
+
+def _rouge155(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
+    module = _import("nlgmetrics.rouge", "ROUGE")
+    result = module.rouge_family(
+        [e.prediction for e in examples], _refs(examples), rouge_types=list(ROUGE155_TYPES), use_stemmer="rouge155",
+        remove_stopwords=False, n_bootstrap=0,
+    )
+    return read_outputs(result, ROUGE155_COLUMNS), result.signature
+
+
 def _bleu(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
     module = _import("nlgmetrics.bleu", "BLEU")
     # Per example: sentence BLEU (effective order, sacrebleu's sentence default).
     result = module.bleu([e.prediction for e in examples], _refs(examples))
     return read_outputs(result, {"bleu": "sentence_bleu"}), result.signature
+
+
+def _chrf(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
+    module = _import("nlgmetrics.chrf", "chrF")
+    predictions, references = [e.prediction for e in examples], _refs(examples)
+    # Sentence chrF (sacrebleu's defaults: character 6-grams, beta 2) and chrF++ (word bigrams too,
+    # the WebNLG 2020 organisers' chrF++), each example against its best reference.
+    plain = module.chrf(predictions, references, word_order=0)
+    plus = module.chrf(predictions, references, word_order=2)
+    return ({**read_outputs(plain, {"chrF": "sentence_chrf"}), **read_outputs(plus, {"chrF++": "sentence_chrf"})},
+            f"{plain.signature} ; {plus.signature}")
 
 
 #: How the dataset idf table weighs a token that is in no reference: log(N + 1), the library's
@@ -219,6 +269,7 @@ def _infolm(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
             temperature=options["infolm_temperature"],
             idf=idf,
             progress=options.get("progress", False),
+            **_dtype(options),
         )
     except (OSError, ImportError) as error:
         raise _unavailable("InfoLM", options["infolm_model"], error) from None
@@ -244,6 +295,7 @@ def _on_sources(
             [e.source for e in examples],
             model=options[model_option],
             progress=options.get("progress", False),
+            **_dtype(options),
             **call_options,
         )
     except (OSError, ImportError) as error:
@@ -274,7 +326,9 @@ FAMILIES: dict[str, Family] = {
     f.name: f
     for f in (
         Family("rouge", ROUGE_OUTPUTS, "references", False, (), _rouge),
+        Family("rouge155", tuple(ROUGE155_COLUMNS), "references", False, (), _rouge155),
         Family("bleu", ("bleu",), "references", False, (), _bleu),
+        Family("chrf", ("chrF", "chrF++"), "references", False, (), _chrf),
         Family("rouge-score", tuple(f"rouge-score:{t}" for t in ROUGE_TYPES), "references", False, (), _rouge_score_anchor),
         Family("sacrebleu", ("sacrebleu:bleu",), "references", False, (), _sacrebleu_anchor),
         Family(
@@ -289,7 +343,7 @@ FAMILIES: dict[str, Family] = {
 
 #: ``--metrics`` shorthands.
 GROUPS = {
-    "text": ("rouge", "bleu"),
+    "text": ("rouge", "rouge155", "bleu", "chrf"),
     "anchors": ("rouge-score", "sacrebleu"),
     "lm": ("infolm", "shannon", "fflm", "blanc"),
 }
@@ -304,7 +358,12 @@ def family_outputs(family: Family, options: dict[str, Any]) -> tuple[str, ...]:
 
 
 def resolve_families(spec: str) -> list[Family]:
-    """``"text,shannon"`` -> the families, in order, without duplicates (clear error if unknown)."""
+    """``"text,shannon"`` -> the families, in order, without duplicates (clear error if unknown).
+
+    ``"none"``: no family (only the scores of ``--scores`` files are correlated).
+    """
+    if spec.strip().lower() == "none":
+        return []
     names: list[str] = []
     for item in (s.strip() for s in spec.split(",") if s.strip()):
         expanded = GROUPS.get(item, (item,))

@@ -1,18 +1,27 @@
-"""Meta-evaluation runner: REALSumm and WebNLG 2020, every available metric, cached, tabled, plotted.
+"""Meta-evaluation runner: REALSumm, WebNLG 2020 or any table of human judgments; cached, tabled, plotted.
 
-Entry point for ``python benchmarks/meta_eval.py`` and ``nlgmetrics meta-eval``: :func:`main`.
+Entry point for ``python -m benchmarks.meta_eval`` and ``nlgmetrics meta-eval``: :func:`main`.
 
 Typical commands (the results committed under ``benchmarks/results/`` name theirs)::
 
     # full ROUGE/BLEU meta-evaluation on both datasets (minutes on a laptop CPU)
-    python benchmarks/meta_eval.py --metrics text --tag text
+    python -m benchmarks.meta_eval --metrics text --tag text
     # LM metrics with the offline SmolLM2 on the first 10 REALSumm documents
-    nice python benchmarks/meta_eval.py --datasets realsumm --metrics text,infolm,shannon,fflm \\
+    nice python -m benchmarks.meta_eval --datasets realsumm --metrics text,infolm,shannon,fflm \\
         --max-docs 10 --tag lm10 --infolm-model smollm2-135m --temperatures 0.25,0.5,1,2,4
+    # scores you already have, next to ours (joined on the dataset's keys)
+    python -m benchmarks.meta_eval --datasets webnlg2020 --metrics text --scores mine.csv --tag mine
+    # your own human-judgment table
+    python -m benchmarks.meta_eval --data judgments.jsonl --doc-key item --system-key system \\
+        --human overall --prediction-key output --reference-key references --metrics text
+    # tables again from stored scores only (nothing computed; outputs without a score are dropped)
+    python -m benchmarks.meta_eval --datasets realsumm,webnlg2020 --metrics text,infolm \\
+        --cache-dir benchmarks/results/scores --from-scores --tag lm_infolm_full
 
 Per-example scores are cached in ``benchmarks/cache/<dataset>/<family>-<options hash>.jsonl``
 (one chunk of documents per line, flushed as it is computed): rerunning, changing only the
 correlation options, or resuming after an interruption recomputes nothing already scored.
+``--cache-dir`` may be given more than once: new scores go to the first folder, every folder is read.
 
 >>> main(["--help"])  # doctest: +SKIP
 """
@@ -35,9 +44,11 @@ from typing import Any
 
 from nlgmetrics.meta.bootstrap import check_resampling
 from nlgmetrics.meta.cache import ScoreCache
-from nlgmetrics.meta.data import HUMAN_KEYS, LOADERS, Example
+from nlgmetrics.meta.data import HUMAN_KEYS, KEY_COLUMNS, LOADERS, Example, load_table_dataset
 from nlgmetrics.meta.metrics import (
+    DEFAULT_DTYPE,
     FAMILIES,
+    ROUGE155_DESCRIPTION,
     Family,
     MetricUnavailable,
     family_outputs,
@@ -46,7 +57,19 @@ from nlgmetrics.meta.metrics import (
 )
 
 SPLITS = {"realsumm": ("abs", "ext", "all"), "webnlg2020": ("all",)}
-DEFAULT_BASELINES = {"realsumm": ("rouge2", "rouge-score:rouge2"), "webnlg2020": ("bleu", "sacrebleu:bleu")}
+#: The first of these with scores is the baseline (``--baseline`` overrides). REALSumm: ROUGE-2 F
+#: with ROUGE-1.5.5's stemmer (REALSumm's own ROUGE), else rouge-score's configuration.
+DEFAULT_BASELINES = {
+    "realsumm": ("R2-F", "rouge2", "rouge-score:rouge2"),
+    "webnlg2020": ("bleu", "sacrebleu:bleu"),
+}
+GENERIC_BASELINES = ("R2-F", "bleu")
+#: Correlation levels per dataset (``--levels`` overrides): the pooled level is how the WebNLG 2020
+#: organisers published theirs; REALSumm's analysis used the per-document ones.
+DEFAULT_LEVELS = {"realsumm": ("text", "text_sig", "system"), "webnlg2020": ("text", "text_sig", "pooled", "system")}
+GENERIC_LEVELS = ("text", "text_sig", "pooled", "system")
+#: How the runner is started (recorded in every result file).
+COMMAND = "python -m benchmarks.meta_eval"
 
 
 def _log(message: str) -> None:
@@ -65,13 +88,36 @@ def build_parser() -> argparse.ArgumentParser:
         prog="nlgmetrics meta-eval",
         description="Correlate metrics with human judgments on REALSumm (CNN/DM LitePyramid) and WebNLG 2020.",
     )
-    parser.add_argument("--datasets", default="realsumm,webnlg2020", help="comma list: realsumm, webnlg2020")
+    parser.add_argument("--datasets", default="realsumm,webnlg2020", help="comma list: realsumm, webnlg2020 (ignored with --data)")
     parser.add_argument("--data-dir", default=None, help="folder with realsumm/ and webnlg2020/ (default $NLGMETRICS_DATA or ../shared/data)")
     parser.add_argument(
         "--metrics",
         default="text",
-        help="comma list of families (rouge, bleu, rouge-score, sacrebleu, infolm, shannon, blanc, fflm) or groups text, lm, all",
+        help="comma list of families (rouge, rouge155, bleu, chrf, rouge-score, sacrebleu, infolm, shannon, blanc, fflm), "
+        "groups text (= rouge,rouge155,bleu,chrf), anchors, lm, all, or none (only --scores)",
     )
+    data = parser.add_argument_group("your own human-judgment table (instead of --datasets)")
+    data.add_argument("--data", default=None, metavar="FILE", help="csv/tsv/jsonl/json/parquet, one row per (document, system) output")
+    data.add_argument("--data-name", default=None, help="name in outputs and caches (default: the file's stem)")
+    data.add_argument("--doc-key", default=None, help="column of the document / input item id")
+    data.add_argument("--system-key", default=None, help="column of the system name")
+    data.add_argument("--human", default=None, help="comma list of human-score columns")
+    data.add_argument("--prediction-key", default=None, help="column of the system output (needed by every --metrics family)")
+    data.add_argument("--reference-key", default=None, help="column of the reference (a text or a list of texts)")
+    data.add_argument("--source-key", default=None, help="column of the source (reference-free metrics)")
+    data.add_argument("--split-key", default=None, help="optional column whose values are splits")
+    parser.add_argument("--scores", action="append", default=[], metavar="FILE",
+                        help="per-example scores you already have (higher = better), one column per metric, "
+                        "joined on the dataset's keys (REALSumm: doc_id,system_type,system; WebNLG: sample_id,system; "
+                        "--data: the --doc-key,--system-key columns); repeatable")
+    parser.add_argument("--score-columns", default=None, help="comma list: the --scores columns to read (default: all but the keys)")
+    parser.add_argument("--levels", default=None,
+                        help="comma list of text, text_sig, pooled, system (default: REALSumm text,text_sig,system; "
+                        "WebNLG and --data all four)")
+    parser.add_argument("--from-scores", action="store_true",
+                        help="compute nothing: read every score from --cache-dir (outputs without a stored score are "
+                        "dropped from the tables, and the tables say how many)")
+    parser.add_argument("--dtype", default=DEFAULT_DTYPE, type=_dtype_name, help="weights dtype of the LM metrics (float32, bfloat16, float16)")
     parser.add_argument("--max-docs", type=int, default=None, help="keep only the first N documents / WebNLG items (all their systems)")
     parser.add_argument("--baseline", default=None, help="metric to compare against (default rouge2 for REALSumm, bleu for WebNLG)")
     parser.add_argument("--infolm-model", default="smollm2-135m", help="masked or causal LM for InfoLM (paper: bert-base-uncased)")
@@ -90,10 +136,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sweep-measure", default="fisher_rao_distance")
     parser.add_argument("--sweep-split", default="ext", help="REALSumm split for the temperature sweep (paper: ext)")
     parser.add_argument("--chunk-docs", type=int, default=2, help="documents per cached chunk for model metrics")
-    parser.add_argument("--cache-dir", default=None, help="default benchmarks/cache")
+    parser.add_argument("--cache-dir", action="append", default=None,
+                        help="score cache folder (default benchmarks/cache); repeatable: new scores go to the first, all are read")
     parser.add_argument("--out-dir", default=None, help="default benchmarks/results")
     parser.add_argument("--tag", default=None, help="suffix of the output files (default: metrics + max-docs)")
     parser.add_argument("--no-plots", action="store_true")
+    parser.add_argument("--plot-method", default="kendall", choices=("pearson", "spearman", "kendall"),
+                        help="coefficient of the per-level bar plot")
     parser.add_argument("--progress", action="store_true", help="progress bars for model metrics")
     return parser
 
@@ -109,6 +158,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         "fflm_model": args.fflm_model,
         "blanc_model": args.blanc_model,
         "progress": args.progress,
+        "dtype": args.dtype,
     }
 
 
@@ -132,18 +182,35 @@ def compute_family(
     dataset: str,
     chunk_docs: int = 2,
     log=None,
+    read_roots: tuple[Path, ...] = (),
+    cache_only: bool = False,
 ) -> tuple[dict[str, list[float]], dict[str, Any]]:
-    """Scores of ``family`` for every example (nan where it does not apply), through the cache."""
+    """Scores of ``family`` for every example (nan where it does not apply), through the cache.
+
+    ``read_roots``: more cache folders, read but never written (stored scores); ``cache_root``
+    wins where both hold a key. ``cache_only``: compute nothing; examples without a stored score
+    get ``nan`` (counted as ``missing`` in the returned info).
+    """
     log = log or _log
-    # The key is made of the runner's own option names and values (``--infolm-model`` ...), not of
-    # library keyword names: renaming a library keyword does not orphan the caches, and the
-    # options hash in each committed result's ``cache_file`` keeps naming its cache.
-    cache_options = {"family": family.name, **{k: options[k] for k in family.option_names}}
+    cache_options = cache_key_options(family, options)
     cache = ScoreCache(cache_root, dataset, family.name, cache_options)
-    cached = cache.load()
+    cached: dict[str, dict[str, float]] = {}
+    stored_files = []
+    for root in read_roots:
+        stored = ScoreCache(root, dataset, family.name, cache_options)
+        if stored.path.exists():
+            cached.update(stored.load())
+            stored_files.append(str(stored.path))
+            cache.signatures.extend(sig for sig in stored.signatures if sig not in cache.signatures)
+    cached.update(cache.load())
     outputs = family_outputs(family, options)
     keys = [_content_key(e) for e in examples]
     todo = [i for i, e in enumerate(examples) if _eligible(family, e) and keys[i] not in cached]
+    missing = 0
+    if cache_only:
+        missing, todo = len(todo), []
+        if missing:
+            log(f"  {family.name}: {missing} outputs have no stored score (--from-scores): they are dropped from the tables")
     started = time.perf_counter()
     # Chunks follow documents: a document's outputs are scored together, so the engine reuses
     # the document's (summary-independent) work, and a finished chunk is saved at once.
@@ -176,9 +243,34 @@ def compute_family(
         "not_applicable": sum(1 for e in examples if not _eligible(family, e)),
         "seconds": round(elapsed, 1),
         "signatures": cache.signatures,
-        "cache_file": str(cache.path),
+        "cache_file": str(cache.path) if cache.path.exists() or not stored_files else stored_files[0],
     }
+    if cache_only:
+        info["from_cache"] -= missing
+        info["missing"] = missing
+        info["documents_scored"] = len({examples[i].doc for i in range(len(examples)) if keys[i] in cached})
     return result, info
+
+
+def cache_key_options(family: Family, options: dict[str, Any]) -> dict[str, Any]:
+    """What names a family's cache file: the family and the runner options that change its numbers.
+
+    The key is made of the runner's own option names and values (``--infolm-model`` ...), not of
+    library keyword names: renaming a library keyword does not orphan the caches, and the
+    options hash in each committed result's ``cache_file`` keeps naming its cache. ``dtype`` is
+    added only when it is not the default float32, so that the float32 caches written before the
+    option existed keep their names, and bf16 scores live in files of their own.
+
+    >>> cache_key_options(FAMILIES["fflm"], {"fflm_model": "m", "dtype": "float32"})
+    {'family': 'fflm', 'fflm_model': 'm'}
+    >>> cache_key_options(FAMILIES["fflm"], {"fflm_model": "m", "dtype": "bfloat16"})
+    {'family': 'fflm', 'fflm_model': 'm', 'dtype': 'bfloat16'}
+    """
+    key = {"family": family.name, **{k: options[k] for k in family.option_names}}
+    dtype = options.get("dtype") or DEFAULT_DTYPE
+    if family.uses_model and dtype != DEFAULT_DTYPE:
+        key["dtype"] = dtype
+    return key
 
 
 def _environment() -> dict[str, str]:
@@ -193,20 +285,58 @@ def _environment() -> dict[str, str]:
     return {"python": platform.python_version(), "machine": f"{platform.machine()} {os.cpu_count()} CPUs", **versions}
 
 
+def _split_list(text: str | None) -> list[str]:
+    return [t.strip() for t in (text or "").split(",") if t.strip()]
+
+
+def load_examples(dataset: str, args: argparse.Namespace, max_docs: int | None) -> list[Example]:
+    """The examples of a built-in dataset, or of the ``--data`` table."""
+    if args.data:
+        return load_table_dataset(
+            args.data, doc_key=args.doc_key, system_key=args.system_key, human=_split_list(args.human),
+            prediction_key=args.prediction_key, reference_key=args.reference_key, source_key=args.source_key,
+            split_key=args.split_key, max_docs=max_docs,
+        )
+    kwargs = {"human": args.webnlg_human} if dataset == "webnlg2020" else {}
+    return LOADERS[dataset](args.data_dir, max_docs=max_docs, **kwargs)
+
+
+def dataset_layout(dataset: str, args: argparse.Namespace, examples: list[Example]) -> dict[str, Any]:
+    """Splits, human criteria, key columns, candidate baselines and levels of one dataset."""
+    if args.data:
+        splits = tuple(sorted({e.split for e in examples} - {"all"})) + ("all",)
+        layout = {"splits": splits, "human": tuple(_split_list(args.human)), "keys": (args.doc_key, args.system_key),
+                  "baselines": GENERIC_BASELINES, "levels": GENERIC_LEVELS}
+    else:
+        layout = {"splits": SPLITS[dataset], "human": HUMAN_KEYS[dataset], "keys": KEY_COLUMNS[dataset],
+                  "baselines": DEFAULT_BASELINES[dataset], "levels": DEFAULT_LEVELS[dataset]}
+    if args.levels:
+        layout["levels"] = tuple(_split_list(args.levels))
+    return layout
+
+
+def _cache_roots(args: argparse.Namespace) -> tuple[Path, tuple[Path, ...]]:
+    roots = [Path(d) for d in (args.cache_dir or [])] or [_repo_benchmarks_dir() / "cache"]
+    return roots[0], tuple(roots[1:])
+
+
 def run_dataset(dataset: str, args: argparse.Namespace, families: list[Family], log=None) -> dict[str, Any]:
     """Score, correlate, write tables and plots for one dataset; returns the JSON-ready record."""
     from nlgmetrics.meta.tables import correlation_tables, to_markdown
+    from nlgmetrics.meta.user_scores import read_scores_file
 
     log = log or _log
-    loader = LOADERS[dataset]
-    kwargs = {"human": args.webnlg_human} if dataset == "webnlg2020" else {}
-    examples = loader(args.data_dir, max_docs=args.max_docs, **kwargs)
+    started = time.perf_counter()
+    examples = load_examples(dataset, args, args.max_docs)
+    layout = dataset_layout(dataset, args, examples)
     log(f"{dataset}: {len(examples)} outputs, {len({e.doc for e in examples})} documents, {len({e.system for e in examples})} systems")
-    cache_root = Path(args.cache_dir) if args.cache_dir else _repo_benchmarks_dir() / "cache"
+    if args.data and families and not args.prediction_key:
+        raise SystemExit(f"--metrics {args.metrics!r} scores system outputs: pass --prediction-key (or --metrics none with --scores).")
+    cache_root, read_roots = _cache_roots(args)
     options = _options(args)
     if any(f.name == "infolm" for f in families):
         # idf from every distinct reference of the whole dataset (see metrics.infolm_idf_table).
-        full = examples if args.max_docs is None else loader(args.data_dir, **kwargs)
+        full = examples if args.max_docs is None else load_examples(dataset, args, None)
         texts = sorted({r for e in full for r in e.references})
         options["infolm_idf_texts"] = texts
         options["infolm_idf"] = infolm_idf_key(dataset, texts)
@@ -214,7 +344,8 @@ def run_dataset(dataset: str, args: argparse.Namespace, families: list[Family], 
     runs, skipped = [], {}
     for family in families:
         try:
-            values, info = compute_family(family, examples, options, cache_root, dataset, args.chunk_docs, log)
+            values, info = compute_family(family, examples, options, cache_root, dataset, args.chunk_docs, log,
+                                          read_roots=read_roots, cache_only=args.from_scores)
         except MetricUnavailable as error:
             skipped[family.name] = str(error)
             log(f"  skip {family.name}: {error}")
@@ -228,48 +359,77 @@ def run_dataset(dataset: str, args: argparse.Namespace, families: list[Family], 
         log(f"  {family.name}: {info['computed']} computed, {info['from_cache']} cached, {info['seconds']}s")
         for name, vals in values.items():
             if all(math.isnan(v) for v in vals):
-                skipped[name] = "no finite score"
+                skipped[name] = "no finite score" + (" stored" if args.from_scores else "")
                 continue
             scores[name] = vals
+    user_files = []
+    for path in args.scores:
+        # Errors here are the user's file: stop with the message (it names the row and the fix).
+        values, info = read_scores_file(path, dataset if not args.data else "generic", tuple(layout["keys"]), examples,
+                                        _split_list(args.score_columns) or None, reserved=set(scores))
+        scores.update(values)
+        user_files.append(info)
+        log(f"  --scores {path}: {info['columns']} for {info['n_rows']} outputs")
     if not scores:
         raise RuntimeError(f"{dataset}: no metric produced scores ({skipped}); see the skip reasons above.")
-    baseline = args.baseline or next((b for b in DEFAULT_BASELINES[dataset] if b in scores), None)
-    splits = SPLITS[dataset]
-    tables = correlation_tables(examples, scores, HUMAN_KEYS[dataset], splits, baseline, n_resamples=args.bootstrap, seed=args.seed)
+    baseline = args.baseline or next((b for b in layout["baselines"] if b in scores), None)
+    tables = correlation_tables(examples, scores, tuple(layout["human"]), tuple(layout["splits"]), baseline,
+                                n_resamples=args.bootstrap, seed=args.seed, levels=tuple(layout["levels"]))
     tag = args.tag or (args.metrics.replace(",", "+") + (f"_docs{args.max_docs}" if args.max_docs else ""))
     out_dir = Path(args.out_dir) if args.out_dir else _repo_benchmarks_dir() / "results"
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = f"{dataset}_{tag}"
-    command = "python benchmarks/meta_eval.py " + " ".join(shlex.quote(a) for a in args._argv)
+    command = f"{COMMAND} " + " ".join(shlex.quote(a) for a in args._argv)
     record = {
         "dataset": dataset,
         "command": command,
         "environment": _environment(),
         "max_docs": args.max_docs,
         "webnlg_human": args.webnlg_human if dataset == "webnlg2020" else None,
+        "data_file": args.data,
+        "from_scores": bool(args.from_scores),
         "metric_runs": runs,
+        "score_files": user_files,
         "skipped": skipped,
         "tables": tables,
     }
     plots = []
     if not args.no_plots:
-        plots = _plots(dataset, examples, scores, tables, args, families, options, cache_root, out_dir, stem, log)
+        plots = _plots(dataset, examples, scores, tables, args, families, options, cache_root, out_dir, stem, log,
+                       human_key=layout["human"][0], read_roots=read_roots)
     record["plots"] = plots
+    record["seconds"] = round(time.perf_counter() - started, 1)
     (out_dir / f"{stem}.json").write_text(json.dumps(record, indent=1, default=_json_default), encoding="utf-8")
     md = [f"# Meta-evaluation: {dataset} ({tag})", "", f"Command: `{command}`", ""]
     md.append("Environment: " + ", ".join(f"{k} {v}" for k, v in record["environment"].items()))
     md.append("")
     for info in runs:
         sig = "; ".join(info["signatures"]) or "n/a"
-        md.append(f"- `{info['family']}`: options `{json.dumps({k: v for k, v in info['options'].items() if k != 'family'})}`, signature `{sig}`")
+        coverage = ""
+        if "missing" in info:
+            coverage = (f" — **{info['from_cache']} outputs stored ({info['documents_scored']} documents), "
+                        f"{info['missing']} missing**")
+        md.append(f"- `{info['family']}`: options `{json.dumps({k: v for k, v in info['options'].items() if k != 'family'})}`, "
+                  f"signature `{sig}`{coverage}")
+    for info in user_files:
+        md.append(f"- `--scores {info['file']}` (sha1 {info['sha1']}): columns {info['columns']} for {info['n_rows']} "
+                  f"outputs ({info['n_examples_without_score']} outputs without a row)")
     for name, reason in skipped.items():
         md.append(f"- skipped `{name}`: {reason}")
+    if any(info["family"] == "rouge155" for info in runs):
+        md.append(f"- ROUGE as REALSumm: {ROUGE155_DESCRIPTION}.")
+    if any(info["family"] == "chrf" for info in runs):
+        md.append("- `chrF` / `chrF++`: sentence chrF of nlgmetrics.chrf.chrf (sacrebleu's numbers: character 6-grams, "
+                  "beta 2, word_order 0 / 2), best reference per output; chrF++ is the WebNLG 2020 organisers' metric.")
+    if any(info["family"] == "rouge" for info in runs):
+        md.append("- `rouge1` ... `rougeLsum`, `rouge1_r`, `rouge2_r`: rouge-score's configuration (NLTK's Porter stemmer, "
+                  "F1 unless `_r` = recall; `rougeL` sentence-level LCS, `rougeLsum` summary-level).")
     md.append("")
     md.append(to_markdown(tables, f"{dataset}: correlation with human judgment"))
     for plot in plots:
         md.append(f"![{Path(plot).stem}]({Path(plot).name})")
     (out_dir / f"{stem}.md").write_text("\n".join(md) + "\n", encoding="utf-8")
-    log(f"{dataset}: wrote {out_dir / (stem + '.md')} and .json")
+    log(f"{dataset}: wrote {out_dir / (stem + '.md')} and .json in {record['seconds']}s")
     return record
 
 
@@ -281,15 +441,22 @@ def _json_default(value: Any):
     return str(value)
 
 
-def _plots(dataset, examples, scores, tables, args, families, options, cache_root, out_dir, stem, log) -> list[str]:
+def _plots(dataset, examples, scores, tables, args, families, options, cache_root, out_dir, stem, log,
+           human_key=None, read_roots=()) -> list[str]:
+    from nlgmetrics.meta.bootstrap import bootstrap_ci
     from nlgmetrics.meta.correlation import pivot, system_level
-    from nlgmetrics.meta.plots import plot_distributions, plot_temperature
+    from nlgmetrics.meta.plots import plot_distributions, plot_level_bars, plot_temperature
     from nlgmetrics.meta.tables import common_rows
 
     written = []
     keep = common_rows(examples, scores)
-    human_key = HUMAN_KEYS[dataset][0]
-    shown = {name: [v[i] for i in keep] for name, v in scores.items() if ":" not in name}  # anchors duplicate
+    human_key = human_key or tables["human_keys"][0]
+    # Anchors (``pkg:name``) duplicate our numbers; with the ROUGE-1.5.5-stemmer rows present, rouge-score's
+    # rows and the precisions are left out too: a histogram per metric costs seconds, and those add nothing.
+    hidden = set()
+    if "R2-F" in scores:
+        hidden = {name for name in scores if name.startswith("rouge") or name.endswith("-P")}
+    shown = {name: [v[i] for i in keep] for name, v in scores.items() if ":" not in name and name not in hidden}
     if shown and len(keep) >= 6:
         path = plot_distributions(
             [examples[i].human[human_key] for i in keep],
@@ -299,33 +466,62 @@ def _plots(dataset, examples, scores, tables, args, families, options, cache_roo
             human_key,
         )
         written.append(str(path))
+    if tables["results"]:
+        split = "all" if "all" in tables["splits"] else next(iter(tables["splits"]))
+        path = plot_level_bars(tables, split, human_key, args.plot_method, out_dir / f"{stem}_levels.png",
+                               f"{dataset} ({split}, {human_key})")
+        written.append(str(path))
     temps = [float(t) for t in args.temperatures.split(",") if t.strip()]
     if temps and any(f.name == "infolm" for f in families):
         split = args.sweep_split if dataset == "realsumm" else "all"
         rows = [e for e in examples if split == "all" or e.split == split]
         curves: dict[str, list[float]] = {m: [] for m in ("pearson", "spearman", "kendall")}
+        lows: dict[str, list[float]] = {m: [] for m in curves}
+        highs: dict[str, list[float]] = {m: [] for m in curves}
+        n_docs = []
         for t in temps:
             sweep_options = {**options, "infolm_temperature": t, "infolm_measures": [args.sweep_measure]}
             try:
-                values, _ = compute_family(FAMILIES["infolm"], rows, sweep_options, cache_root, dataset, args.chunk_docs, log)
+                values, _ = compute_family(FAMILIES["infolm"], rows, sweep_options, cache_root, dataset, args.chunk_docs, log,
+                                           read_roots=read_roots, cache_only=args.from_scores)
             except MetricUnavailable as error:
                 log(f"  temperature sweep skipped: {error}")
                 return written
             v = values[f"infolm_{args.sweep_measure}"]
             ok = [i for i in range(len(rows)) if not math.isnan(v[i])]
+            if len({rows[i].doc for i in ok}) < 2:
+                log(f"  temperature sweep skipped: T={t} has scores for fewer than 2 documents"
+                    + (" stored (--from-scores)" if args.from_scores else ""))
+                return written
             docs = [rows[i].doc for i in ok]
             syss = [rows[i].system for i in ok]
             m = pivot([v[i] for i in ok], docs, syss)[0]
             h = pivot([rows[i].human[human_key] for i in ok], docs, syss)[0]
+            n_docs.append(m.shape[0])
             for method in curves:
                 curves[method].append(system_level(m, h, method).value)
-        tables["temperature_sweep"] = {"split": split, "human": human_key, "measure": args.sweep_measure, "level": "system", "temperatures": temps, "correlations": curves}
+                ci = bootstrap_ci(m, h, "system", method, n_resamples=args.bootstrap, seed=args.seed)
+                lows[method].append(ci.low)
+                highs[method].append(ci.high)
+        tables["temperature_sweep"] = {"split": split, "human": human_key, "measure": args.sweep_measure, "level": "system",
+                                       "temperatures": temps, "correlations": curves, "low": lows, "high": highs,
+                                       "n_docs": n_docs}
         path = plot_temperature(
             temps, curves, out_dir / f"{stem}_temperature.png",
-            f"{dataset} ({split}): InfoLM {args.sweep_measure},\nsystem-level correlation vs temperature",
+            f"{dataset} ({split}): InfoLM {args.sweep_measure},\nsystem-level correlation vs temperature (95% CI)",
+            lows=lows, highs=highs,
         )
         written.append(str(path))
     return written
+
+
+def _dtype_name(text: str) -> str:
+    """``--dtype`` value as the library's name (``bf16`` -> ``bfloat16``), or an argparse error."""
+    aliases = {"fp32": "float32", "float": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16"}
+    name = aliases.get(text.strip().lower(), text.strip().lower())
+    if name not in ("float32", "float16", "bfloat16"):
+        raise argparse.ArgumentTypeError(f"{text!r}: choose float32 (default), bfloat16 or float16.")
+    return name
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -334,11 +530,29 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     args._argv = argv
-    datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
-    for d in datasets:
-        if d not in LOADERS:
-            raise SystemExit(f"Unknown dataset {d!r}; choose from {sorted(LOADERS)}.")
-    families = resolve_families(args.metrics)
+    if args.data:
+        missing = [flag for flag, value in (("--doc-key", args.doc_key), ("--system-key", args.system_key),
+                                             ("--human", args.human)) if not value]
+        if missing:
+            parser.error(f"--data needs {', '.join(missing)} (the columns of the document id, system name and human scores).")
+        datasets = [args.data_name or Path(args.data).stem]
+    else:
+        datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
+        for d in datasets:
+            if d not in LOADERS:
+                raise SystemExit(f"Unknown dataset {d!r}; choose from {sorted(LOADERS)}, or pass --data FILE.")
+    try:
+        families = resolve_families(args.metrics)
+    except ValueError as error:
+        parser.error(str(error))
+    if not families and not args.scores:
+        parser.error("--metrics none needs at least one --scores FILE.")
+    if args.levels:
+        from nlgmetrics.meta.tables import LEVELS
+
+        bad = [level for level in _split_list(args.levels) if level not in LEVELS]
+        if bad:
+            parser.error(f"--levels {bad}: choose from {list(LEVELS)}.")
     try:  # checked before hours of scoring, not when the tables are built at the end
         check_resampling(args.bootstrap, args.seed)
     except ValueError as error:

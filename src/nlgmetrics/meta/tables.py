@@ -39,11 +39,27 @@ from nlgmetrics.meta.bootstrap import (
     resample_indices,
     statistic_samples,
 )
-from nlgmetrics.meta.correlation import METHODS, pivot, system_level, system_means, text_level
+from nlgmetrics.meta.correlation import LEVEL_FUNCTIONS, METHODS, SIGNIFICANCE, pivot, system_level, system_means
 from nlgmetrics.meta.data import Example
 from nlgmetrics.meta.williams import williams_from_scores
 
-LEVELS = ("text", "system")
+#: Levels of a table (see :mod:`nlgmetrics.meta.correlation`); the runner picks them per dataset.
+LEVELS = ("text", "text_sig", "pooled", "system")
+DEFAULT_LEVELS = ("text", "system")
+#: What each level is, in the words every table header uses.
+LEVEL_TITLES = {
+    "text": "text level, all documents (REALSumm 'summary level': per document, correlate metric and human over "
+            "the systems, then average over every document whose correlation is defined)",
+    "text_sig": f"text level, significant documents only (REALSumm's analysis: the same average, but only over the "
+                f"documents whose per-document correlation has scipy p <= {SIGNIFICANCE}; k = documents kept, per "
+                f"metric and coefficient: metrics keep different documents)",
+    "pooled": "pooled text level (WebNLG 2020 organisers: one correlation over every rated output, all items and "
+              "systems together)",
+    "system": "system level (average each system over the documents, then correlate the system means)",
+}
+#: Short names of the levels in table headings.
+LEVEL_HEADINGS = {"text": "text level (all documents)", "text_sig": "text level (documents with p <= 0.05 only)",
+                  "pooled": "pooled text level (all outputs, one correlation)", "system": "system level"}
 METHOD_TITLES = {"pearson": "Pearson r", "spearman": "Spearman ρ", "kendall": "Kendall τ"}
 
 
@@ -70,8 +86,11 @@ def correlation_tables(
     confidence: float = 0.95,
     seed: int = 0,
     methods: tuple[str, ...] = METHODS,
+    levels: tuple[str, ...] = DEFAULT_LEVELS,
 ) -> dict[str, Any]:
     """Every correlation with its bootstrap CI and its comparison with ``baseline``.
+
+    ``levels``: any of :data:`LEVELS` (``text``, ``text_sig``, ``pooled``, ``system``).
 
     ``n_resamples``, ``seed`` and ``confidence`` are checked before any work (they are recorded in
     the tables): see :func:`nlgmetrics.meta.bootstrap.check_resampling`.
@@ -80,6 +99,8 @@ def correlation_tables(
     confidence = check_confidence(confidence)
     for method in methods:
         check_choice("method", method, METHODS)
+    for level in levels:
+        check_choice("level", level, LEVELS)
     if baseline is not None and baseline not in scores:
         raise ValueError(f"baseline {baseline!r} has no scores; available: {sorted(scores)}.")
     keep = common_rows(examples, scores)
@@ -96,15 +117,19 @@ def correlation_tables(
         n_docs, n_systems = next(iter(metric_mats.values())).shape
         split_info[split] = {"n_examples": len(rows), "n_docs": n_docs, "n_systems": n_systems}
         indices = resample_indices(n_docs, n_resamples, seed)
+        memo: dict = {}  # resampled system means, shared by the coefficients (arrays alive in this loop)
+        alive: list[np.ndarray] = []
         for human_key in human_keys:
             human = _matrices(rows, [e.human[human_key] for e in rows])
-            for level in LEVELS:
+            alive.append(human)  # its id keys the memo: it must not be freed and the id reused
+            for level in levels:
                 for method in methods:
                     samples = {
-                        name: statistic_samples(mat, human, level, method, indices) for name, mat in metric_mats.items()
+                        name: statistic_samples(mat, human, level, method, indices, memo) for name, mat in metric_mats.items()
                     }
+                    points = {name: LEVEL_FUNCTIONS[level](mat, human, method) for name, mat in metric_mats.items()}
                     for name, mat in metric_mats.items():
-                        point = (text_level if level == "text" else system_level)(mat, human, method)
+                        point = points[name]
                         low, high = percentile_interval(samples[name], confidence)
                         entry = {
                             "split": split,
@@ -120,7 +145,8 @@ def correlation_tables(
                         }
                         if baseline is not None and name != baseline:
                             entry["vs_baseline"] = _compare(
-                                samples[name], samples[baseline], point.value, metric_mats[baseline], mat, human, level, method, confidence
+                                samples[name], samples[baseline], point.value, points[baseline].value, metric_mats[baseline], mat,
+                                human, level, method, confidence,
                             )
                         results.append(entry)
     return {
@@ -133,15 +159,16 @@ def correlation_tables(
         "n_resamples": n_resamples,
         "confidence": confidence,
         "seed": seed,
+        "levels": list(levels),
+        "level_definitions": {level: LEVEL_TITLES[level] for level in levels},
         "results": results,
     }
 
 
-def _compare(samples_a, samples_b, value_a, base_mat, mat, human, level, method, confidence) -> dict[str, Any]:
+def _compare(samples_a, samples_b, value_a, base_value, base_mat, mat, human, level, method, confidence) -> dict[str, Any]:
     diffs = samples_a - samples_b
     finite = diffs[~np.isnan(diffs)]
     low, high = percentile_interval(diffs, confidence)
-    base_value = (text_level if level == "text" else system_level)(base_mat, human, method).value
     out: dict[str, Any] = {
         "diff": value_a - base_value,
         "diff_low": low,
@@ -178,22 +205,28 @@ def to_markdown(tables: dict[str, Any], title: str) -> str:
         f"(an example is kept only when every metric scored it). Baseline: `{tables['baseline']}`. "
         f"Cells: correlation [{int(tables['confidence'] * 100)}% bootstrap CI over documents, "
         f"{tables['n_resamples']} resamples]; ▲/▼: significantly better/worse than the baseline "
-        f"(one-sided 5%: paired bootstrap at text level, Williams test at system level)."
+        f"(one-sided 5%: paired bootstrap over documents at text and pooled level, Williams test at system level)."
     )
+    lines.append("")
+    lines.append("Levels:")
+    for level in tables.get("levels", DEFAULT_LEVELS):
+        lines.append(f"- `{level}`: {LEVEL_TITLES[level]}")
     lines.append("")
     lines.append(summary_vs_baseline(tables))
     results = tables["results"]
     methods = [m for m in METHODS if any(r["method"] == m for r in results)]
     for split, info in tables["splits"].items():
         for human_key in tables["human_keys"]:
-            for level in LEVELS:
+            for level in tables.get("levels", DEFAULT_LEVELS):
                 subset = [r for r in results if r["split"] == split and r["human"] == human_key and r["level"] == level]
                 if not subset:
                     continue
                 lines.append(
-                    f"### {split} · {human_key} · {level} level "
+                    f"### {split} · {human_key} · {LEVEL_HEADINGS[level]} "
                     f"({info['n_docs']} documents x {info['n_systems']} systems, {info['n_examples']} outputs)"
                 )
+                lines.append("")
+                lines.append(f"Definition: {LEVEL_TITLES[level]}.")
                 lines.append("")
                 lines.append("| metric | " + " | ".join(METHOD_TITLES[m] for m in methods) + " |")
                 lines.append("|---|" + "---|" * len(methods))
@@ -202,7 +235,8 @@ def to_markdown(tables: dict[str, Any], title: str) -> str:
                     cells = []
                     for m in methods:
                         entry = next(r for r in subset if r["metric"] == name and r["method"] == m)
-                        cells.append(f"{_fmt(entry['value'])} [{_fmt(entry['low'], 2)}, {_fmt(entry['high'], 2)}]{_marker(entry)}")
+                        kept = f" k={entry['n_used']}" if level == "text_sig" else ""
+                        cells.append(f"{_fmt(entry['value'])} [{_fmt(entry['low'], 2)}, {_fmt(entry['high'], 2)}]{_marker(entry)}{kept}")
                     label = f"**{name}**" if name == tables["baseline"] else name
                     lines.append(f"| {label} | " + " | ".join(cells) + " |")
                 lines.append("")
@@ -221,7 +255,9 @@ def summary_vs_baseline(tables: dict[str, Any], method: str = "kendall") -> str:
     columns = list(dict.fromkeys((r["split"], r["human"], r["level"]) for r in results))
     lines = [
         f"### Summary: {METHOD_TITLES[method]} and difference to `{tables['baseline']}` "
-        f"(paired bootstrap CI of the difference; p one-sided: bootstrap at text level, Williams at system level)",
+        f"(paired bootstrap CI of the difference; p one-sided: bootstrap at text and pooled level, Williams at system level)",
+        "",
+        "Levels: " + "; ".join(f"`{lv}` = {LEVEL_TITLES[lv]}" for lv in dict.fromkeys(c[2] for c in columns)) + ".",
         "",
         "| metric | " + " | ".join(f"{s} · {h} · {lv}" for s, h, lv in columns) + " |",
         "|---|" + "---|" * len(columns),
@@ -231,12 +267,13 @@ def summary_vs_baseline(tables: dict[str, Any], method: str = "kendall") -> str:
         for split, human, level in columns:
             entry = next(r for r in results if r["metric"] == name and (r["split"], r["human"], r["level"]) == (split, human, level))
             comp = entry.get("vs_baseline")
+            kept = f" k={entry['n_used']}" if level == "text_sig" else ""
             if comp is None:
-                cells.append(f"**{_fmt(entry['value'])}** [{_fmt(entry['low'], 2)}, {_fmt(entry['high'], 2)}]")
+                cells.append(f"**{_fmt(entry['value'])}** [{_fmt(entry['low'], 2)}, {_fmt(entry['high'], 2)}]{kept}")
             else:
                 cells.append(
                     f"{_fmt(entry['value'])} ({comp['diff']:+.3f} [{_fmt(comp['diff_low'], 2)}, {_fmt(comp['diff_high'], 2)}], "
-                    f"p={_fmt(comp['p'], 2)}){_marker(entry)}"
+                    f"p={_fmt(comp['p'], 2)}){_marker(entry)}{kept}"
                 )
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines.append("")

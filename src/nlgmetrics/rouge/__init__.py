@@ -5,7 +5,9 @@ Public API (stable):
 * :func:`rouge_family` - the metric: per-example columns ``T`` (F-measure), ``T_precision``,
   ``T_recall`` for each requested type ``T``, aggregates with confidence bounds and a signature,
   as a :class:`RougeResult`.
-* :func:`tokenize` - the tokenizer (rouge-score's default, optional stemming / stopwords).
+* :func:`tokenize` - the tokenizer (rouge-score's default, optional stemming / stopwords);
+  :data:`TOKENIZER_NAMES` - the named word splitters of ``tokenizer=`` (``default``,
+  ``whitespace``, ``unicode``, ``cjk``, ``char``; :mod:`nlgmetrics.rouge.tokenizers`).
 * :func:`parse_rouge_type`, :data:`DEFAULT_ROUGE_TYPES`, :data:`MAX_ROUGE_N`,
   :func:`rouge_w_weight_limit`, :class:`Score`, :func:`clear_cache`.
 
@@ -28,6 +30,7 @@ from nlgmetrics.rouge.api import (
 from nlgmetrics.rouge.result import RougeResult
 from nlgmetrics.rouge.scoring import Score
 from nlgmetrics.rouge.tokenize import tokenize
+from nlgmetrics.rouge.tokenizers import TOKENIZER_NAMES
 from nlgmetrics.rouge.types import DEFAULT_ROUGE_TYPES, MAX_ROUGE_N, RougeType, parse_rouge_type
 
 __all__ = [
@@ -36,6 +39,7 @@ __all__ = [
     "MAX_ROUGE_N",
     "MULTI_REF_MODES",
     "ROUGE_W_NORMALIZATIONS",
+    "TOKENIZER_NAMES",
     "RougeResult",
     "RougeType",
     "Score",

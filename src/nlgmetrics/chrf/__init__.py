@@ -1,0 +1,44 @@
+"""chrF and chrF++: character (and word) n-gram F-score with sacrebleu's numbers.
+
+Public API (stable):
+
+* :func:`chrf` - the metric: corpus chrF (the headline, 0-100) and sentence chrF per example, as
+  a :class:`ChrfResult` (``aggregate()``: ``chrf``, mean ``sentence_chrf``;
+  ``scores["sentence_chrf"]``; ``signature``); options ``char_order`` (6), ``word_order`` (0;
+  2 is chrF++), ``beta`` (2), ``lowercase``, ``whitespace``, ``eps_smoothing``;
+* :func:`chrf_plus_plus` - :func:`chrf` with ``word_order=2`` (sacrebleu ``CHRF(word_order=2)``);
+* :func:`chrf_statistics` / :func:`chrf_from_statistics` - per-example sufficient statistics
+  (summable) and the corpus score from their sums (for paired significance tests);
+* :func:`clear_caches`.
+
+>>> chrf(["the cat is on the mat"], [["the cat is on the mat"]]).main_score
+100.0
+"""
+
+from nlgmetrics.chrf.api import (
+    CHRF_PLUS_PLUS_WORD_ORDER,
+    DEFAULT_BETA,
+    DEFAULT_CHAR_ORDER,
+    DEFAULT_WORD_ORDER,
+    ChrfOptions,
+    chrf,
+    chrf_from_statistics,
+    chrf_plus_plus,
+    chrf_statistics,
+    clear_caches,
+)
+from nlgmetrics.chrf.result import ChrfResult
+
+__all__ = [
+    "CHRF_PLUS_PLUS_WORD_ORDER",
+    "DEFAULT_BETA",
+    "DEFAULT_CHAR_ORDER",
+    "DEFAULT_WORD_ORDER",
+    "ChrfOptions",
+    "ChrfResult",
+    "chrf",
+    "chrf_from_statistics",
+    "chrf_plus_plus",
+    "chrf_statistics",
+    "clear_caches",
+]

@@ -1,0 +1,255 @@
+"""``chrf``: corpus chrF / chrF++ and sentence chrF per example, with sacrebleu's numbers.
+
+References are given per example (a string, or a list of strings; ragged allowed), like the BLEU
+module, not as sacrebleu's reference streams. Several references: each example uses the one whose
+sentence chrF is highest (the first of equal ones), and its statistics go into the corpus sums,
+as in sacrebleu. The n-gram counts of each reference are kept in a bounded LRU cache shared by
+all calls with the same options, so scoring many systems against one test set counts each
+reference once; :func:`clear_caches` empties it (results never depend on it).
+
+:func:`chrf_statistics` and :func:`chrf_from_statistics` are the sufficient statistics behind the
+corpus score (for paired bootstrap or approximate randomization between systems):
+``chrf_from_statistics(chrf_statistics(p, r).sum(axis=0)) == chrf(p, r).main_score``.
+
+>>> r = chrf(["the cat sat on the mat"], [["the cat sat on the mat", "a cat"]])
+>>> r.main_score, r.scores["sentence_chrf"]
+(100.0, [100.0])
+>>> r.signature
+'chrf|beta:2|case:mixed|char_order:6|eps_smoothing:no|nrefs:2|whitespace:no|word_order:0|version:0.1.0'
+>>> round(chrf(["the cat sat"], ["a cat sat down"], word_order=2).main_score, 4)
+41.4225
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from nlgmetrics.chrf.ngrams import TextNgrams, pair_statistics, text_ngrams
+from nlgmetrics.chrf.result import ChrfResult
+from nlgmetrics.chrf.score import chrf_score
+from nlgmetrics.core.signature import make_signature
+from nlgmetrics.core.validation import check_bool, check_int, check_real, check_reference_inputs
+
+#: Defaults of every chrF entry point (sacrebleu's ``CHRF()``); chrF++ is ``word_order=2``.
+DEFAULT_CHAR_ORDER = 6
+DEFAULT_WORD_ORDER = 0
+DEFAULT_BETA = 2
+CHRF_PLUS_PLUS_WORD_ORDER = 2
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _reference_ngrams(text: str, lowercase: bool, char_order: int, word_order: int, whitespace: bool) -> TextNgrams:
+    """The n-gram counts of one reference (cached: shared by every system scored against it)."""
+    return text_ngrams(text.lower() if lowercase else text, char_order, word_order, whitespace)
+
+
+def clear_caches() -> None:
+    """Empty the reference n-gram cache (e.g. to bound memory or to time cold runs)."""
+    _reference_ngrams.cache_clear()
+
+
+def _nrefs(refs: Sequence[Sequence[str]]) -> int | str:
+    counts = {len(r) for r in refs}
+    return counts.pop() if len(counts) == 1 else "var"
+
+
+@dataclass(frozen=True)
+class ChrfOptions:
+    """The validated options of chrF (plain Python values, whatever numbers were passed).
+
+    >>> ChrfOptions.checked(word_order=2).n_orders
+    8
+    >>> ChrfOptions.checked(beta=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: beta=0 must be a finite number > 0 (recall is beta times as important as precision; chrF uses 2).
+    """
+
+    char_order: int = DEFAULT_CHAR_ORDER
+    word_order: int = DEFAULT_WORD_ORDER
+    beta: float = DEFAULT_BETA
+    lowercase: bool = False
+    whitespace: bool = False
+    eps_smoothing: bool = False
+
+    @classmethod
+    def checked(
+        cls,
+        *,
+        char_order: int = DEFAULT_CHAR_ORDER,
+        word_order: int = DEFAULT_WORD_ORDER,
+        beta: float = DEFAULT_BETA,
+        lowercase: bool = False,
+        whitespace: bool = False,
+        eps_smoothing: bool = False,
+    ) -> ChrfOptions:
+        """Check every option; clear errors naming the option and the valid values."""
+        char_order = check_int("char_order", char_order, minimum=0, message=(
+            f"char_order={char_order!r} must be a non-negative integer (chrF uses 6)."))
+        word_order = check_int("word_order", word_order, minimum=0, message=(
+            f"word_order={word_order!r} must be a non-negative integer (0: chrF, 2: chrF++)."))
+        if char_order + word_order == 0:
+            raise ValueError("char_order=0 and word_order=0 leave no n-grams to compare; "
+                             "use char_order=6 (chrF), and word_order=2 for chrF++.")
+        beta = check_real("beta", beta, minimum=0, exclusive_minimum=True, message=(
+            f"beta={beta!r} must be a finite number > 0 (recall is beta times as important as "
+            f"precision; chrF uses 2)."))
+        switches = {}
+        for name, value in (("lowercase", lowercase), ("whitespace", whitespace), ("eps_smoothing", eps_smoothing)):
+            switches[name] = check_bool(name, value, message=f"{name}={value!r} must be True or False.")
+        # An integral beta stays an int: sacrebleu computes beta ** 2 on the int it is given.
+        beta_value: float = int(beta) if beta.is_integer() else beta
+        return cls(char_order, word_order, beta_value, **switches)
+
+    @property
+    def n_orders(self) -> int:
+        return self.char_order + self.word_order
+
+    def signature(self, nrefs: int | str) -> str:
+        """Every option that changes the number (``case`` as in the BLEU signature)."""
+        return make_signature("chrf", {
+            "case": "lc" if self.lowercase else "mixed",
+            "char_order": self.char_order,
+            "word_order": self.word_order,
+            "beta": float(self.beta),
+            "whitespace": self.whitespace,
+            "eps_smoothing": self.eps_smoothing,
+            "nrefs": nrefs,
+        })
+
+    def _ngrams(self, text: str) -> TextNgrams:
+        return text_ngrams(text.lower() if self.lowercase else text, self.char_order, self.word_order,
+                           self.whitespace)
+
+    def segment(self, prediction: str, references: Sequence[str]) -> tuple[list[int], float, int]:
+        """``(statistics, sentence chrF, index of the best reference)`` of one example."""
+        hypothesis = self._ngrams(prediction)
+        best_stats: list[int] = []
+        best_score, best_index = -1.0, 0
+        for index, reference in enumerate(references):
+            ref = _reference_ngrams(reference, self.lowercase, self.char_order, self.word_order, self.whitespace)
+            stats = pair_statistics(hypothesis, ref)
+            score = chrf_score(stats, self.beta, self.eps_smoothing)
+            if score > best_score:  # strict: the first of equal references wins (sacrebleu)
+                best_stats, best_score, best_index = stats, score, index
+        return best_stats, best_score, best_index
+
+    def score(self, stats: Sequence[int]) -> float:
+        return chrf_score(stats, self.beta, self.eps_smoothing)
+
+
+def _segments(options: ChrfOptions, predictions: Any, references: Any):
+    preds, refs = check_reference_inputs(predictions, references)
+    return refs, [options.segment(p, r) for p, r in zip(preds, refs)]
+
+
+def chrf(
+    predictions: Sequence[str],
+    references: Sequence[str | Sequence[str]],
+    *,
+    char_order: int = DEFAULT_CHAR_ORDER,
+    word_order: int = DEFAULT_WORD_ORDER,
+    beta: float = DEFAULT_BETA,
+    lowercase: bool = False,
+    whitespace: bool = False,
+    eps_smoothing: bool = False,
+) -> ChrfResult:
+    """Corpus chrF (Popović 2015) or chrF++ (``word_order=2``, Popović 2017) and sentence chrF per
+    example: sacrebleu's ``CHRF(...).corpus_score`` and ``sentence_score`` numbers.
+
+    Args:
+        predictions: one hypothesis per example.
+        references: per example, one reference or a list of references (ragged allowed).
+        char_order: largest character n-gram order (default 6).
+        word_order: largest word n-gram order (default 0: chrF; 2: chrF++).
+        beta: recall is ``beta`` times as important as precision (default 2).
+        lowercase: lower-case hypotheses and references first.
+        whitespace: keep whitespace inside character n-grams (default: removed first).
+        eps_smoothing: average the per-order F-scores with epsilon smoothing (chrF++.py, NLTK,
+            Moses) instead of sacrebleu's default effective-order averaging of P and R.
+
+    Returns:
+        :class:`~nlgmetrics.chrf.result.ChrfResult`: ``aggregate()["chrf"]`` is corpus chrF
+        (0-100) and ``aggregate()["sentence_chrf"]`` the mean sentence chrF;
+        ``scores["sentence_chrf"]`` per example (0-100).
+
+    Example:
+        >>> r = chrf(["a cat", "hello"], ["a cat", "help"])
+        >>> r.scores["sentence_chrf"][0], round(r.scores["sentence_chrf"][1], 4), round(r.main_score, 4)
+        (100.0, 44.8893, 70.845)
+    """
+    options = ChrfOptions.checked(char_order=char_order, word_order=word_order, beta=beta, lowercase=lowercase,
+                                  whitespace=whitespace, eps_smoothing=eps_smoothing)
+    refs, segments = _segments(options, predictions, references)
+    totals = [0] * (3 * options.n_orders)
+    for stats, _, _ in segments:
+        totals = [a + b for a, b in zip(totals, stats)]
+    return ChrfResult(
+        scores={"sentence_chrf": [score for _, score, _ in segments]},
+        signature=options.signature(_nrefs(refs)),
+        chrf=options.score(totals),
+        statistics=tuple(totals),
+        char_order=options.char_order,
+        word_order=options.word_order,
+        beta=float(options.beta),
+        best_reference=tuple(index for _, _, index in segments),
+    )
+
+
+def chrf_plus_plus(predictions: Sequence[str], references: Sequence[str | Sequence[str]], **options: Any) -> ChrfResult:
+    """chrF++ (Popović 2017): :func:`chrf` with ``word_order=2`` unless given (sacrebleu
+    ``CHRF(word_order=2)``).
+
+    Example:
+        >>> chrf_plus_plus(["a cat"], ["a cat"]).signature.split("|")[-2]
+        'word_order:2'
+    """
+    options.setdefault("word_order", CHRF_PLUS_PLUS_WORD_ORDER)
+    return chrf(predictions, references, **options)
+
+
+def chrf_statistics(predictions: Sequence[str], references: Sequence[str | Sequence[str]], **options: Any) -> np.ndarray:
+    """Per-example sufficient statistics, shape ``(n_examples, 3 * (char_order + word_order))``
+    (int64): ``[hyp, ref, match]`` per order, characters first, each example against its best
+    reference. Column sums give the corpus chrF through :func:`chrf_from_statistics`; resampling
+    rows gives bootstrap or randomization samples. ``options``: those of :func:`chrf`.
+
+    Example:
+        >>> stats = chrf_statistics(["a cat", "hello"], ["a cat", "help"])
+        >>> stats.shape, chrf_from_statistics(stats.sum(axis=0)) == chrf(["a cat", "hello"], ["a cat", "help"]).main_score
+        ((2, 18), True)
+    """
+    checked = ChrfOptions.checked(**options)
+    _, segments = _segments(checked, predictions, references)
+    return np.array([stats for stats, _, _ in segments], dtype=np.int64).reshape(len(segments), 3 * checked.n_orders)
+
+
+def chrf_from_statistics(summed_stats: Any, **options: Any) -> float | np.ndarray:
+    """chrF (0-100) from statistics summed over examples (one row of :func:`chrf_statistics`'s
+    width), with the options of :func:`chrf` (only ``beta``, ``eps_smoothing`` and the orders
+    matter here). A 2-D array (one summed row per resample) gives one score per row.
+
+    Example:
+        >>> chrf_from_statistics([4, 5, 3, 3, 4, 1], char_order=2)
+        44.41318327974276
+    """
+    checked = ChrfOptions.checked(**options)
+    array = np.asarray(summed_stats)
+    width = 3 * checked.n_orders
+    if array.ndim not in (1, 2) or array.shape[-1] != width:
+        raise ValueError(
+            f"summed_stats has shape {array.shape}; expected ({width},) or (n, {width}): "
+            f"[hyp, ref, match] for each of the {checked.n_orders} orders (char_order={checked.char_order}, "
+            f"word_order={checked.word_order}), e.g. chrf_statistics(...).sum(axis=0) with the same options."
+        )
+    if not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)) \
+            or np.issubdtype(array.dtype, np.bool_) or not np.isfinite(array).all() or (array < 0).any():
+        raise ValueError("summed_stats must hold finite non-negative counts (sums of chrf_statistics rows).")
+    if array.ndim == 1:
+        return checked.score(array.tolist())
+    return np.array([checked.score(row) for row in array.tolist()], dtype=np.float64)

@@ -1,0 +1,248 @@
+"""``compare_systems``: is system A better than system B, for any metric?
+
+Each system is scored once, then the test set is resampled:
+
+- a corpus-level metric (BLEU, chrF, TER: see :mod:`nlgmetrics.compare.statistics`) is
+  recomputed from resampled sufficient statistics, as sacrebleu's paired tests do; the metric
+  itself (``get_spec(metric).run``) runs on the baseline only (its main score, signature, and a
+  check that the statistics reproduce its number), the statistics on every system;
+- any other metric runs once per system (an LM metric's passes are never repeated) and is
+  compared through the mean of a per-example column (its main score unless ``column`` names
+  another).
+
+For every system: its score, the 95% bootstrap interval and the bootstrap mean; for every system
+but the baseline: the difference to the baseline and the p-values of the paired bootstrap
+(``"bs"``) and of approximate randomization (``"ar"``). Draws, intervals and p-values follow
+sacrebleu's ``significance.py`` (same seed and counts, same numbers; ties: see
+:mod:`nlgmetrics.compare.significance`). The interval comes from the bootstrap resamples in both
+tests.
+
+>>> refs = [["the cat sat on the mat"], ["a dog barks at night"], ["it rains in spring"]]
+>>> result = compare_systems(
+...     {"a": ["the cat sat on a mat", "a dog barks", "it rains"],
+...      "b": ["the cat sat on the mat", "a dog barks at night", "it rains in spring"]},
+...     refs, metric="bleu", n_bootstrap=100, n_permutations=100)
+>>> round(result["a"].score, 2), result["b"].score, round(result["b"].delta, 2)
+(42.24, 100.0, 57.76)
+>>> result["b"].p_bootstrap, result["b"].p_randomization
+(0.009900990099009901, 0.27722772277227725)
+
+With three examples there are only eight ways to swap: 27 of the 100 trials keep or swap all
+three, which reproduces the observed difference exactly; counted (``count_ties=True``), they give
+p = 28/101. sacrebleu's strict count (``count_ties=False``) leaves them out: 1/101.
+>>> result.signature
+'bleu|case:mixed|effective_order:no|max_ngram_order:4|nrefs:1|smooth:exp|tokenize:13a|bs:100|ar:100|paired_seed:12345|ties:count|version:0.1.0'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from nlgmetrics.apps.registry import get_spec
+from nlgmetrics.compare.resampling import bootstrap_indices, bootstrap_scores, swap_masks, swapped_scores
+from nlgmetrics.compare.result import ComparisonResult, SystemScore
+from nlgmetrics.compare.significance import bootstrap_interval, paired_bootstrap_p, randomization_p
+from nlgmetrics.compare.statistics import corpus_statistics
+from nlgmetrics.core.result import MetricResult
+from nlgmetrics.core.validation import as_texts, check_bool, check_choice, check_int
+
+#: ``"bs"``: paired bootstrap resampling; ``"ar"``: paired approximate randomization.
+TESTS = ("bs", "ar")
+DEFAULT_N_BOOTSTRAP = 1000
+DEFAULT_N_PERMUTATIONS = 10000
+#: sacrebleu's default seed (``SACREBLEU_SEED``).
+DEFAULT_SEED = 12345
+
+
+def _check_systems(systems: Any) -> dict[str, list[str]]:
+    if not isinstance(systems, Mapping):
+        raise TypeError(
+            f"`systems` is {type(systems).__name__}; pass a mapping from system name to its outputs, "
+            f"e.g. {{'baseline': [...], 'new': [...]}}."
+        )
+    if len(systems) < 2:
+        raise ValueError(
+            f"`systems` has {len(systems)} system(s); a paired comparison needs at least two "
+            f"(a baseline and one or more systems to compare with it)."
+        )
+    checked: dict[str, list[str]] = {}
+    for name, outputs in systems.items():
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"system name {name!r} must be a non-empty string.")
+        checked[name] = as_texts(f"systems[{name!r}]", outputs)
+    lengths = {name: len(outputs) for name, outputs in checked.items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(
+            f"the systems have different numbers of outputs ({lengths}); a paired comparison needs "
+            f"one output per example from every system, in the same order."
+        )
+    return checked
+
+
+def _check_tests(tests: Any) -> tuple[str, ...]:
+    chosen = (tests,) if isinstance(tests, str) else tuple(tests)
+    if not chosen:
+        raise ValueError(f"`tests` is empty; choose one or both of {list(TESTS)}.")
+    for test in chosen:
+        check_choice("tests", test, TESTS)
+    return tuple(t for t in TESTS if t in chosen)
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+
+
+def compare_systems(
+    systems: Mapping[str, Sequence[str]],
+    references_or_sources: Sequence[Any],
+    *,
+    metric: str,
+    baseline: str | None = None,
+    column: str | None = None,
+    tests: Sequence[str] | str = TESTS,
+    n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
+    n_permutations: int = DEFAULT_N_PERMUTATIONS,
+    seed: int | None = DEFAULT_SEED,
+    count_ties: bool = True,
+    metric_options: Mapping[str, Any] | None = None,
+    progress: bool = False,
+) -> ComparisonResult:
+    """Score every system with ``metric`` and test each one's difference to the baseline.
+
+    Args:
+        systems: system name -> one output per example (every system the same examples, same order).
+        references_or_sources: what the metric reads besides the outputs (its registry spec's
+            ``second_input``): per example one reference or a list of references, or the source.
+        metric: a registry name (``nlgmetrics metrics`` lists them), e.g. ``"bleu"``, ``"rouge_family"``.
+        baseline: the system every other one is compared with (default: the first).
+        column: the per-example column compared (default: the metric's main score).
+        tests: ``"bs"`` (paired bootstrap), ``"ar"`` (approximate randomization) or both (default).
+            The 95% interval is the bootstrap's either way.
+        n_bootstrap: bootstrap resamples (sacrebleu's default 1000).
+        n_permutations: approximate randomization trials (sacrebleu's default 10000).
+        seed: seed of ``numpy.random.default_rng`` for both draws (sacrebleu's 12345); None draws
+            fresh entropy (results then differ between runs; the signature says
+            ``paired_seed:none``). 0 is the seed 0 (sacrebleu's ``PairedTest`` leaves 0 unseeded).
+        count_ties: count null statistics equal to the observed difference (default; identical
+            systems get p = 1); False is sacrebleu's strict count.
+        metric_options: keyword options of the metric (``model`` for an LM metric, ``tokenize``...).
+        progress: progress bars (the metric's own, and one over the systems).
+
+    Returns:
+        :class:`~nlgmetrics.compare.result.ComparisonResult`.
+
+    Memory: the draws are held at once, as sacrebleu holds them: ``n_bootstrap x n`` indices
+    (int64) and ``n_permutations x n`` booleans (with n examples).
+    """
+    outputs = _check_systems(systems)
+    names = list(outputs)
+    if baseline is None:
+        baseline = names[0]
+    elif baseline not in outputs:
+        raise ValueError(f"baseline {baseline!r} is not one of the systems {names}; pass one of these names.")
+    chosen_tests = _check_tests(tests)
+    n_bootstrap = check_int("n_bootstrap", n_bootstrap, minimum=1)
+    n_permutations = check_int("n_permutations", n_permutations, minimum=1)
+    seed = check_int("seed", seed, minimum=0, allow_none=True)
+    count_ties = check_bool("count_ties", count_ties)
+    if metric_options is not None and not isinstance(metric_options, Mapping):
+        raise TypeError(f"`metric_options` is {type(metric_options).__name__}; pass a dict of the metric's options.")
+    options = dict(metric_options or {})  # never modify the caller's dict
+    if "progress" in options:
+        raise ValueError("pass progress=... to compare_systems, not in metric_options.")
+    spec = get_spec(metric)
+    n = len(outputs[names[0]])
+    if isinstance(references_or_sources, str) or len(references_or_sources) != n:
+        given = "a single string" if isinstance(references_or_sources, str) else f"{len(references_or_sources)} items"
+        raise ValueError(
+            f"`references_or_sources` is {given} but every system has {n} outputs; pass one "
+            f"{spec.second_input[:-1]} (or list of references) per example."
+        )
+
+    from tqdm.auto import tqdm
+
+    def run(name: str) -> MetricResult:
+        return spec.run(outputs[name], references_or_sources, progress=progress, **options)
+
+    # The baseline's result says what the metric is: its main score, the columns, the signature.
+    reference = run(baseline)
+    main = reference.main
+    column = main if column is None else column
+    entry = corpus_statistics(metric)
+    corpus_level = column not in reference.scores
+    if corpus_level and not (column == main and entry is not None):
+        if column == main:
+            raise ValueError(
+                f"{metric}'s main score {main!r} is corpus-level and has no resampling statistics; "
+                f"add them with nlgmetrics.compare.register_corpus_statistics, or compare a per-example "
+                f"column: {list(reference.scores)}."
+            )
+        raise ValueError(f"{metric} has no per-example column {column!r}; choose one of {list(reference.scores)}.")
+    higher_is_better = reference.column(column).higher_is_better
+
+    stats: dict[str, np.ndarray] = {}
+    scores: dict[str, float] = {}
+    score_of: Callable[[np.ndarray], float]
+    if corpus_level:
+        assert entry is not None
+        dtype = entry.bootstrap_dtype
+
+        def score_of(summed: np.ndarray) -> float:
+            return entry.score(summed, **options)
+
+        # The statistics are the metric's computation: the other systems are not run twice.
+        bar = tqdm(names, desc=f"{metric}: statistics", unit="system", disable=not progress)
+        for name in bar:
+            bar.set_postfix_str(name)
+            stats[name] = entry.statistics(outputs[name], references_or_sources, **options)
+            scores[name] = score_of(stats[name].sum(axis=0))
+        if not _close(scores[baseline], reference.aggregate()[column]):  # they must reproduce the metric
+            raise RuntimeError(
+                f"{metric} from statistics is {scores[baseline]} but the metric says "
+                f"{reference.aggregate()[column]} for system {baseline!r}; this is a bug in nlgmetrics, "
+                f"please report it."
+            )
+    else:
+        dtype = "float64"
+
+        def score_of(summed: np.ndarray) -> float:
+            return float(summed[0]) / n
+
+        # The metric runs once per system (an LM metric's forward passes are never repeated).
+        bar = tqdm(names, desc=f"{metric}: scoring systems", unit="system", disable=not progress)
+        for name in bar:
+            bar.set_postfix_str(name)
+            result = reference if name == baseline else run(name)
+            stats[name] = np.asarray(result.scores[column], dtype=np.float64)[:, None]
+            scores[name] = result.mean()[column]
+
+    # The same resampled test sets for every system (paired), as sacrebleu draws them.
+    indices = bootstrap_indices(n, n_bootstrap, seed)
+    resampled = {name: bootstrap_scores(stats[name], indices, score_of, dtype) for name in names}
+    masks = swap_masks(n, n_permutations, seed) if "ar" in chosen_tests else None
+
+    rows = []
+    for name in tqdm(names, desc="paired tests", unit="system", disable=not progress):
+        mean, low, high = bootstrap_interval(resampled[name])
+        if name == baseline:
+            rows.append(SystemScore(name, scores[name], mean, low, high, True))
+            continue
+        observed = scores[baseline] - scores[name]
+        p_bs = p_ar = None
+        if "bs" in chosen_tests:
+            p_bs = paired_bootstrap_p(resampled[name], resampled[baseline], observed, count_ties=count_ties)
+        if masks is not None:
+            scores_a, scores_b = swapped_scores(stats[baseline], stats[name], masks, score_of)
+            p_ar = randomization_p(scores_a, scores_b, observed, count_ties=count_ties)
+        rows.append(SystemScore(name, scores[name], mean, low, high, False, scores[name] - scores[baseline],
+                                p_bs, p_ar))
+    return ComparisonResult(
+        metric=metric, main=main, column=column, higher_is_better=higher_is_better, baseline=baseline,
+        systems=tuple(rows), n_examples=n, n_bootstrap=n_bootstrap,
+        n_permutations=n_permutations if masks is not None else None, seed=seed, count_ties=count_ties,
+        tests=chosen_tests, metric_signature=reference.signature, corpus_level=corpus_level,
+    )

@@ -1,0 +1,102 @@
+"""BLEU as sufficient statistics per example, and BLEU from their (resampled) sums.
+
+The paired tests resample examples; for a corpus-level metric they resample each example's
+sufficient statistics and recompute the corpus score from their sum (as sacrebleu does), never
+average sentence scores. One row per example, sacrebleu's column layout:
+
+``[hyp_len, closest_ref_len, matches_1..N, hypothesis_ngrams_1..N]``
+
+The statistics come from the BLEU package's building blocks (its tokenizers,
+:func:`~nlgmetrics.bleu.ngrams.reference_stats`, :func:`~nlgmetrics.bleu.ngrams.segment_stats`)
+and the score from :func:`~nlgmetrics.bleu.score.bleu_from_stats`, with the options validated by
+:class:`~nlgmetrics.bleu.BleuScorer` (the same options and defaults as :func:`nlgmetrics.bleu.bleu`).
+
+>>> stats = bleu_statistics(["the cat sat on the mat", "a dog"], [["the cat sat on a mat"], ["a dog"]])
+>>> stats.tolist()
+[[6, 6, 5, 3, 2, 1, 6, 5, 4, 3], [2, 2, 2, 1, 0, 0, 2, 1, 0, 0]]
+>>> from nlgmetrics.bleu import bleu
+>>> bleu_from_statistics(stats.sum(axis=0)) == bleu(["the cat sat on the mat", "a dog"],
+...                                                [["the cat sat on a mat"], ["a dog"]]).main_score
+True
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from nlgmetrics.bleu import BleuScorer, bleu_from_stats, get_tokenizer
+from nlgmetrics.bleu.ngrams import ReferenceStats, reference_stats, segment_stats
+from nlgmetrics.core.validation import check_reference_inputs
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _tokens(tokenize: str, lowercase: bool, text: str) -> tuple[str, ...]:
+    # sacrebleu's order (the BLEU package's too): lower-case, right-strip, tokenize.
+    line = text.lower() if lowercase else text
+    return tuple(get_tokenizer(tokenize)(line.rstrip()))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _reference(tokenize: str, lowercase: bool, order: int, refs: tuple[str, ...]) -> ReferenceStats:
+    # Cached: every system of a comparison is scored against the same references.
+    return reference_stats([_tokens(tokenize, lowercase, r) for r in refs], order)
+
+
+def bleu_statistics(
+    predictions: Sequence[str], references: Sequence[str | Sequence[str]], **options: Any
+) -> np.ndarray:
+    """Sufficient statistics of every example, an ``int64`` array ``(n, 2 + 2 * max_ngram_order)``.
+
+    ``options``: those of :func:`nlgmetrics.bleu.bleu` (the smoothing options are accepted and
+    only matter to :func:`bleu_from_statistics`).
+    """
+    scorer = BleuScorer(**options)  # validates the options; the library's defaults
+    preds, refs = check_reference_inputs(predictions, references)
+    order = scorer.max_ngram_order
+    rows = np.zeros((len(preds), 2 + 2 * order), dtype=np.int64)
+    for row, (prediction, refs_i) in enumerate(zip(preds, refs)):
+        reference = _reference(scorer.tokenize, scorer.lowercase, order, tuple(refs_i))
+        hyp_len, closest, correct, total = segment_stats(
+            _tokens(scorer.tokenize, scorer.lowercase, prediction), reference, order)
+        rows[row] = [hyp_len, closest, *correct, *total]
+    return rows
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_scorer(options: tuple[tuple[str, Any], ...]) -> BleuScorer:
+    return BleuScorer(**dict(options))
+
+
+def _scorer(**options: Any) -> BleuScorer:
+    """The validated options (cached: the score is recomputed once per resample)."""
+    try:
+        return _cached_scorer(tuple(sorted(options.items())))
+    except TypeError:  # an unhashable value: BleuScorer says what is wrong with it
+        return BleuScorer(**options)
+
+
+def bleu_from_statistics(summed: Sequence[Any], **options: Any) -> float:
+    """Corpus BLEU (0-100) from summed statistics (one row of :func:`bleu_statistics`' layout).
+
+    The elements are passed on unconverted: a ``float32`` sum (the paired bootstrap, like
+    sacrebleu's) is computed in ``float32`` where sacrebleu's is, so the resampled scores are
+    sacrebleu's to the last bit.
+
+    >>> bleu_from_statistics([4, 4, 4, 3, 2, 1, 4, 3, 2, 1])
+    100.0
+    """
+    scorer = _scorer(**options)
+    order = scorer.max_ngram_order
+    if len(summed) != 2 + 2 * order:
+        raise ValueError(
+            f"BLEU statistics have {2 + 2 * order} entries for max_ngram_order={order}, got {len(summed)}; "
+            f"compute them with bleu_statistics and the same options."
+        )
+    return bleu_from_stats(
+        summed[2:2 + order], summed[2 + order:], int(summed[0]), int(summed[1]),
+        scorer.smooth_method, scorer.smooth_value, scorer.effective_order, order,
+    ).score

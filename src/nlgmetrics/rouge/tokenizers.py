@@ -1,0 +1,218 @@
+"""How ROUGE splits a text into words: rouge-score's default, Unicode-aware splitters, a callable.
+
+Named tokenizers (:data:`TOKENIZER_NAMES`); every one lower-cases the text (ROUGE is
+case-insensitive in rouge-score and ROUGE-1.5.5):
+
+* ``"default"`` - rouge-score's: the maximal runs of ``[a-z0-9]``. Every other character
+  separates words, so letters outside ASCII are lost (``café`` -> ``caf``; Chinese, Cyrillic,
+  Arabic, Devanagari... text has no tokens at all). Signature ``tokenize:rouge_score``.
+* ``"whitespace"`` - split at whitespace, nothing removed (punctuation stays attached): for text
+  that is already tokenized (e.g. Chinese segmented by jieba, Thai by pythainlp).
+* ``"unicode"`` - the maximal runs of Unicode letters, combining marks and digits
+  (``[\\p{L}\\p{M}\\p{N}]+``) after NFC normalisation (so a composed and a decomposed ``é`` are
+  the same word): the words of every script written with spaces (Latin with accents, Greek,
+  Cyrillic, Arabic, Hebrew, Devanagari and other Indic scripts whose vowel signs are combining
+  marks, Hangul...). On ASCII text it gives exactly the ``"default"`` tokens.
+* ``"cjk"`` - every Chinese character (Han), Hiragana and Katakana letter is a token of its own
+  (with its combining marks), other runs are ``"unicode"`` words; punctuation is dropped. This is
+  sacrebleu's ``zh`` rule (each CJK character a token, the rest tokenized as usual) and the
+  character-level ROUGE commonly reported for Chinese and Japanese summarisation, where words are
+  not separated by spaces.
+* ``"char"`` - every letter or digit of any script, with the combining marks that follow it, is a
+  token (``"cat"`` -> ``c a t``): character-level ROUGE for any script, e.g. Thai, which has
+  neither spaces between words nor a rule-based word splitter.
+
+A callable (``text -> list of str``), or an object with a ``tokenize`` method (rouge-score's
+``Tokenizer`` interface, which evaluate's ``rouge`` and ``RougeScorer(tokenizer=...)`` accept),
+gives the tokens itself, used as they are (no lower-casing). Its signature value is
+``callable.<module>.<qualified name>``, so it is never mistaken for a named tokenizer.
+
+:func:`warn_dropped_words` is the warning of a call in which the default tokenizer left texts
+that have letters or digits without any token (they would score 0 without a word).
+
+>>> split_words("Café, ΟΔΟΣ и ДОМ!", "unicode")
+['café', 'οδος', 'и', 'дом']
+>>> split_words("Café, ΟΔΟΣ и ДОМ!", "default")
+['caf']
+>>> split_words("我喜欢猫。I like cats", "cjk")
+['我', '喜', '欢', '猫', 'i', 'like', 'cats']
+>>> split_words("ง่าย", "char")
+['ง่', 'า', 'ย']
+>>> resolve_tokenizer(str.split).name
+'callable.str.split'
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+#: The named tokenizers of ROUGE (see the module docstring).
+TOKENIZER_NAMES = ("default", "whitespace", "unicode", "cjk", "char")
+#: Signature value of each named tokenizer (the default keeps its historical name).
+_SIGNATURE_NAMES = {"default": "rouge_score"}
+
+_DEFAULT_RE = re.compile(r"[a-z0-9]+")
+
+
+@functools.lru_cache(maxsize=1)
+def _patterns() -> dict[str, Any]:
+    # `regex` (a dependency of transformers) has Unicode properties and scripts; `re` has not,
+    # and its \w splits Devanagari words at their vowel signs (combining marks).
+    import regex
+
+    # Letters/digits of the Han, Hiragana, Katakana and Bopomofo scripts, with the characters
+    # these scripts share (script extensions: the prolonged sound mark ー, iteration marks).
+    cjk = r"[[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Bopomofo}]&&[\p{L}\p{N}]]"
+    return {
+        "unicode": regex.compile(r"[\p{L}\p{M}\p{N}]+"),
+        "cjk": regex.compile(rf"(?V1){cjk}\p{{M}}*|[[\p{{L}}\p{{M}}\p{{N}}]--{cjk}]+"),
+        "char": regex.compile(r"[\p{L}\p{M}\p{N}]\p{M}*"),
+        "cjk_char": regex.compile(rf"(?V1){cjk}"),
+    }
+
+
+def _normalized(text: str) -> str:
+    return unicodedata.normalize("NFC", text.lower())
+
+
+def split_words(text: str, name: str = "default") -> list[str]:
+    """The tokens of ``text`` under the named tokenizer ``name`` (before stopwords and stemming)."""
+    if name == "default":
+        return _DEFAULT_RE.findall(text.lower())
+    if name == "whitespace":
+        return text.lower().split()
+    if name not in TOKENIZER_NAMES:
+        raise ValueError(f"Unknown tokenizer {name!r}; choose one of {list(TOKENIZER_NAMES)}.")
+    return _patterns()[name].findall(_normalized(text))
+
+
+def default_drops_every_word(text: str) -> bool:
+    """Whether ``text`` has letters or digits but no ``"default"`` token (all non-ASCII): the case
+    where rouge-score's tokenizer silently scores it 0.
+
+    >>> default_drops_every_word("你好"), default_drops_every_word("..."), default_drops_every_word("a")
+    (True, False, False)
+    """
+    return any(char.isalnum() for char in text) and _DEFAULT_RE.search(text.lower()) is None
+
+
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` has a Chinese or Japanese character (to suggest ``tokenizer="cjk"``)."""
+    return _patterns()["cjk_char"].search(text) is not None
+
+
+def warn_dropped_words(dropped: Mapping[str, Sequence[tuple[int, str]]], stacklevel: int = 3) -> None:
+    """One warning for a whole call when the default tokenizer found no token in texts that have
+    letters or digits (all in a non-ASCII script), which would otherwise score 0 silently.
+
+    ``dropped``: ``{"predictions": [(example index, text), ...], "references": [...]}``.
+    ``stacklevel``: of :func:`warnings.warn`, so that it points at the metric's caller.
+    """
+    counts = [f"{len(found)} {side if len(found) > 1 else side[:-1]}" for side, found in dropped.items() if found]
+    if not counts:
+        return
+    side = "predictions" if dropped.get("predictions") else "references"
+    index, sample = dropped[side][0]
+    suggestions = ['tokenizer="unicode" (scripts written with spaces: Cyrillic, Greek, Arabic, Devanagari, '
+                   'accented Latin...)', 'tokenizer="cjk" (Chinese, Japanese)']
+    if has_cjk(sample):
+        suggestions.reverse()
+    warnings.warn(
+        f"rouge_family: the default tokenizer (rouge-score's: ASCII letters and digits only) found no "
+        f"token in {' and '.join(counts)} that have letters or digits, so they score 0 (first: the "
+        f"{side[:-1]} of example {index}, {sample!r:.50}). Pass {suggestions[0]} or {suggestions[1]}, "
+        f"or a callable tokenizer.",
+        stacklevel=stacklevel,
+    )
+
+
+def _qualified_name(function: Any) -> str:
+    """``module.qualname`` of a function, bound method or callable object (for the signature);
+    a ``functools.partial`` is named after the function it wraps.
+
+    >>> _qualified_name(functools.partial(split_words, name="cjk"))
+    'partial.nlgmetrics.rouge.tokenizers.split_words'
+    """
+    if isinstance(function, functools.partial):
+        return f"partial.{_qualified_name(function.func)}"
+    module = getattr(function, "__module__", None) or type(function).__module__
+    qualname = getattr(function, "__qualname__", None) or type(function).__qualname__
+    return qualname if module in (None, "builtins") else f"{module}.{qualname}"
+
+
+@dataclass(frozen=True)
+class RougeTokenizer:
+    """A resolved ``tokenizer=`` option: ``name`` for the signature, ``split`` text -> tokens."""
+
+    name: str
+    split: Callable[[str], list[str]]
+    #: the tokenizer is the user's callable (tokens used as given: no stemming or stopwords)
+    is_callable: bool = False
+    #: the named tokenizer (None for a callable)
+    key: str | None = None
+
+
+def _checked(function: Callable[[str], Any], shown: str) -> Callable[[str], list[str]]:
+    """``function`` with its output checked: a list (any iterable) of strings, never a string."""
+
+    def split(text: str) -> list[str]:
+        tokens = function(text)
+        if isinstance(tokens, (str, bytes, Mapping)) or not isinstance(tokens, Iterable):
+            raise ValueError(
+                f"tokenizer {shown} returned {type(tokens).__name__} ({tokens!r:.60}) for the text "
+                f"{text!r:.40}; it must return a list of tokens (strings), e.g. text.split()."
+            )
+        tokens = list(tokens)
+        for token in tokens:
+            if not isinstance(token, str):
+                raise ValueError(
+                    f"tokenizer {shown} returned a token of type {type(token).__name__} ({token!r:.40}) for "
+                    f"the text {text!r:.40}; every token must be a str."
+                )
+        return tokens
+
+    return split
+
+
+def resolve_tokenizer(tokenizer: str | Callable[[str], Sequence[str]] | Any | None) -> RougeTokenizer:
+    """The ``tokenizer=`` option of :func:`~nlgmetrics.rouge.rouge_family`, checked.
+
+    A name of :data:`TOKENIZER_NAMES` (None is ``"default"``, as in evaluate's ``rouge``), a
+    callable ``text -> list[str]``, or an object with a ``tokenize(text)`` method (preferred over
+    calling it: a Hugging Face tokenizer is callable but its ``tokenize`` gives the tokens).
+
+    >>> resolve_tokenizer("cjk").name, resolve_tokenizer(None).name
+    ('cjk', 'rouge_score')
+    """
+    if tokenizer is None:
+        tokenizer = "default"
+    if isinstance(tokenizer, str):
+        if tokenizer not in TOKENIZER_NAMES:
+            raise ValueError(
+                f"Unknown tokenizer={tokenizer!r}; choose one of {list(TOKENIZER_NAMES)} "
+                f"(\"unicode\" for scripts written with spaces, \"cjk\" for Chinese and Japanese) "
+                f"or pass a callable text -> list of tokens."
+            )
+        name = tokenizer
+        return RougeTokenizer(_SIGNATURE_NAMES.get(name, name), functools.partial(split_words, name=name), key=name)
+    if isinstance(tokenizer, type):
+        raise ValueError(
+            f"tokenizer={tokenizer.__qualname__} is a class; pass an instance (e.g. {tokenizer.__qualname__}()) "
+            f"or a function text -> list of tokens."
+        )
+    method = getattr(tokenizer, "tokenize", None)
+    function = method if callable(method) else tokenizer if callable(tokenizer) else None
+    if function is None:
+        raise ValueError(
+            f"tokenizer={tokenizer!r:.60} ({type(tokenizer).__name__}) is neither a name of "
+            f"{list(TOKENIZER_NAMES)} nor a callable text -> list of tokens (or an object with a "
+            f"tokenize method, as rouge-score's RougeScorer takes)."
+        )
+    name = _qualified_name(function)
+    return RougeTokenizer(f"callable.{name}", _checked(function, name), is_callable=True)

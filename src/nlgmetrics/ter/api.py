@@ -1,0 +1,186 @@
+"""``ter``: corpus TER and sentence TER per example (Snover et al. 2006), with sacrebleu's numbers.
+
+TER counts the fewest edits (insertions, deletions, substitutions of words and shifts of word
+blocks) that turn the hypothesis into a reference, divided by the reference length. With several
+references an example takes its fewest edits over them and the *mean* length of its references
+(Tercom's and sacrebleu's definition). Corpus TER sums both over the examples. References are
+given per example (a string or a list of strings; ragged allowed), like the BLEU module.
+
+:func:`ter_statistics` / :func:`ter_from_statistics` are the sufficient statistics
+``[edits, mean reference length]`` per example and the corpus TER of their sums.
+
+>>> r = ter(["the cat sat on the mat"], [["a cat sat on the mat", "the cat sat"]])
+>>> r.main_score, r.scores["sentence_ter"], r.details()
+(22.22222222222222, [22.22222222222222], {'num_edits': [1], 'ref_length': [4.5]})
+>>> r.signature
+'ter|asian_support:no|case:lc|no_punct:no|normalized:no|nrefs:2|version:0.1.0'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from nlgmetrics.core.signature import make_signature
+from nlgmetrics.core.validation import check_bool, check_reference_inputs
+from nlgmetrics.ter.result import TerResult
+from nlgmetrics.ter.shifts import shifted_edits
+from nlgmetrics.ter.tokenize import tercom_words
+
+
+def _nrefs(refs: Sequence[Sequence[str]]) -> int | str:
+    counts = {len(r) for r in refs}
+    return counts.pop() if len(counts) == 1 else "var"
+
+
+def ter_score(num_edits: float, ref_length: float) -> float:
+    """TER (0-100+) from edits and reference length; an empty reference with edits is 100.
+
+    >>> ter_score(2, 8.0), ter_score(3, 0), ter_score(0, 0)
+    (25.0, 100.0, 0.0)
+    """
+    if ref_length > 0:
+        return 100 * (num_edits / ref_length)
+    return 100.0 if num_edits > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class TerOptions:
+    """The validated options of TER (plain bools).
+
+    >>> TerOptions.checked(normalized=True).signature(1)
+    'ter|asian_support:no|case:lc|no_punct:no|normalized:yes|nrefs:1|version:0.1.0'
+    """
+
+    normalized: bool = False
+    no_punct: bool = False
+    asian_support: bool = False
+    case_sensitive: bool = False
+
+    @classmethod
+    def checked(cls, *, normalized: bool = False, no_punct: bool = False, asian_support: bool = False,
+                case_sensitive: bool = False) -> TerOptions:
+        values = {}
+        for name, value in (("normalized", normalized), ("no_punct", no_punct), ("asian_support", asian_support),
+                            ("case_sensitive", case_sensitive)):
+            values[name] = check_bool(name, value, message=f"{name}={value!r} must be True or False.")
+        return cls(**values)
+
+    def signature(self, nrefs: int | str) -> str:
+        """Every option that changes the number (``case`` as in the BLEU and chrF signatures)."""
+        return make_signature("ter", {
+            "case": "mixed" if self.case_sensitive else "lc",
+            "normalized": self.normalized,
+            "no_punct": self.no_punct,
+            "asian_support": self.asian_support,
+            "nrefs": nrefs,
+        })
+
+    def words(self, text: str) -> list[str]:
+        return tercom_words(text, self.normalized, self.no_punct, self.asian_support, self.case_sensitive)
+
+    def segment(self, prediction: str, references: Sequence[str]) -> tuple[int, float]:
+        """``(fewest edits over the references, mean reference length)`` of one example."""
+        hyp = self.words(prediction)
+        best = None
+        total_length = 0
+        for reference in references:
+            ref = self.words(reference)
+            total_length += len(ref)
+            edits = shifted_edits(hyp, ref)
+            if best is None or edits < best:
+                best = edits
+        return int(best), total_length / len(references)
+
+
+def _segments(options: TerOptions, predictions: Any, references: Any):
+    preds, refs = check_reference_inputs(predictions, references)
+    return refs, [options.segment(p, r) for p, r in zip(preds, refs)]
+
+
+def ter(
+    predictions: Sequence[str],
+    references: Sequence[str | Sequence[str]],
+    *,
+    normalized: bool = False,
+    no_punct: bool = False,
+    asian_support: bool = False,
+    case_sensitive: bool = False,
+) -> TerResult:
+    """Corpus TER and sentence TER per example: sacrebleu's ``TER(...).corpus_score`` and
+    ``sentence_score`` numbers. Lower is better.
+
+    Args:
+        predictions: one hypothesis per example.
+        references: per example, one reference or a list of references (ragged allowed).
+        normalized: Tercom's normalisation (punctuation split off, XML entities decoded, ...).
+        no_punct: remove ``. , ? : ; ! " ( )`` (and, with ``asian_support``, CJK punctuation).
+        asian_support: with ``normalized``, CJK characters become words; with ``no_punct``, CJK
+            and full-width punctuation is removed.
+        case_sensitive: keep case (default: lower-case everything, as Tercom and sacrebleu).
+
+    Returns:
+        :class:`~nlgmetrics.ter.result.TerResult`: ``aggregate()["ter"]`` is corpus TER (0-100+),
+        with ``num_edits``, ``ref_length`` and the mean ``sentence_ter``; ``scores["sentence_ter"]``.
+
+    Example:
+        >>> r = ter(["b c a", "x"], ["a b c", "x"])
+        >>> r.scores["sentence_ter"], r.main_score
+        ([33.33333333333333, 0.0], 25.0)
+    """
+    options = TerOptions.checked(normalized=normalized, no_punct=no_punct, asian_support=asian_support,
+                                 case_sensitive=case_sensitive)
+    refs, segments = _segments(options, predictions, references)
+    num_edits = sum(edits for edits, _ in segments)
+    ref_length = 0.0
+    for _, length in segments:  # in order, as sacrebleu sums them
+        ref_length += length
+    return TerResult(
+        scores={"sentence_ter": [ter_score(e, length) for e, length in segments]},
+        signature=options.signature(_nrefs(refs)),
+        ter=ter_score(num_edits, ref_length),
+        num_edits=num_edits,
+        ref_length=ref_length,
+        sentence_num_edits=tuple(e for e, _ in segments),
+        sentence_ref_length=tuple(length for _, length in segments),
+    )
+
+
+def ter_statistics(predictions: Sequence[str], references: Sequence[str | Sequence[str]], **options: Any) -> np.ndarray:
+    """Per-example sufficient statistics, shape ``(n_examples, 2)`` (float64):
+    ``[fewest edits, mean reference length]``. Column sums give the corpus TER through
+    :func:`ter_from_statistics`. ``options``: those of :func:`ter`.
+
+    Example:
+        >>> stats = ter_statistics(["b c a", "x"], ["a b c", "x"])
+        >>> stats.tolist(), ter_from_statistics(stats.sum(axis=0))
+        ([[1.0, 3.0], [0.0, 1.0]], 25.0)
+    """
+    _, segments = _segments(TerOptions.checked(**options), predictions, references)
+    return np.array(segments, dtype=np.float64).reshape(len(segments), 2)
+
+
+def ter_from_statistics(summed_stats: Any, **options: Any) -> float | np.ndarray:
+    """TER (0-100+) from ``[edits, reference length]`` summed over examples; a 2-D array (one
+    summed row per resample) gives one score per row. ``options`` are accepted (and checked) for
+    symmetry with :func:`ter_statistics`; they do not enter this step.
+
+    Example:
+        >>> ter_from_statistics([[2, 8.0], [0, 0.0]]).tolist()
+        [25.0, 0.0]
+    """
+    TerOptions.checked(**options)
+    array = np.asarray(summed_stats)
+    if array.ndim not in (1, 2) or array.shape[-1] != 2:
+        raise ValueError(f"summed_stats has shape {array.shape}; expected (2,) or (n, 2): [edits, reference "
+                         f"length], e.g. ter_statistics(...).sum(axis=0).")
+    if not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)) \
+            or not np.isfinite(array).all() or (array < 0).any():
+        raise ValueError("summed_stats must hold finite non-negative numbers (sums of ter_statistics rows).")
+    if array.ndim == 1:
+        edits, length = array.tolist()
+        return ter_score(edits, length)
+    return np.array([ter_score(e, length) for e, length in array.tolist()], dtype=np.float64)

