@@ -65,3 +65,31 @@ def shared_data_dir() -> Path:
     if not SHARED_DATA.exists():
         pytest.skip(f"human-judgment data not found at {SHARED_DATA} (set NLGMETRICS_DATA)")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium (selenium driver), one per test module; skips when it is not installed."""
+    from tests.browser_support import chromium
+
+    yield from chromium()
+
+
+@pytest.fixture
+def serve():
+    """serve(name, **kwargs) -> URL of that metric's demo, served in this process on a free port;
+    every server is closed afterwards."""
+    from nlgmetrics.apps.demo import launch_demo
+    from tests.browser_support import free_port
+
+    demos = []
+
+    def start(name: str, **kwargs) -> str:
+        port = free_port()
+        demo = launch_demo(name, server_port=port, server_name="127.0.0.1", block=False, quiet=True, **kwargs)
+        demos.append(demo)
+        return f"http://127.0.0.1:{port}/"
+
+    yield start
+    for demo in demos:
+        demo.close()

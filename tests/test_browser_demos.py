@@ -9,10 +9,6 @@ selenium are missing (CI installs them: scripts/install.sh --test).
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import tempfile
 
 import pytest
 
@@ -23,60 +19,7 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:.*(no_silent_downcasting|copy keyword).*"),
 ]
 
-CHROMIUM = os.environ.get("NLGMETRICS_CHROMIUM", "/usr/bin/chromium")
-CHROMEDRIVER = os.environ.get("NLGMETRICS_CHROMEDRIVER", "/usr/bin/chromedriver")
-CHROMIUM_FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync",
-    "--disable-dev-shm-usage", "--window-size=1280,2000",
-)
-WAIT_S = 60
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    missing = [path for path in (CHROMIUM, CHROMEDRIVER) if not shutil.which(path)]
-    if missing:
-        pytest.skip(f"Chromium not installed ({', '.join(missing)} missing): apt-get install chromium chromium-driver")
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium not installed (pip install selenium)")
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    profile = tempfile.mkdtemp(prefix="nlgmetrics-chromium-")
-    options.add_argument(f"--user-data-dir={profile}")
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
-
-
-@pytest.fixture
-def serve():
-    """serve(name, **kwargs) -> URL of that metric's demo; every server is closed afterwards."""
-    from nlgmetrics.apps.demo import launch_demo
-
-    demos = []
-
-    def start(name: str, **kwargs) -> str:
-        port = _free_port()
-        demo = launch_demo(name, server_port=port, server_name="127.0.0.1", block=False, quiet=True, **kwargs)
-        demos.append(demo)
-        return f"http://127.0.0.1:{port}/"
-
-    yield start
-    for demo in demos:
-        demo.close()
+from tests.browser_support import WAIT_S
 
 
 def _page_score(driver, url: str, prediction: str, reference: str, *, click: tuple[str, ...] = (),

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_browser_demos import WAIT_S, browser, serve  # noqa: F401 - fixtures
+from tests.browser_support import WAIT_S
 
 pytestmark = [
     pytest.mark.browser,

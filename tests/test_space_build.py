@@ -30,11 +30,9 @@ import hashlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tarfile
-import tempfile
 import time
 import urllib.request
 import zipfile
@@ -45,6 +43,7 @@ from pathlib import Path
 import pytest
 
 import nlgmetrics
+from tests.browser_support import free_port
 
 # Only this marker: `-m slow` / `-m browser` (which replace the default deselection) must not pull
 # in these minutes-long builds.
@@ -55,13 +54,6 @@ pytestmark = [
 
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOTS = ROOT / "benchmarks" / "results" / "screenshots"
-CHROMIUM = os.environ.get("NLGMETRICS_CHROMIUM", "/usr/bin/chromium")
-CHROMEDRIVER = os.environ.get("NLGMETRICS_CHROMEDRIVER", "/usr/bin/chromedriver")
-CHROMIUM_FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync",
-    "--disable-dev-shm-usage", "--window-size=1280,2000",
-)
 PAGE_WAIT_S = 600  # the first LM call of a Space converts the offline model and loads it
 SERVE_WAIT_S = 300
 OFFLINE_ALIAS = "smollm2-135m"
@@ -265,39 +257,11 @@ def space_cache(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("nlgmetrics-cache")
 
 
-@pytest.fixture(scope="module")
-def browser():
-    missing = [path for path in (CHROMIUM, CHROMEDRIVER) if not shutil.which(path)]
-    if missing:
-        pytest.skip(f"Chromium not installed ({', '.join(missing)} missing): apt-get install chromium chromium-driver")
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium not installed (pip install selenium)")
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    profile = tempfile.mkdtemp(prefix="nlgmetrics-chromium-")
-    options.add_argument(f"--user-data-dir={profile}")
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 class Server:
     """``python app.py`` in a Space folder, with that Space's venv."""
 
     def __init__(self, space: Space, cache: Path):
-        self.port = _free_port()
+        self.port = free_port()
         env = _clean_env(space.venv)
         env.update(GRADIO_SERVER_PORT=str(self.port), GRADIO_SERVER_NAME="127.0.0.1", NLGMETRICS_CACHE=str(cache))
         self.log = space.folder.parent / f"{space.name}-app.log"

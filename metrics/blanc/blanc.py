@@ -7,9 +7,8 @@ output layout is :func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`'s.
 
 from typing import Any
 
-import datasets
 import evaluate
-from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, compute_options, evaluate_output  # From: nlgmetrics==0.1.0
+from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, compute_options, evaluate_output, input_features  # From: nlgmetrics==0.1.0
 from nlgmetrics.blanc import blanc  # From: nlgmetrics==0.1.0
 
 _CITATION = """\
@@ -87,12 +86,7 @@ class Blanc(CheckedTextInputs, evaluate.Metric):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {
-                    "predictions": datasets.Value("string", id="sequence"),
-                    "sources": datasets.Value("string", id="sequence"),
-                }
-            ),
+            features=input_features("sources"),
             codebase_urls=["https://github.com/PrimerAI/blanc"],
             reference_urls=["https://aclanthology.org/2020.eval4nlp-1.2"],
         )

@@ -7,9 +7,8 @@ of the result: corpus ``bleu`` (0-100) first, then ``bp``, ``ratio``, ``precisio
 ``per_example`` and the ``signature``.
 """
 
-import datasets
 import evaluate
-from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, evaluate_output  # From: nlgmetrics==0.1.0
+from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, evaluate_output, input_features  # From: nlgmetrics==0.1.0
 from nlgmetrics.bleu import bleu  # From: nlgmetrics==0.1.0
 
 _CITATION = """\
@@ -82,20 +81,7 @@ class Bleu(CheckedTextInputs, evaluate.Metric):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=[
-                datasets.Features(
-                    {
-                        "predictions": datasets.Value("string", id="sequence"),
-                        "references": datasets.Sequence(datasets.Value("string", id="sequence")),
-                    }
-                ),
-                datasets.Features(
-                    {
-                        "predictions": datasets.Value("string", id="sequence"),
-                        "references": datasets.Value("string", id="sequence"),
-                    }
-                ),
-            ],
+            features=input_features("references"),
             codebase_urls=["https://github.com/mjpost/sacrebleu"],
             reference_urls=["https://aclanthology.org/P02-1040", "https://aclanthology.org/W18-6319"],
         )

@@ -6,9 +6,8 @@ of the result: corpus ``chrf`` (0-100) first, then the mean ``sentence_chrf``, t
 sentence chrF under ``per_example`` and the ``signature``. chrF++ is ``compute(..., word_order=2)``.
 """
 
-import datasets
 import evaluate
-from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, evaluate_output  # From: nlgmetrics==0.1.0
+from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, evaluate_output, input_features  # From: nlgmetrics==0.1.0
 from nlgmetrics.chrf import chrf  # From: nlgmetrics==0.1.0
 
 _CITATION = """\
@@ -88,20 +87,7 @@ class Chrf(CheckedTextInputs, evaluate.Metric):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=[
-                datasets.Features(
-                    {
-                        "predictions": datasets.Value("string", id="sequence"),
-                        "references": datasets.Sequence(datasets.Value("string", id="sequence")),
-                    }
-                ),
-                datasets.Features(
-                    {
-                        "predictions": datasets.Value("string", id="sequence"),
-                        "references": datasets.Value("string", id="sequence"),
-                    }
-                ),
-            ],
+            features=input_features("references"),
             codebase_urls=["https://github.com/mjpost/sacrebleu", "https://github.com/m-popovic/chrF"],
             reference_urls=["https://aclanthology.org/W15-3049", "https://aclanthology.org/W17-4770",
                             "https://aclanthology.org/W18-6319"],

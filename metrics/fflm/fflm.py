@@ -6,10 +6,9 @@ engine); the output is built by :func:`nlgmetrics.apps.evaluate_adapter.evaluate
 
 from typing import Any
 
-import datasets
 import evaluate
 from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs  # From: nlgmetrics==0.1.0
-from nlgmetrics.apps.evaluate_adapter import compute_options, evaluate_output  # From: nlgmetrics==0.1.0
+from nlgmetrics.apps.evaluate_adapter import compute_options, evaluate_output, input_features  # From: nlgmetrics==0.1.0
 from nlgmetrics.fflm import fflm  # From: nlgmetrics==0.1.0
 
 _CITATION = """\
@@ -85,12 +84,7 @@ class FFLM(CheckedTextInputs, evaluate.Metric):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {
-                    "predictions": datasets.Value("string", id="sequence"),
-                    "sources": datasets.Value("string", id="sequence"),
-                }
-            ),
+            features=input_features("sources"),
             codebase_urls=["https://github.com/JiaQiSJTU/FaithEval-FFLM"],
             reference_urls=["https://aclanthology.org/2023.emnlp-main.679"],
         )

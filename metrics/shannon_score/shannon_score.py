@@ -5,9 +5,8 @@ All math and model work live in ``nlgmetrics`` (src/nlgmetrics/shannon/ + the sh
 the output layout is :func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`'s.
 """
 
-import datasets
 import evaluate
-from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, compute_options, evaluate_output  # From: nlgmetrics==0.1.0
+from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, compute_options, evaluate_output, input_features  # From: nlgmetrics==0.1.0
 from nlgmetrics.shannon import shannon_score  # From: nlgmetrics==0.1.0
 
 _CITATION = """\
@@ -82,12 +81,7 @@ class ShannonScore(CheckedTextInputs, evaluate.Metric):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {
-                    "predictions": datasets.Value("string", id="sequence"),
-                    "sources": datasets.Value("string", id="sequence"),
-                }
-            ),
+            features=input_features("sources"),
             codebase_urls=["https://github.com/PrimerAI/blanc"],
             reference_urls=["https://arxiv.org/abs/2103.10918"],
         )

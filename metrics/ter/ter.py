@@ -7,9 +7,8 @@ of the result: corpus ``ter`` (0-100+, lower is better) first, then ``num_edits`
 and the ``signature``.
 """
 
-import datasets
 import evaluate
-from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, evaluate_output  # From: nlgmetrics==0.1.0
+from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, evaluate_output, input_features  # From: nlgmetrics==0.1.0
 from nlgmetrics.ter import ter  # From: nlgmetrics==0.1.0
 
 _CITATION = """\
@@ -76,20 +75,7 @@ class Ter(CheckedTextInputs, evaluate.Metric):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=[
-                datasets.Features(
-                    {
-                        "predictions": datasets.Value("string", id="sequence"),
-                        "references": datasets.Sequence(datasets.Value("string", id="sequence")),
-                    }
-                ),
-                datasets.Features(
-                    {
-                        "predictions": datasets.Value("string", id="sequence"),
-                        "references": datasets.Value("string", id="sequence"),
-                    }
-                ),
-            ],
+            features=input_features("references"),
             codebase_urls=["https://github.com/mjpost/sacrebleu", "https://github.com/jhclark/tercom"],
             reference_urls=["https://aclanthology.org/2006.amta-papers.25", "https://aclanthology.org/W18-6319"],
         )

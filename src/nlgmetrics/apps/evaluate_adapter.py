@@ -88,6 +88,28 @@ def evaluate_output(result: MetricResult) -> dict[str, Any]:
     output["signature"] = result.signature
     return output
 
+def input_features(second_input: str) -> list[Any]:
+    """The ``evaluate`` input features of a module: predictions and ``references`` (one string or a
+    list of strings per example: both layouts) or ``sources`` (one string per example).
+
+    >>> [sorted(f) for f in input_features("references")]
+    [['predictions', 'references'], ['predictions', 'references']]
+    >>> [sorted(f) for f in input_features("sources")]
+    [['predictions', 'sources']]
+    """
+    import datasets
+
+    text = datasets.Value("string", id="sequence")
+    if second_input == "sources":
+        return [datasets.Features({"predictions": text, "sources": text})]
+    if second_input != "references":
+        raise ValueError(f"second_input={second_input!r}: expected 'references' or 'sources'.")
+    return [
+        datasets.Features({"predictions": text, "references": datasets.Sequence(text)}),
+        datasets.Features({"predictions": text, "references": text}),
+    ]
+
+
 def compute_options(metric: str, options: Mapping[str, Any]) -> dict[str, Any]:
     """The options a module's ``_compute`` passes to the library: ``options``, plus ``progress``
     when the caller did not give it.

@@ -1,0 +1,57 @@
+"""Headless Chromium for the browser tests (demos, explanation panels, Space builds).
+
+One place for the browser's paths and flags and for starting it: the flags are the ones this
+machine's closed network needs (no background connections, no component updates) plus a fixed
+window size so that screenshots are comparable. Skips, with the install command, when Chromium,
+chromedriver or selenium are missing (CI installs them: ``scripts/install.sh --test``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+CHROMIUM = os.environ.get("NLGMETRICS_CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("NLGMETRICS_CHROMEDRIVER", "/usr/bin/chromedriver")
+CHROMIUM_FLAGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync",
+    "--disable-dev-shm-usage", "--window-size=1280,2000",
+)
+#: How long a page of an in-process demo may take to show a score.
+WAIT_S = 60
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def chromium() -> Iterator[Any]:
+    """Yield a selenium driver of headless Chromium with a fresh profile; quit it afterwards."""
+    missing = [path for path in (CHROMIUM, CHROMEDRIVER) if not shutil.which(path)]
+    if missing:
+        pytest.skip(f"Chromium not installed ({', '.join(missing)} missing): apt-get install chromium chromium-driver")
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium not installed (pip install selenium)")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    profile = tempfile.mkdtemp(prefix="nlgmetrics-chromium-")
+    options.add_argument(f"--user-data-dir={profile}")
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
