@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -275,3 +276,20 @@ def test_meta_reference_free_families_read_the_library_columns(tiny_gpt2_dir, ti
         for output, column in columns.items():
             assert result.column(column).higher_is_better
             assert scores[output] == result.scores[column], (family, output)
+
+
+def test_gpu_meta_eval_script_refuses_a_machine_without_cuda(tmp_path):
+    """The one-script GPU meta-evaluation stops at once, with the reason, where there is no GPU
+    (instead of starting a days-long CPU run); ONLY/DTYPES select what it would run."""
+    import subprocess
+
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present: the script would start the real run")
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "gpu_meta_eval.sh"
+    done = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "OUT": str(tmp_path), "ONLY": "fflm", "DTYPES": "float32"})
+    assert done.returncode != 0
+    assert "no CUDA device" in done.stderr
+    assert not list(tmp_path.iterdir())

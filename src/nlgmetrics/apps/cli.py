@@ -449,7 +449,7 @@ def run_meta_eval(argv: Sequence[str]) -> int:
     except ImportError as error:
         raise ValueError(
             f"The meta-evaluation runner is not available ({error}); install nlgmetrics from a "
-            f"source checkout or run `python benchmarks/meta_eval.py`."
+            f"source checkout or run `python -m benchmarks.meta_eval`."
         ) from None
     result = meta_main(list(argv))
     return int(result or 0)
