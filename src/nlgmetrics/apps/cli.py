@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from nlgmetrics import __version__
+from nlgmetrics.apps.io import check_output_paths
 from nlgmetrics.apps.registry import MetricSpec, get_spec, metric_names
 
 if TYPE_CHECKING:
@@ -350,35 +351,6 @@ def write_csv(path: str | Path, results: Sequence[MetricResult]) -> None:
                     writer.writerow([index, result.metric, key, repr(value), result.signature])
 
 
-def check_output_paths(paths: Mapping[str, str | None]) -> None:
-    """Every output file can be written, checked before any scoring starts (a run of an LM metric
-    may take hours; failing only when writing its result would lose it)."""
-    seen: dict[Path, str] = {}
-    for flag, given in paths.items():
-        if not given:
-            continue
-        path = Path(given)
-        resolved = path.resolve()
-        if resolved in seen:
-            raise ValueError(f"{flag} {given} and {seen[resolved]} name the same file; give each its own path.")
-        seen[resolved] = f"{flag} {given}"
-        if path.is_dir():
-            raise ValueError(f"{flag} {given} is a directory; give a file name, e.g. {path / 'scores'}{path.suffix}.")
-        parent = path.parent
-        if parent.exists() and not parent.is_dir():
-            raise ValueError(f"{flag} {given}: {parent} is a file, not a directory; choose another path.")
-        if not parent.is_dir():
-            raise ValueError(f"{flag} {given}: the directory {parent} does not exist; create it first (mkdir -p {parent}).")
-        existed = path.exists()
-        try:
-            with open(path, "a", encoding="utf-8"):
-                pass
-        except OSError as error:
-            raise ValueError(f"{flag} {given} cannot be written ({error.strerror or error}); choose another path.") from None
-        if not existed:
-            path.unlink()  # only a check: the file is written after scoring
-
-
 def run_score(args: argparse.Namespace) -> int:
     names = list(dict.fromkeys(args.metrics))  # keep order, drop repeats
     specs = [get_spec(name) for name in names]
@@ -489,7 +461,7 @@ def _main(argv: list[str]) -> int:
         print(error, file=sys.stderr)
         return 2
     if args.command is None:
-        print("nlgmetrics: error: name a command: score, metrics, meta-eval or demo (see `nlgmetrics --help`)",
+        print("nlgmetrics: error: name a command: score, compare, metrics, meta-eval or demo (see `nlgmetrics --help`)",
               file=sys.stderr)
         return 2
     try:

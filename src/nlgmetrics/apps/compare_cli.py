@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from nlgmetrics.apps.io import check_output_paths
 from nlgmetrics.apps.registry import MetricSpec, get_spec, metric_names
 from nlgmetrics.compare.api import DEFAULT_N_BOOTSTRAP, DEFAULT_N_PERMUTATIONS, DEFAULT_SEED
 
@@ -143,22 +144,6 @@ def metric_options(spec: MetricSpec, args: argparse.Namespace) -> dict[str, Any]
     return options
 
 
-def _check_outputs(paths: dict[str, str | None]) -> None:
-    """Every output file can be written, before the (possibly long) scoring starts."""
-    seen: dict[Path, str] = {}
-    for flag, given in paths.items():
-        if not given:
-            continue
-        path = Path(given)
-        if path.resolve() in seen:
-            raise ValueError(f"{flag} {given} and {seen[path.resolve()]} name the same file; give each its own path.")
-        seen[path.resolve()] = f"{flag} {given}"
-        if path.is_dir():
-            raise ValueError(f"{flag} {given} is a directory; give a file name.")
-        if not path.parent.is_dir():
-            raise ValueError(f"{flag} {given}: the directory {path.parent} does not exist; create it first.")
-
-
 def _system_names(args: argparse.Namespace) -> list[str]:
     if len(args.systems) < 2:
         raise ValueError(f"compare needs at least two system files, got {len(args.systems)}; "
@@ -217,7 +202,7 @@ def _read_inputs(args: argparse.Namespace, spec: MetricSpec, names: Sequence[str
 def run_compare(args: argparse.Namespace) -> int:
     """Run ``nlgmetrics compare`` (errors the user can fix raise ValueError / OSError)."""
     spec = get_spec(args.metric)
-    _check_outputs({"--json": args.json_path, "--csv": args.csv_path, "--plot": args.plot_path})
+    check_output_paths({"--json": args.json_path, "--csv": args.csv_path, "--plot": args.plot_path})
     names = _system_names(args)
     baseline = _baseline(args, names)
     options = metric_options(spec, args)

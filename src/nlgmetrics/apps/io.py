@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Union
 
@@ -240,3 +241,32 @@ def zip_references(columns: list[list[Text]]) -> list[Text]:
             row.extend(item if isinstance(item, list) else [item])
         merged.append(row)
     return merged
+
+
+def check_output_paths(paths: Mapping[str, str | None]) -> None:
+    """Every output file can be written, checked before any scoring starts (a run of an LM metric
+    may take hours; failing only when writing its result would lose it)."""
+    seen: dict[Path, str] = {}
+    for flag, given in paths.items():
+        if not given:
+            continue
+        path = Path(given)
+        resolved = path.resolve()
+        if resolved in seen:
+            raise ValueError(f"{flag} {given} and {seen[resolved]} name the same file; give each its own path.")
+        seen[resolved] = f"{flag} {given}"
+        if path.is_dir():
+            raise ValueError(f"{flag} {given} is a directory; give a file name, e.g. {path / 'scores'}{path.suffix}.")
+        parent = path.parent
+        if parent.exists() and not parent.is_dir():
+            raise ValueError(f"{flag} {given}: {parent} is a file, not a directory; choose another path.")
+        if not parent.is_dir():
+            raise ValueError(f"{flag} {given}: the directory {parent} does not exist; create it first (mkdir -p {parent}).")
+        existed = path.exists()
+        try:
+            with open(path, "a", encoding="utf-8"):
+                pass
+        except OSError as error:
+            raise ValueError(f"{flag} {given} cannot be written ({error.strerror or error}); choose another path.") from None
+        if not existed:
+            path.unlink()  # only a check: the file is written after scoring
