@@ -20,6 +20,7 @@ from nlgmetrics.core.signature import parse_signature
 
 sacrebleu = pytest.importorskip("sacrebleu")
 from sacrebleu.metrics import BLEU  # noqa: E402
+from tests.evaluate_support import sacrebleu_streams
 
 HAVE = {
     "ja-mecab": all(importlib.util.find_spec(m) for m in ("MeCab", "ipadic")),
@@ -100,12 +101,6 @@ def _pairs(sentences: list[str], seed: int) -> tuple[list[str], list[list[str]]]
     return hyps, refs
 
 
-def _streams(refs: list[list[str]]) -> list[list[str]]:
-    """Per-example references as sacrebleu's reference streams (missing ones as None)."""
-    width = max(len(r) for r in refs)
-    return [[r[k] if k < len(r) else None for r in refs] for k in range(width)]
-
-
 def _needs(name: str):
     return pytest.mark.skipif(not HAVE[name], reason=f"{name}: install `pip install \"nlgmetrics[{name[:2]}]\"`")
 
@@ -131,7 +126,7 @@ def test_tokens_match_sacrebleu(name, sentences):
 def test_corpus_and_sentence_bleu_match_sacrebleu(name, sentences, smooth_method, lowercase):
     hyps, refs = _pairs(sentences, seed=len(smooth_method))
     metric = BLEU(tokenize=name, smooth_method=smooth_method, lowercase=lowercase)
-    expected = metric.corpus_score(hyps, _streams(refs))
+    expected = metric.corpus_score(hyps, sacrebleu_streams(refs))
     result = bleu(hyps, refs, tokenize=name, smooth_method=smooth_method, lowercase=lowercase)
     assert abs(result.main_score - expected.score) <= 1e-9
     assert (result.sys_len, result.ref_len) == (expected.sys_len, expected.ref_len)
@@ -146,7 +141,7 @@ def test_corpus_and_sentence_bleu_match_sacrebleu(name, sentences, smooth_method
 def test_signature_names_mecab_version_and_dictionary_as_sacrebleu(name, sentences):
     hyps, refs = _pairs(sentences, seed=0)
     metric = BLEU(tokenize=name)
-    metric.corpus_score(hyps, _streams(refs))
+    metric.corpus_score(hyps, sacrebleu_streams(refs))
     expected_tok = str(metric.get_signature()).split("tok:")[1].split("|")[0]
     signature = bleu(hyps, refs, tokenize=name).signature
     assert parse_signature(signature)["tokenize"] == expected_tok
