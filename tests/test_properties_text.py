@@ -263,9 +263,12 @@ def test_chrf_long_texts_identity() -> None:
 @TEXT_SETTINGS
 @given(reference_batches(text=messy_text), st.booleans(), st.booleans(), st.integers(0, 10**6))
 def test_ter_messy_batches_match_sacrebleu(batch, normalized, case_sensitive, seed) -> None:
-    """Sentence and corpus TER equal sacrebleu's ``TER`` on messy ragged batches; >= 0 and finite;
-    inputs untouched; invariant to row order."""
+    """Sentence and corpus TER equal sacrebleu's ``TER`` on messy ragged batches (with
+    ``normalized``: through ``normalize_references_twice``, sacrebleu's second pass over the
+    references, and the default equals sacrebleu on texts its tokenizer normalised once); >= 0
+    and finite; inputs untouched; invariant to row order."""
     from sacrebleu.metrics import TER
+    from sacrebleu.tokenizers.tokenizer_ter import TercomTokenizer
 
     preds, refs = batch
     options = dict(normalized=normalized, case_sensitive=case_sensitive)
@@ -275,11 +278,19 @@ def test_ter_messy_batches_match_sacrebleu(batch, normalized, case_sensitive, se
     assert_all_finite(base, "ter")
     assert_in_declared_range(result, "ter")
     anchor = TER(**options)
+    as_sacrebleu = run_metric("ter", preds, refs, **options, normalize_references_twice=normalized) \
+        if normalized else result
     for i, (p, rs) in enumerate(zip(preds, refs)):
-        assert base["sentence_ter"][i] == pytest.approx(anchor.sentence_score(p, rs).score, abs=1e-9), (p, rs)
+        want = anchor.sentence_score(p, rs).score
+        assert as_sacrebleu.scores["sentence_ter"][i] == pytest.approx(want, abs=1e-9), (p, rs)
     width = max(len(r) for r in refs)
     streams = [[r[k] if k < len(r) else None for r in refs] for k in range(width)]
-    assert result.main_score == pytest.approx(anchor.corpus_score(preds, streams).score, abs=1e-9)
+    assert as_sacrebleu.main_score == pytest.approx(anchor.corpus_score(preds, streams).score, abs=1e-9)
+    if normalized:
+        once, plain = TercomTokenizer(**options), TER(case_sensitive=True)
+        for i, (p, rs) in enumerate(zip(preds, refs)):
+            want = plain.sentence_score(once(p.rstrip()), [once(r.rstrip()) for r in rs]).score
+            assert base["sentence_ter"][i] == pytest.approx(want, abs=1e-9), (p, rs)
     order = permutation(len(preds), seed)
     shuffled = run_metric("ter", [preds[i] for i in order], [refs[i] for i in order], **options)
     assert_columns_close(take(base, order), shuffled.scores, "ter: row order")

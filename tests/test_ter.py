@@ -73,12 +73,14 @@ def test_parity_with_sacrebleu_on_real_text(real_text, dataset, options, minimum
     anchor = TER(**options)
     pairs = 0
     for index, (preds, refs) in enumerate(real_text[dataset].values()):
-        result = ter(preds, refs, **options)
+        # sacrebleu normalises references twice (see the departure tests): compared as such.
+        twice = dict(normalize_references_twice=options.get("normalized", False))
+        result = ter(preds, refs, **options, **twice)
         stats = anchor._extract_corpus_statistics(preds, sacrebleu_streams(refs))
         assert result.main_score == anchor._aggregate_and_compute(stats).score
         assert result.scores["sentence_ter"] == [anchor._compute_score_from_stats(row).score for row in stats]
         if index == 0 and dataset == "webnlg2020":
-            assert ter_statistics(preds, refs, **options).tolist() == [[float(a), float(b)] for a, b in stats]
+            assert ter_statistics(preds, refs, **options, **twice).tolist() == [[float(a), float(b)] for a, b in stats]
             assert result.main_score == anchor.corpus_score(preds, sacrebleu_streams(refs)).score
             assert result.scores["sentence_ter"] == [anchor.sentence_score(p, r).score for p, r in zip(preds, refs)]
         pairs += len(preds)
@@ -111,21 +113,88 @@ def test_normalisation_matches_sacrebleus_tokenizer():
             assert tercom_words(text, **options) == tokenizer(text.rstrip()).split(), (options, text)
 
 
+# --------------------------------------------------------------------------- the departure from sacrebleu
+
+NORMALISED_OPTIONS = [o for o in OPTION_GRID if o["normalized"]]
+# Texts where a second pass of the normaliser changes a reference ('s before punctuation) and
+# texts where it does not.
+TWICE_SENSITIVE = ["it's.", "Bob's, car", "the dog's!", "it's 3.5 km-long", "Alan's (born 1930)", "what's?",
+                   "plain words", "Hello, World!", "a&amp;quot;b", "你好's。"]
+
+
+def test_sacrebleu_normalises_references_twice():
+    """The departure itself, measured on sacrebleu: its reference words are the normaliser applied
+    twice, its hypothesis words once; so identical texts score 2 edits / 3 words. If sacrebleu
+    ever normalises once, this test fails and the card's departure section must go."""
+    import sacrebleu.metrics.ter as sacrebleu_ter
+
+    seen = []
+    original = sacrebleu_ter.translation_edit_rate
+
+    def spy(hyp_words, ref_words):
+        seen.append((list(hyp_words), list(ref_words)))
+        return original(hyp_words, ref_words)
+
+    sacrebleu_ter.translation_edit_rate = spy
+    try:
+        score = TER(normalized=True, case_sensitive=True).corpus_score(["it's."], [["it's."]]).score
+    finally:
+        sacrebleu_ter.translation_edit_rate = original
+    assert seen == [(["it's", "."], ["it", "'s", "."])] and score == 100 * (2 / 3)
+    assert ter(["it's."], ["it's."], normalized=True).main_score == 0.0
+    assert ter(["it's."], ["it's."], normalized=True, normalize_references_twice=True).main_score == 100 * (2 / 3)
+
+
+@pytest.mark.parametrize("options", NORMALISED_OPTIONS, ids=lambda o: "-".join(k for k, v in o.items() if v))
+def test_default_is_sacrebleu_on_texts_normalised_once(options):
+    """The mapping, against sacrebleu's own code: normalise hypothesis and references once with
+    its ``TercomTokenizer`` (the options' case and punctuation too), then score the words with
+    sacrebleu's TER without normalisation (case kept: whitespace splitting only). That is our
+    default, bit for bit, on the sensitive texts and as both hypotheses and references."""
+    once = TercomTokenizer(**options)
+    plain = TER(case_sensitive=True)
+    hyps = TWICE_SENSITIVE + TWICE_SENSITIVE[::-1]
+    refs = [[r] for r in TWICE_SENSITIVE] * 2
+    result = ter(hyps, refs, **options)
+    expected = [plain.sentence_score(once(h.rstrip()), [once(r[0].rstrip())]).score for h, r in zip(hyps, refs)]
+    assert result.scores["sentence_ter"] == expected
+    assert all(result.scores["sentence_ter"][i] == 0.0 for i in range(len(TWICE_SENSITIVE)))  # identity
+    corpus = plain.corpus_score([once(h.rstrip()) for h in hyps], [[once(r[0].rstrip()) for r in refs]])
+    assert result.main_score == corpus.score
+
+
+@pytest.mark.parametrize("options", NORMALISED_OPTIONS, ids=lambda o: "-".join(k for k, v in o.items() if v))
+def test_normalize_references_twice_is_sacrebleu_bit_for_bit(options):
+    hyps = TWICE_SENSITIVE + TWICE_SENSITIVE[::-1]
+    refs = [[r, r.upper()] for r in TWICE_SENSITIVE] * 2
+    anchor = TER(**options)
+    result = ter(hyps, refs, **options, normalize_references_twice=True)
+    assert result.scores["sentence_ter"] == [anchor.sentence_score(h, r).score for h, r in zip(hyps, refs)]
+    assert result.main_score == anchor.corpus_score(hyps, sacrebleu_streams(refs)).score
+    assert parse_signature(result.signature)["ref_norm"] == "twice"
+    assert "ref_norm" not in parse_signature(ter(hyps, refs, **options).signature)
+    differs = ter(hyps, refs, **options).scores["sentence_ter"] != result.scores["sentence_ter"]
+    assert differs  # the sensitive texts do move: the option is not a no-op
+
+
 # --------------------------------------------------------------------------- edge cases
 
 EDGE_HYPOTHESES = ["", "   ", "a b", "", "Hello, World!", "the cat &amp; the dog .", "你好 世界。", "שלום עולם",
-                   "b c a d", "a a a a", "x " * 40, "The Cat sat", "it's 3.5 km-long", "\u00e9t\u00e9 !"]
+                   "b c a d", "a a a a", "x " * 40, "The Cat sat", "it's 3.5 km-long", "\u00e9t\u00e9 !",
+                   "it's.", "Bob's, car"]
 EDGE_REFERENCES = [["a b"], [""], [""], [""], ["hello world", "Hello World !"], ["the dog & the cat."],
                    ["你好世界。"], ["שלום"], ["a b c d"], ["a", "a a"], ["x y " * 30], ["the cat sat", "The Cat"],
-                   ["it is 3.5 km long"], ["\u00c9t\u00e9!"]]
+                   ["it is 3.5 km long"], ["\u00c9t\u00e9!"], ["it's."], ["Bob's, car", "bob 's car"]]
 
 
 @pytest.mark.parametrize("options", OPTION_GRID, ids=lambda o: "-".join(k for k, v in o.items() if v) or "default")
 def test_edge_cases_match_sacrebleu(options):
     """Empty hypothesis / reference / both, whitespace, punctuation, XML entities, CJK, RTL,
-    accents, repeated words, shifts, long repeats, several and ragged references."""
+    accents, repeated words, shifts, long repeats, several and ragged references. With
+    ``normalized``, sacrebleu normalises references twice (``it's.``): compared with
+    ``normalize_references_twice=True``; the default is checked by the mapping tests below."""
     anchor = TER(**options)
-    result = ter(EDGE_HYPOTHESES, EDGE_REFERENCES, **options)
+    result = ter(EDGE_HYPOTHESES, EDGE_REFERENCES, **options, normalize_references_twice=options["normalized"])
     assert result.scores["sentence_ter"] == [anchor.sentence_score(h, r).score
                                              for h, r in zip(EDGE_HYPOTHESES, EDGE_REFERENCES)]
     corpus = anchor.corpus_score(EDGE_HYPOTHESES, sacrebleu_streams(EDGE_REFERENCES))
@@ -232,6 +301,8 @@ def test_inputs_not_mutated():
     (lambda: ter([], []), r"`predictions` is empty"),
     (lambda: ter(["a"], ["a"], normalized="yes"), r"normalized='yes' must be True or False"),
     (lambda: ter(["a"], ["a"], tokenize="13a"), r"unexpected keyword argument 'tokenize'"),
+    (lambda: ter(["a"], ["a"], normalize_references_twice=True),
+     r"normalize_references_twice=True only acts with normalized=True"),
     (lambda: ter_from_statistics([1, 2], no_punct=1), r"no_punct=1 must be True or False"),
 ])
 def test_bad_input_errors_name_the_problem(call, message):

@@ -37,7 +37,8 @@ TER (Snover et al., 2006): the fewest word edits (insertions, deletions, substit
 of word blocks) that turn the hypothesis into a reference, divided by the mean reference length,
 over a corpus (sums over segments) or per sentence; lower is better. Any number of references per
 example (ragged allowed); Tercom's normalisation, punctuation removal, Asian-language support and
-case sensitivity as options. The numbers equal sacrebleu's TER() with the same options.
+case sensitivity as options. The numbers equal sacrebleu's TER() with the same options (with
+normalized=True: pass normalize_references_twice=True, see the card).
 """
 
 _KWARGS_DESCRIPTION = """
@@ -50,6 +51,8 @@ Args:
     asian_support (bool): CJK characters as words (with normalized), CJK punctuation removed
         (with no_punct). Default False.
     case_sensitive (bool): keep case. Default False (lower-case, as Tercom).
+    normalize_references_twice (bool): with normalized, normalise each reference twice as
+        sacrebleu 2.x does (its numbers; default False: once, as Tercom).
 Returns:
     ter (float): corpus TER, 0 and up (can exceed 100), lower is better (sacrebleu's scale).
     num_edits (float): edits summed over the corpus; ref_length (float): summed mean reference lengths.

@@ -392,6 +392,8 @@ register(MetricSpec(
         OptionSpec("no_punct", "bool", "remove punctuation"),
         OptionSpec("asian_support", "bool", "CJK characters as words / CJK punctuation removed"),
         OptionSpec("case_sensitive", "bool", "keep case (default: lowercase, as Tercom)"),
+        OptionSpec("normalize_references_twice", "bool",
+                   "with normalized: normalise references twice, as sacrebleu 2.x (its numbers)"),
     ),
     description="Translation edit rate (Snover et al. 2006) with sacrebleu's numbers, lower is better; "
     "per example: sentence TER.",

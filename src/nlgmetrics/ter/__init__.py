@@ -5,7 +5,8 @@ Public API (stable):
 * :func:`ter` - the metric: corpus TER (the headline, 0-100+, lower is better) and sentence TER
   per example, as a :class:`TerResult` (``aggregate()``: ``ter``, ``num_edits``, ``ref_length``,
   mean ``sentence_ter``); options ``normalized``, ``no_punct``, ``asian_support``,
-  ``case_sensitive``;
+  ``case_sensitive``, ``normalize_references_twice`` (sacrebleu's second normalisation of the
+  references, off by default: see :mod:`nlgmetrics.ter.api`);
 * :func:`ter_statistics` / :func:`ter_from_statistics` - per-example ``[edits, mean reference
   length]`` and the corpus TER of their sums (for paired significance tests);
 * :func:`tercom_words` (the normalisation) and :func:`shifted_edits` (the edit count).

@@ -6,6 +6,13 @@ references an example takes its fewest edits over them and the *mean* length of 
 (Tercom's and sacrebleu's definition). Corpus TER sums both over the examples. References are
 given per example (a string or a list of strings; ragged allowed), like the BLEU module.
 
+One documented departure from sacrebleu: with ``normalized=True``, sacrebleu 2.x runs Tercom's
+normaliser over each *reference twice* (once when it caches the references, once more when it
+splits them into words) and over the hypothesis once. The normaliser is not idempotent (``it's.``
+becomes ``it's .`` and then ``it 's .``), so sacrebleu scores ``it's.`` against itself 66.67.
+We normalise both sides once, as Tercom does (TER of a text against itself is 0);
+``normalize_references_twice=True`` reproduces sacrebleu's numbers (signature ``ref_norm:twice``).
+
 :func:`ter_statistics` / :func:`ter_from_statistics` are the sufficient statistics
 ``[edits, mean reference length]`` per example and the corpus TER of their sums.
 
@@ -59,28 +66,46 @@ class TerOptions:
     no_punct: bool = False
     asian_support: bool = False
     case_sensitive: bool = False
+    normalize_references_twice: bool = False
 
     @classmethod
     def checked(cls, *, normalized: bool = False, no_punct: bool = False, asian_support: bool = False,
-                case_sensitive: bool = False) -> TerOptions:
+                case_sensitive: bool = False, normalize_references_twice: bool = False) -> TerOptions:
         values = {}
         for name, value in (("normalized", normalized), ("no_punct", no_punct), ("asian_support", asian_support),
-                            ("case_sensitive", case_sensitive)):
+                            ("case_sensitive", case_sensitive),
+                            ("normalize_references_twice", normalize_references_twice)):
             values[name] = check_bool(name, value, message=f"{name}={value!r} must be True or False.")
+        if values["normalize_references_twice"] and not values["normalized"]:
+            # Without the normaliser a second pass changes nothing; refusing says so instead of
+            # recording an option in the signature that did not act.
+            raise ValueError("normalize_references_twice=True only acts with normalized=True (it reproduces "
+                             "sacrebleu's second normalisation of the references); pass normalized=True too, "
+                             "or drop normalize_references_twice.")
         return cls(**values)
 
     def signature(self, nrefs: int | str) -> str:
         """Every option that changes the number (``case`` as in the BLEU and chrF signatures)."""
-        return make_signature("ter", {
+        keys = {
             "case": "mixed" if self.case_sensitive else "lc",
             "normalized": self.normalized,
             "no_punct": self.no_punct,
             "asian_support": self.asian_support,
             "nrefs": nrefs,
-        })
+        }
+        if self.normalize_references_twice:
+            keys["ref_norm"] = "twice"
+        return make_signature("ter", keys)
 
     def words(self, text: str) -> list[str]:
         return tercom_words(text, self.normalized, self.no_punct, self.asian_support, self.case_sensitive)
+
+    def reference_words(self, text: str) -> list[str]:
+        """A reference's words: normalised once (Tercom), or twice as sacrebleu 2.x does."""
+        words = self.words(text)
+        if self.normalize_references_twice:
+            words = self.words(" ".join(words))
+        return words
 
     def segment(self, prediction: str, references: Sequence[str]) -> tuple[int, float]:
         """``(fewest edits over the references, mean reference length)`` of one example."""
@@ -88,7 +113,7 @@ class TerOptions:
         best = None
         total_length = 0
         for reference in references:
-            ref = self.words(reference)
+            ref = self.reference_words(reference)
             total_length += len(ref)
             edits = shifted_edits(hyp, ref)
             if best is None or edits < best:
@@ -109,6 +134,7 @@ def ter(
     no_punct: bool = False,
     asian_support: bool = False,
     case_sensitive: bool = False,
+    normalize_references_twice: bool = False,
 ) -> TerResult:
     """Corpus TER and sentence TER per example: sacrebleu's ``TER(...).corpus_score`` and
     ``sentence_score`` numbers. Lower is better.
@@ -121,6 +147,8 @@ def ter(
         asian_support: with ``normalized``, CJK characters become words; with ``no_punct``, CJK
             and full-width punctuation is removed.
         case_sensitive: keep case (default: lower-case everything, as Tercom and sacrebleu).
+        normalize_references_twice: with ``normalized``, run the normaliser over each reference
+            twice, as sacrebleu 2.x does (its numbers bit for bit); default once, as Tercom.
 
     Returns:
         :class:`~nlgmetrics.ter.result.TerResult`: ``aggregate()["ter"]`` is corpus TER (0-100+),
@@ -130,9 +158,15 @@ def ter(
         >>> r = ter(["b c a", "x"], ["a b c", "x"])
         >>> r.scores["sentence_ter"], r.main_score
         ([33.33333333333333, 0.0], 25.0)
+        >>> ter(["it's."], ["it's."], normalized=True).main_score
+        0.0
+        >>> twice = ter(["it's."], ["it's."], normalized=True, normalize_references_twice=True)
+        >>> round(twice.main_score, 2), twice.signature.split("|")[-2]
+        (66.67, 'ref_norm:twice')
     """
     options = TerOptions.checked(normalized=normalized, no_punct=no_punct, asian_support=asian_support,
-                                 case_sensitive=case_sensitive)
+                                 case_sensitive=case_sensitive,
+                                 normalize_references_twice=normalize_references_twice)
     refs, segments = _segments(options, predictions, references)
     num_edits = sum(edits for edits, _ in segments)
     ref_length = 0.0
