@@ -25,6 +25,12 @@ What is counted (without changing the engine's work):
 - exact-work FLOPs: ``2 x params_body x real + head_rows x 2 x hidden x vocab`` (``params_body``:
   the parameters of the transformer layers and final norms, embeddings and LM head excluded;
   attention scores and softmaxes are not counted, so a rate can only be under-, not over-stated);
+- attention FLOPs, reported beside it (never in place of it): the two attention products a real
+  token truly needs, ``4 x layers x heads x head_dim`` per (query, key) pair of *real* tokens
+  (causal LM: the engine's count, a query seeing the cached prefix and the real tokens up to
+  itself; masked LM: every real token of a row sees every real token of it, read from the
+  attention mask). Long contexts make this work large (FFLM's summaries attend over a
+  1,146-token document), so the table gives the fraction of the limit both without and with it;
 - the limit: a square matmul probe in the same process and dtype with the same threads (best of
   ``a @ b`` and ``a @ b.T`` -- the layout of ``nn.Linear`` -- at n = 1024 and 2048, measured
   before and after the metric runs; the best of both counts).
@@ -127,7 +133,7 @@ class Counter:
     on the output embeddings (head rows); :meth:`close` removes them."""
 
     def __init__(self, model: Any):
-        self.forwards = self.positions = self.mask_real = self.head_rows = 0
+        self.forwards = self.positions = self.mask_real = self.mask_pairs = self.head_rows = 0
         base = getattr(model, "base_model", model)
         self.handles = [
             base.register_forward_pre_hook(self._body, with_kwargs=True),
@@ -140,7 +146,9 @@ class Counter:
         self.positions += int(ids.numel())
         mask = kwargs.get("attention_mask")
         if mask is not None and mask.shape == ids.shape:  # a cached pass's mask also covers the cache
-            self.mask_real += int(mask.sum())
+            per_row = mask.sum(dim=1)
+            self.mask_real += int(per_row.sum())
+            self.mask_pairs += int((per_row * per_row).sum())  # bidirectional: real x real per row
 
     def _head(self, _module: Any, args: tuple, _output: Any) -> None:
         self.head_rows += int(args[0].shape[:-1].numel())
@@ -274,12 +282,17 @@ def measure(name: str, lm: Any, documents: list[str], summaries: list[str], refe
     head_flop = counter.head_rows * 2 * hidden * vocab
     exact = 2 * body * real + head_flop
     executed = 2 * body * counter.positions + head_flop
+    pairs = engine.attention_pairs if lm.kind == "causal" else counter.mask_pairs
+    heads = config.num_attention_heads
+    head_dim = getattr(config, "head_dim", None) or hidden // heads
+    attention = 4 * config.num_hidden_layers * heads * head_dim * pairs  # scores (QK^T) and values (PV)
     return dict(
         metric=name, model=MODELS[name], kind=lm.kind, dtype=str(lm.dtype).removeprefix("torch."),
         examples=len(summaries), forwards=counter.forwards, positions=counter.positions, real=real,
         head_rows=counter.head_rows, body_params=body, hidden=hidden, vocab=vocab,
         exact_gflop=exact / 1e9, executed_gflop=executed / 1e9, seconds=seconds,
-        gflops=exact / 1e9 / seconds,
+        gflops=exact / 1e9 / seconds, attention_pairs=pairs, attention_gflop=attention / 1e9,
+        gflops_with_attention=(exact + attention) / 1e9 / seconds,
         scores={column: [float(v) for v in values] for column, values in result.scores.items()},
     )
 
@@ -340,6 +353,7 @@ def run(
     for row in rows:
         if "skipped" not in row:
             row["fraction"] = row["gflops"] / probes[row["dtype"]]["limit"]
+            row["fraction_with_attention"] = row["gflops_with_attention"] / probes[row["dtype"]]["limit"]
     import nlgmetrics.engine.causal as causal
 
     return dict(rows=rows, probes=probes, threads=torch.get_num_threads(), load_average=load,
@@ -368,19 +382,22 @@ def read_runs(path: str | os.PathLike) -> dict[str, Any]:
 def _table(run_: dict[str, Any]) -> list[str]:
     lines = [
         "| metric | model | dtype | forwards | positions through the body (padded) | real positions needed | "
-        "padded / real | head rows | exact work (GFLOP) | seconds | GFLOP/s | matmul GFLOP/s | fraction of limit |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "padded / real | head rows | exact work (GFLOP) | seconds | GFLOP/s | matmul GFLOP/s | fraction of limit | "
+        "attention work on real pairs (GFLOP) | fraction of limit with attention |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in run_["rows"]:
         if "skipped" in r:
             lines.append(f"| {r['metric']} | {r['model']} | {r['dtype']} | skipped: {r['skipped']} |"
-                         + " |" * 9)
+                         + " |" * 11)
             continue
         limit = run_["probes"][r["dtype"]]["limit"]
         lines.append(
             f"| {r['metric']} | {r['model']} | {r['dtype']} | {r['forwards']} | {r['positions']:,} | {r['real']:,} | "
             f"{r['positions'] / r['real']:.2f} | {r['head_rows']:,} | {r['exact_gflop']:.0f} | {r['seconds']:.1f} | "
-            f"{r['gflops']:.1f} | {limit:.1f} | {r['fraction']:.0%} |")
+            f"{r['gflops']:.1f} | {limit:.1f} | {r['fraction']:.0%} | "
+            + (f"{r['attention_gflop']:.0f} | {r['fraction_with_attention']:.0%} |" if "attention_gflop" in r
+               else "not counted in this run | |"))
     return lines
 
 
@@ -422,6 +439,28 @@ def _comparison(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _dtype_differences(run_: dict[str, Any]) -> list[str]:
+    """Per-example scores of each non-fp32 row against the fp32 row of the same metric (same run,
+    same inputs): the column that moved most relative to its scale, and every column's max |diff|."""
+    fp32 = {r["metric"]: r for r in run_["rows"] if r["dtype"] == "float32" and "skipped" not in r}
+    lines = []
+    for r in run_["rows"]:
+        reference = fp32.get(r["metric"])
+        if r["dtype"] == "float32" or "skipped" in r or reference is None:
+            continue
+        column, diff, relative = score_diff(r["scores"], reference["scores"])
+        per_column = ", ".join(
+            f"{name} {max(abs(x - y) for x, y in zip(values, reference['scores'][name])):.1e}"
+            for name, values in r["scores"].items() if name in reference["scores"] and values)
+        lines.append(f"| {r['metric']} | {r['dtype']} | {len(next(iter(r['scores'].values()), []))} | "
+                     f"{column}: {diff:.1e} ({relative:.0e}) | {per_column} |")
+    if not lines:
+        return []
+    return ["Per-example scores against float32 (same inputs, same run):", "",
+            "| metric | dtype | examples | largest change: column, max abs diff (relative to the column's scale) | "
+            "max abs diff per column |", "|---|---|---:|---|---|", *lines, ""]
+
+
 def read_findings(path: str | os.PathLike) -> str:
     """The hand-written ``## Findings`` section of a results file (kept when the file is rewritten)."""
     text = Path(path).read_text(encoding="utf-8")
@@ -452,6 +491,7 @@ def render(runs: dict[str, Any], findings: str = "") -> str:
             "",
             *_table(run_),
             "",
+            *_dtype_differences(run_),
             "Per-batch KV-cache copy for a cached prefix (SmolLM2-135M cache shape; milliseconds per batch, "
             "median):",
             "",

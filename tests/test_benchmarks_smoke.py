@@ -293,3 +293,27 @@ def test_gpu_meta_eval_script_refuses_a_machine_without_cuda(tmp_path):
     assert done.returncode != 0
     assert "no CUDA device" in done.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_speed_limits_counts_attention_and_compares_dtypes(tiny_llama_dir):
+    """speed_limits on a tiny Llama: the attention pairs of a Shannon call are the engine's causal
+    pairs (more than the real tokens, since each token sees several keys), the rate with attention
+    is above the rate without, and the bf16-vs-fp32 table reports each column's largest change."""
+    from benchmarks import speed_limits
+    from nlgmetrics.engine import load_lm
+
+    lm = load_lm(str(tiny_llama_dir), "causal", device="cpu")
+    documents = ["The cat sat on the mat. It was warm there.", "Rain fell all day. The river rose."]
+    summaries = ["A cat sat.", "It rained."]
+    row = speed_limits.measure("shannon", lm, documents, summaries, documents)
+    config = lm.model.config
+    per_pair = 4 * config.num_hidden_layers * config.num_attention_heads * (
+        getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads)
+    assert row["attention_pairs"] > row["real"] > 0
+    assert row["attention_gflop"] == pytest.approx(per_pair * row["attention_pairs"] / 1e9)
+    assert row["gflops_with_attention"] > row["gflops"] > 0
+    moved = {column: [v + 0.5 for v in values] for column, values in row["scores"].items()}
+    run = {"rows": [dict(row, dtype="float32"), dict(row, dtype="bfloat16", scores=moved)]}
+    table = "\n".join(speed_limits._dtype_differences(run))
+    assert "| shannon | bfloat16 | 2 |" in table
+    assert all(f"{column} 5.0e-01" in table for column in row["scores"])

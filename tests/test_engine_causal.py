@@ -287,3 +287,27 @@ def test_replicated_cache_fallback_agrees(causal_lm, oracle, monkeypatch):
     for (want, _), a, b in zip(expected, fast, slow):
         assert np.max(np.abs(a.logprobs - want)) <= 1e-5
         np.testing.assert_array_equal(a.logprobs, b.logprobs)
+
+
+@pytest.mark.parametrize("prefix_cache", [False, True])
+def test_attention_pairs_counted_are_the_causal_pairs_of_real_tokens(causal_lm, prefix_cache):
+    """The benchmark's attention work: a query read alone is L = prefix + target - 1 real tokens,
+    L(L+1)/2 causal (query, key) pairs; a cached prefix of c tokens shared by k targets is read
+    once, so its c(c+1)/2 pairs count once instead of k times. Padding never counts."""
+    from nlgmetrics.engine.causal import count_positions
+
+    queries = skewed_queries(causal_lm.tokenizer)
+    distinct = list(dict.fromkeys(queries))
+    expected = sum(L * (L + 1) // 2 for L in (len(q.prefix_ids) + len(q.target_ids) - 1 for q in distinct))
+    if prefix_cache:
+        groups: dict = {}
+        for q in distinct:
+            groups.setdefault(q.prefix_ids, []).append(q)
+        for prefix, members in groups.items():
+            if len(members) >= 2 and len(prefix) >= 2:
+                c = len(prefix) - 1
+                expected -= (len(members) - 1) * c * (c + 1) // 2
+    with count_positions() as counts:
+        causal_target_scores(causal_lm, queries, prefix_cache=prefix_cache, progress=False)
+    assert counts.positions > counts.real  # padding was there, and is not in the pairs
+    assert counts.attention_pairs == expected

@@ -87,12 +87,15 @@ def _validate(lm: LoadedLM, queries: Sequence[CausalQuery]) -> None:
 @dataclass
 class PositionCounts:
     """What went through the model body during :func:`count_positions`: forward passes, token
-    positions (``rows x width``, padding included), the real tokens among them, LM-head rows."""
+    positions (``rows x width``, padding included), the real tokens among them, LM-head rows, and
+    the (query, key) pairs of real tokens that causal attention needs (a query sees the cached
+    prefix and the real tokens up to itself; padding and masked-out keys are not counted)."""
 
     forwards: int = 0
     positions: int = 0
     real: int = 0
     head_rows: int = 0
+    attention_pairs: int = 0
 
 
 # Off (None) unless a benchmark asks: one attribute test per forward pass is the whole cost.
@@ -112,6 +115,8 @@ def count_positions() -> Iterator[PositionCounts]:
     ...                              progress=False)
     >>> counts.forwards, counts.positions, counts.real, counts.head_rows   # one batch: 2 rows x 4 positions
     (1, 8, 7, 7)
+    >>> counts.attention_pairs   # causal: 4 real tokens see 1+2+3+4 keys, 3 see 1+2+3
+    16
     """
     global _COUNTS
     previous, _COUNTS = _COUNTS, PositionCounts()
@@ -121,12 +126,18 @@ def count_positions() -> Iterator[PositionCounts]:
         _COUNTS = previous
 
 
-def _count(positions: int, real: int, head_rows: int) -> None:
+def _causal_pairs(lengths: Sequence[int], cached: int = 0) -> int:
+    """(query, key) pairs of causal attention for rows of ``lengths`` real tokens after ``cached`` keys."""
+    return sum(n * cached + n * (n + 1) // 2 for n in lengths)
+
+
+def _count(positions: int, real: int, head_rows: int, attention_pairs: int) -> None:
     if _COUNTS is not None:
         _COUNTS.forwards += 1
         _COUNTS.positions += positions
         _COUNTS.real += real
         _COUNTS.head_rows += head_rows
+        _COUNTS.attention_pairs += attention_pairs
 
 
 # A unit of work: ("plain", [distinct indices]) or ("prefix", [distinct indices sharing a prefix]).
@@ -239,7 +250,8 @@ def _forward_plain(
         first = len(distinct[j].prefix_ids) - 1
         rows.extend([b] * len(distinct[j].target_ids))
         cols.extend(range(first, first + len(distinct[j].target_ids)))
-    _count(len(members) * width, sum(len(s) for s in sequences), len(rows))
+    _count(len(members) * width, sum(len(s) for s in sequences), len(rows),
+           _causal_pairs([len(s) for s in sequences]) if _COUNTS is not None else 0)
     device = lm.device
     inputs = {"input_ids": to_device(input_ids, device), "use_cache": False}
     if not lm.unmasked_right_padding:  # else SDPA's causal kernel, no mask (engine.padding)
@@ -273,7 +285,7 @@ def _forward_prefix_group(
         base = getattr(lm.model, "base_model", lm.model)
         mask = {} if lm.unmasked_right_padding else {"attention_mask": torch.ones_like(prefix_ids)}
         output = base(input_ids=prefix_ids, use_cache=True, **mask)
-        _count(cached, cached, 0)
+        _count(cached, cached, 0, _causal_pairs([cached]))
         cache = output["cache"] if "cache" in output else output["past_key_values"]
     # A row reads prefix[-1:] + target[:-1] (len(target) positions) and holds the cached prefix's
     # keys and values besides: memory against the budget, but not padding.
@@ -348,7 +360,8 @@ def _forward_on_cache(
         rows.extend([b] * len(distinct[j].target_ids))
         cols.extend(range(len(distinct[j].target_ids)))
     positions = torch.arange(cached, cached + width, dtype=torch.long).unsqueeze(0).expand(batch, -1)
-    _count(batch * width, sum(len(s) for s in sequences), len(rows))
+    _count(batch * width, sum(len(s) for s in sequences), len(rows),
+           _causal_pairs([len(s) for s in sequences], cached) if _COUNTS is not None else 0)
     with torch.inference_mode():
         past = replicated_cache(cache, batch)
         inputs = {
