@@ -24,7 +24,6 @@ True
 from __future__ import annotations
 
 import copy
-import inspect
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,7 +34,8 @@ import torch
 
 from nlgmetrics.engine.heads import logits_at
 from nlgmetrics.engine.loading import LoadedLM
-from nlgmetrics.engine.planning import dedupe, plan_batches, run_with_backoff
+from nlgmetrics.engine.packing import cache_keyword, packed_inputs
+from nlgmetrics.engine.planning import dedupe, pack_segments, plan_batches, run_with_backoff
 from nlgmetrics.engine.runner import run_units
 from nlgmetrics.engine.transfer import DeferredHost, resolve, to_device
 
@@ -161,8 +161,12 @@ def iter_causal(
     predicts ``target_ids[i]``. Identical queries run once. A batch holds at most ``token_budget``
     tokens counted with padding (for cached prefixes: ``rows * (prefix + longest target)``), at
     most ``batch_size`` rows, and at most ``1 + PADDING_SLACK`` positions per real token
-    (:func:`~nlgmetrics.engine.planning.plan_batches`; the cached prefix is not padding). Queries with an empty target get a ``[0, vocab]`` tensor without a
-    model call. Validation happens immediately (not at the first ``next()``).
+    (:func:`~nlgmetrics.engine.planning.plan_batches`; the cached prefix is not padding). Behind a
+    cached prefix, several targets share a row when the model passed the load-time packing check
+    (:mod:`nlgmetrics.engine.packing`, :func:`~nlgmetrics.engine.planning.pack_segments`); then
+    ``batch_size`` bounds the targets of a pass, not its rows. Queries with an empty target get a
+    ``[0, vocab]`` tensor without a model call. Validation happens immediately (not at the first
+    ``next()``).
     """
     queries = list(queries)
     _validate(lm, queries)
@@ -291,15 +295,17 @@ def _forward_prefix_group(
     # keys and values besides: memory against the budget, but not padding.
     lengths = [len(distinct[j].target_ids) for j in members]
     out: list[tuple[int, Any]] = []
+    if lm.packed_rows:  # several targets per row: almost no padding (engine.packing)
+        for batch in pack_segments(lengths, token_budget, batch_size, context=cached):
+            rows = [[members[b] for b in row] for row in batch]
+            out.extend(result for part in run_with_backoff(
+                rows, lambda p: [_forward_packed_on_cache(lm, distinct, p, reduce, cache, cached)]) for result in part)
+        return out
     for batch in plan_batches(lengths, token_budget, batch_size, context=cached):
         part = [members[b] for b in batch]
         out.extend(run_with_backoff(part, lambda p: _forward_on_cache(lm, distinct, p, reduce, cache, cached)))
     return out
 
-
-def _cache_argument(model: torch.nn.Module) -> str:
-    """transformers >= 5.2x calls the KV cache argument ``cache``; earlier ones ``past_key_values``."""
-    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
 
 def replicated_cache(cache: Any, rows: int) -> Any:
@@ -368,11 +374,40 @@ def _forward_on_cache(
             "input_ids": to_device(input_ids, device),
             "attention_mask": to_device(attention, device),
             "position_ids": to_device(positions.contiguous(), device),
-            _cache_argument(lm.model): past,
+            cache_keyword(lm.model): past,
             "use_cache": True,
         }
         logits = logits_at(lm.model, lm.gather_head, inputs, to_device(torch.tensor(rows), device),
                            to_device(torch.tensor(cols), device))
+        return _reduce_rows(logits, members, distinct, reduce)
+
+
+def _forward_packed_on_cache(
+    lm: LoadedLM,
+    distinct: list[CausalQuery],
+    rows: list[list[int]],
+    reduce: Callable[[torch.Tensor, CausalQuery], Any],
+    cache: Any,
+    cached: int,
+) -> list[tuple[int, Any]]:
+    """:func:`_forward_on_cache` with several targets per row (``rows``: the members of each row)."""
+    device = lm.device
+    segments = [[distinct[j].prefix_ids[-1:] + distinct[j].target_ids[:-1] for j in row] for row in rows]
+    input_ids, positions, mask, head_rows, head_cols = packed_inputs(segments, cached, lm.dtype)
+    members = [j for row in rows for j in row]
+    lengths = [len(segment) for row in segments for segment in row]
+    _count(input_ids.numel(), sum(lengths), len(head_rows),
+           _causal_pairs(lengths, cached) if _COUNTS is not None else 0)
+    with torch.inference_mode():
+        past = replicated_cache(cache, len(rows))
+        inputs = {
+            "input_ids": to_device(input_ids, device),
+            "attention_mask": to_device(mask, device),
+            "position_ids": to_device(positions, device),
+            cache_keyword(lm.model): past,
+            "use_cache": True,
+        }
+        logits = logits_at(lm.model, lm.gather_head, inputs, to_device(head_rows, device), to_device(head_cols, device))
         return _reduce_rows(logits, members, distinct, reduce)
 
 

@@ -79,6 +79,9 @@ class LoadedLM:
     # Whether right-padded causal batches may skip the attention mask (see engine.padding);
     # decided by a self-check at load time. Private, like gather_head.
     unmasked_right_padding: bool = field(default=False, repr=False)
+    # Whether several targets may share a row behind a cached prefix (see engine.packing);
+    # decided by a self-check at load time. Private, like gather_head.
+    packed_rows: bool = field(default=False, repr=False)
 
     # The Hub revision asked for (None when not pinned); ``fingerprint`` is what was loaded.
     revision: str | None = None
@@ -123,6 +126,7 @@ class _Weights:
     revision: str | None
     gather_head: bool
     unmasked_right_padding: bool
+    packed_rows: bool
     state: Any  # what the weights were when loaded (directory stamps, tensor versions)
     source: Any = None  # a model instance's caller-owned module, kept to rule out a reused id()
     own_tokenizer: Any = None  # the checkpoint's tokenizer, loaded on first need
@@ -345,6 +349,7 @@ def _prepare(
     device: torch.device, dtype: torch.dtype, revision: str | None, state: Any, owned: bool = True,
 ) -> _Weights:
     from nlgmetrics.engine.heads import gather_head_works
+    from nlgmetrics.engine.packing import packed_rows_work
     from nlgmetrics.engine.padding import right_padding_needs_no_mask
 
     if model.get_output_embeddings() is None:
@@ -364,6 +369,7 @@ def _prepare(
         revision=revision,
         gather_head=gather_head_works(model, kind),
         unmasked_right_padding=kind == "causal" and right_padding_needs_no_mask(model),
+        packed_rows=kind == "causal" and packed_rows_work(model),
         state=state,
     )
 
@@ -398,6 +404,7 @@ def _pair(entry: _Weights, name: str, tokenizer: Any, own: Callable[[], tuple[An
         max_length=_max_length(entry.model, tokenizer),
         gather_head=entry.gather_head,
         unmasked_right_padding=entry.unmasked_right_padding,
+        packed_rows=entry.packed_rows,
         revision=entry.revision,
         tokenizer_id=tokenizer_id,
     )
