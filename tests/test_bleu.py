@@ -345,6 +345,18 @@ def test_card_numbers_are_sacrebleus():
     assert f"{sacrebleu.sentence_bleu(hyps[1], refs[1]).score!r}]" in card
 
 
+def test_card_zh_range_cases_are_sacrebleus():
+    """The card's zh edge case: its numbers are sacrebleu's (sentence BLEU, effective order)."""
+    card = (REPO_ROOT / "metrics" / "bleu" / "README.md").read_text(encoding="utf-8")
+    for hyp, ref, tokenize in (("it’s", "it’ll", "zh"), ("it’s", "it’ll", "13a"), ("𠀀𠀁", "𠀀𠀂", "zh")):
+        want = sacrebleu.BLEU(tokenize=tokenize, effective_order=True).sentence_score(hyp, [ref]).score
+        assert bleu([hyp], [ref], tokenize=tokenize).scores["sentence_bleu"] == [want]
+        assert (f"\n  {round(want, 2)}\n" if want else "[0.0]") in card
+    # The two ranges really are sacrebleu's misreading: U+2019 is "Chinese", U+20000 is not.
+    assert sacrebleu.tokenizers.tokenizer_zh.TokenizerZh()("a’b").split() == ["a", "’", "b"]
+    assert sacrebleu.tokenizers.tokenizer_zh.TokenizerZh()("𠀀𠀁").split() == ["𠀀𠀁"]
+
+
 def test_speed_benchmark_rows_have_identical_numbers(shared_data_dir):
     import importlib.util
     from pathlib import Path

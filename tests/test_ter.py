@@ -361,3 +361,11 @@ def test_speed_benchmark_rows_have_identical_numbers():
     systems = {"a": (["b c a d", "the cat"], [["a b c d"], ["the cat sat", "a cat"]]), "b": (["x"], [["y z"]])}
     row = speed_text._ter_rows("toy", systems)
     assert row["max_abs_diff"] == 0.0 and "3 outputs" in row["metric"] and row["ours_s"] >= 0, row
+
+
+def test_kana_stays_joined_as_in_sacrebleu():
+    """The card's asian_support note: sacrebleu's kana rules never match, so kana runs stay
+    joined to their neighbours; ours give the same words (CJK ideographs are split)."""
+    options = dict(normalized=True, asian_support=True)
+    for text, words in (("abcカタカナdef", ["abcカタカナdef"]), ("ひらがな", ["ひらがな"]), ("a漢b", ["a", "漢", "b"])):
+        assert tercom_words(text, **options) == TercomTokenizer(**options)(text).split() == words

@@ -46,7 +46,8 @@ _ASIAN = _rules([
     (r"([\u31c0-\u31ef\u2e80-\u2eff])", r" \1 "),
     (r"([\u3300-\u33ff\uf900-\ufaff\ufe30-\ufe4f])", r" \1 "),
     (r"([\u3200-\u3f22])", r" \1 "),
-    # Tercom's kana rules, kept as they are (they only match a whole line of kana).
+    # Tercom's kana rules as sacrebleu writes them: `^[...]` where `[^...]` was meant, so with the
+    # line already padded with spaces they never match (kana stays joined); kept for parity.
     (r"(^|^[\u3040-\u309f])([\u3040-\u309f]+)(?=$|^[\u3040-\u309f])", r"\1 \2 "),
     (r"(^|^[\u30a0-\u30ff])([\u30a0-\u30ff]+)(?=$|^[\u30a0-\u30ff])", r"\1 \2 "),
     (r"(^|^[\u31f0-\u31ff])([\u31f0-\u31ff]+)(?=$|^[\u31f0-\u31ff])", r"\1 \2 "),
