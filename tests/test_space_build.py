@@ -410,3 +410,29 @@ def test_every_evaluate_module_runs_from_the_installed_wheel(spaces, space_cache
             else:
                 assert got["result"][want.main] == pytest.approx(want.aggregate()[want.main], rel=1e-9, abs=1e-12)
             assert got["result"]["signature"] == want.signature
+
+
+MECAB_SCRIPT = """
+import json, sys
+from nlgmetrics.bleu import bleu
+cases = json.loads(sys.argv[1])
+print("RESULT" + json.dumps([bleu([h], [r], tokenize=t).to_dict() for h, r, t in cases]))
+"""
+
+
+def test_bleu_space_tokenizes_japanese_and_korean(spaces):
+    """The BLEU Space's own extras (ja, ko): MeCab works in its venv and gives the numbers and
+    signatures computed here (equal to sacrebleu's: tests/test_bleu_mecab.py)."""
+    from nlgmetrics.bleu import bleu
+
+    cases = [("猫がマットの上に座った。", "猫はマットの上に座っていた。", "ja-mecab"),
+             ("고양이가 매트 위에 앉았다.", "고양이는 매트 위에 앉아 있었다.", "ko-mecab")]
+    venv = spaces["bleu"].venv
+    done = subprocess.run([str(_venv_python(venv)), "-c", MECAB_SCRIPT, json.dumps(cases)],
+                          capture_output=True, text=True, env=_clean_env(venv), cwd=venv.parent, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    got = json.loads(done.stdout.split("RESULT", 1)[1])
+    for (hyp, ref, tokenize), result in zip(cases, got):
+        want = bleu([hyp], [ref], tokenize=tokenize)
+        assert result["signature"] == want.signature and tokenize in want.signature
+        assert result["scores"] == want.scores and want.scores["sentence_bleu"][0] > 0

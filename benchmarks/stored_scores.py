@@ -1,0 +1,95 @@
+"""One stored score file as a ``--scores`` table: put two runs of a metric side by side.
+
+The meta-evaluation stores per-example scores per (dataset, family, options) in
+``benchmarks/results/scores/<dataset>/<family>-<hash>.jsonl`` (:class:`nlgmetrics.meta.cache.ScoreCache`).
+A run with other options (``--dtype bfloat16``) goes to another file. This script writes one such
+file as a csv with the dataset's key columns and the file's score columns renamed with a suffix
+(``infolm_js_divergence`` -> ``infolm_js_divergence_bf16``), which the runner reads with
+``--scores``: the same tables, bootstrap intervals and paired tests then show both runs, and
+``--baseline <fp32 column>`` tests the bf16 column against the fp32 one on the same resamples.
+Only the outputs the file holds are written; the tables keep the outputs every metric scored.
+
+    python -m benchmarks.stored_scores benchmarks/results/scores/realsumm/infolm-c2513c8fac.jsonl \\
+        --dataset realsumm --suffix _bf16 --out /tmp/infolm_bf16.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+from pathlib import Path
+
+from nlgmetrics.meta.data import KEY_COLUMNS
+
+
+def read_stored(path: str | Path) -> tuple[dict, dict[str, dict[str, float]], list[str]]:
+    """``(options, {example key: {column: score}}, signatures)`` of a stored score file (the
+    content hash after ``#`` in a key is dropped: it only guards the cache against edited data)."""
+    options: dict = {}
+    scores: dict[str, dict[str, float]] = {}
+    signatures: list[str] = []
+    with Path(path).open(encoding="utf-8") as handle:
+        for line in handle:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut short by a killed run, as the cache itself reads it
+            if "options" in record and not options:
+                options = record["options"]
+            for key, row in record.get("scores", {}).items():
+                scores[key.rsplit("#", 1)[0]] = {k: (math.nan if v is None else float(v)) for k, v in row.items()}
+            if record.get("signature") and record["signature"] not in signatures:
+                signatures.append(record["signature"])
+    return options, scores, signatures
+
+
+def key_parts(dataset: str, key: str) -> tuple[str, ...]:
+    """The key columns' values of an example key (inverse of ``meta.data.key_from_parts``).
+
+    >>> key_parts("realsumm", "3|abs:bart_out"), key_parts("webnlg2020", "12|Amazon_AI_(Shanghai)")
+    (('3', 'abs', 'bart_out'), ('12', 'Amazon_AI_(Shanghai)'))
+    """
+    doc, system = key.split("|", 1)
+    if dataset == "realsumm":
+        system_type, name = system.split(":", 1)
+        return doc, system_type, name
+    return doc, system
+
+
+def write_scores_csv(path: str | Path, dataset: str, suffix: str, out: str | Path) -> dict[str, int]:
+    """Write the ``--scores`` csv; returns ``{"rows": ..., "columns": ...}``. A score that is not
+    finite is refused (the runner refuses it too): the file would not be a fair side-by-side."""
+    _, scores, _ = read_stored(path)
+    if not scores:
+        raise SystemExit(f"{path} holds no scores")
+    columns = sorted({column for row in scores.values() for column in row})
+    keys = KEY_COLUMNS.get(dataset, ("doc", "system"))
+    with Path(out).open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow([*keys, *(c + suffix for c in columns)])
+        for key, row in sorted(scores.items()):
+            values = [row.get(c, math.nan) for c in columns]
+            if not all(math.isfinite(v) for v in values):
+                raise SystemExit(f"{path}: {key} has a non-finite score {values}; rerun that chunk")
+            writer.writerow([*key_parts(dataset, key), *(repr(v) for v in values)])
+    return {"rows": len(scores), "columns": len(columns)}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("path", help="a stored score file (benchmarks/results/scores/<dataset>/<family>-<hash>.jsonl)")
+    parser.add_argument("--dataset", required=True, help="realsumm or webnlg2020 (its key columns)")
+    parser.add_argument("--suffix", required=True, help="appended to every score column, e.g. _bf16")
+    parser.add_argument("--out", required=True, help="the csv to write")
+    args = parser.parse_args(argv)
+    counts = write_scores_csv(args.path, args.dataset, args.suffix, args.out)
+    print(f"wrote {args.out}: {counts['rows']} outputs x {counts['columns']} columns")
+
+
+if __name__ == "__main__":
+    main()
