@@ -11,6 +11,7 @@ Only the outputs the file holds are written; the tables keep the outputs every m
 
     python -m benchmarks.stored_scores benchmarks/results/scores/realsumm/infolm-c2513c8fac.jsonl \\
         --dataset realsumm --suffix _bf16 --out /tmp/infolm_bf16.csv
+    python -m benchmarks.stored_scores FP32.jsonl --compare BF16.jsonl   # per-example agreement
 """
 
 from __future__ import annotations
@@ -80,13 +81,41 @@ def write_scores_csv(path: str | Path, dataset: str, suffix: str, out: str | Pat
     return {"rows": len(scores), "columns": len(columns)}
 
 
+def compare_stored(first: str | Path, second: str | Path) -> dict[str, dict[str, float]]:
+    """Per column, over the outputs both files hold: ``n``, the largest absolute difference, and the
+    Pearson r and Kendall tau between the two runs' per-example scores (fp32 vs bf16: how much the
+    numbers move, and whether their order does)."""
+    from scipy import stats
+
+    _, a, _ = read_stored(first)
+    _, b, _ = read_stored(second)
+    common = sorted(set(a) & set(b))
+    out = {}
+    for column in sorted({c for key in common for c in a[key]} & {c for key in common for c in b[key]}):
+        pairs = [(a[k][column], b[k][column]) for k in common
+                 if math.isfinite(a[k].get(column, math.nan)) and math.isfinite(b[k].get(column, math.nan))]
+        x, y = [p[0] for p in pairs], [p[1] for p in pairs]
+        out[column] = {"n": len(pairs), "max_abs_diff": max((abs(u - v) for u, v in pairs), default=math.nan),
+                       "pearson": float(stats.pearsonr(x, y)[0]) if len(pairs) > 2 else math.nan,
+                       "kendall": float(stats.kendalltau(x, y)[0]) if len(pairs) > 2 else math.nan}
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("path", help="a stored score file (benchmarks/results/scores/<dataset>/<family>-<hash>.jsonl)")
-    parser.add_argument("--dataset", required=True, help="realsumm or webnlg2020 (its key columns)")
-    parser.add_argument("--suffix", required=True, help="appended to every score column, e.g. _bf16")
-    parser.add_argument("--out", required=True, help="the csv to write")
+    parser.add_argument("--dataset", help="realsumm or webnlg2020 (its key columns)")
+    parser.add_argument("--suffix", help="appended to every score column, e.g. _bf16")
+    parser.add_argument("--out", help="the csv to write")
+    parser.add_argument("--compare", metavar="OTHER", help="instead: per-example agreement with another stored file")
     args = parser.parse_args(argv)
+    if args.compare:
+        print("| column | outputs in both | max abs diff | Pearson r | Kendall tau |\n|---|---:|---:|---:|---:|")
+        for column, row in compare_stored(args.path, args.compare).items():
+            print(f"| {column} | {row['n']} | {row['max_abs_diff']:.2e} | {row['pearson']:.6f} | {row['kendall']:.4f} |")
+        return
+    if not (args.dataset and args.suffix and args.out):
+        parser.error("--dataset, --suffix and --out are needed (or --compare OTHER)")
     counts = write_scores_csv(args.path, args.dataset, args.suffix, args.out)
     print(f"wrote {args.out}: {counts['rows']} outputs x {counts['columns']} columns")
 

@@ -349,3 +349,6 @@ def test_stored_scores_export_puts_a_run_beside_itself(tmp_path, shared_data_dir
     assert checked >= 12
     paired = by[("all", "text", "kendall", "rouge2_copy")]["vs_baseline"]
     assert paired["diff"] == 0.0
+    agreement = stored_scores.compare_stored(stored, stored)
+    assert agreement["rouge2"]["n"] == 75 and agreement["rouge2"]["max_abs_diff"] == 0.0
+    assert agreement["rouge2"]["pearson"] == pytest.approx(1.0) and agreement["rouge2"]["kendall"] == pytest.approx(1.0)
