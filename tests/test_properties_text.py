@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.evaluate_support import sacrebleu_streams
 from tests.properties_support import (
     TEXT_SETTINGS,
     assert_all_finite,
@@ -237,8 +238,7 @@ def test_chrf_messy_batches_match_sacrebleu(batch, word_order, whitespace, lower
     anchor = CHRF(**options)
     for i, (p, rs) in enumerate(zip(preds, refs)):
         assert base["sentence_chrf"][i] == pytest.approx(anchor.sentence_score(p, rs).score, abs=1e-9), (p, rs)
-    width = max(len(r) for r in refs)
-    streams = [[r[k] if k < len(r) else None for r in refs] for k in range(width)]
+    streams = sacrebleu_streams(refs)
     assert result.main_score == pytest.approx(anchor.corpus_score(preds, streams).score, abs=1e-9)
     order = permutation(len(preds), seed)
     shuffled = run_metric("chrf", [preds[i] for i in order], [refs[i] for i in order], **options)
@@ -283,8 +283,7 @@ def test_ter_messy_batches_match_sacrebleu(batch, normalized, case_sensitive, se
     for i, (p, rs) in enumerate(zip(preds, refs)):
         want = anchor.sentence_score(p, rs).score
         assert as_sacrebleu.scores["sentence_ter"][i] == pytest.approx(want, abs=1e-9), (p, rs)
-    width = max(len(r) for r in refs)
-    streams = [[r[k] if k < len(r) else None for r in refs] for k in range(width)]
+    streams = sacrebleu_streams(refs)
     assert as_sacrebleu.main_score == pytest.approx(anchor.corpus_score(preds, streams).score, abs=1e-9)
     if normalized:
         once, plain = TercomTokenizer(**options), TER(case_sensitive=True)
