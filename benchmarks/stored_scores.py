@@ -18,35 +18,18 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import math
 from pathlib import Path
 
+from nlgmetrics.meta.cache import read_score_file
 from nlgmetrics.meta.data import KEY_COLUMNS
 
 
 def read_stored(path: str | Path) -> tuple[dict, dict[str, dict[str, float]], list[str]]:
     """``(options, {example key: {column: score}}, signatures)`` of a stored score file (the
     content hash after ``#`` in a key is dropped: it only guards the cache against edited data)."""
-    options: dict = {}
-    scores: dict[str, dict[str, float]] = {}
-    signatures: list[str] = []
-    with Path(path).open(encoding="utf-8") as handle:
-        for line in handle:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut short by a killed run, as the cache itself reads it
-            if "options" in record and not options:
-                options = record["options"]
-            for key, row in record.get("scores", {}).items():
-                scores[key.rsplit("#", 1)[0]] = {k: (math.nan if v is None else float(v)) for k, v in row.items()}
-            if record.get("signature") and record["signature"] not in signatures:
-                signatures.append(record["signature"])
-    return options, scores, signatures
+    options, scores, signatures = read_score_file(path)
+    return options, {key.rsplit("#", 1)[0]: row for key, row in scores.items()}, signatures
 
 
 def key_parts(dataset: str, key: str) -> tuple[str, ...]:

@@ -94,6 +94,17 @@ def gather_head_works(model: torch.nn.Module, kind: str) -> bool:
     return logits_agree(gathered, full, next(model.parameters()).dtype)
 
 
+def probe_setting(model: torch.nn.Module) -> tuple[torch.device, torch.dtype, int] | None:
+    """``(device, dtype, vocabulary size)`` for a load-time self-check of ``model``, or ``None``
+    when it cannot be probed (no parameters, or a vocabulary too small for distinct probe ids)."""
+    try:
+        parameter = next(model.parameters())
+    except StopIteration:
+        return None
+    vocab = model.get_output_embeddings().weight.shape[0]
+    return None if vocab < 4 else (parameter.device, parameter.dtype, vocab)
+
+
 def logits_agree(got: torch.Tensor, want: torch.Tensor, dtype: torch.dtype) -> bool:
     """The load-time self-checks' test: same shape, finite, and equal within the rounding of
     ``dtype`` relative to the logits' scale (1e-5 in float32, 2e-2 in half precision)."""

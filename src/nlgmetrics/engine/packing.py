@@ -33,7 +33,7 @@ from collections.abc import Sequence
 
 import torch
 
-from nlgmetrics.engine.heads import logits_agree
+from nlgmetrics.engine.heads import logits_agree, probe_setting
 
 
 def cache_keyword(model: torch.nn.Module) -> str:
@@ -82,14 +82,10 @@ def packed_rows_work(model: torch.nn.Module) -> bool:
     """Whether ``model`` gives each packed segment the logits of that segment run alone on the
     same prefix cache (a causal LM honouring a 4-D mask and per-token positions). Any error or
     mismatch means: do not pack."""
-    try:
-        parameter = next(model.parameters())
-    except StopIteration:
+    setting = probe_setting(model)
+    if setting is None:
         return False
-    device, dtype = parameter.device, parameter.dtype
-    vocab = model.get_output_embeddings().weight.shape[0]
-    if vocab < 4:
-        return False
+    device, dtype, vocab = setting
     keyword = cache_keyword(model)
     base = getattr(model, "base_model", model)
     prefix = [(5 * i + 1) % vocab for i in range(_PROBE_PREFIX)]

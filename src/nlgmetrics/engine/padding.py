@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import torch
 
-from nlgmetrics.engine.heads import logits_agree
+from nlgmetrics.engine.heads import logits_agree, probe_setting
 
 # Probe rows of different lengths; the pad id differs from every real id, so a model that reads
 # pads (bidirectional attention) changes the shorter row's logits.
@@ -37,14 +37,10 @@ _PROBE_LENGTHS = (8, 5)
 def right_padding_needs_no_mask(model: torch.nn.Module) -> bool:
     """Whether ``model`` gives each row's logits at its real positions from a right-padded batch
     passed without ``attention_mask`` (checked against each row run alone, unpadded)."""
-    try:
-        parameter = next(model.parameters())
-    except StopIteration:
+    setting = probe_setting(model)
+    if setting is None:
         return False
-    device, dtype = parameter.device, parameter.dtype
-    vocab = model.get_output_embeddings().weight.shape[0]
-    if vocab < 4:
-        return False
+    device, dtype, vocab = setting
     width = max(_PROBE_LENGTHS)
     rows = [[(7 * i + 3 * r + 5) % (vocab - 1) for i in range(n)] for r, n in enumerate(_PROBE_LENGTHS)]
     pad = vocab - 1  # never a real id above

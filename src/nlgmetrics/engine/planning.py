@@ -62,6 +62,18 @@ def dedupe(keys: Sequence[Hashable]) -> tuple[list[int], list[int]]:
 PADDING_SLACK = 0.25
 
 
+def _check_plan(token_budget: int, batch_size: int | None, context: int, padding_slack: float) -> None:
+    """The planners' shared argument checks."""
+    if token_budget < 1:
+        raise ValueError(f"token_budget must be a positive integer, got {token_budget!r}.")
+    if batch_size is not None and batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer or None, got {batch_size!r}.")
+    if context < 0:
+        raise ValueError(f"context must be a non-negative integer, got {context!r}.")
+    if not padding_slack >= 0:  # also rejects NaN
+        raise ValueError(f"padding_slack must be >= 0, got {padding_slack!r}.")
+
+
 def plan_batches(
     lengths: Sequence[int],
     token_budget: int = 8192,
@@ -99,14 +111,7 @@ def plan_batches(
     >>> plan_batches([3, 3, 3], token_budget=20, context=6)  # a row costs 6 + 3 of the budget
     [[0, 1], [2]]
     """
-    if token_budget < 1:
-        raise ValueError(f"token_budget must be a positive integer, got {token_budget!r}.")
-    if batch_size is not None and batch_size < 1:
-        raise ValueError(f"batch_size must be a positive integer or None, got {batch_size!r}.")
-    if context < 0:
-        raise ValueError(f"context must be a non-negative integer, got {context!r}.")
-    if not padding_slack >= 0:  # also rejects NaN
-        raise ValueError(f"padding_slack must be >= 0, got {padding_slack!r}.")
+    _check_plan(token_budget, batch_size, context, padding_slack)
     limit = 1.0 + padding_slack
     # Longest first: the first batch is the most memory-hungry, so an OOM shows up immediately.
     order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
@@ -160,14 +165,7 @@ def pack_segments(
     >>> pack_segments([39, 4, 4, 3, 2])   # one row of 39 and one of 13 would pad 26 positions
     [[[0]], [[1], [2], [3], [4]]]
     """
-    if token_budget < 1:
-        raise ValueError(f"token_budget must be a positive integer, got {token_budget!r}.")
-    if batch_size is not None and batch_size < 1:
-        raise ValueError(f"batch_size must be a positive integer or None, got {batch_size!r}.")
-    if context < 0:
-        raise ValueError(f"context must be a non-negative integer, got {context!r}.")
-    if not padding_slack >= 0:  # also rejects NaN
-        raise ValueError(f"padding_slack must be >= 0, got {padding_slack!r}.")
+    _check_plan(token_budget, batch_size, context, padding_slack)
     remaining = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
     size = {i: max(int(lengths[i]), 1) for i in remaining}
     batches: list[list[list[int]]] = []

@@ -29,6 +29,32 @@ def options_hash(options: dict[str, Any]) -> str:
     return hashlib.sha1(blob.encode("utf-8")).hexdigest()[:10]
 
 
+def read_score_file(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, dict[str, float]], list[str]]:
+    """``(options, {key: {output: score}}, signatures)`` of one cache file (``None`` becomes ``nan``;
+    a line cut short by a killed run is skipped: its chunk is simply recomputed)."""
+    options: dict[str, Any] = {}
+    scores: dict[str, dict[str, float]] = {}
+    signatures: list[str] = []
+    with Path(path).open(encoding="utf-8") as handle:
+        for line in handle:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if "options" in record and not options:
+                options = record["options"]
+            if "scores" not in record:
+                continue
+            if record.get("signature") and record["signature"] not in signatures:
+                signatures.append(record["signature"])
+            for key, outputs in record["scores"].items():
+                scores[key] = {k: (math.nan if v is None else float(v)) for k, v in outputs.items()}
+    return options, scores, signatures
+
+
 class ScoreCache:
     """Append-only cache of per-example scores for one metric family and one set of options."""
 
@@ -40,25 +66,10 @@ class ScoreCache:
 
     def load(self) -> dict[str, dict[str, float]]:
         """Every cached ``{key: {output: score}}`` (``None`` in the file becomes ``nan``)."""
-        scores: dict[str, dict[str, float]] = {}
         if not self.path.exists():
-            return scores
-        with self.path.open(encoding="utf-8") as handle:
-            for line in handle:
-                line = line.strip()
-                if not line:
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    # A line cut short by a killed run: its chunk is simply recomputed.
-                    continue
-                if "scores" not in record:
-                    continue
-                if record.get("signature") and record["signature"] not in self.signatures:
-                    self.signatures.append(record["signature"])
-                for key, outputs in record["scores"].items():
-                    scores[key] = {k: (math.nan if v is None else float(v)) for k, v in outputs.items()}
+            return {}
+        _, scores, signatures = read_score_file(self.path)
+        self.signatures.extend(s for s in signatures if s not in self.signatures)
         return scores
 
     def _ends_with_newline(self) -> bool:
