@@ -252,6 +252,42 @@ def test_meta_infolm_one_pass_equals_one_call_per_measure(tiny_bert_dir):
         assert any(v != 0 for v in scores["infolm_fisher_rao_distance"])  # not trivially all zero
 
 
+def test_temperature_sweep_prefill_stores_what_separate_runs_store(tiny_gpt2_dir, tmp_path):
+    """The sweep's one-pass prefill writes, per temperature, the cache file and the numbers that
+    compute_family run at that temperature alone writes; a rerun computes nothing, and a partly
+    filled sweep computes only what it lacks."""
+    from nlgmetrics.meta.cache import ScoreCache
+    from nlgmetrics.meta.metrics import FAMILIES
+    from nlgmetrics.meta.runner import cache_key_options, compute_family, prefill_temperature_sweep
+
+    examples = _examples()
+    options = {"infolm_model": str(tiny_gpt2_dir), "infolm_measures": ["fisher_rao_distance"], "infolm_temperature": 0.25,
+               "infolm_alpha": None, "infolm_beta": None, "infolm_idf": None}
+    temps = [0.1, 0.5, 2.0]
+    family = FAMILIES["infolm"]
+    alone = {}
+    for t in temps:
+        values, info = compute_family(family, examples, {**options, "infolm_temperature": t}, tmp_path / "alone", "toy",
+                                      chunk_docs=2)
+        alone[t] = (values, Path(info["cache_file"]).name)
+    # Every temperature already has its first chunk (documents 0 and 1): the prefill computes document 2.
+    for t in temps:
+        done = ScoreCache(tmp_path / "alone", "toy", "infolm", cache_key_options(family, {**options, "infolm_temperature": t}))
+        lines = done.path.read_text().splitlines()
+        partial = tmp_path / "swept" / "toy" / done.path.name
+        partial.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(lines[0] + "\n" + lines[1] + "\n")
+    assert prefill_temperature_sweep(examples, options, temps, tmp_path / "swept", "toy", chunk_docs=2) == 1
+    assert prefill_temperature_sweep(examples, options, temps, tmp_path / "swept", "toy", chunk_docs=2) == 0
+    for t in temps:
+        values, info = compute_family(family, examples, {**options, "infolm_temperature": t}, tmp_path / "swept", "toy",
+                                      chunk_docs=2)
+        assert info["computed"] == 0
+        assert Path(info["cache_file"]).name == alone[t][1]
+        assert values == alone[t][0]  # same chunks, so the same batches: bit for bit
+    assert len({alone[t][0]["infolm_fisher_rao_distance"][0] for t in temps}) == 3
+
+
 def test_meta_reference_free_families_read_the_library_columns(tiny_gpt2_dir, tiny_bert_dir):
     """Shannon, FFLM and BLANC-help families: (prediction, source) to the library, the columns read
     by name, every one higher = better (kept as they are)."""

@@ -305,6 +305,32 @@ def test_infolm_multi_equals_separate_calls(tiny_bert_dir):
         infolm_multi(preds, refs, ["kl_divergence"], alpha=1.0, model=tiny_bert_dir)
 
 
+@pytest.mark.parametrize("model_fixture", ["tiny_bert_dir", "tiny_gpt2_dir"])
+def test_infolm_multi_temperature_sweep_equals_separate_calls(model_fixture, request):
+    """A sweep from one pass gives, per temperature, exactly a call of its own (masked and causal)."""
+    from nlgmetrics.infolm import infolm_multi
+
+    model = request.getfixturevalue(model_fixture)
+    preds = ["the cat sat on the mat", "a dog", "", "the cat sat on the mat"]
+    refs = [["a cat sat", "the mat"], ["the dogs bark"], ["x y"], ["the cat sat on the mat"]]
+    specs = [("fisher_rao_distance", None, None, t) for t in (0.1, 0.25, 1.0, 4.0)]
+    specs += [("ab_divergence", 0.5, 1.0, 1.0), "kl_divergence"]  # a shared temperature, and the option's
+    multi = infolm_multi(preds, refs, specs, model=model, temperature=0.5, idf=True, chunk_size=3, progress=False)
+    for spec, result in zip(specs, multi):
+        name, alpha, beta, t = (spec, None, None, 0.5) if isinstance(spec, str) else spec
+        single = infolm(preds, refs, model=model, information_measure=name, alpha=alpha, beta=beta,
+                        temperature=t, idf=True, chunk_size=3, progress=False)
+        assert _scores(result) == _scores(single)  # same chunks, so the same batches: bit for bit
+        assert result.best_reference == single.best_reference
+        assert result.signature == single.signature
+    sweep = [_scores(r)[0] for r in multi[:4]]
+    assert len(set(sweep)) == 4  # each temperature has distributions of its own
+    with pytest.raises(ValueError, match=r"give its temperature as a number > 0"):
+        infolm_multi(preds, refs, [("kl_divergence", None, None, None)], model=model)
+    with pytest.raises(ValueError, match=r"`temperature`=0 must be finite and > 0"):
+        infolm_multi(preds, refs, [("kl_divergence", None, None, 0)], model=model)
+
+
 def test_model_kind_mismatch_and_headless_model_errors(tiny_gpt2_dir, tmp_path):
     from transformers import BertConfig, BertModel
 

@@ -196,7 +196,7 @@ def infolm(
     (True, 0.0)
     """
     return _infolm(
-        predictions, references, [(information_measure, alpha, beta)], model=model, tokenizer=tokenizer,
+        predictions, references, [(information_measure, alpha, beta, None)], model=model, tokenizer=tokenizer,
         revision=revision, device=device, dtype=dtype, max_length=max_length, token_budget=token_budget,
         batch_size=batch_size, progress=progress, temperature=temperature, idf=idf, model_kind=model_kind,
         chunk_size=chunk_size, explain=explain,
@@ -210,12 +210,17 @@ _MEASURE_OPTIONS = ("information_measure", "alpha", "beta")
 def infolm_multi(
     predictions: Sequence[str],
     references: Sequence[str | Sequence[str]],
-    measures: Sequence[str | tuple[str, float | None, float | None]],
+    measures: Sequence[str | tuple[str, float | None, float | None] | tuple[str, float | None, float | None, float]],
     **options: Any,
 ) -> list[InfoLMResult]:
-    """Several information measures from one pass over the model (distributions computed once).
+    """Several information measures (and temperatures) from one pass over the model.
 
-    ``measures``: names, or ``(name, alpha, beta)`` tuples; the result list is aligned with it.
+    ``measures``: names, ``(name, alpha, beta)`` tuples, or ``(name, alpha, beta, temperature)``
+    tuples, whose temperature replaces the ``temperature`` option for that entry (a temperature
+    sweep: the logits are computed once and each temperature gets its own distributions, exactly
+    those of a separate :func:`infolm` call; memory: ``chunk_size`` x vocab x 8 bytes per distinct
+    temperature). The result list is aligned with ``measures``; each result's signature records
+    its own temperature.
     ``options``: the keyword arguments of :func:`infolm` except ``information_measure``/``alpha``/``beta``.
 
     >>> from nlgmetrics.testing import build_random_model
@@ -225,17 +230,26 @@ def infolm_multi(
     ...                       model=path, progress=False)
     >>> fr.information_measure, "alpha:1|beta:0.5" in ab.signature
     ('fisher_rao_distance', True)
+    >>> cold, hot = infolm_multi(["a cat"], ["a dog"], [("fisher_rao_distance", None, None, t) for t in (0.25, 2.0)],
+    ...                          model=path, progress=False)
+    >>> "temperature:0.25" in cold.signature, "temperature:2" in hot.signature
+    (True, True)
     """
     if isinstance(measures, str) or not measures:
         raise ValueError("`measures` must be a non-empty list of measure names or (name, alpha, beta) tuples.")
     specs = []
     for item in measures:
         if isinstance(item, str):
-            specs.append((item, None, None))
-        elif isinstance(item, (tuple, list)) and len(item) == 3:
-            specs.append(tuple(item))
+            specs.append((item, None, None, None))
+        elif isinstance(item, (tuple, list)) and len(item) in (3, 4):
+            name, alpha, beta, *temperature = item
+            if temperature and temperature[0] is None:
+                raise ValueError(f"Bad entry {item!r} in `measures`: give its temperature as a number > 0, "
+                                 f"or use a (name, alpha, beta) tuple for the `temperature` option.")
+            specs.append((name, alpha, beta, temperature[0] if temperature else None))
         else:
-            raise ValueError(f"Bad entry {item!r} in `measures`; use a name or a (name, alpha, beta) tuple.")
+            raise ValueError(f"Bad entry {item!r} in `measures`; use a name, a (name, alpha, beta) tuple or a "
+                             f"(name, alpha, beta, temperature) tuple.")
     for name in _MEASURE_OPTIONS:
         if name in options:
             raise ValueError(f"Pass `{name}` inside `measures`, not as an option of infolm_multi.")
@@ -260,8 +274,10 @@ def _infolm(
     # Every option is passed, with infolm's defaults (infolm_multi binds its options to infolm).
     # Every check before the model is loaded: a typo costs no model load.
     preds, refs = check_reference_inputs(predictions, references)
-    checked: list[MeasureSpec] = [(m, *check_measure(m, a, b)) for m, a, b in specs]
     temperature = check_temperature(temperature)
+    # An entry's own temperature (infolm_multi) replaces the option; None means the option.
+    checked: list[MeasureSpec] = [
+        (m, *check_measure(m, a, b), temperature if t is None else check_temperature(t)) for m, a, b, t in specs]
     if not isinstance(idf, (bool, Mapping, IdfTable)):
         raise ValueError(f"`idf` must be True, False or a {{token_id: weight}} mapping, got {idf!r}.")
     user_table = as_idf_table(idf)
@@ -297,15 +313,15 @@ def _infolm(
 
     with ExampleProgress(len(preds), "InfoLM", enabled=progress and is_main_process()) as bar:
         per_spec = score_examples(
-            lm, texts, cand_ids, ref_ids, table, checked, temperature, token_budget, batch_size, chunk_size,
+            lm, texts, cand_ids, ref_ids, table, checked, token_budget, batch_size, chunk_size,
             bar, counts,
         )
-    counts.emit({**TRUNCATION_WARNING, **overflow_warnings([m for m, _, _ in checked])}, stacklevel=4,
+    counts.emit({**TRUNCATION_WARNING, **overflow_warnings([m for m, _, _, _ in checked])}, stacklevel=4,
                 total=len(strings), limit=limit)
 
     idf_field = "no" if table is None else ("refs" if user_table is None else f"table-{user_table.fingerprint()}")
     results = []
-    for (measure, a, b), (scores, best) in zip(checked, per_spec):
+    for (measure, a, b, spec_temperature), (scores, best) in zip(checked, per_spec):
         signature = make_signature(
             "infolm",
             {
@@ -313,7 +329,7 @@ def _infolm(
                 "measure": measure,
                 "alpha": a if measure in NEEDS_ALPHA else None,
                 "beta": b if measure in NEEDS_BETA else None,
-                "temperature": temperature,
+                "temperature": spec_temperature,
                 "idf": idf_field,
                 "multi_ref": "min",
             },
@@ -321,7 +337,7 @@ def _infolm(
         )
         explanations = None
         if explain:
-            explanations = infolm_breakdowns(lm, preds, refs, texts, string_to_id, table, measure, temperature,
+            explanations = infolm_breakdowns(lm, preds, refs, texts, string_to_id, table, measure, spec_temperature,
                                              token_budget, batch_size, scores, best, signature)
         results.append(InfoLMResult(
             scores={"infolm": scores},

@@ -323,13 +323,17 @@ def accumulate_distributions(
     batch_size: int | None,
     track: Tracker = _untracked,
     flush_rows: int = 64,
+    other_temperatures: Sequence[tuple[float, torch.Tensor]] = (),
 ) -> None:
     """Write the aggregated distribution of ``texts[i]`` (weights from ``table``) into ``acc[i]``.
 
     ``acc`` is float64 ``[len(texts), vocab]`` of zeros on the model's device. Per-position
     distributions are never stored: each is multiplied by its weight and added to its text's row.
     ``track(results, number_of_queries)`` sees the engine's results go by (a progress bar).
+    ``other_temperatures``: more ``(temperature, acc)`` pairs, filled from the same logits, so a
+    temperature sweep costs one model pass (each ``acc`` gets exactly what a call of its own gives).
     """
+    targets = [(temperature, acc), *other_temperatures]
     if lm.kind == "masked":
         queries: list[MaskedQuery] = []
         slots: list[int] = []
@@ -351,11 +355,13 @@ def accumulate_distributions(
         pending: list[int] = []
 
         def flush() -> None:
-            # At most two [flush_rows, vocab] float64 blocks are alive (the in-place softmax input).
-            probs = tempered_softmax(torch.cat(buffer).to(acc.device, torch.float64), temperature)
+            # At most three [flush_rows, vocab] float64 blocks are alive (logits, shifted, probabilities).
+            block = torch.cat(buffer).to(acc.device, torch.float64)
             buffer.clear()
             w = torch.tensor([weights[q] for q in pending], dtype=torch.float64, device=acc.device)
-            acc.index_add_(0, torch.tensor([slots[q] for q in pending], device=acc.device), probs.mul_(w[:, None]))
+            rows = torch.tensor([slots[q] for q in pending], device=acc.device)
+            for t, target in targets:
+                target.index_add_(0, rows, tempered_softmax(block, t).mul_(w[:, None]))
             pending.clear()
 
         # reduce returns a copy of the logits row (a view would drag the whole batch's storage
@@ -397,8 +403,10 @@ def accumulate_distributions(
     )
     for i, logits in track(results_c, len(queries_c)):
         used, dense = row_weights[i]
-        probs = tempered_softmax(logits[:used].to(acc.device, torch.float64), temperature)
-        acc[i] += torch.tensor(dense, dtype=torch.float64, device=acc.device) @ probs
+        rows = logits[:used].to(acc.device, torch.float64)
+        w = torch.tensor(dense, dtype=torch.float64, device=acc.device)
+        for t, target in targets:
+            target[i] += w @ tempered_softmax(rows, t)
 
 
 def text_distributions(

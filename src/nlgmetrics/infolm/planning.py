@@ -36,8 +36,8 @@ from nlgmetrics.infolm.measures import information_measure
 
 __all__ = ["MeasureSpec", "distinct_texts", "overflow_warnings", "score_examples"]
 
-#: (information measure, alpha, beta), checked.
-MeasureSpec = tuple[str, float | None, float | None]
+#: (information measure, alpha, beta, temperature), checked.
+MeasureSpec = tuple[str, float | None, float | None, float]
 
 
 def overflow_warnings(measures: Sequence[str]) -> dict[str, str]:
@@ -74,7 +74,6 @@ def score_examples(
     ref_ids: list[list[int]],
     table: IdfTable | None,
     specs: Sequence[MeasureSpec],
-    temperature: float,
     token_budget: int,
     batch_size: int | None,
     chunk_size: int,
@@ -83,6 +82,7 @@ def score_examples(
 ) -> list[tuple[list[float], list[int]]]:
     """Per spec, ``(scores, best_reference)`` of every example (see the module docstring).
 
+    Each distinct temperature of ``specs`` has its own distributions, all from the same model pass.
     ``bar`` advances over the examples of each chunk as the engine's results come in; ``counts``
     collects the values beyond float64 (``overflow:<measure>``), reported once by the caller.
     """
@@ -93,26 +93,31 @@ def score_examples(
             remaining[t] = remaining.get(t, 0) + 1
     order = sorted(range(n), key=lambda i: (min(ref_ids[i]), i))
     vocab = vocab_size(lm)
-    cache: dict[int, torch.Tensor] = {}
+    temperatures = list(dict.fromkeys(spec[3] for spec in specs))
+    # text id -> its distribution at each of ``temperatures`` (same order).
+    cache: dict[int, list[torch.Tensor]] = {}
     out = [([0.0] * n, [0] * n) for _ in specs]
 
     def run_chunk(examples: list[int], new: list[int]) -> None:
         if new:
-            acc = torch.zeros(len(new), vocab, dtype=torch.float64, device=lm.device)
+            accs = [torch.zeros(len(new), vocab, dtype=torch.float64, device=lm.device) for _ in temperatures]
 
             def track(results, queries: int):
                 return bar.track(results, examples=len(examples), queries=queries)
 
-            accumulate_distributions(lm, [texts[t] for t in new], table, acc, temperature, token_budget,
-                                     batch_size, track=track)
-            check_finite_distributions(acc, lm)
+            accumulate_distributions(lm, [texts[t] for t in new], table, accs[0], temperatures[0], token_budget,
+                                     batch_size, track=track, other_temperatures=list(zip(temperatures[1:], accs[1:])))
+            for acc in accs:
+                check_finite_distributions(acc, lm)
             for row, t in enumerate(new):
-                cache[t] = acc[row]
+                cache[t] = [acc[row] for acc in accs]
         else:  # every text is cached already: the chunk's examples are done at once
             for _ in bar.track((), examples=len(examples)):
                 pass
-        for (measure, alpha, beta), (scores, best) in zip(specs, out):
-            _measure_examples(examples, cache, cand_ids, ref_ids, measure, alpha, beta, scores, best, counts)
+        for (measure, alpha, beta, temperature), (scores, best) in zip(specs, out):
+            k = temperatures.index(temperature)
+            at_temperature = {t: rows[k] for t, rows in cache.items()}
+            _measure_examples(examples, at_temperature, cand_ids, ref_ids, measure, alpha, beta, scores, best, counts)
         for i in examples:
             for t in {cand_ids[i], *ref_ids[i]}:
                 remaining[t] -= 1
@@ -122,7 +127,7 @@ def score_examples(
         # that this chunk's [len(new), vocab] block can be freed.
         for t in new:
             if t in cache:
-                cache[t] = cache[t].clone()
+                cache[t] = [row.clone() for row in cache[t]]
 
     with torch.inference_mode():
         examples: list[int] = []

@@ -255,16 +255,16 @@ def infolm_idf_table(module: Any, options: dict[str, Any]) -> Any:
 _IDF_MEMO: dict[tuple, Any] = {}
 
 
-def _infolm(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
+def _infolm_results(examples: list[Example], options: dict[str, Any], specs: list[tuple]) -> list[Any]:
+    """``infolm_multi`` over the examples for ``specs`` ((measure, alpha, beta[, temperature]) each):
+    one pass over the model for every measure and temperature."""
     module = _import("nlgmetrics.infolm", "InfoLM")
-    measures = list(options["infolm_measures"])
     try:
         idf = infolm_idf_table(module, options)
-        # One pass over the model for every measure: the text distributions are computed once.
-        results = module.infolm_multi(
+        return module.infolm_multi(
             [e.prediction for e in examples],
             _refs(examples),
-            [(m, options.get("infolm_alpha"), options.get("infolm_beta")) for m in measures],
+            specs,
             model=options["infolm_model"],
             temperature=options["infolm_temperature"],
             idf=idf,
@@ -273,11 +273,34 @@ def _infolm(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
         )
     except (OSError, ImportError) as error:
         raise _unavailable("InfoLM", options["infolm_model"], error) from None
+
+
+def _infolm_scores(measures: list[str], results: list[Any]) -> FamilyScores:
     out: dict[str, list[float]] = {}
     for measure, result in zip(measures, results, strict=True):
         # Divergences and distances (lower = closer) come out negated: higher = better.
         out.update(read_outputs(result, {f"infolm_{measure}": "infolm"}))
     return out, " ; ".join(result.signature for result in results)
+
+
+def _infolm(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
+    measures = list(options["infolm_measures"])
+    specs = [(m, options.get("infolm_alpha"), options.get("infolm_beta")) for m in measures]
+    return _infolm_scores(measures, _infolm_results(examples, options, specs))
+
+
+def infolm_temperature_sweep(
+    examples: list[Example], options: dict[str, Any], temperatures: list[float],
+) -> dict[float, FamilyScores]:
+    """The InfoLM family's scores at each temperature (``options["infolm_measures"]`` each), from
+    one model pass: ``{temperature: (scores, signature)}``, each exactly what the family computes
+    with ``infolm_temperature`` set to that temperature."""
+    measures = list(options["infolm_measures"])
+    temperatures = list(dict.fromkeys(temperatures))
+    specs = [(m, options.get("infolm_alpha"), options.get("infolm_beta"), t) for t in temperatures for m in measures]
+    results = _infolm_results(examples, options, specs)
+    n = len(measures)
+    return {t: _infolm_scores(measures, results[k * n : (k + 1) * n]) for k, t in enumerate(temperatures)}
 
 
 SHANNON_OUTPUTS = ("shannon_score", "information_difference", "blanc_shannon")

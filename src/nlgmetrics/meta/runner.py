@@ -53,6 +53,7 @@ from nlgmetrics.meta.metrics import (
     MetricUnavailable,
     family_outputs,
     infolm_idf_key,
+    infolm_temperature_sweep,
     resolve_families,
 )
 
@@ -212,14 +213,7 @@ def compute_family(
         if missing:
             log(f"  {family.name}: {missing} outputs have no stored score (--from-scores): they are dropped from the tables")
     started = time.perf_counter()
-    # Chunks follow documents: a document's outputs are scored together, so the engine reuses
-    # the document's (summary-independent) work, and a finished chunk is saved at once.
-    by_doc: dict[str, list[int]] = defaultdict(list)
-    for i in todo:
-        by_doc[examples[i].doc].append(i)
-    docs = list(by_doc)
-    per_chunk = max(1, chunk_docs) if family.uses_model else max(1, len(docs))
-    chunks = [sum((by_doc[d] for d in docs[j : j + per_chunk]), []) for j in range(0, len(docs), per_chunk)]
+    chunks = _document_chunks(examples, todo, chunk_docs if family.uses_model else None)
     for n, chunk in enumerate(chunks, 1):
         scores, signature = family.fn([examples[i] for i in chunk], options)
         cache.append({keys[i]: {o: scores[o][k] for o in outputs} for k, i in enumerate(chunk)}, signature)
@@ -250,6 +244,61 @@ def compute_family(
         info["missing"] = missing
         info["documents_scored"] = len({examples[i].doc for i in range(len(examples)) if keys[i] in cached})
     return result, info
+
+
+def _document_chunks(examples: list[Example], todo: list[int], chunk_docs: int | None) -> list[list[int]]:
+    """``todo`` (example indices) in chunks of ``chunk_docs`` documents (None: one chunk).
+
+    Chunks follow documents: a document's outputs are scored together, so the engine reuses the
+    document's (summary-independent) work, and a finished chunk is saved at once.
+    """
+    by_doc: dict[str, list[int]] = defaultdict(list)
+    for i in todo:
+        by_doc[examples[i].doc].append(i)
+    docs = list(by_doc)
+    per_chunk = max(1, chunk_docs) if chunk_docs is not None else max(1, len(docs))
+    return [sum((by_doc[d] for d in docs[j : j + per_chunk]), []) for j in range(0, len(docs), per_chunk)]
+
+
+def prefill_temperature_sweep(
+    examples: list[Example],
+    options: dict[str, Any],
+    temperatures: list[float],
+    cache_root: Path,
+    dataset: str,
+    chunk_docs: int = 2,
+    log=None,
+    read_roots: tuple[Path, ...] = (),
+) -> int:
+    """Compute the InfoLM scores a temperature sweep lacks, every temperature from one model pass.
+
+    Each temperature keeps its own cache file (the one :func:`compute_family` reads with
+    ``infolm_temperature`` set to it), so the sweep's scores are stored exactly as separate runs
+    would store them; a chunk is computed for the temperatures that lack one of its outputs.
+    Returns the number of outputs computed.
+    """
+    log = log or _log
+    family = FAMILIES["infolm"]
+    outputs = family_outputs(family, options)
+    caches, have = {}, {}
+    for t in dict.fromkeys(temperatures):
+        t_options = {**options, "infolm_temperature": t}
+        caches[t] = ScoreCache(cache_root, dataset, family.name, cache_key_options(family, t_options))
+        have[t] = set(caches[t].load())
+        for root in read_roots:
+            have[t] |= set(ScoreCache(root, dataset, family.name, caches[t].options).load())
+    keys = [_content_key(e) for e in examples]
+    todo = [i for i, e in enumerate(examples) if _eligible(family, e) and any(keys[i] not in h for h in have.values())]
+    started = time.perf_counter()
+    chunks = _document_chunks(examples, todo, chunk_docs)
+    for n, chunk in enumerate(chunks, 1):
+        wanted = [t for t in caches if any(keys[i] not in have[t] for i in chunk)]
+        for t, (scores, signature) in infolm_temperature_sweep([examples[i] for i in chunk], options, wanted).items():
+            caches[t].append({keys[i]: {o: scores[o][k] for o in outputs} for k, i in enumerate(chunk)}, signature)
+            have[t].update(keys[i] for i in chunk)
+        log(f"  infolm sweep ({len(wanted)} temperatures, one pass): chunk {n}/{len(chunks)} "
+            f"({len(chunk)} outputs) {time.perf_counter() - started:.0f}s")
+    return len(todo)
 
 
 def cache_key_options(family: Family, options: dict[str, Any]) -> dict[str, Any]:
@@ -479,6 +528,13 @@ def _plots(dataset, examples, scores, tables, args, families, options, cache_roo
         lows: dict[str, list[float]] = {m: [] for m in curves}
         highs: dict[str, list[float]] = {m: [] for m in curves}
         n_docs = []
+        if not args.from_scores:
+            try:
+                prefill_temperature_sweep(rows, {**options, "infolm_measures": [args.sweep_measure]}, temps,
+                                          cache_root, dataset, args.chunk_docs, log, read_roots=read_roots)
+            except MetricUnavailable as error:
+                log(f"  temperature sweep skipped: {error}")
+                return written
         for t in temps:
             sweep_options = {**options, "infolm_temperature": t, "infolm_measures": [args.sweep_measure]}
             try:
