@@ -91,6 +91,26 @@ def test_lm_metrics_on_tiny_models(tmp_path, shared_data_dir, tiny_gpt2_dir, tin
     assert (out / "webnlg2020_lm_temperature.png").exists()
 
 
+def test_sharded_runs_share_one_cache_and_rebuild_the_unsharded_tables(tmp_path, shared_data_dir, tiny_gpt2_dir):
+    """Two --shard processes' scores, read back with --from-scores, give the tables of one unsharded run."""
+    common = ["--datasets", "webnlg2020", "--metrics", "bleu,fflm", "--max-docs", "4", "--data-dir", str(shared_data_dir),
+              "--fflm-model", str(tiny_gpt2_dir), "--no-plots", "--chunk-docs", "1"]
+    whole, _ = _run(tmp_path / "whole", *common, "--tag", "w")
+    for k in ("0/2", "1/2"):
+        out, cache = _run(tmp_path / "sharded", *common, "--shard", k, "--tag", f"s{k[0]}")
+        record = json.loads((out / f"webnlg2020_s{k[0]}.json").read_text())
+        assert record["shard"] == [int(k[0]), 2]
+    docs = {k: {json.loads(line)["scores"].popitem()[0].split("|")[0] for line in p.read_text().splitlines()[1:]}
+            for k, p in [("fflm", next((cache / "webnlg2020").glob("fflm-*.jsonl")))]}
+    assert len(docs["fflm"]) == 4  # both shards wrote their documents into one file
+    rebuilt, _ = _run(tmp_path / "sharded", *common, "--from-scores", "--tag", "r")
+    got = json.loads((rebuilt / "webnlg2020_r.json").read_text())["tables"]["results"]
+    want = json.loads((whole / "webnlg2020_w.json").read_text())["tables"]["results"]
+    assert got == want
+    with pytest.raises(SystemExit):
+        meta_main(["--shard", "2/2"])
+
+
 def test_unavailable_model_is_skipped_with_a_reason(tmp_path, shared_data_dir):
     out, _ = _run(tmp_path, "--datasets", "webnlg2020", "--metrics", "bleu,shannon", "--max-docs", "2",
                   "--data-dir", str(shared_data_dir), "--tag", "skip", "--no-plots",

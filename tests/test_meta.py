@@ -477,6 +477,34 @@ def test_cache_reads_files_written_before_the_new_signatures(tmp_path):
     assert ScoreCache(tmp_path, "realsumm", "bleu", {"family": "bleu"}).load()["1|abs:a#3"] == {"bleu": 3.0}
 
 
+def _append_many(root: str, writer: int, chunks: int) -> None:
+    from nlgmetrics.meta.cache import ScoreCache
+
+    cache = ScoreCache(root, "toy", "fflm", {"family": "fflm"})
+    for c in range(chunks):
+        # ~60 kB per line: far beyond one buffered write, so only the lock keeps lines whole.
+        cache.append({f"{writer}|{c}|{k}": {"fflm": float(k)} for k in range(2000)}, signature=f"fflm|w{writer}")
+
+
+def test_cache_appends_from_several_processes_keep_every_line_whole(tmp_path):
+    """Sharded runner processes append to one cache file: every chunk of every process is read back."""
+    import multiprocessing
+
+    from nlgmetrics.meta.cache import ScoreCache
+
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_append_many, args=(str(tmp_path), w, 6)) for w in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(timeout=120)
+        assert w.exitcode == 0
+    lines = ScoreCache(tmp_path, "toy", "fflm", {"family": "fflm"}).path.read_text().splitlines()
+    assert len(lines) == 1 + 4 * 6 and json.loads(lines[0]) == {"options": {"family": "fflm"}}
+    loaded = ScoreCache(tmp_path, "toy", "fflm", {"family": "fflm"}).load()
+    assert len(loaded) == 4 * 6 * 2000 and loaded["3|5|1999"] == {"fflm": 1999.0}
+
+
 # ------------------------------------------------------------------------------------------------
 # the metric runs read MetricResult columns and orient them by the declared direction
 

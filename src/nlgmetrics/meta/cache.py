@@ -15,10 +15,12 @@ temperature starts a new file instead of mixing numbers.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +57,21 @@ def read_score_file(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, 
     return options, scores, signatures
 
 
+@contextlib.contextmanager
+def _exclusive(handle: Any) -> Iterator[None]:
+    """Hold an exclusive advisory lock on an open file (no-op where ``fcntl`` does not exist)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: one process per cache file
+        yield
+        return
+    fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
 class ScoreCache:
     """Append-only cache of per-example scores for one metric family and one set of options."""
 
@@ -81,21 +98,25 @@ class ScoreCache:
             return handle.read(1) == b"\n"
 
     def append(self, scores: dict[str, dict[str, float]], signature: str | None = None) -> None:
-        """Write one computed chunk (``nan`` stored as ``null``) and flush it to disk."""
+        """Write one computed chunk (``nan`` stored as ``null``) and flush it to disk.
+
+        The file is locked while the chunk is written (POSIX ``flock``), so several runner
+        processes (``--shard``) may append to one file without interleaving their lines.
+        """
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        new_file = not self.path.exists()
-        with self.path.open("a", encoding="utf-8") as handle:
-            if new_file:
+        clean = {
+            key: {k: (None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)) for k, v in outputs.items()}
+            for key, outputs in scores.items()
+        }
+        record = json.dumps({"scores": clean, "signature": signature}) + "\n"
+        with self.path.open("a", encoding="utf-8") as handle, _exclusive(handle):
+            if os.fstat(handle.fileno()).st_size == 0:
                 handle.write(json.dumps({"options": self.options}, sort_keys=True, default=str) + "\n")
             elif not self._ends_with_newline():
                 # A run killed mid-line left a partial record: end it, so that this chunk is a line
                 # of its own (glued to the partial one it would be unreadable, and lost).
                 handle.write("\n")
-            clean = {
-                key: {k: (None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)) for k, v in outputs.items()}
-                for key, outputs in scores.items()
-            }
-            handle.write(json.dumps({"scores": clean, "signature": signature}) + "\n")
+            handle.write(record)
             handle.flush()
             os.fsync(handle.fileno())
         if signature and signature not in self.signatures:

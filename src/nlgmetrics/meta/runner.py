@@ -120,6 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "dropped from the tables, and the tables say how many)")
     parser.add_argument("--dtype", default=DEFAULT_DTYPE, type=_dtype_name, help="weights dtype of the LM metrics (float32, bfloat16, float16)")
     parser.add_argument("--max-docs", type=int, default=None, help="keep only the first N documents / WebNLG items (all their systems)")
+    parser.add_argument("--shard", type=_shard, default=None, metavar="K/N",
+                        help="keep every N-th document from the K-th (0-based), e.g. 0/2 and 1/2 in two processes; "
+                        "they may share cache files; build the full tables afterwards with --from-scores")
     parser.add_argument("--baseline", default=None, help="metric to compare against (default rouge2 for REALSumm, bleu for WebNLG)")
     parser.add_argument("--infolm-model", default="smollm2-135m", help="masked or causal LM for InfoLM (paper: bert-base-uncased)")
     parser.add_argument("--infolm-measures", default="fisher_rao_distance,js_divergence,l1_distance",
@@ -161,6 +164,38 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         "progress": args.progress,
         "dtype": args.dtype,
     }
+
+
+def _shard(text: str) -> tuple[int, int]:
+    """``"K/N"`` -> ``(K, N)`` with 0 <= K < N, or an argparse error naming the form.
+
+    >>> _shard("1/2")
+    (1, 2)
+    """
+    k, sep, n = text.partition("/")
+    try:
+        shard = (int(k), int(n))
+    except ValueError:
+        shard = None
+    if not sep or shard is None or not 0 <= shard[0] < shard[1]:
+        raise argparse.ArgumentTypeError(f"--shard {text!r}: give K/N with 0 <= K < N, e.g. 0/2 and 1/2")
+    return shard
+
+
+def shard_examples(examples: list[Example], shard: tuple[int, int] | None) -> list[Example]:
+    """The examples of every N-th document from the K-th (documents in their first-seen order).
+
+    >>> from nlgmetrics.meta.data import Example
+    >>> rows = [Example(f"{d}|s", d, "s", "all", "p", ("r",), "", {}) for d in "aabcd"]
+    >>> [e.doc for e in shard_examples(rows, (1, 2))], [e.doc for e in shard_examples(rows, (0, 2))]
+    (['b', 'd'], ['a', 'a', 'c'])
+    """
+    if shard is None:
+        return examples
+    k, n = shard
+    docs = list(dict.fromkeys(e.doc for e in examples))
+    keep = set(docs[k::n])
+    return [e for e in examples if e.doc in keep]
 
 
 def _content_key(example: Example) -> str:
@@ -376,7 +411,8 @@ def run_dataset(dataset: str, args: argparse.Namespace, families: list[Family], 
 
     log = log or _log
     started = time.perf_counter()
-    examples = load_examples(dataset, args, args.max_docs)
+    all_examples = load_examples(dataset, args, args.max_docs)
+    examples = shard_examples(all_examples, args.shard)
     layout = dataset_layout(dataset, args, examples)
     log(f"{dataset}: {len(examples)} outputs, {len({e.doc for e in examples})} documents, {len({e.system for e in examples})} systems")
     if args.data and families and not args.prediction_key:
@@ -385,7 +421,7 @@ def run_dataset(dataset: str, args: argparse.Namespace, families: list[Family], 
     options = _options(args)
     if any(f.name == "infolm" for f in families):
         # idf from every distinct reference of the whole dataset (see metrics.infolm_idf_table).
-        full = examples if args.max_docs is None else load_examples(dataset, args, None)
+        full = all_examples if args.max_docs is None else load_examples(dataset, args, None)
         texts = sorted({r for e in full for r in e.references})
         options["infolm_idf_texts"] = texts
         options["infolm_idf"] = infolm_idf_key(dataset, texts)
@@ -424,7 +460,8 @@ def run_dataset(dataset: str, args: argparse.Namespace, families: list[Family], 
     baseline = args.baseline or next((b for b in layout["baselines"] if b in scores), None)
     tables = correlation_tables(examples, scores, tuple(layout["human"]), tuple(layout["splits"]), baseline,
                                 n_resamples=args.bootstrap, seed=args.seed, levels=tuple(layout["levels"]))
-    tag = args.tag or (args.metrics.replace(",", "+") + (f"_docs{args.max_docs}" if args.max_docs else ""))
+    tag = args.tag or (args.metrics.replace(",", "+") + (f"_docs{args.max_docs}" if args.max_docs else "")
+                       + (f"_shard{args.shard[0]}of{args.shard[1]}" if args.shard else ""))
     out_dir = Path(args.out_dir) if args.out_dir else _repo_benchmarks_dir() / "results"
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = f"{dataset}_{tag}"
@@ -434,6 +471,7 @@ def run_dataset(dataset: str, args: argparse.Namespace, families: list[Family], 
         "command": command,
         "environment": _environment(),
         "max_docs": args.max_docs,
+        "shard": list(args.shard) if args.shard else None,
         "webnlg_human": args.webnlg_human if dataset == "webnlg2020" else None,
         "data_file": args.data,
         "from_scores": bool(args.from_scores),
