@@ -218,6 +218,21 @@ def test_infolm_l1_contributions_by_hand(tiny_bert_dir):
     assert math.isclose(breakdown.total(), float((p - q).abs().sum()), abs_tol=1e-9)
 
 
+def test_infolm_sweep_explains_each_temperature_with_its_own_distributions(tiny_bert_dir):
+    """A temperature sweep's explanations are those of each temperature's own call (they sum to it)."""
+    from nlgmetrics.infolm import infolm_multi
+
+    kwargs = dict(model=str(tiny_bert_dir), progress=False, idf=False)
+    sweep = infolm_multi(["the cat sat"], ["a cat sat down"], [("l1_distance", None, None, t) for t in (0.5, 3.0)],
+                         explain=True, **kwargs)
+    for t, result in zip((0.5, 3.0), sweep):
+        alone = infolm(["the cat sat"], ["a cat sat down"], information_measure="l1_distance", temperature=t,
+                       explain=True, **kwargs)
+        assert result.explanations[0]["infolm"].values == alone.explanations[0]["infolm"].values
+        result.explanations[0]["infolm"].check_total(tolerance=INFOLM_TOLERANCE)
+    assert sweep[0].explanations[0]["infolm"].values != sweep[1].explanations[0]["infolm"].values
+
+
 def test_infolm_fisher_rao_does_not_decompose(tiny_bert_dir):
     result = infolm(["a cat"], ["a dog"], model=str(tiny_bert_dir), progress=False, explain=True)
     breakdown = result.explanations[0]["infolm"]
