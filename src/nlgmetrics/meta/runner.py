@@ -14,6 +14,11 @@ Typical commands (the results committed under ``benchmarks/results/`` name their
     # your own human-judgment table
     python -m benchmarks.meta_eval --data judgments.jsonl --doc-key item --system-key system \\
         --human overall --prediction-key output --reference-key references --metrics text
+    # one long LM run in two processes (one per core): every other document each, one shared cache
+    python -m benchmarks.meta_eval --datasets realsumm --metrics fflm --shard 0/2 --tag fflm_s0 --no-plots &
+    python -m benchmarks.meta_eval --datasets realsumm --metrics fflm --shard 1/2 --tag fflm_s1 --no-plots &
+    # the InfoLM temperature sweep (every temperature from one model pass, each in its own cache file)
+    python -m benchmarks.meta_eval --datasets realsumm --metrics text,infolm --temperatures 0.1,0.25,0.5,1,2,4
     # tables again from stored scores only (nothing computed; outputs without a score are dropped)
     python -m benchmarks.meta_eval --datasets realsumm,webnlg2020 --metrics text,infolm \\
         --cache-dir benchmarks/results/scores --from-scores --tag lm_infolm_full
