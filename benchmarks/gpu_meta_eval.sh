@@ -22,9 +22,12 @@ for dtype in $DTYPES; do
   [ "$dtype" = float32 ] || suffix="_${dtype}"
   for metric in $ONLY; do
     echo "== $metric, $dtype"
+    sweep=()
+    # InfoLM's temperature sweep (Fisher-Rao, REALSumm ext / all of WebNLG): every T from one pass.
+    [ "$metric" = infolm ] && sweep=(--temperatures 0.1,0.25,0.5,1,2,4)
     python -m benchmarks.meta_eval --datasets realsumm,webnlg2020 --metrics "text,$metric" \
       --dtype "$dtype" --cache-dir benchmarks/results/scores --cache-dir benchmarks/results/scores_text \
-      --tag "lm_${metric}_full${suffix}" --chunk-docs 10 --progress
+      --tag "lm_${metric}_full${suffix}" --chunk-docs 10 --progress "${sweep[@]}"
   done
 done
 if [ -n "${OUT:-}" ]; then
