@@ -75,7 +75,7 @@ def test_realsumm_text_metrics_with_plots(tmp_path, shared_data_dir):
 
 
 def test_lm_metrics_on_tiny_models(tmp_path, shared_data_dir, tiny_gpt2_dir, tiny_bert_dir):
-    out, _ = _run(
+    out, cache = _run(
         tmp_path, "--datasets", "webnlg2020", "--metrics", "bleu,infolm,shannon,fflm,blanc", "--max-docs", "2",
         "--data-dir", str(shared_data_dir), "--tag", "lm",
         "--infolm-model", str(tiny_bert_dir), "--infolm-measures", "fisher_rao_distance",
@@ -89,6 +89,25 @@ def test_lm_metrics_on_tiny_models(tmp_path, shared_data_dir, tiny_gpt2_dir, tin
     sweep = record["tables"]["temperature_sweep"]
     assert sweep["temperatures"] == [0.5, 2.0] and len(sweep["correlations"]["kendall"]) == 2
     assert (out / "webnlg2020_lm_temperature.png").exists()
+    text = record["tables"]["temperature_sweep_text"]
+    assert text["level"] == "text" and text["n_docs"] == [2, 2] and (out / "webnlg2020_lm_temperature_text.png").exists()
+    # The text-level point at T=2 recomputed here: per item, scipy's Kendall tau of the stored
+    # (oriented) Fisher-Rao scores against the human scores over the systems, averaged over the items.
+    from nlgmetrics.meta.data import load_webnlg2020
+    from nlgmetrics.meta.runner import _content_key
+
+    stored = {}
+    for path in (cache / "webnlg2020").glob("infolm-*.jsonl"):
+        lines = [json.loads(line) for line in path.read_text().splitlines()]
+        if lines[0]["options"]["infolm_temperature"] == 2.0 and lines[0]["options"]["infolm_measures"] == ["fisher_rao_distance"]:
+            for line in lines[1:]:
+                stored.update(line["scores"])
+    per_item = {}
+    for e in load_webnlg2020(shared_data_dir, max_docs=2):
+        if _content_key(e) in stored:
+            per_item.setdefault(e.doc, []).append((stored[_content_key(e)]["infolm_fisher_rao_distance"], e.human[text["human"]]))
+    taus = [stats.kendalltau(*zip(*pairs)).statistic for pairs in per_item.values()]
+    assert len(taus) == 2 and text["correlations"]["kendall"][1] == pytest.approx(float(np.nanmean(taus)), abs=1e-12)
 
 
 def test_sharded_runs_share_one_cache_and_rebuild_the_unsharded_tables(tmp_path, shared_data_dir, tiny_gpt2_dir):

@@ -535,9 +535,7 @@ def _json_default(value: Any):
 
 def _plots(dataset, examples, scores, tables, args, families, options, cache_root, out_dir, stem, log,
            human_key=None, read_roots=()) -> list[str]:
-    from nlgmetrics.meta.bootstrap import bootstrap_ci
-    from nlgmetrics.meta.correlation import pivot, system_level
-    from nlgmetrics.meta.plots import plot_distributions, plot_level_bars, plot_temperature
+    from nlgmetrics.meta.plots import plot_distributions, plot_level_bars
     from nlgmetrics.meta.tables import common_rows
 
     written = []
@@ -565,49 +563,65 @@ def _plots(dataset, examples, scores, tables, args, families, options, cache_roo
         written.append(str(path))
     temps = [float(t) for t in args.temperatures.split(",") if t.strip()]
     if temps and any(f.name == "infolm" for f in families):
-        split = args.sweep_split if dataset == "realsumm" else "all"
-        rows = [e for e in examples if split == "all" or e.split == split]
-        curves: dict[str, list[float]] = {m: [] for m in ("pearson", "spearman", "kendall")}
-        lows: dict[str, list[float]] = {m: [] for m in curves}
-        highs: dict[str, list[float]] = {m: [] for m in curves}
-        n_docs = []
+        written += _temperature_sweep(dataset, examples, tables, args, options, cache_root, out_dir, stem, log,
+                                      human_key, temps, read_roots)
+    return written
+
+
+#: Levels of the temperature sweep: the paper's (system), and the text level, which on 11 extractive
+#: systems says much more (100 per-document correlations instead of one over 11 system means).
+SWEEP_LEVELS = {"system": "temperature_sweep", "text": "temperature_sweep_text"}
+
+
+def _temperature_sweep(dataset, examples, tables, args, options, cache_root, out_dir, stem, log, human_key, temps,
+                       read_roots) -> list[str]:
+    """InfoLM's correlation against the temperature, per level in :data:`SWEEP_LEVELS`, with 95%
+    bootstrap CIs: one table entry and one plot per level (scores from one model pass)."""
+    from nlgmetrics.meta.bootstrap import bootstrap_ci
+    from nlgmetrics.meta.correlation import correlation, pivot
+    from nlgmetrics.meta.plots import plot_temperature
+
+    split = args.sweep_split if dataset == "realsumm" else "all"
+    rows = [e for e in examples if split == "all" or e.split == split]
+    sweep_options = {**options, "infolm_measures": [args.sweep_measure]}
+    try:
         if not args.from_scores:
-            try:
-                prefill_temperature_sweep(rows, {**options, "infolm_measures": [args.sweep_measure]}, temps,
-                                          cache_root, dataset, args.chunk_docs, log, read_roots=read_roots)
-            except MetricUnavailable as error:
-                log(f"  temperature sweep skipped: {error}")
-                return written
+            prefill_temperature_sweep(rows, sweep_options, temps, cache_root, dataset, args.chunk_docs, log,
+                                      read_roots=read_roots)
+        matrices = []
         for t in temps:
-            sweep_options = {**options, "infolm_temperature": t, "infolm_measures": [args.sweep_measure]}
-            try:
-                values, _ = compute_family(FAMILIES["infolm"], rows, sweep_options, cache_root, dataset, args.chunk_docs, log,
-                                           read_roots=read_roots, cache_only=args.from_scores)
-            except MetricUnavailable as error:
-                log(f"  temperature sweep skipped: {error}")
-                return written
+            values, _ = compute_family(FAMILIES["infolm"], rows, {**sweep_options, "infolm_temperature": t}, cache_root,
+                                       dataset, args.chunk_docs, log, read_roots=read_roots, cache_only=args.from_scores)
             v = values[f"infolm_{args.sweep_measure}"]
             ok = [i for i in range(len(rows)) if not math.isnan(v[i])]
             if len({rows[i].doc for i in ok}) < 2:
                 log(f"  temperature sweep skipped: T={t} has scores for fewer than 2 documents"
                     + (" stored (--from-scores)" if args.from_scores else ""))
-                return written
-            docs = [rows[i].doc for i in ok]
-            syss = [rows[i].system for i in ok]
-            m = pivot([v[i] for i in ok], docs, syss)[0]
-            h = pivot([rows[i].human[human_key] for i in ok], docs, syss)[0]
-            n_docs.append(m.shape[0])
+                return []
+            docs, syss = [rows[i].doc for i in ok], [rows[i].system for i in ok]
+            matrices.append((pivot([v[i] for i in ok], docs, syss)[0],
+                             pivot([rows[i].human[human_key] for i in ok], docs, syss)[0]))
+    except MetricUnavailable as error:
+        log(f"  temperature sweep skipped: {error}")
+        return []
+    written = []
+    for level, key in SWEEP_LEVELS.items():
+        curves: dict[str, list[float]] = {m: [] for m in ("pearson", "spearman", "kendall")}
+        lows: dict[str, list[float]] = {m: [] for m in curves}
+        highs: dict[str, list[float]] = {m: [] for m in curves}
+        for m, h in matrices:
             for method in curves:
-                curves[method].append(system_level(m, h, method).value)
-                ci = bootstrap_ci(m, h, "system", method, n_resamples=args.bootstrap, seed=args.seed)
+                curves[method].append(correlation(m, h, level, method).value)
+                ci = bootstrap_ci(m, h, level, method, n_resamples=args.bootstrap, seed=args.seed)
                 lows[method].append(ci.low)
                 highs[method].append(ci.high)
-        tables["temperature_sweep"] = {"split": split, "human": human_key, "measure": args.sweep_measure, "level": "system",
-                                       "temperatures": temps, "correlations": curves, "low": lows, "high": highs,
-                                       "n_docs": n_docs}
+        tables[key] = {"split": split, "human": human_key, "measure": args.sweep_measure, "level": level,
+                       "temperatures": temps, "correlations": curves, "low": lows, "high": highs,
+                       "n_docs": [m.shape[0] for m, _ in matrices], "n_systems": [m.shape[1] for m, _ in matrices]}
+        suffix = "" if level == "system" else f"_{level}"
         path = plot_temperature(
-            temps, curves, out_dir / f"{stem}_temperature.png",
-            f"{dataset} ({split}): InfoLM {args.sweep_measure},\nsystem-level correlation vs temperature (95% CI)",
+            temps, curves, out_dir / f"{stem}_temperature{suffix}.png",
+            f"{dataset} ({split}): InfoLM {args.sweep_measure},\n{level}-level correlation vs temperature (95% CI)",
             lows=lows, highs=highs,
         )
         written.append(str(path))
