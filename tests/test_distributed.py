@@ -71,9 +71,18 @@ CALLS = make_calls()
 
 WORKER = textwrap.dedent(
     '''
-    import json, os, sys
+    import json, os, sys, traceback
     import torch
     torch.set_num_threads(1)
+
+    # Each rank writes its own traceback to a file: torchrun interleaves both ranks' output, and a
+    # rank that fails because its peer crashed would otherwise bury the peer's real error.
+    def record_failure(kind, value, tb):
+        rank = os.environ.get("RANK", "?")
+        with open(f"{sys.argv[1]}.rank{rank}.error", "w") as handle:
+            handle.write("".join(traceback.format_exception(kind, value, tb)))
+        sys.__excepthook__(kind, value, tb)
+    sys.excepthook = record_failure
     from accelerate import PartialState
 
     state = PartialState(cpu=True)  # gloo process group on CPU
@@ -163,7 +172,11 @@ def run_two_vs_one(tmp_path, calls, tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir
         [torchrun, "--standalone", "--nproc_per_node", "2", str(script), str(config)],
         env=env, capture_output=True, text=True, timeout=240,
     )
-    assert launched.returncode == 0, launched.stdout[-3000:] + launched.stderr[-5000:]
+    if launched.returncode != 0:
+        own_errors = "".join(f"--- {path.name} ---\n{path.read_text()}\n"
+                             for path in sorted(tmp_path.glob("config.json.rank*.error")))
+        raise AssertionError(f"torchrun exited {launched.returncode}.\n{own_errors}"
+                             f"--- stdout ---\n{launched.stdout[-3000:]}\n--- stderr ---\n{launched.stderr[-5000:]}")
     gathered = json.loads(out.read_text())
     assert gathered["num_processes"] == 2
 

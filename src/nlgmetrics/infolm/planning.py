@@ -114,9 +114,10 @@ def score_examples(
         else:  # every text is cached already: the chunk's examples are done at once
             for _ in bar.track((), examples=len(examples)):
                 pass
+        # One {text: distribution} view per temperature, shared by the specs at that temperature.
+        views = [{t: rows[k] for t, rows in cache.items()} for k in range(len(temperatures))]
         for (measure, alpha, beta, temperature), (scores, best) in zip(specs, out):
-            k = temperatures.index(temperature)
-            at_temperature = {t: rows[k] for t, rows in cache.items()}
+            at_temperature = views[temperatures.index(temperature)]
             _measure_examples(examples, at_temperature, cand_ids, ref_ids, measure, alpha, beta, scores, best, counts)
         for i in examples:
             for t in {cand_ids[i], *ref_ids[i]}:

@@ -44,6 +44,7 @@ import sys
 import time
 import traceback
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -234,16 +235,7 @@ def compute_family(
     """
     log = log or _log
     cache_options = cache_key_options(family, options)
-    cache = ScoreCache(cache_root, dataset, family.name, cache_options)
-    cached: dict[str, dict[str, float]] = {}
-    stored_files = []
-    for root in read_roots:
-        stored = ScoreCache(root, dataset, family.name, cache_options)
-        if stored.path.exists():
-            cached.update(stored.load())
-            stored_files.append(str(stored.path))
-            cache.signatures.extend(sig for sig in stored.signatures if sig not in cache.signatures)
-    cached.update(cache.load())
+    cache, cached, stored_files = _open_cache(family, cache_options, cache_root, dataset, read_roots)
     outputs = family_outputs(family, options)
     keys = [_content_key(e) for e in examples]
     todo = [i for i, e in enumerate(examples) if _eligible(family, e) and keys[i] not in cached]
@@ -256,9 +248,7 @@ def compute_family(
     chunks = _document_chunks(examples, todo, chunk_docs if family.uses_model else None)
     for n, chunk in enumerate(chunks, 1):
         scores, signature = family.fn([examples[i] for i in chunk], options)
-        cache.append({keys[i]: {o: scores[o][k] for o in outputs} for k, i in enumerate(chunk)}, signature)
-        for k, i in enumerate(chunk):
-            cached[keys[i]] = {o: scores[o][k] for o in outputs}
+        cached.update(_store_chunk(cache, [keys[i] for i in chunk], scores, outputs, signature))
         if family.uses_model:
             log(f"  {family.name}: chunk {n}/{len(chunks)} ({len(chunk)} outputs) {time.perf_counter() - started:.0f}s")
     elapsed = time.perf_counter() - started
@@ -284,6 +274,35 @@ def compute_family(
         info["missing"] = missing
         info["documents_scored"] = len({examples[i].doc for i in range(len(examples)) if keys[i] in cached})
     return result, info
+
+
+def _open_cache(
+    family: Family, cache_options: dict[str, Any], cache_root: Path, dataset: str, read_roots: tuple[Path, ...]
+) -> tuple[ScoreCache, dict[str, dict[str, float]], list[str]]:
+    """The writable cache of ``family``, every score it and the read-only roots hold, and which
+    stored files were read; the writable cache wins where both hold a key, and it records the
+    stored files' signatures too (so that a result lists every signature behind its numbers)."""
+    cache = ScoreCache(cache_root, dataset, family.name, cache_options)
+    cached: dict[str, dict[str, float]] = {}
+    stored_files = []
+    for root in read_roots:
+        stored = ScoreCache(root, dataset, family.name, cache_options)
+        if stored.path.exists():
+            cached.update(stored.load())
+            stored_files.append(str(stored.path))
+            cache.signatures.extend(sig for sig in stored.signatures if sig not in cache.signatures)
+    cached.update(cache.load())
+    return cache, cached, stored_files
+
+
+def _store_chunk(
+    cache: ScoreCache, keys: list[str], scores: dict[str, list[float]], outputs: Sequence[str], signature: str
+) -> dict[str, dict[str, float]]:
+    """Append one computed chunk (``scores[output][k]`` for ``keys[k]``) to ``cache``; returns the
+    ``{key: {output: score}}`` record it wrote, so that callers can merge it into what they hold."""
+    record = {key: {o: scores[o][k] for o in outputs} for k, key in enumerate(keys)}
+    cache.append(record, signature)
+    return record
 
 
 def _document_chunks(examples: list[Example], todo: list[int], chunk_docs: int | None) -> list[list[int]]:
@@ -322,11 +341,9 @@ def prefill_temperature_sweep(
     outputs = family_outputs(family, options)
     caches, have = {}, {}
     for t in dict.fromkeys(temperatures):
-        t_options = {**options, "infolm_temperature": t}
-        caches[t] = ScoreCache(cache_root, dataset, family.name, cache_key_options(family, t_options))
-        have[t] = set(caches[t].load())
-        for root in read_roots:
-            have[t] |= set(ScoreCache(root, dataset, family.name, caches[t].options).load())
+        t_options = cache_key_options(family, {**options, "infolm_temperature": t})
+        caches[t], cached, _ = _open_cache(family, t_options, cache_root, dataset, read_roots)
+        have[t] = set(cached)
     keys = [_content_key(e) for e in examples]
     todo = [i for i, e in enumerate(examples) if _eligible(family, e) and any(keys[i] not in h for h in have.values())]
     started = time.perf_counter()
@@ -334,8 +351,7 @@ def prefill_temperature_sweep(
     for n, chunk in enumerate(chunks, 1):
         wanted = [t for t in caches if any(keys[i] not in have[t] for i in chunk)]
         for t, (scores, signature) in infolm_temperature_sweep([examples[i] for i in chunk], options, wanted).items():
-            caches[t].append({keys[i]: {o: scores[o][k] for o in outputs} for k, i in enumerate(chunk)}, signature)
-            have[t].update(keys[i] for i in chunk)
+            have[t].update(_store_chunk(caches[t], [keys[i] for i in chunk], scores, outputs, signature))
         log(f"  infolm sweep ({len(wanted)} temperatures, one pass): chunk {n}/{len(chunks)} "
             f"({len(chunk)} outputs) {time.perf_counter() - started:.0f}s")
     return len(todo)
