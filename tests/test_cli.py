@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -215,6 +216,26 @@ def test_output_check_leaves_no_file_and_keeps_existing_ones(tmp_path):
     old.write_text("kept")
     check_output_paths({"--json": str(new), "--csv": str(old)})
     assert not new.exists() and old.read_text() == "kept"
+
+
+def test_output_check_survives_another_process_checking_the_same_path(tmp_path, monkeypatch):
+    """Under torchrun every process runs the check on the same --json path: another process may
+    remove the probe file between this one's creating and removing it. That is not an error (it
+    made rank 0 of a two-process `score` run exit with status 2 now and then)."""
+    import builtins
+
+    import nlgmetrics.apps.io as io_module
+
+    target = tmp_path / "out.json"
+
+    def open_then_peer_cleans_up(path, *args, **kwargs):
+        handle = builtins.open(path, *args, **kwargs)
+        Path(path).unlink()  # the other process's own check, finishing first
+        return handle
+
+    monkeypatch.setattr(io_module, "open", open_then_peer_cleans_up, raising=False)
+    io_module.check_output_paths({"--json": str(target)})
+    assert not target.exists()
 
 
 def test_byte_order_mark_is_stripped(tmp_path):

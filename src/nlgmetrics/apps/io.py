@@ -269,4 +269,6 @@ def check_output_paths(paths: Mapping[str, str | None]) -> None:
         except OSError as error:
             raise ValueError(f"{flag} {given} cannot be written ({error.strerror or error}); choose another path.") from None
         if not existed:
-            path.unlink()  # only a check: the file is written after scoring
+            # Only a check: the file is written after scoring. Under torchrun / accelerate every
+            # process checks the same path, so another one may have removed the probe already.
+            path.unlink(missing_ok=True)
