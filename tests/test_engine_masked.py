@@ -115,3 +115,13 @@ def test_threads_sharing_a_model_do_not_mix(masked_lm, queries, expected):
     for part, got in zip(parts * 2, results):
         for position, original in enumerate(part):
             assert (got[position] - expected[original]).abs().max().item() <= 1e-5
+
+
+def test_bfloat16_reduce_receives_each_querys_rows_as_float32(tiny_bert_dir, queries):
+    """Half-precision logits reach a reduce as float32, one query's rows each, equal to the plain
+    bf16 forward's logits converted (the engine converts per query, not the whole batch)."""
+    lm = load_lm(tiny_bert_dir, device="cpu", dtype="bfloat16")
+    got = dict(iter_masked(lm, queries[:6], lambda logits, _q: logits.clone(), progress=False))
+    for i, query in enumerate(queries[:6]):
+        assert got[i].dtype == torch.float32 and got[i].shape[0] == len(query.mask_positions)
+        torch.testing.assert_close(got[i], plain_forward(lm, query), atol=0.1, rtol=0.02)

@@ -87,3 +87,34 @@ def test_deferred_host_rejects_tensors_of_two_devices():
             DeferredHost([torch.zeros(1, device="cuda:0"), torch.zeros(1, device="cuda:1")], list)
     else:  # the check is on CUDA devices only: CPU tensors (any number) are fine
         assert DeferredHost([torch.zeros(1), torch.ones(1)], lambda a: [x.tolist() for x in a]).get() == [[0.0], [1.0]]
+
+
+@pytest.mark.parametrize("vocab", [7, 1024, 3000, 49152])
+def test_logsumexp_and_argmax_equal_torch_bit_for_bit(vocab):
+    from nlgmetrics.engine.causal import logsumexp_and_argmax
+
+    torch.manual_seed(vocab)
+    # bf16-rounded logits tie often; plant ties across and inside slices, and the special values.
+    logits = (torch.randn(12, vocab) * 4).bfloat16().float()
+    logits[1, :] = 2.5  # all tied: the first index wins
+    logits[2, vocab // 2] = logits[2, vocab - 1] = 99.0  # tie across slices
+    logits[3, vocab - 1] = 99.0  # maximum in the last (possibly short) slice
+    logits[4, vocab // 3] = float("nan")
+    logits[5, vocab // 2] = float("inf")
+    logits[6, :] = float("-inf")
+    logits[7, 0] = float("nan")
+    logits[7, vocab - 1] = 1e30
+    normaliser, best = logsumexp_and_argmax(logits)
+    assert torch.equal(best, logits.argmax(dim=-1))
+    torch.testing.assert_close(normaliser, torch.logsumexp(logits, dim=-1), rtol=0, atol=0, equal_nan=True)
+    assert best[1] == 0 and best[2] == vocab // 2 and best[4] == vocab // 3
+    assert torch.isnan(normaliser[4]) and normaliser[6] == float("-inf")
+
+
+def test_target_logprobs_with_argmax_on_bfloat16_rounded_logits():
+    torch.manual_seed(1)
+    logits = (torch.randn(40, 5000) * 3).bfloat16().float()
+    targets = [int(t) for t in logits.argmax(dim=-1)[:20]] + [int(t) for t in torch.randint(0, 5000, (20,))]
+    lp, best = target_logprobs_float32(logits, targets, with_argmax=True)
+    want = logits.gather(1, torch.tensor(targets)[:, None]).squeeze(1) - torch.logsumexp(logits, dim=-1)
+    assert np.array_equal(lp, want.double().numpy()) and np.array_equal(best, logits.argmax(dim=-1).numpy())

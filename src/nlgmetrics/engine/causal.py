@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from nlgmetrics.engine.heads import logits_at
+from nlgmetrics.engine.heads import float32_rows, logits_at
 from nlgmetrics.engine.loading import LoadedLM
 from nlgmetrics.engine.packing import cache_keyword, packed_inputs
 from nlgmetrics.engine.planning import dedupe, pack_segments, plan_batches, run_with_backoff
@@ -233,7 +233,7 @@ def _reduce_rows(
     start = 0
     for j in members:
         stop = start + len(distinct[j].target_ids)
-        out.append((j, reduce(logits[start:stop], distinct[j])))
+        out.append((j, reduce(float32_rows(logits, start, stop), distinct[j])))
         start = stop
     return out
 
@@ -263,7 +263,7 @@ def _forward_plain(
         inputs["attention_mask"] = to_device((torch.arange(width) < lengths[:, None]).long(), device)
     with torch.inference_mode():
         logits = logits_at(lm.model, lm.gather_head, inputs, to_device(torch.tensor(rows), device),
-                           to_device(torch.tensor(cols), device))
+                           to_device(torch.tensor(cols), device), as_float32=False)
         return _reduce_rows(logits, members, distinct, reduce)
 
 
@@ -378,7 +378,7 @@ def _forward_on_cache(
             "use_cache": True,
         }
         logits = logits_at(lm.model, lm.gather_head, inputs, to_device(torch.tensor(rows), device),
-                           to_device(torch.tensor(cols), device))
+                           to_device(torch.tensor(cols), device), as_float32=False)
         return _reduce_rows(logits, members, distinct, reduce)
 
 
@@ -407,7 +407,8 @@ def _forward_packed_on_cache(
             cache_keyword(lm.model): past,
             "use_cache": True,
         }
-        logits = logits_at(lm.model, lm.gather_head, inputs, to_device(head_rows, device), to_device(head_cols, device))
+        logits = logits_at(lm.model, lm.gather_head, inputs, to_device(head_rows, device), to_device(head_cols, device),
+                           as_float32=False)
         return _reduce_rows(logits, members, distinct, reduce)
 
 
@@ -420,6 +421,44 @@ def _target_scores(logits: torch.Tensor, query: CausalQuery) -> TargetScores:
         logprobs=chosen.cpu().numpy().astype(np.float64),
         argmax=logits.argmax(dim=-1).cpu().numpy().astype(np.int64),
     )
+
+
+# Columns per slice in logsumexp_and_argmax: the per-slice maxima are vectorised; the argmax
+# proper then reads one slice per row.
+_ARGMAX_SLICE = 1024
+
+
+def logsumexp_and_argmax(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(torch.logsumexp(logits, -1), logits.argmax(-1))`` of a 2-d float tensor, bit for bit,
+    with one vectorised pass for the maximum instead of two scalar-speed ones.
+
+    ``argmax`` on CPU reads the vocabulary at about 2 ns a value, ``amax`` ten times faster: the
+    row maximum comes from the maxima of 1,024-column slices; the first slice holding it holds the
+    first maximal index (earlier slices are smaller), so only that slice is searched. NaN
+    propagates as in ``argmax``: a slice holding one is the maximal slice. The logsumexp reuses
+    the maximum and runs the same operations as ``torch.logsumexp`` (shift, exp, sum, log, add).
+
+    >>> x = torch.tensor([[0.0, 3.0, 3.0, 1.0], [2.0, 0.0, 0.0, 0.0]])
+    >>> lse, best = logsumexp_and_argmax(x)
+    >>> best.tolist(), bool(torch.equal(lse, torch.logsumexp(x, -1)))
+    ([1, 0], True)
+    """
+    rows, vocab = logits.shape
+    if rows == 0 or vocab == 0:
+        return torch.logsumexp(logits, dim=-1), logits.argmax(dim=-1) if vocab else torch.zeros(0, dtype=torch.long)
+    width = min(_ARGMAX_SLICE, vocab)
+    whole = vocab // width * width
+    maxima = logits[:, :whole].unflatten(-1, (-1, width)).amax(-1)
+    if whole < vocab:
+        maxima = torch.cat([maxima, logits[:, whole:].amax(-1, keepdim=True)], dim=-1)
+    first_slice = maxima.argmax(dim=-1)
+    starts = first_slice * width
+    columns = (starts.unsqueeze(1) + torch.arange(width, device=logits.device)).clamp_(max=vocab - 1)
+    best = starts + logits.gather(1, columns).argmax(dim=-1)
+    maximum = maxima.amax(dim=-1)
+    shift = maximum.masked_fill(maximum.abs() == float("inf"), 0.0)  # as torch.logsumexp: no inf - inf
+    normaliser = (logits - shift.unsqueeze(1)).exp_().sum(dim=-1).log_().add_(shift)
+    return normaliser, best
 
 
 # Rows per reduction block on CPU: 16 x 50k-vocab float32 logits are ~3 MB, so the logsumexp
@@ -465,9 +504,11 @@ def target_logprobs_float32_deferred(
     for first in range(0, len(targets), step):
         block = logits[first : first + step]
         rows = slice(first, first + len(block))
-        chosen[rows] = block.gather(1, targets[rows].unsqueeze(1)).squeeze(1) - torch.logsumexp(block, dim=-1)
-        if best is not None:
-            best[rows] = block.argmax(dim=-1)
+        if best is None:
+            chosen[rows] = block.gather(1, targets[rows].unsqueeze(1)).squeeze(1) - torch.logsumexp(block, dim=-1)
+        else:
+            normaliser, best[rows] = logsumexp_and_argmax(block)
+            chosen[rows] = block.gather(1, targets[rows].unsqueeze(1)).squeeze(1) - normaliser
 
     def finish(arrays: list[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray | None]:
         logprobs, argmax = arrays

@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from nlgmetrics.engine.heads import logits_at
+from nlgmetrics.engine.heads import float32_rows, logits_at
 from nlgmetrics.engine.loading import LoadedLM
 from nlgmetrics.engine.planning import dedupe, plan_batches, run_with_backoff
 from nlgmetrics.engine.runner import run_units
@@ -138,11 +138,12 @@ def _forward(
     device = lm.device
     inputs = {"input_ids": input_ids.to(device), "attention_mask": attention.to(device)}
     with torch.inference_mode():
-        logits = logits_at(lm.model, lm.gather_head, inputs, row_index.to(device), col_index.to(device))
+        logits = logits_at(lm.model, lm.gather_head, inputs, row_index.to(device), col_index.to(device),
+                           as_float32=False)
         out: list[tuple[int, Any]] = []
         start = 0
         for j, query in zip(ids, batch):
             stop = start + len(query.mask_positions)
-            out.append((j, reduce(logits[start:stop], query)))
+            out.append((j, reduce(float32_rows(logits, start, stop), query)))
             start = stop
     return out
