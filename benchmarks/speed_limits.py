@@ -31,6 +31,11 @@ What is counted (without changing the engine's work):
   itself; masked LM: every real token of a row sees every real token of it, read from the
   attention mask). Long contexts make this work large (FFLM's summaries attend over a
   1,146-token document), so the table gives the fraction of the limit both without and with it;
+- the model-shape limit, beside the square one: the model's own linear layers (every body
+  ``nn.Linear`` once, and the head) timed at ``MODEL_PROBE_ROWS`` rows with its weights; the exact
+  work at those rates is the time a metric would take if it did nothing but its needed matmuls,
+  at the GEMM shapes the model has (a 576-wide model's GEMMs run well under a 2048-square one's
+  rate). Its fraction says how much is overhead; the square fraction adds what the shapes cost;
 - the limit: a square matmul probe in the same process and dtype with the same threads (best of
   ``a @ b`` and ``a @ b.T`` -- the layout of ``nn.Linear`` -- at n = 1024 and 2048, measured
   before and after the metric runs; the best of both counts).
@@ -79,6 +84,7 @@ METRICS = ("infolm_masked", "infolm_causal", "blanc_help", "shannon", "fflm")
 MODELS = {"infolm_masked": "bert-small", "blanc_help": "bert-small",
           "infolm_causal": "smollm2-135m", "shannon": "smollm2-135m", "fflm": "smollm2-135m"}
 PROBE_SIZES = (1024, 2048)
+MODEL_PROBE_ROWS = 1024  # the engine's batches hold ~1,000 rows of a 576-wide model under its token budget
 WARM_SUMMARY = "A short summary."
 WARM_DOCUMENT = "A short document. It has two sentences."
 
@@ -113,6 +119,49 @@ def matmul_rate(dtype: Any, seconds: float = 1.5) -> float:
                     break
             best = max(best, 2 * n**3 * runs / elapsed / 1e9)
     return best
+
+
+def body_linears(model: Any) -> list[Any]:
+    """The ``nn.Linear`` layers of the model body, the head excluded: one token's body matmuls."""
+    import torch
+
+    head = model.get_output_embeddings()
+    base = getattr(model, "base_model", model)
+    return [m for m in base.modules() if isinstance(m, torch.nn.Linear) and m is not head]
+
+
+def model_shape_rates(model: Any, rows: int = MODEL_PROBE_ROWS, seconds: float = 0.25) -> dict[str, float]:
+    """GFLOP/s of the model's own linear layers at ``rows`` rows: ``body`` (every body
+    ``nn.Linear`` once, i.e. one token's worth of body matmuls, weighted as the model weights them)
+    and ``head`` (the output embeddings). Same weights, dtype and layout (``F.linear``) as the
+    forward pass, so this is the best a metric's matmuls can do here without padding, attention or
+    elementwise work: the square probe overstates what a 576-wide model's narrow GEMMs can reach.
+    """
+    import torch
+
+    head = model.get_output_embeddings()
+    body = body_linears(model)
+    parameter = next(model.parameters())
+
+    def timed(layers: list[Any]) -> float:  # best of three bursts, as the square probe keeps its best
+        return max(burst(layers) for _ in range(3))
+
+    def burst(layers: list[Any]) -> float:
+        inputs = {m.in_features: torch.randn(rows, m.in_features).to(parameter) for m in layers}
+        flop = sum(2 * rows * m.in_features * m.out_features for m in layers)
+        with torch.inference_mode():
+            for m in layers:  # warm-up: oneDNN picks and caches its kernel per shape
+                torch.nn.functional.linear(inputs[m.in_features], m.weight, m.bias)
+            runs, start = 0, time.perf_counter()
+            while True:
+                for m in layers:
+                    torch.nn.functional.linear(inputs[m.in_features], m.weight, m.bias)
+                runs += 1
+                elapsed = time.perf_counter() - start
+                if elapsed >= seconds:
+                    return flop * runs / elapsed / 1e9
+
+    return {"body": timed(body), "head": timed([head]), "rows": rows}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -321,6 +370,7 @@ def run(
     documents, summaries = realsumm_pairs(data, n_docs, per_doc)
     _, references = realsumm_pairs(data, n_docs, per_doc, fields=("prediction", "reference"))
     probes: dict[str, dict[str, float]] = {}
+    shapes: dict[str, dict[str, dict[str, float]]] = {}  # dtype -> model -> model_shape_rates
     rows: list[dict[str, Any]] = []
     load = [os.getloadavg()[0]]
     for dtype in dtypes:
@@ -342,6 +392,7 @@ def run(
             which = MODELS[name]
             if which not in loaded:
                 loaded[which] = load_model(which, dtype)
+                shapes.setdefault(dtype, {})[which] = model_shape_rates(loaded[which].model)
             print(f"speed_limits: {name} {dtype} ...", file=sys.stderr, flush=True)
             row = measure(name, loaded[which], documents, summaries, references)
             print(f"speed_limits: {name} {dtype}: {row['positions']} positions / {row['real']} real, "
@@ -354,9 +405,15 @@ def run(
         if "skipped" not in row:
             row["fraction"] = row["gflops"] / probes[row["dtype"]]["limit"]
             row["fraction_with_attention"] = row["gflops_with_attention"] / probes[row["dtype"]]["limit"]
+            rates = shapes.get(row["dtype"], {}).get(row["model"])
+            if rates:  # the exact work at the model's own GEMM rates, over the time it took
+                head_gflop = row["head_rows"] * 2 * row["hidden"] * row["vocab"] / 1e9
+                body_gflop = row["exact_gflop"] - head_gflop
+                row["model_shape_seconds"] = body_gflop / rates["body"] + head_gflop / rates["head"]
+                row["fraction_of_model_shapes"] = row["model_shape_seconds"] / row["seconds"]
     import nlgmetrics.engine.causal as causal
 
-    return dict(rows=rows, probes=probes, threads=torch.get_num_threads(), load_average=load,
+    return dict(rows=rows, probes=probes, model_shapes=shapes, threads=torch.get_num_threads(), load_average=load,
                 planner=planner(), engine=str(Path(causal.__file__).parent), kv_copy=kv_copy_costs(),
                 workload=dict(n_docs=n_docs, per_doc=per_doc, examples=len(summaries),
                               document_chars=[len(d) for d in dict.fromkeys(documents)]))
@@ -383,13 +440,14 @@ def _table(run_: dict[str, Any]) -> list[str]:
     lines = [
         "| metric | model | dtype | forwards | positions through the body (padded) | real positions needed | "
         "padded / real | head rows | exact work (GFLOP) | seconds | GFLOP/s | matmul GFLOP/s | fraction of limit | "
-        "attention work on real pairs (GFLOP) | fraction of limit with attention |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "attention work on real pairs (GFLOP) | fraction of limit with attention | "
+        "exact work at the model's own GEMM rates (s) | fraction of that limit |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in run_["rows"]:
         if "skipped" in r:
             lines.append(f"| {r['metric']} | {r['model']} | {r['dtype']} | skipped: {r['skipped']} |"
-                         + " |" * 11)
+                         + " |" * 13)
             continue
         limit = run_["probes"][r["dtype"]]["limit"]
         lines.append(
@@ -397,7 +455,9 @@ def _table(run_: dict[str, Any]) -> list[str]:
             f"{r['positions'] / r['real']:.2f} | {r['head_rows']:,} | {r['exact_gflop']:.0f} | {r['seconds']:.1f} | "
             f"{r['gflops']:.1f} | {limit:.1f} | {r['fraction']:.0%} | "
             + (f"{r['attention_gflop']:.0f} | {r['fraction_with_attention']:.0%} |" if "attention_gflop" in r
-               else "not counted in this run | |"))
+               else "not counted in this run | |")
+            + (f" {r['model_shape_seconds']:.1f} | {r['fraction_of_model_shapes']:.0%} |" if "model_shape_seconds" in r
+               else " not measured in this run | |"))
     return lines
 
 
@@ -488,6 +548,11 @@ def render(runs: dict[str, Any], findings: str = "") -> str:
             f"{w['examples']} examples (InfoLM: those summaries vs the document's reference)",
             f"- engine: {run_['planner']}; imported from `{run_['engine']}`",
             f"- matmul limit (square probe, same process, same threads): {probes}",
+            *([f"- the model's own GEMMs (every body `nn.Linear`, and the head, at {MODEL_PROBE_ROWS} rows; same "
+               "weights, dtype and threads): " + "; ".join(
+                   f"{d} {m} body {r['body']:.1f}, head {r['head']:.1f} GFLOP/s"
+                   for d, per_model in run_["model_shapes"].items() for m, r in per_model.items())]
+              if run_.get("model_shapes") else []),
             "",
             *_table(run_),
             "",

@@ -427,3 +427,19 @@ def test_stored_scores_export_puts_a_run_beside_itself(tmp_path, shared_data_dir
     agreement = stored_scores.compare_stored(stored, stored)
     assert agreement["rouge2"]["n"] == 75 and agreement["rouge2"]["max_abs_diff"] == 0.0
     assert agreement["rouge2"]["pearson"] == pytest.approx(1.0) and agreement["rouge2"]["kendall"] == pytest.approx(1.0)
+
+
+def test_model_shape_probe_times_exactly_the_body_matmuls_of_a_token(tiny_llama_dir):
+    """The model-shape limit times every body linear layer once: their weights are the body's
+    parameters less the norms' (the exact-work count's 2 x body params per token is those matmuls,
+    up to the few norm weights), and it gives a positive rate for the body and the head."""
+    from benchmarks import speed_limits
+    from nlgmetrics.engine import load_lm
+
+    model = load_lm(str(tiny_llama_dir), "causal", device="cpu").model
+    linears = speed_limits.body_linears(model)
+    norms = sum(p.numel() for m in model.modules() if "Norm" in type(m).__name__ for p in m.parameters())
+    assert sum(m.in_features * m.out_features for m in linears) == speed_limits.body_parameters(model) - norms
+    assert model.get_output_embeddings() not in linears and norms > 0
+    rates = speed_limits.model_shape_rates(model, rows=16, seconds=0.01)
+    assert rates["body"] > 0 and rates["head"] > 0 and rates["rows"] == 16
