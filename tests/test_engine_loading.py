@@ -285,3 +285,37 @@ def test_signature_tells_tokenizers_apart(tiny_bert_dir):
     assert len(passed.tokenizer_id) == 12 and passed.tokenizer_id == again.tokenizer_id
     assert other.tokenizer_id != passed.tokenizer_id
     assert own.fingerprint == passed.fingerprint == other.fingerprint  # same weights, told apart by tokenizer
+
+
+def test_cpu_flags_read_x86_and_arm_cpuinfo(tmp_path):
+    from nlgmetrics.engine.devices import cpu_flags
+
+    x86 = tmp_path / "x86"
+    x86.write_text("processor\t: 0\nmodel name\t: Xeon\nflags\t\t: fpu avx2 avx512f amx_bf16\n\nprocessor\t: 1\n")
+    arm = tmp_path / "arm"
+    arm.write_text("processor\t: 0\nFeatures\t: fp asimd bf16 asimdhp\nCPU implementer\t: 0x41\n")
+    assert cpu_flags(str(x86)) == {"fpu", "avx2", "avx512f", "amx_bf16"}
+    assert cpu_flags(str(arm)) == {"fp", "asimd", "bf16", "asimdhp"}
+    assert cpu_flags(str(tmp_path / "missing")) is None
+
+
+@pytest.mark.parametrize("flags, warns", [({"avx2", "fma"}, True), ({"avx2", "avx512_bf16"}, False),
+                                          ({"avx2", "amx_bf16"}, False), (None, False)])
+def test_bfloat16_on_a_cpu_without_bf16_units_warns_once(tiny_llama_dir, monkeypatch, flags, warns):
+    """bf16 on a CPU whose flags show no bf16 matrix units warns (naming the fix), once per process;
+    a CPU with them, or flags that cannot be read, does not; float32 never does."""
+    import warnings
+
+    from nlgmetrics.engine import devices
+
+    monkeypatch.setattr(devices, "cpu_flags", lambda path="/proc/cpuinfo": None if flags is None else frozenset(flags))
+    monkeypatch.setattr(devices, "_WARNED_EMULATED", set())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        load_lm(tiny_llama_dir, device="cpu", dtype="float32")
+        load_lm(tiny_llama_dir, device="cpu", dtype="bfloat16")
+        load_lm(tiny_llama_dir, device="cpu", dtype="bfloat16")
+    emulated = [w for w in caught if "emulated" in str(w.message)]
+    assert len(emulated) == (1 if warns else 0)
+    if warns:
+        assert "dtype='float32'" in str(emulated[0].message) and "bfloat16" in str(emulated[0].message)

@@ -142,6 +142,62 @@ def resolve_dtype(dtype: str | torch.dtype | None) -> torch.dtype:
     return _DTYPES[key]
 
 
+# CPU feature flags (Linux /proc/cpuinfo names) that mean native half-precision matmuls: without
+# them oneDNN emulates the dtype, and a bf16 matmul runs several times slower than float32.
+_HALF_PRECISION_FLAGS = {
+    torch.bfloat16: ("avx512_bf16", "amx_bf16", "bf16"),  # x86 AVX-512 BF16 / AMX; Arm "bf16"
+    torch.float16: ("avx512_fp16", "amx_fp16", "asimdhp"),  # x86 AVX512-FP16 / AMX-FP16; Arm SIMD FP16
+}
+_WARNED_EMULATED: set[torch.dtype] = set()
+
+
+def cpu_flags(path: str = "/proc/cpuinfo") -> frozenset[str] | None:
+    """The CPU's feature flags (x86 ``flags``, Arm ``Features``), or ``None`` where they cannot be read."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                key, _, value = line.partition(":")
+                if key.strip().lower() in ("flags", "features"):
+                    return frozenset(value.split())
+    except OSError:
+        return None
+    return None
+
+
+def emulated_half_precision(device: torch.device, dtype: torch.dtype, flags: frozenset[str] | None = None) -> str | None:
+    """A warning for half precision on a CPU without matrix units for it, else ``None``.
+
+    Measured here (``benchmarks/results/speed_limits.md``): on an AVX2-only CPU the bf16 matmul
+    rate was ~10 GFLOP/s against ~87 in float32 and the LM metrics ran 7-8x slower in bf16; on an
+    AVX-512 BF16 / AMX CPU bf16 ran ~2x faster. Unknown flags (not Linux) give no warning.
+
+    >>> emulated_half_precision(torch.device("cpu"), torch.bfloat16, frozenset({"avx2"}))[:42]
+    'dtype=bfloat16 on this CPU is emulated (no'
+    >>> emulated_half_precision(torch.device("cpu"), torch.bfloat16, frozenset({"avx2", "amx_bf16"})) is None
+    True
+    """
+    if device.type != "cpu" or dtype not in _HALF_PRECISION_FLAGS:
+        return None
+    flags = cpu_flags() if flags is None else flags
+    wanted = _HALF_PRECISION_FLAGS[dtype]
+    if flags is None or any(flag in flags for flag in wanted):
+        return None
+    name = str(dtype).removeprefix("torch.")
+    return (f"dtype={name} on this CPU is emulated (no {' / '.join(wanted[:2])} in its flags): its matmuls run "
+            f"several times slower than float32 here (7-8x measured on an AVX2-only CPU), and the scores are "
+            f"{name}'s, not float32's. Pass dtype='float32' (the default) on this machine.")
+
+
+def warn_if_emulated(device: torch.device, dtype: torch.dtype) -> None:
+    """:func:`emulated_half_precision` as a ``UserWarning``, once per dtype and process."""
+    message = emulated_half_precision(device, dtype) if dtype not in _WARNED_EMULATED else None
+    if message:
+        import warnings
+
+        _WARNED_EMULATED.add(dtype)
+        warnings.warn(message, UserWarning, stacklevel=3)
+
+
 def same_device(a: torch.device, b: torch.device) -> bool:
     """Whether two devices are the same place (``cuda`` without an index is the current one)."""
     if a.type != b.type:

@@ -36,7 +36,7 @@ from typing import Any
 import torch
 
 from nlgmetrics.engine.checkpoint import check_config_file, check_tokenizer_files, check_weight_files
-from nlgmetrics.engine.devices import module_device, resolve_device, resolve_dtype, same_device
+from nlgmetrics.engine.devices import module_device, resolve_device, resolve_dtype, same_device, warn_if_emulated
 from nlgmetrics.engine.errors import ModelKindError, ModelNotFoundError
 from nlgmetrics.engine.fingerprints import (
     directory_fingerprint,
@@ -180,10 +180,13 @@ def load_lm(
     check_requested_kind(kind)
     torch_dtype = resolve_dtype(dtype)
     if isinstance(model, torch.nn.Module):
-        return _load_instance(model, kind, tokenizer, device, torch_dtype)
-    if not isinstance(model, (str, os.PathLike)):
+        loaded = _load_instance(model, kind, tokenizer, device, torch_dtype)
+    elif not isinstance(model, (str, os.PathLike)):
         raise TypeError(f"model must be a Hub id, a directory, a LoadedLM or an nn.Module, got {type(model).__name__}.")
-    return _load_named(os.fspath(model), kind, tokenizer, resolve_device(device), torch_dtype, revision)
+    else:
+        loaded = _load_named(os.fspath(model), kind, tokenizer, resolve_device(device), torch_dtype, revision)
+    warn_if_emulated(loaded.device, loaded.dtype)
+    return loaded
 
 
 # ----------------------------------------------------------------------------------------------
