@@ -319,3 +319,44 @@ def test_bfloat16_on_a_cpu_without_bf16_units_warns_once(tiny_llama_dir, monkeyp
     assert len(emulated) == (1 if warns else 0)
     if warns:
         assert "dtype='float32'" in str(emulated[0].message) and "bfloat16" in str(emulated[0].message)
+
+
+_MALLINFO_CHECK = r"""
+import ctypes, json, os, sys
+import torch
+
+class MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype = MallInfo2
+from nlgmetrics.engine import load_lm
+load_lm(sys.argv[1], device="cpu")
+before = libc.mallinfo2().hblkhd
+big = torch.empty(48 << 20, dtype=torch.uint8)  # a 48 MB activation: above glibc's default mmap threshold
+big.fill_(1)
+print(json.dumps({"mmapped_growth": libc.mallinfo2().hblkhd - before}))
+"""
+
+
+@pytest.mark.parametrize("setting, served_by_mmap", [("1", False), ("0", True)])
+def test_cpu_model_load_keeps_large_buffers_in_the_heap(tiny_llama_dir, tmp_path, setting, served_by_mmap):
+    """After a CPU model load a 48 MB buffer comes from the heap (reused by the next pass, no page
+    faults), not from a fresh mmap; NLGMETRICS_KEEP_FREED_MEMORY=0 leaves glibc's default. Read
+    from glibc's own accounting (mallinfo2: bytes in mmapped chunks), in a fresh process because
+    the setting is process-wide."""
+    import ctypes
+    import json
+    import subprocess
+    import sys
+
+    if not hasattr(ctypes.CDLL(None), "mallinfo2"):
+        pytest.skip("not glibc >= 2.33: no mallinfo2 to read the allocator's accounting")
+    script = tmp_path / "check.py"
+    script.write_text(_MALLINFO_CHECK)
+    env = dict(os.environ, NLGMETRICS_KEEP_FREED_MEMORY=setting)
+    out = subprocess.run([sys.executable, str(script), str(tiny_llama_dir)], env=env, capture_output=True,
+                         text=True, timeout=120, check=True).stdout
+    growth = json.loads(out.strip().splitlines()[-1])["mmapped_growth"]
+    assert (growth >= 48 << 20) == served_by_mmap, growth

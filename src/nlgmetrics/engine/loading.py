@@ -54,6 +54,7 @@ from nlgmetrics.engine.kinds import (
     kind_from_architectures,
     kind_from_model_type,
 )
+from nlgmetrics.engine.memory import keep_freed_memory
 from nlgmetrics.engine.smollm2 import SMOLLM2_ALIAS, is_alias, recorded_source, smollm2_dir
 from nlgmetrics.engine.tokenizer_probe import check_tokenizer
 
@@ -186,6 +187,8 @@ def load_lm(
     else:
         loaded = _load_named(os.fspath(model), kind, tokenizer, resolve_device(device), torch_dtype, revision)
     warn_if_emulated(loaded.device, loaded.dtype)
+    if loaded.device.type == "cpu":
+        keep_freed_memory()  # forward passes reuse their large buffers instead of page-faulting them in
     return loaded
 
 
