@@ -263,7 +263,7 @@ def _forward_plain(
         inputs["attention_mask"] = to_device((torch.arange(width) < lengths[:, None]).long(), device)
     with torch.inference_mode():
         logits = logits_at(lm.model, lm.gather_head, inputs, to_device(torch.tensor(rows), device),
-                           to_device(torch.tensor(cols), device), as_float32=False)
+                           to_device(torch.tensor(cols), device), as_float32=device.type != "cpu")
         return _reduce_rows(logits, members, distinct, reduce)
 
 
@@ -378,7 +378,7 @@ def _forward_on_cache(
             "use_cache": True,
         }
         logits = logits_at(lm.model, lm.gather_head, inputs, to_device(torch.tensor(rows), device),
-                           to_device(torch.tensor(cols), device), as_float32=False)
+                           to_device(torch.tensor(cols), device), as_float32=device.type != "cpu")
         return _reduce_rows(logits, members, distinct, reduce)
 
 
@@ -408,7 +408,7 @@ def _forward_packed_on_cache(
             "use_cache": True,
         }
         logits = logits_at(lm.model, lm.gather_head, inputs, to_device(head_rows, device), to_device(head_cols, device),
-                           as_float32=False)
+                           as_float32=device.type != "cpu")
         return _reduce_rows(logits, members, distinct, reduce)
 
 
@@ -504,11 +504,13 @@ def target_logprobs_float32_deferred(
     for first in range(0, len(targets), step):
         block = logits[first : first + step]
         rows = slice(first, first + len(block))
-        if best is None:
-            chosen[rows] = block.gather(1, targets[rows].unsqueeze(1)).squeeze(1) - torch.logsumexp(block, dim=-1)
-        else:
+        if best is not None and block.device.type == "cpu":  # CPU argmax is the slow part there
             normaliser, best[rows] = logsumexp_and_argmax(block)
-            chosen[rows] = block.gather(1, targets[rows].unsqueeze(1)).squeeze(1) - normaliser
+        else:  # on an accelerator two kernels beat the slice-wise search's dozen
+            normaliser = torch.logsumexp(block, dim=-1)
+            if best is not None:
+                best[rows] = block.argmax(dim=-1)
+        chosen[rows] = block.gather(1, targets[rows].unsqueeze(1)).squeeze(1) - normaliser
 
     def finish(arrays: list[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray | None]:
         logprobs, argmax = arrays

@@ -67,7 +67,8 @@ def logits_at(
     """Logits ``[N, vocab]`` at ``(batch_index[n], position_index[n])`` of ``model(**inputs)``.
 
     Float32 by default; ``as_float32=False`` keeps the model's dtype, for callers that convert
-    one query's rows at a time (:func:`float32_rows`)."""
+    one query's rows at a time (:func:`float32_rows`; the engine does so on CPU, where one big
+    conversion costs page faults; on an accelerator one conversion is one kernel launch)."""
     if gather_head:
         # The hook sits on a shared module: two threads scoring with one model (a Gradio app)
         # would see each other's hooks, so hooked forwards run one at a time.
