@@ -89,11 +89,22 @@ def _model_for(name: str, tiny_bert_dir: Path) -> str | None:
 
 
 def _library_result(name: str, model: str | None):
+    """The library's own result, with one torch thread like the Spaces' processes (``_clean_env``):
+    float32 matmuls split over another number of threads round differently in the last bits (seen
+    on an AVX-512 Xeon: FFLM 0.44200519 with 1 thread, 0.44200533 with 2), and the comparisons
+    below are exact to 1e-9."""
+    import torch
+
     spec = _spec(name)
     first, second = _pairs(name)
     others = [[second]] if spec.second_input == "references" else [second]
     options = {} if model is None else {"model": model, "device": "cpu"}
-    return spec.run([first], others, progress=False, **options)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return spec.run([first], others, progress=False, **options)
+    finally:
+        torch.set_num_threads(threads)
 
 
 def _clean_env(venv: Path | None = None) -> dict[str, str]:
