@@ -339,7 +339,7 @@ def measure(name: str, lm: Any, documents: list[str], summaries: list[str], refe
         metric=name, model=MODELS[name], kind=lm.kind, dtype=str(lm.dtype).removeprefix("torch."),
         examples=len(summaries), forwards=counter.forwards, positions=counter.positions, real=real,
         head_rows=counter.head_rows, body_params=body, hidden=hidden, vocab=vocab,
-        exact_gflop=exact / 1e9, executed_gflop=executed / 1e9, seconds=seconds,
+        exact_gflop=exact / 1e9, head_gflop=head_flop / 1e9, executed_gflop=executed / 1e9, seconds=seconds,
         gflops=exact / 1e9 / seconds, attention_pairs=pairs, attention_gflop=attention / 1e9,
         gflops_with_attention=(exact + attention) / 1e9 / seconds,
         scores={column: [float(v) for v in values] for column, values in result.scores.items()},
@@ -407,9 +407,8 @@ def run(
             row["fraction_with_attention"] = row["gflops_with_attention"] / probes[row["dtype"]]["limit"]
             rates = shapes.get(row["dtype"], {}).get(row["model"])
             if rates:  # the exact work at the model's own GEMM rates, over the time it took
-                head_gflop = row["head_rows"] * 2 * row["hidden"] * row["vocab"] / 1e9
-                body_gflop = row["exact_gflop"] - head_gflop
-                row["model_shape_seconds"] = body_gflop / rates["body"] + head_gflop / rates["head"]
+                body_gflop = row["exact_gflop"] - row["head_gflop"]
+                row["model_shape_seconds"] = body_gflop / rates["body"] + row["head_gflop"] / rates["head"]
                 row["fraction_of_model_shapes"] = row["model_shape_seconds"] / row["seconds"]
     import nlgmetrics.engine.causal as causal
 

@@ -17,6 +17,8 @@ ValueError: device='meta' is not usable: meta tensors hold no values, so every s
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
 _DTYPES = {
@@ -151,6 +153,7 @@ _HALF_PRECISION_FLAGS = {
 _WARNED_EMULATED: set[torch.dtype] = set()
 
 
+@functools.lru_cache(maxsize=4)  # read once per process, not at every bf16 model load
 def cpu_flags(path: str = "/proc/cpuinfo") -> frozenset[str] | None:
     """The CPU's feature flags (x86 ``flags``, Arm ``Features``), or ``None`` where they cannot be read."""
     try:
