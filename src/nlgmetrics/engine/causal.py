@@ -263,7 +263,7 @@ def _forward_plain(
         inputs["attention_mask"] = to_device((torch.arange(width) < lengths[:, None]).long(), device)
     with torch.inference_mode():
         logits = logits_at(lm.model, lm.gather_head, inputs, to_device(torch.tensor(rows), device),
-                           to_device(torch.tensor(cols), device), as_float32=device.type != "cpu")
+                           to_device(torch.tensor(cols), device), per_query_float32=True)
         return _reduce_rows(logits, members, distinct, reduce)
 
 
@@ -378,7 +378,7 @@ def _forward_on_cache(
             "use_cache": True,
         }
         logits = logits_at(lm.model, lm.gather_head, inputs, to_device(torch.tensor(rows), device),
-                           to_device(torch.tensor(cols), device), as_float32=device.type != "cpu")
+                           to_device(torch.tensor(cols), device), per_query_float32=True)
         return _reduce_rows(logits, members, distinct, reduce)
 
 
@@ -408,7 +408,7 @@ def _forward_packed_on_cache(
             "use_cache": True,
         }
         logits = logits_at(lm.model, lm.gather_head, inputs, to_device(head_rows, device), to_device(head_cols, device),
-                           as_float32=device.type != "cpu")
+                           per_query_float32=True)
         return _reduce_rows(logits, members, distinct, reduce)
 
 

@@ -62,13 +62,13 @@ def logits_at(
     batch_index: torch.Tensor,
     position_index: torch.Tensor,
     *,
-    as_float32: bool = True,
+    per_query_float32: bool = False,
 ) -> torch.Tensor:
     """Logits ``[N, vocab]`` at ``(batch_index[n], position_index[n])`` of ``model(**inputs)``.
 
-    Float32 by default; ``as_float32=False`` keeps the model's dtype, for callers that convert
-    one query's rows at a time (:func:`float32_rows`; the engine does so on CPU, where one big
-    conversion costs page faults; on an accelerator one conversion is one kernel launch)."""
+    Float32, except with ``per_query_float32=True`` on CPU: then the model's dtype, for callers
+    that convert one query's rows at a time (:func:`float32_rows`; on CPU one big conversion costs
+    page faults, on an accelerator it is one kernel launch)."""
     if gather_head:
         # The hook sits on a shared module: two threads scoring with one model (a Gradio app)
         # would see each other's hooks, so hooked forwards run one at a time.
@@ -76,7 +76,7 @@ def logits_at(
             logits = model(**inputs).logits[0]
     else:
         logits = model(**inputs).logits[batch_index, position_index]
-    return logits.float() if as_float32 else logits
+    return logits if per_query_float32 and logits.device.type == "cpu" else logits.float()
 
 
 def float32_rows(logits: torch.Tensor, start: int, stop: int) -> torch.Tensor:

@@ -139,7 +139,7 @@ def _forward(
     inputs = {"input_ids": input_ids.to(device), "attention_mask": attention.to(device)}
     with torch.inference_mode():
         logits = logits_at(lm.model, lm.gather_head, inputs, row_index.to(device), col_index.to(device),
-                           as_float32=device.type != "cpu")
+                           per_query_float32=True)
         out: list[tuple[int, Any]] = []
         start = 0
         for j, query in zip(ids, batch):
