@@ -31,6 +31,8 @@ from typing import Any
 
 import torch
 
+from nlgmetrics.engine.self_checks import probe_passes
+
 _HOOK_LOCK = threading.RLock()
 
 @contextmanager
@@ -98,38 +100,15 @@ def gather_head_works(model: torch.nn.Module, kind: str) -> bool:
     """Check once that gathered-row logits equal a plain forward's logits on a short probe."""
     if getattr(model, "base_model", model) is model:
         return False
-    device = next(model.parameters()).device
-    vocab = model.get_output_embeddings().weight.shape[0]
-    ids = (torch.arange(8, device=device) * 7 + 5) % max(vocab, 1)
-    inputs: dict[str, Any] = {"input_ids": ids.unsqueeze(0), "attention_mask": torch.ones_like(ids).unsqueeze(0)}
-    if kind == "causal":
-        inputs["use_cache"] = False
-    rows = torch.tensor([1, 3, 7], device=device)
-    zeros = torch.zeros_like(rows)
-    try:
-        with torch.inference_mode():
-            full = model(**inputs).logits[0, rows].float()
-            gathered = logits_at(model, True, inputs, zeros, rows)
-    except Exception:  # noqa: BLE001 - any failure means: do not use the fast path
-        return False
-    return logits_agree(gathered, full, next(model.parameters()).dtype)
+    def probe(candidate: torch.nn.Module) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        device = next(candidate.parameters()).device
+        vocab = candidate.get_output_embeddings().weight.shape[0]
+        ids = (torch.arange(8, device=device) * 7 + 5) % max(vocab, 1)
+        inputs: dict[str, Any] = {"input_ids": ids.unsqueeze(0), "attention_mask": torch.ones_like(ids).unsqueeze(0)}
+        if kind == "causal":
+            inputs["use_cache"] = False
+        rows = torch.tensor([1, 3, 7], device=device)
+        full = candidate(**inputs).logits[0, rows].float()
+        return [(logits_at(candidate, True, inputs, torch.zeros_like(rows), rows), full)]
 
-
-def probe_setting(model: torch.nn.Module) -> tuple[torch.device, torch.dtype, int] | None:
-    """``(device, dtype, vocabulary size)`` for a load-time self-check of ``model``, or ``None``
-    when it cannot be probed (no parameters, or a vocabulary too small for distinct probe ids)."""
-    try:
-        parameter = next(model.parameters())
-    except StopIteration:
-        return None
-    vocab = model.get_output_embeddings().weight.shape[0]
-    return None if vocab < 4 else (parameter.device, parameter.dtype, vocab)
-
-
-def logits_agree(got: torch.Tensor, want: torch.Tensor, dtype: torch.dtype) -> bool:
-    """The load-time self-checks' test: same shape, finite, and equal within the rounding of
-    ``dtype`` relative to the logits' scale (1e-5 in float32, 2e-2 in half precision)."""
-    if got.shape != want.shape or not bool(torch.isfinite(got).all()):
-        return False
-    tolerance = 1e-5 if dtype == torch.float32 else 2e-2
-    return (got - want).abs().max().item() <= tolerance * (1.0 + want.abs().max().item())
+    return probe_passes(model, probe)

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 
 import torch
 
-from nlgmetrics.engine.heads import logits_agree, probe_setting
+from nlgmetrics.engine.self_checks import probe_passes, probe_setting
 
 
 def cache_keyword(model: torch.nn.Module) -> str:
@@ -82,34 +82,32 @@ def packed_rows_work(model: torch.nn.Module) -> bool:
     """Whether ``model`` gives each packed segment the logits of that segment run alone on the
     same prefix cache (a causal LM honouring a 4-D mask and per-token positions). Any error or
     mismatch means: do not pack."""
-    setting = probe_setting(model)
-    if setting is None:
+    if probe_setting(model) is None:
         return False
-    device, dtype, vocab = setting
     keyword = cache_keyword(model)
-    base = getattr(model, "base_model", model)
-    prefix = [(5 * i + 1) % vocab for i in range(_PROBE_PREFIX)]
-    rows = [[[(3 * s + 7 * i + 2) % vocab for i in range(n)] for s, n in enumerate(row)] for row in _PROBE_ROWS]
 
-    def cache_for(n_rows: int):
-        ids = torch.tensor([prefix] * n_rows, device=device)
-        output = base(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=True)
-        return output["cache"] if "cache" in output else output["past_key_values"]
+    def probe(candidate: torch.nn.Module) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        device, dtype, vocab = probe_setting(candidate)
+        base = getattr(candidate, "base_model", candidate)
+        prefix = [(5 * i + 1) % vocab for i in range(_PROBE_PREFIX)]
+        rows = [[[(3 * s + 7 * i + 2) % vocab for i in range(n)] for s, n in enumerate(row)] for row in _PROBE_ROWS]
 
-    def alone(segment: list[int]) -> torch.Tensor:
-        ids = torch.tensor([segment], device=device)
-        attention = torch.ones((1, _PROBE_PREFIX + len(segment)), dtype=torch.long, device=device)
-        positions = torch.arange(_PROBE_PREFIX, _PROBE_PREFIX + len(segment), device=device)[None]
-        return model(input_ids=ids, attention_mask=attention, position_ids=positions, use_cache=True,
-                     **{keyword: cache_for(1)}).logits[0].float()
+        def cache_for(n_rows: int):
+            ids = torch.tensor([prefix] * n_rows, device=device)
+            output = base(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=True)
+            return output["cache"] if "cache" in output else output["past_key_values"]
 
-    try:
-        with torch.inference_mode():
-            ids, positions, mask, head_rows, head_cols = packed_inputs(rows, _PROBE_PREFIX, dtype)
-            packed = model(input_ids=ids.to(device), attention_mask=mask.to(device), position_ids=positions.to(device),
+        def alone(segment: list[int]) -> torch.Tensor:
+            ids = torch.tensor([segment], device=device)
+            attention = torch.ones((1, _PROBE_PREFIX + len(segment)), dtype=torch.long, device=device)
+            positions = torch.arange(_PROBE_PREFIX, _PROBE_PREFIX + len(segment), device=device)[None]
+            return candidate(input_ids=ids, attention_mask=attention, position_ids=positions, use_cache=True,
+                             **{keyword: cache_for(1)}).logits[0].float()
+
+        ids, positions, mask, head_rows, head_cols = packed_inputs(rows, _PROBE_PREFIX, dtype)
+        packed = candidate(input_ids=ids.to(device), attention_mask=mask.to(device), position_ids=positions.to(device),
                            use_cache=True, **{keyword: cache_for(len(rows))}).logits.float()
-            got = packed[head_rows.to(device), head_cols.to(device)]
-            want = torch.cat([alone(segment) for row in rows for segment in row])
-    except Exception:  # noqa: BLE001 - any failure means: keep one target per row
-        return False
-    return logits_agree(got, want, dtype)
+        got = packed[head_rows.to(device), head_cols.to(device)]
+        return [(got, torch.cat([alone(segment) for row in rows for segment in row]))]
+
+    return probe_passes(model, probe)

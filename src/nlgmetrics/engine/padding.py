@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import torch
 
-from nlgmetrics.engine.heads import logits_agree, probe_setting
+from nlgmetrics.engine.self_checks import probe_passes, probe_setting
 
 # Probe rows of different lengths; the pad id differs from every real id, so a model that reads
 # pads (bidirectional attention) changes the shorter row's logits.
@@ -37,23 +37,21 @@ _PROBE_LENGTHS = (8, 5)
 def right_padding_needs_no_mask(model: torch.nn.Module) -> bool:
     """Whether ``model`` gives each row's logits at its real positions from a right-padded batch
     passed without ``attention_mask`` (checked against each row run alone, unpadded)."""
-    setting = probe_setting(model)
-    if setting is None:
+    if probe_setting(model) is None:
         return False
-    device, dtype, vocab = setting
-    width = max(_PROBE_LENGTHS)
-    rows = [[(7 * i + 3 * r + 5) % (vocab - 1) for i in range(n)] for r, n in enumerate(_PROBE_LENGTHS)]
-    pad = vocab - 1  # never a real id above
-    batch = torch.tensor([row + [pad] * (width - len(row)) for row in rows], device=device)
 
-    def alone(row: list[int]) -> torch.Tensor:
-        ids = torch.tensor([row], device=device)
-        return model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False).logits[0].float()
+    def probe(candidate: torch.nn.Module) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        device, _, vocab = probe_setting(candidate)
+        width = max(_PROBE_LENGTHS)
+        rows = [[(7 * i + 3 * r + 5) % (vocab - 1) for i in range(n)] for r, n in enumerate(_PROBE_LENGTHS)]
+        pad = vocab - 1  # never a real id above
+        batch = torch.tensor([row + [pad] * (width - len(row)) for row in rows], device=device)
+        padded = candidate(input_ids=batch, use_cache=False).logits.float()
+        pairs = []
+        for r, row in enumerate(rows):
+            ids = torch.tensor([row], device=device)
+            alone = candidate(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False).logits[0].float()
+            pairs.append((padded[r, : len(row)], alone))
+        return pairs
 
-    try:
-        with torch.inference_mode():
-            padded = model(input_ids=batch, use_cache=False).logits.float()
-            singles = [alone(row) for row in rows]
-    except Exception:  # noqa: BLE001 - any failure means: keep passing the mask
-        return False
-    return all(logits_agree(padded[r, : len(row)], want, dtype) for r, (row, want) in enumerate(zip(rows, singles)))
+    return probe_passes(model, probe)
