@@ -100,3 +100,11 @@ def test_the_judgement_on_hand_made_logits():
     assert not ok([(truth, plain)], [(truth + 1e-3, truth)], torch.bfloat16)  # float32 disagrees
     assert not ok([(truth, plain)], [], torch.bfloat16)
     assert not ok([(truth[:1], plain)], exact, torch.bfloat16)
+
+
+def test_a_model_that_cannot_be_copied_keeps_the_plain_path(bf16_llama, half_precision_check_fails, monkeypatch):
+    def refuse(model):
+        raise TypeError("cannot deepcopy this module")
+
+    monkeypatch.setattr(self_checks, "float32_copy", refuse)
+    assert not packing.packed_rows_work(bf16_llama)
