@@ -306,6 +306,14 @@ def load_model(which: str, dtype: str) -> Any:
     return load_lm("smollm2-135m", "causal", device="cpu", dtype=dtype)
 
 
+def fast_paths(lm: Any) -> list[str]:
+    """The engine fast paths the load-time self-checks granted ``lm`` (they differ between CPUs in
+    half precision, and change the positions a run sends through the model)."""
+    flags = {"packed rows": "packed_rows", "unmasked right padding": "unmasked_right_padding",
+             "gathered head rows": "gather_head"}
+    return [name for name, attribute in flags.items() if getattr(lm, attribute, False)]
+
+
 def measure(name: str, lm: Any, documents: list[str], summaries: list[str], references: list[str]) -> dict[str, Any]:
     """One untimed warm-up call, then one counted and timed call; the row of numbers."""
     from nlgmetrics.engine.causal import count_positions
@@ -371,6 +379,7 @@ def run(
     _, references = realsumm_pairs(data, n_docs, per_doc, fields=("prediction", "reference"))
     probes: dict[str, dict[str, float]] = {}
     shapes: dict[str, dict[str, dict[str, float]]] = {}  # dtype -> model -> model_shape_rates
+    granted: dict[str, dict[str, list[str]]] = {}  # dtype -> model -> fast_paths
     rows: list[dict[str, Any]] = []
     load = [os.getloadavg()[0]]
     for dtype in dtypes:
@@ -393,6 +402,7 @@ def run(
             if which not in loaded:
                 loaded[which] = load_model(which, dtype)
                 shapes.setdefault(dtype, {})[which] = model_shape_rates(loaded[which].model)
+                granted.setdefault(dtype, {})[which] = fast_paths(loaded[which])
             print(f"speed_limits: {name} {dtype} ...", file=sys.stderr, flush=True)
             row = measure(name, loaded[which], documents, summaries, references)
             print(f"speed_limits: {name} {dtype}: {row['positions']} positions / {row['real']} real, "
@@ -412,7 +422,7 @@ def run(
                 row["fraction_of_model_shapes"] = row["model_shape_seconds"] / row["seconds"]
     import nlgmetrics.engine.causal as causal
 
-    return dict(rows=rows, probes=probes, model_shapes=shapes, threads=torch.get_num_threads(), load_average=load,
+    return dict(rows=rows, probes=probes, model_shapes=shapes, fast_paths=granted, threads=torch.get_num_threads(), load_average=load,
                 planner=planner(), engine=str(Path(causal.__file__).parent), kv_copy=kv_copy_costs(),
                 workload=dict(n_docs=n_docs, per_doc=per_doc, examples=len(summaries),
                               document_chars=[len(d) for d in dict.fromkeys(documents)]))
@@ -552,6 +562,10 @@ def render(runs: dict[str, Any], findings: str = "") -> str:
                    f"{d} {m} body {r['body']:.1f}, head {r['head']:.1f} GFLOP/s"
                    for d, per_model in run_["model_shapes"].items() for m, r in per_model.items())]
               if run_.get("model_shapes") else []),
+            *([("- fast paths granted by the load-time self-checks: " + "; ".join(
+                f"{d} {m}: {', '.join(paths) or 'none'}"
+                for d, per_model in run_["fast_paths"].items() for m, paths in per_model.items()))]
+              if run_.get("fast_paths") else []),
             "",
             *_table(run_),
             "",
