@@ -11,8 +11,10 @@ forward passes. One module per job:
   back-off), ``bookkeeping`` (distinct queries, the per-example progress bar, warn-once counters);
 - running it: ``masked`` / ``causal`` (the two scoring passes), ``heads`` (LM head at the needed
   rows only), ``padding`` (causal batches without a mask), ``packing`` (several targets per row
-  behind a cached prefix), ``transfer`` (host<->device copies),
-  ``runner`` / ``distributed`` (progress, accelerate).
+  behind a cached prefix), ``self_checks`` (the load-time probes that grant those three fast
+  paths, judged against float32 truth in half precision), ``memory`` (freed CPU buffers kept
+  mapped), ``transfer`` (host<->device copies), ``runner`` / ``distributed`` (progress,
+  accelerate).
 
 >>> from nlgmetrics.engine import load_lm, CausalQuery, causal_target_scores
 >>> from nlgmetrics.testing import build_random_model
