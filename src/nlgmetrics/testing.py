@@ -29,7 +29,7 @@ from typing import Literal
 from nlgmetrics.engine.smollm2 import TOKENIZER_DIR_NAME, default_cache_dir, package_dir, smollm2_gguf_path
 
 Architecture = Literal["bert", "gpt2", "llama"]
-Size = Literal["tiny", "small", "base", "1b"]
+Size = Literal["tiny", "small", "base", "135m", "1b"]
 
 __all__ = [
     "Architecture",
@@ -88,6 +88,9 @@ _SHAPES: dict[tuple[str, str], dict[str, int]] = {
     ("gpt2", "base"): dict(n_embd=768, n_layer=12, n_head=12, n_positions=1024),
     ("llama", "tiny"): dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, intermediate_size=64, max_position_embeddings=256),
     ("llama", "small"): dict(hidden_size=256, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2, intermediate_size=1024, max_position_embeddings=2048),
+    # SmolLM2-135M's shape (GQA 9/3 heads of 64, SwiGLU 1536, 30 layers), for speed runs where its
+    # offline weights cannot travel: the same FLOPs and positions, meaningless scores.
+    ("llama", "135m"): dict(hidden_size=576, num_hidden_layers=30, num_attention_heads=9, num_key_value_heads=3, intermediate_size=1536, max_position_embeddings=8192),
     ("llama", "1b"): dict(hidden_size=2048, num_hidden_layers=16, num_attention_heads=32, num_key_value_heads=8, intermediate_size=8192, max_position_embeddings=2048),
 }
 
