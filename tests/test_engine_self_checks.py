@@ -21,7 +21,7 @@ def bf16_llama(tiny_llama_dir):
 
 @pytest.fixture()
 def half_precision_check_fails(monkeypatch):
-    """What a CPU whose bf16 kernels block by rows shows (AVX-512 BF16 without AMX): no
+    """What a CPU whose bf16 kernels round other batch shapes differently shows: no
     half-precision pair is within the dtype's tolerance; float32 pairs are judged as always."""
     strict = self_checks.logits_agree
 

@@ -7,8 +7,9 @@ the logits of the plain computation. A probe is a function of the model returnin
 
 In float32 the pairs must agree within float32 rounding. In half precision two computations of
 the same logits in different batch shapes can differ by as much as half precision differs from
-float32 (SmolLM2-135M in bf16: 1.2 on logits of scale 33), wherever the matmul kernels block by
-rows, as AVX-512 BF16 kernels without AMX do; with AMX the same probes agree bit for bit. So a
+float32 (SmolLM2-135M in bf16: 1.2 on logits of scale 33) wherever the kernels round different
+batch shapes differently (the packing probe failed in bf16 on an AVX-512 BF16 CPU without AMX;
+with AMX the same probes agree bit for bit). So a
 half-precision pair outside the dtype's tolerance is judged against float32 truth: the probe is
 run again on a float32 copy of the model (the model itself is never converted), which must agree
 within float32 rounding (the fast path's semantics), and the half-precision fast logits must be
