@@ -111,9 +111,14 @@ WORKER = textwrap.dedent(
     assert status == 0
     from accelerate.utils import gather_object
     shard_sizes = gather_object([sum(local_units)])
+    # The engine gathers its results over a gloo group of its own (NCCL refuses two processes on
+    # one GPU): the groups it made, by backend.
+    import torch.distributed as dist
+    import nlgmetrics.engine.distributed as engine_distributed
+    object_backends = sorted(str(dist.get_backend(g)) for g in engine_distributed._OBJECT_GROUPS.values())
     if state.is_main_process:
         with open(config["out"], "w") as handle:
-            json.dump({"results": results, "shard_sizes": shard_sizes,
+            json.dump({"results": results, "shard_sizes": shard_sizes, "object_backends": object_backends,
                        "num_processes": state.num_processes}, handle)
     state.wait_for_everyone()
     '''
@@ -179,6 +184,7 @@ def run_two_vs_one(tmp_path, calls, tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir
                              f"--- stdout ---\n{launched.stdout[-3000:]}\n--- stderr ---\n{launched.stderr[-5000:]}")
     gathered = json.loads(out.read_text())
     assert gathered["num_processes"] == 2
+    assert gathered["object_backends"] == ["gloo"]
 
     namespace: dict = {}
     exec(calls, namespace)  # the same calls, in this single process

@@ -61,6 +61,26 @@ def to_cpu(value: Any) -> Any:
     return value
 
 
+_OBJECT_GROUPS: dict[int, Any] = {}
+
+
+def _object_group() -> Any:
+    """A gloo group over every process, for gathering pickled results on the CPU.
+
+    Under NCCL (the default on GPUs) an object gather goes through the GPU, and NCCL refuses two
+    processes on one GPU ("Duplicate GPU detected"), which is what ``accelerate launch
+    --num_processes 2`` on a one-GPU machine gives (both ranks on ``cuda:0``); the pickles gain
+    nothing from a GPU anyway. Every process reaches this in the same order (all run the same
+    code), as creating a group requires; a new default group gets a new gloo group.
+    """
+    import torch.distributed as dist
+
+    key = id(dist.group.WORLD)
+    if key not in _OBJECT_GROUPS:
+        _OBJECT_GROUPS[key] = dist.new_group(backend="gloo")
+    return _OBJECT_GROUPS[key]
+
+
 def distributed_map(items: Sequence[T], fn: Callable[[list[T]], list[R]]) -> list[R]:
     """``fn`` over ``items``, split across processes; results in the order of ``items``, everywhere.
 
@@ -75,16 +95,16 @@ def distributed_map(items: Sequence[T], fn: Callable[[list[T]], list[R]]) -> lis
         if len(results) != len(items):
             raise ValueError(f"fn returned {len(results)} results for {len(items)} items.")
         return results
-    from accelerate.utils import gather_object
+    import torch.distributed as dist
 
     # split_between_processes hands out contiguous chunks, rank order == item order, without
-    # padding; gather_object concatenates them in rank order, which restores the original order.
+    # padding; gathered in rank order, they restore the original order.
     with state.split_between_processes(items) as shard:
         local = [to_cpu(r) for r in fn(list(shard))]
         if len(local) != len(shard):
             raise ValueError(f"fn returned {len(local)} results for {len(shard)} items.")
-    # gather_object on a list concatenates the per-process lists; wrap so empty shards still count.
-    gathered = gather_object([local])
+    gathered: list[Any] = [None] * state.num_processes
+    dist.all_gather_object(gathered, local, group=_object_group())
     results = [r for chunk in gathered for r in chunk]
     if len(results) != len(items):
         raise RuntimeError(f"distributed_map gathered {len(results)} results for {len(items)} items.")
