@@ -85,7 +85,7 @@ WORKER = textwrap.dedent(
     sys.excepthook = record_failure
     from accelerate import PartialState
 
-    state = PartialState(cpu=True)  # gloo process group on CPU
+    state = PartialState(STATE_ARGUMENTS)  # cpu=True: a gloo process group on CPU; else NCCL on GPUs
     assert state.num_processes == 2, state.num_processes
     import nlgmetrics.engine.runner as runner
 
@@ -109,18 +109,18 @@ WORKER = textwrap.dedent(
                        "-m", "fflm", "--model", config["models"]["llama"], "--option",
                        "fflm.batch_size=1", "--json", config["cli_out"], "--quiet", "--no-progress"])
     assert status == 0
-    from accelerate.utils import gather_object
-    shard_sizes = gather_object([sum(local_units)])
     # The engine gathers its results over a gloo group of its own (NCCL refuses two processes on
-    # one GPU): the groups it made, by backend.
+    # one GPU): the groups it made, by backend. The worker's own gather and barrier use it too.
     import torch.distributed as dist
     import nlgmetrics.engine.distributed as engine_distributed
     object_backends = sorted(str(dist.get_backend(g)) for g in engine_distributed._OBJECT_GROUPS.values())
+    shard_sizes = [None] * state.num_processes
+    dist.all_gather_object(shard_sizes, sum(local_units), group=engine_distributed._object_group())
     if state.is_main_process:
         with open(config["out"], "w") as handle:
             json.dump({"results": results, "shard_sizes": shard_sizes, "object_backends": object_backends,
-                       "num_processes": state.num_processes}, handle)
-    state.wait_for_everyone()
+                       "num_processes": state.num_processes, "device": str(state.device)}, handle)
+    dist.barrier(group=engine_distributed._object_group())
     '''
 )
 
@@ -145,7 +145,18 @@ def test_two_cpu_processes_match_one(tmp_path, tiny_bert_dir, tiny_gpt2_dir, tin
     run_two_vs_one(tmp_path, CALLS, tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir, copy_bert_dir)
 
 
-def run_two_vs_one(tmp_path, calls, tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir, copy_bert_dir):
+@pytest.mark.slow
+def test_two_processes_on_one_gpu_match_one(tmp_path, tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir, copy_bert_dir):
+    """accelerate's NCCL state with both processes on cuda:0 (a one-GPU machine, ``accelerate
+    launch --num_processes 2``): the engine still gathers (over gloo) the one-process numbers."""
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device (run on the GPU machine)")
+    run_two_vs_one(tmp_path, CALLS, tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir, copy_bert_dir, cpu=False)
+
+
+def run_two_vs_one(tmp_path, calls, tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir, copy_bert_dir, cpu=True):
     # A random BERT predicts nothing right, so BLANC counts would all be 0 and compare trivially;
     # the BLANC parity tests' copy-model (copy_bert_dir) predicts some masked tokens from context.
     torchrun = shutil.which("torchrun") or str(Path(sys.executable).parent / "torchrun")
@@ -170,7 +181,7 @@ def run_two_vs_one(tmp_path, calls, tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir
                                   "cli_out": str(cli_out), "cli_predictions": str(predictions_file),
                                   "cli_sources": str(sources_file)}))
     script = tmp_path / "worker.py"
-    script.write_text(WORKER)
+    script.write_text(WORKER.replace("STATE_ARGUMENTS", "cpu=True" if cpu else ""))
     env = dict(os.environ, OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     env.pop("WORLD_SIZE", None)
     launched = subprocess.run(
@@ -184,6 +195,7 @@ def run_two_vs_one(tmp_path, calls, tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir
                              f"--- stdout ---\n{launched.stdout[-3000:]}\n--- stderr ---\n{launched.stderr[-5000:]}")
     gathered = json.loads(out.read_text())
     assert gathered["num_processes"] == 2
+    assert gathered["device"] == ("cpu:0" if cpu else "cuda:0")  # PartialState numbers the CPU too
     assert gathered["object_backends"] == ["gloo"]
 
     namespace: dict = {}
