@@ -108,3 +108,23 @@ def test_a_model_that_cannot_be_copied_keeps_the_plain_path(bf16_llama, half_pre
 
     monkeypatch.setattr(self_checks, "float32_copy", refuse)
     assert not packing.packed_rows_work(bf16_llama)
+
+
+def test_a_bf16_load_makes_one_float32_copy_for_its_three_checks(tiny_llama_dir, half_precision_check_fails,
+                                                                  monkeypatch):
+    """load_lm runs the three self-checks; in half precision they share one float32 copy (a large
+    model copied three times would cost seconds), made only because a check needed it, and all
+    three fast paths are granted through it. Outside a load each check makes its own."""
+    from nlgmetrics.engine import clear_cache, load_lm
+
+    made = []
+    real_copy = self_checks.float32_copy
+    monkeypatch.setattr(self_checks, "float32_copy", lambda model: made.append(1) or real_copy(model))
+    clear_cache()
+    lm = load_lm(str(tiny_llama_dir), "causal", device="cpu", dtype="bfloat16")
+    assert len(made) == 1
+    assert lm.packed_rows and lm.unmasked_right_padding and lm.gather_head
+    clear_cache()
+    packing.packed_rows_work(lm.model)
+    right_padding_needs_no_mask(lm.model)
+    assert len(made) == 3

@@ -357,6 +357,7 @@ def _prepare(
     from nlgmetrics.engine.heads import gather_head_works
     from nlgmetrics.engine.packing import packed_rows_work
     from nlgmetrics.engine.padding import right_padding_needs_no_mask
+    from nlgmetrics.engine.self_checks import sharing_float32_copies
 
     if model.get_output_embeddings() is None:
         raise head_less_error(name, [type(model).__name__], kind)
@@ -365,6 +366,10 @@ def _prepare(
         model = model.to(device=device, dtype=dtype).eval()
     if owned:  # a caller's module keeps its flags; inference_mode makes them irrelevant anyway
         model.requires_grad_(False)
+    with sharing_float32_copies():  # the three load-time self-checks (engine.self_checks)
+        gather_head = gather_head_works(model, kind)
+        unmasked_right_padding = kind == "causal" and right_padding_needs_no_mask(model)
+        packed_rows = kind == "causal" and packed_rows_work(model)
     return _Weights(
         model=model,
         kind=kind,
@@ -373,9 +378,9 @@ def _prepare(
         device=device,
         dtype=dtype,
         revision=revision,
-        gather_head=gather_head_works(model, kind),
-        unmasked_right_padding=kind == "causal" and right_padding_needs_no_mask(model),
-        packed_rows=kind == "causal" and packed_rows_work(model),
+        gather_head=gather_head,
+        unmasked_right_padding=unmasked_right_padding,
+        packed_rows=packed_rows,
         state=state,
     )
 

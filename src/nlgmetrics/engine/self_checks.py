@@ -15,7 +15,7 @@ run again on a float32 copy of the model (the model itself is never converted), 
 within float32 rounding (the fast path's semantics), and the half-precision fast logits must be
 no farther from that truth than rounding takes the plain ones (twice their error, plus the
 dtype's tolerance). Where the copy does not fit in memory, the fast path is not taken: slower,
-never wrong.
+never wrong. A model load's checks share one copy (:func:`sharing_float32_copies`).
 
 >>> a = torch.tensor([[1.0, 2.0]])
 >>> logits_agree(a, a + 1e-6, torch.float32), logits_agree(a, a + 1e-3, torch.float32)
@@ -25,7 +25,9 @@ never wrong.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 import torch
 
@@ -84,6 +86,32 @@ def float32_copy(model: torch.nn.Module) -> torch.nn.Module | None:
     return copy.deepcopy(model).to(torch.float32).eval()
 
 
+_SHARED = threading.local()
+
+
+@contextmanager
+def sharing_float32_copies() -> Iterator[None]:
+    """Within, the self-checks of a model share one float32 copy of it, made when the first one
+    needs it (a model load runs three checks; copying a large model three times costs seconds)."""
+    outermost = getattr(_SHARED, "copies", None) is None
+    if outermost:
+        _SHARED.copies = {}
+    try:
+        yield
+    finally:
+        if outermost:
+            del _SHARED.copies
+
+
+def _float32_reference(model: torch.nn.Module) -> torch.nn.Module | None:
+    copies = getattr(_SHARED, "copies", None)
+    if copies is None:
+        return float32_copy(model)
+    if id(model) not in copies:  # None (no room) is kept too: the next check need not look again
+        copies[id(model)] = float32_copy(model)
+    return copies[id(model)]
+
+
 def _error(got: torch.Tensor, truth: torch.Tensor) -> float:
     return (got - truth).abs().max().item()
 
@@ -102,12 +130,11 @@ def probe_passes(model: torch.nn.Module, probe: Callable[[torch.nn.Module], Logi
     if dtype == torch.float32:
         return False
     try:
-        reference = float32_copy(model)
+        reference = _float32_reference(model)
         if reference is None:
             return False
         with torch.inference_mode():
             exact = list(probe(reference))
-        del reference
     except Exception:  # noqa: BLE001 - as above (a model that cannot be copied included)
         return False
     return agree_with_float32_truth(pairs, exact, dtype)
