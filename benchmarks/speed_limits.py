@@ -117,7 +117,8 @@ def matmul_rate(dtype: Any, seconds: float = 1.5, device: Any = "cpu") -> float:
     At least one timed product per case, so a slow dtype costs one product, not a loop."""
     import torch
 
-    sizes = PROBE_SIZES if torch.device(device).type == "cpu" else GPU_PROBE_SIZES
+    on_cpu = torch.device(device).type == "cpu"
+    sizes = PROBE_SIZES if on_cpu else GPU_PROBE_SIZES
     best = 0.0
     for n in sizes:
         a = torch.randn(n, n, device=device).to(dtype)
@@ -135,7 +136,7 @@ def matmul_rate(dtype: Any, seconds: float = 1.5, device: Any = "cpu") -> float:
             while True:
                 product()
                 runs += 1
-                if runs % 8 == 0 or torch.device(device).type == "cpu":
+                if on_cpu or runs % 8 == 0:  # a GPU is waited for every 8 products, not each
                     synchronize(device)
                     elapsed = time.perf_counter() - start
                     if elapsed >= seconds:

@@ -93,3 +93,22 @@ def serve():
     yield start
     for demo in demos:
         demo.close()
+
+
+@pytest.fixture
+def leaky_packing(monkeypatch):
+    """Call it to make the engine's packed rows leak: every segment of a row then sees the
+    segments before it (a plain causal mask over the row), which the packing check must refuse."""
+    import torch
+
+    import nlgmetrics.engine.packing as packing
+
+    honest = packing.packed_inputs
+
+    def leaky(rows, cached, dtype):
+        ids, positions, mask, head_rows, head_cols = honest(rows, cached, dtype)
+        causal = torch.ones(ids.shape[1], ids.shape[1]).tril().bool()
+        mask[:, 0, :, cached:] = torch.where(causal, torch.zeros((), dtype=dtype), mask[:, 0, :, cached:])
+        return ids, positions, mask, head_rows, head_cols
+
+    return lambda: monkeypatch.setattr(packing, "packed_inputs", leaky)

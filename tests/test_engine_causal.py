@@ -361,7 +361,7 @@ def test_packed_rows_equal_the_naive_loop_with_less_padding(causal_lm):
         np.testing.assert_array_equal(scores.argmax, argmax)
 
 
-def test_packing_check_rejects_segments_that_see_each_other(tiny_llama_dir, monkeypatch):
+def test_packing_check_rejects_segments_that_see_each_other(tiny_llama_dir, leaky_packing):
     """The load-time check compares each packed segment with the segment run alone: a mask
     that lets the segments of a row see each other fails it (so that model would not pack)."""
     from transformers import AutoModelForCausalLM
@@ -370,14 +370,5 @@ def test_packing_check_rejects_segments_that_see_each_other(tiny_llama_dir, monk
 
     model = AutoModelForCausalLM.from_pretrained(str(tiny_llama_dir)).eval()
     assert packing.packed_rows_work(model)
-    honest = packing.packed_inputs
-
-    def leaky(rows, cached, dtype):
-        ids, positions, mask, head_rows, head_cols = honest(rows, cached, dtype)
-        width = ids.shape[1]
-        causal = torch.ones(width, width).tril().bool()
-        mask[:, 0, :, cached:] = torch.where(causal, torch.zeros(()), mask[:, 0, :, cached:])
-        return ids, positions, mask, head_rows, head_cols
-
-    monkeypatch.setattr(packing, "packed_inputs", leaky)
+    leaky_packing()
     assert not packing.packed_rows_work(model)

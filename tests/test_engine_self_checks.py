@@ -50,21 +50,17 @@ def test_half_precision_rounding_falls_back_to_float32_truth(bf16_llama, half_pr
         assert torch.equal(after[name], tensor), name
 
 
-def test_a_leaky_packing_mask_is_refused_in_bf16_either_way(bf16_llama, monkeypatch):
-    honest = packing.packed_inputs
-
-    def leaky(rows, cached, dtype):
-        ids, positions, mask, head_rows, head_cols = honest(rows, cached, dtype)
-        causal = torch.ones(ids.shape[1], ids.shape[1]).tril().bool()
-        mask[:, 0, :, cached:] = torch.where(causal, torch.zeros((), dtype=dtype), mask[:, 0, :, cached:])
-        return ids, positions, mask, head_rows, head_cols
-
+def test_a_leaky_packing_mask_is_refused_in_bf16(bf16_llama, leaky_packing):
     assert packing.packed_rows_work(bf16_llama)
-    monkeypatch.setattr(packing, "packed_inputs", leaky)
-    assert not packing.packed_rows_work(bf16_llama)  # plain bf16 judgement
-    strict = self_checks.logits_agree
-    monkeypatch.setattr(self_checks, "logits_agree", lambda g, w, d: d == torch.float32 and strict(g, w, d))
-    assert not packing.packed_rows_work(bf16_llama)  # float32 truth: the segments see each other
+    leaky_packing()
+    assert not packing.packed_rows_work(bf16_llama)  # the plain bf16 judgement
+
+
+def test_a_leaky_packing_mask_is_refused_by_float32_truth(bf16_llama, half_precision_check_fails, leaky_packing):
+    """Where bf16 rounding sends every check to the float32 copy, the copy still sees the leak."""
+    assert packing.packed_rows_work(bf16_llama)
+    leaky_packing()
+    assert not packing.packed_rows_work(bf16_llama)
 
 
 def test_no_float32_copy_where_it_would_not_fit(bf16_llama, half_precision_check_fails, monkeypatch):
