@@ -1,4 +1,4 @@
-"""One table of the six metrics for the command line, the Gradio demos and the Trainer hook.
+"""One table of the metrics for the command line, the Gradio demos and the Trainer hook.
 
 Each :class:`MetricSpec` says what a metric *is* to a front end: its name and title, what it reads
 besides the predictions (``"references"`` or ``"sources"``), which library function computes it
@@ -148,12 +148,16 @@ def _annotation(function: Callable[..., Any], name: str) -> Any:
     such name elsewhere in the signature does not hide the others."""
     function = inspect.unwrap(function)
     hint = getattr(function, "__annotations__", {}).get(name)
-    if isinstance(hint, str):
-        try:
-            hint = eval(hint, getattr(function, "__globals__", {}))  # noqa: S307 - the library's own annotation
-        except Exception:
-            return None
-    return hint
+    if not isinstance(hint, str):
+        return hint
+
+    class _One:  # typing resolves a string annotation of an object that holds just this one
+        __annotations__ = {name: hint}
+
+    try:
+        return typing.get_type_hints(_One, globalns=getattr(function, "__globals__", {}))[name]
+    except Exception:
+        return None
 
 
 def _literal_choices(function: Callable[..., Any], name: str) -> tuple[Any, ...] | None:
