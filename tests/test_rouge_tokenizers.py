@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import functools
 import random
+import re
 import unicodedata
 import warnings
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nlgmetrics.core.signature import parse_signature
 from nlgmetrics.rouge import TOKENIZER_NAMES, rouge_family, tokenize
@@ -370,6 +373,132 @@ def test_callable_never_sees_its_result_mutated_and_inputs_unchanged():
     rouge_family(preds, refs, tokenizer=spy, rouge_types=["rouge1", "rougeLsum"], n_bootstrap=0)
     assert preds == ["b a"] and refs == [["a b"]]
     assert set(seen) == {"b a", "a b"}  # whole texts, then their lines (the same here)
+
+
+# --------------------------------------------------------------------------- ROUGE-Lsum: sentences first
+
+
+def _naive_char(text: str) -> list[str]:
+    """Every letter or digit (or a mark with no letter before it) after lower() and NFC, with the
+    combining marks that follow it (unicodedata only)."""
+    tokens: list[str] = []
+    previous = ""
+    for char in unicodedata.normalize("NFC", text.lower()):
+        category = unicodedata.category(char)[0]
+        if category == "M" and previous in ("L", "M", "N"):
+            tokens[-1] += char
+        elif category in ("L", "M", "N"):
+            tokens.append(char)
+        previous = category
+    return tokens
+
+
+def _split_space(text):
+    """str.split(" "): its tokens can hold a newline ("mat\nthe"), and empty tokens are kept."""
+    return text.split(" ")
+
+
+def _pieces(text):
+    """Words and the whitespace between them, every piece a token (the newlines too)."""
+    return [piece for piece in re.split(r"(\s)", text) if piece]
+
+
+#: Every kind of ``tokenizer=``: each named one (with its rouge-score oracle: rouge-score's own
+#: default tokenizer, or a naive one above, tokenizing each sentence) and callables, including
+#: ones whose tokens can contain a newline, so that tokenizing the whole text would join words of
+#: two sentences; a function, a lambda, a builtin, a partial, an object with a tokenize method.
+LSUM_TOKENIZERS = {
+    "default": ("default", None),
+    "default+stemmer": ("default", "stem"),
+    "whitespace": ("whitespace", lambda text: text.lower().split()),
+    "unicode": ("unicode", _naive_unicode),
+    "cjk": ("cjk", _naive_cjk),
+    "char": ("char", _naive_char),
+    "str.split": (str.split, str.split),
+    "split(' ')": (_split_space, _split_space),
+    "lambda split(' ')": (lambda text: text.split(" "), _split_space),
+    "characters": (lambda text: list(text), list),  # the newline is a token of the whole text
+    "pieces": (_pieces, _pieces),
+    "partial": (functools.partial(str.split, sep=" "), _split_space),
+    "tokenize method": (_Tokens(_split_space), _split_space),
+}
+
+_LSUM_WORDS = ["the", "cat", "The", "sat", "on", "mat", "a", "猫", "喜欢", "кошка", "Кошка", "café", "cafe\u0301",
+               "running", "runs", "1", "a-b", "ok!", "😀", "x"]
+
+
+@st.composite
+def _lined_text(draw, lines=None):
+    """A text of sentences separated by newlines (single, doubled, with a space around them),
+    words separated by one or two spaces or a tab; sometimes a leading or trailing newline."""
+    if lines is None:
+        lines = draw(st.lists(st.lists(st.sampled_from(_LSUM_WORDS), max_size=6), min_size=1, max_size=4))
+    rendered = []
+    for words in lines:
+        line = ""
+        for index, word in enumerate(words):
+            line += (draw(st.sampled_from([" ", " ", "  ", "\t"])) if index else "") + word
+        rendered.append(line)
+    text = rendered[0]
+    for line in rendered[1:]:
+        text += draw(st.sampled_from(["\n", "\n", "\n\n", " \n", "\n "])) + line
+    return draw(st.sampled_from(["", "\n"])) + text + draw(st.sampled_from(["", "\n"]))
+
+
+@st.composite
+def _lsum_pair(draw):
+    """(prediction, references): the prediction is often the first reference's sentences in
+    another order (the case where sentence boundaries decide the score)."""
+    lines = draw(st.lists(st.lists(st.sampled_from(_LSUM_WORDS), min_size=1, max_size=6), min_size=1, max_size=4))
+    first = draw(_lined_text(lines))
+    if draw(st.booleans()):
+        prediction = draw(_lined_text(draw(st.permutations(lines))))
+    else:
+        prediction = draw(_lined_text())
+    others = draw(st.lists(_lined_text(), max_size=1))
+    return prediction, [first, *others]
+
+
+def _lsum_scorer(kind: str):
+    types = ["rouge1", "rougeL", "rougeLsum"]
+    _, oracle = LSUM_TOKENIZERS[kind]
+    if oracle is None or oracle == "stem":
+        return rouge_scorer.RougeScorer(types, use_stemmer=oracle == "stem")
+    return rouge_scorer.RougeScorer(types, tokenizer=_Tokens(oracle))
+
+
+@pytest.mark.parametrize("kind", list(LSUM_TOKENIZERS))
+@settings(max_examples=25, deadline=None, derandomize=True, database=None)
+@given(pairs=st.lists(_lsum_pair(), min_size=1, max_size=3))
+def test_rouge_lsum_tokenizes_each_sentence_as_rouge_score_does(kind, pairs):
+    """ROUGE-Lsum with every tokenizer kind equals rouge-score's, which splits a text into its
+    non-empty lines first and tokenizes each line (rouge1/rougeL: the whole text)."""
+    tokenizer, oracle = LSUM_TOKENIZERS[kind]
+    scorer = _lsum_scorer(kind)
+    preds = [p for p, _ in pairs]
+    refs = [r for _, r in pairs]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the default tokenizer's "no token" warning on CJK lines
+        ours = rouge_family(preds, refs, rouge_types=["rouge1", "rougeL", "rougeLsum"], tokenizer=tokenizer,
+                            use_stemmer=oracle == "stem", n_bootstrap=0).scores
+    for i, (pred, ref_list) in enumerate(pairs):
+        expected = scorer.score_multi(ref_list, pred)
+        for t in ("rouge1", "rougeL", "rougeLsum"):
+            for suffix, attr in (("", "fmeasure"), ("_precision", "precision"), ("_recall", "recall")):
+                assert ours[t + suffix][i] == pytest.approx(getattr(expected[t], attr), abs=1e-12), (
+                    kind, t + suffix, pred, ref_list)
+
+
+def test_rouge_lsum_swapped_sentences_with_split_on_spaces():
+    """The two sentences of the reference in the other order: every token of each sentence is
+    matched by the same sentence of the prediction, so ROUGE-Lsum is 1 (rouge-score's number)
+    with text.split(" ") as with text.split(); tokenizing the whole text first would make the
+    tokens "sat\nthe" and "ran\nthe" and lose the match."""
+    pred, ref = "the cat sat\nthe dog ran", "the dog ran\nthe cat sat"
+    for tokenizer in (str.split, _split_space, lambda text: text.split(" "), _Tokens(_split_space)):
+        scores = _scores(pred, ref, tokenizer, types=["rougeLsum", "rougeW"])
+        assert scores["rougeLsum"] == 1.0, tokenizer
+        assert scores["rougeW"] == _scores(pred, ref, "whitespace", types=["rougeW"])["rougeW"], tokenizer
 
 
 @pytest.mark.parametrize("bad, message", [

@@ -89,6 +89,17 @@ class _Text:
     def unigrams(self) -> Counter:
         return self.counts(("n", 1))[0]
 
+    @property
+    def sentence_unigrams(self) -> Counter:
+        """Token counts over the sentences' tokens: what ROUGE-Lsum and ROUGE-W clip their hits
+        by. rouge-score and ROUGE-1.5.5 tokenize each sentence, and a callable tokenizer's tokens
+        of the whole text may differ from those of its lines (``text.split(" ")`` makes
+        ``"sat\\nthe"`` one token), so the whole text's counts are not these."""
+        found = self.cache.get("sentence_unigrams")
+        if found is None:
+            found = self.cache["sentence_unigrams"] = Counter(token for line in self.sentences for token in line)
+        return found
+
 
 @functools.lru_cache(maxsize=1 << 16)
 def _prepare(text: str, tokenizer: str, stem: bool | str, stopwords: bool, sentences: bool) -> _Text:
@@ -160,7 +171,8 @@ def _pair_stats(kind: RougeType, pred: _Text, ref: _Text, w: float, w_norm: str)
         pred_total = sum(len(s) for s in pred.sentences)
         if not ref_total or not pred_total:
             return Stats(0, ref_total, pred_total)
-        hits = union_lcs_hits(ref.sentences, pred.sentences, pred.sentence_masks, ref.unigrams, pred.unigrams)
+        hits = union_lcs_hits(ref.sentences, pred.sentences, pred.sentence_masks, ref.sentence_unigrams,
+                              pred.sentence_unigrams)
         return Stats(hits, ref_total, pred_total)
     return _rouge_w_stats(pred, ref, w, w_norm)
 
@@ -226,7 +238,7 @@ def _rouge_w_stats(pred: _Text, ref: _Text, w: float, w_norm: str) -> Stats:
         return Stats(0.0, 0.0, 0.0)
     try:
         if w_norm == "rouge155":
-            hits, base = wlcs_hits(ref.sentences, pred.sentences, w, ref.unigrams, pred.unigrams)
+            hits, base = wlcs_hits(ref.sentences, pred.sentences, w, ref.sentence_unigrams, pred.sentence_unigrams)
             # ROUGE-1.5.5 weights the reference length twice, f(sum_i f(len_i)), and the prediction
             # as one block, f(n): a perfect match of n words gets recall n**(1-w), not 1.
             stats = Stats(hits, base**w, float(pred_total) ** w)
