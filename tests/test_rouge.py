@@ -532,6 +532,28 @@ def test_absurd_rouge_n_is_a_quick_clear_error(name):
     assert time.process_time() - start < 2.0
 
 
+@pytest.mark.parametrize("name", ["rougeS" + "9" * 5000, "rougeSU" + "9" * 5000, "rougeS1000001",
+                                  "rougeSU99999999999999999999"])
+def test_absurd_rouge_s_gap_is_a_quick_clear_error_naming_the_valid_forms(name):
+    """The same refusal as ROUGE-N's (never Python's integer-conversion limit message)."""
+    start = time.process_time()
+    with pytest.raises(ValueError) as caught:
+        rouge_family(["a b c"] * 50, ["a b c"] * 50, rouge_types=["rouge1", name])
+    message = str(caught.value)
+    assert "gap from 0 to 1000000" in message and "rougeS* / rougeSU* for any gap" in message, message
+    assert "limit" not in message and len(message) < 400, message
+    assert time.process_time() - start < 2.0
+
+
+@pytest.mark.parametrize("name, same_as", [("rougeS1000000", "rougeS*"), ("rougeSU0001000000", "rougeSU*"),
+                                           ("rougeS0004", "rougeS4"), ("rougeS" + "0" * 5000, "rougeS0")])
+def test_every_gap_up_to_the_bound_is_accepted(name, same_as):
+    """Leading zeros do not count as digits; a gap beyond the texts' length counts every pair."""
+    pred, ref = "the gunman police killed x y", "police killed the gunman y x"
+    got = rouge_family([pred], [ref], rouge_types=[name], n_bootstrap=0).scores[name]
+    assert got == rouge_family([pred], [ref], rouge_types=[same_as], n_bootstrap=0).scores[same_as]
+
+
 @settings(max_examples=60, deadline=None)
 @given(n=st.integers(1, 100), pred=_texts, ref=_texts)
 def test_every_accepted_rouge_n_matches_rouge_score(n, pred, ref):

@@ -9,7 +9,7 @@ Public API (stable):
   :data:`TOKENIZER_NAMES` - the named word splitters of ``tokenizer=`` (``default``,
   ``whitespace``, ``unicode``, ``cjk``, ``char``; :mod:`nlgmetrics.rouge.tokenizers`).
 * :func:`parse_rouge_type`, :data:`DEFAULT_ROUGE_TYPES`, :data:`MAX_ROUGE_N`,
-  :func:`rouge_w_weight_limit`, :class:`Score`, :func:`clear_cache`.
+  :data:`MAX_SKIP_GAP`,  :func:`rouge_w_weight_limit`, :class:`Score`, :func:`clear_cache`.
 
 Building blocks with their own modules: :mod:`nlgmetrics.rouge.scoring` (P/R/F from match
 statistics), :mod:`nlgmetrics.rouge.bootstrap`, :mod:`nlgmetrics.rouge.rouge155` (ROUGE-1.5.5's
@@ -31,12 +31,13 @@ from nlgmetrics.rouge.result import RougeResult
 from nlgmetrics.rouge.scoring import Score
 from nlgmetrics.rouge.tokenize import tokenize
 from nlgmetrics.rouge.tokenizers import TOKENIZER_NAMES
-from nlgmetrics.rouge.types import DEFAULT_ROUGE_TYPES, MAX_ROUGE_N, RougeType, parse_rouge_type
+from nlgmetrics.rouge.types import DEFAULT_ROUGE_TYPES, MAX_ROUGE_N, MAX_SKIP_GAP, RougeType, parse_rouge_type
 
 __all__ = [
     "AGGREGATIONS",
     "DEFAULT_ROUGE_TYPES",
     "MAX_ROUGE_N",
+    "MAX_SKIP_GAP",
     "MULTI_REF_MODES",
     "ROUGE_W_NORMALIZATIONS",
     "TOKENIZER_NAMES",

@@ -10,6 +10,12 @@ Published ROUGE stops at N = 4 and n-gram memorisation and contamination checks 
 50, so an order above 100 is a typo (``rouge999999999999999999999999999``) that would otherwise
 cost minutes or all the memory, not a measurement: it is rejected.
 
+ROUGE-S/SU with a skip distance (``rougeS4``: word pairs at most 4 words apart) accepts any
+distance up to :data:`MAX_SKIP_GAP`. A distance at least a text's length counts every pair, as
+``rougeS*`` does, and counting all pairs of a text of a million words is already beyond what
+ROUGE-S is run on, so a larger number is a typo, rejected with the valid forms (``rougeS*``
+for no limit) rather than a failure deep inside Python's integer conversion.
+
 >>> parse_rouge_type("rougeSU4")
 RougeType(name='rougeSU4', kind='S', n=0, max_gap=4, unigrams=True)
 >>> column_type("rouge2_recall"), column_type("rougeL"), column_type("rougeL_f")
@@ -26,10 +32,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from nlgmetrics.core.validation import check_digits
+
 #: The types scored when none are given (rouge-score's and evaluate's usual set).
 DEFAULT_ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 #: Largest n of ROUGE-N (see the module docstring for why there is one).
 MAX_ROUGE_N = 100
+#: Largest skip distance of ROUGE-S/SU (see the module docstring).
+MAX_SKIP_GAP = 1_000_000
 #: Column suffixes of one type (the F-measure column is the bare type name).
 MEASURE_SUFFIXES = ("", "_precision", "_recall")
 
@@ -56,24 +66,20 @@ def parse_rouge_type(name: Any) -> RougeType:
             f"rougeW, rougeS* / rougeS4 (skip-bigrams, max gap 4) or rougeSU* / rougeSU4."
         )
     if match.group("n"):
-        digits = match.group("n")
-        # Compare the digit count first: int() of a name with thousands of digits is slow (or refused).
-        if len(digits) > len(str(MAX_ROUGE_N)) or int(digits) > MAX_ROUGE_N:
-            shown = digits if len(digits) <= 30 else f"{digits[:10]}... ({len(digits)} digits)"
-            raise ValueError(
-                f"rouge type 'rouge{shown}' asks for {shown}-grams; ROUGE-N accepts n from 1 to "
-                f"{MAX_ROUGE_N} (published ROUGE uses n <= 4)."
-            )
-        return RougeType(name, "n", n=int(digits))
+        n = check_digits("n", match.group("n"), minimum=1, maximum=MAX_ROUGE_N, message=(
+            f"rouge type 'rouge{{shown}}' asks for {{shown}}-grams; ROUGE-N accepts n from 1 to "
+            f"{MAX_ROUGE_N} (published ROUGE uses n <= 4)."))
+        return RougeType(name, "n", n=n)
     if match.group("l"):
         return RougeType(name, match.group("l"))
     gap = match.group("gap")
-    return RougeType(
-        name,
-        "S",
-        max_gap=None if gap in (None, "*") else int(gap),
-        unigrams=bool(match.group("su")),
-    )
+    su = match.group("su")
+    if gap not in (None, "*"):
+        gap = check_digits("gap", gap, maximum=MAX_SKIP_GAP, message=(
+            f"rouge type 'rougeS{su}{{shown}}' asks for skip-bigrams up to {{shown}} words apart; ROUGE-S "
+            f"accepts rougeS<gap> / rougeSU<gap> with a gap from 0 to {MAX_SKIP_GAP} (rougeS4 and rougeSU4 "
+            f"are the usual ones), or rougeS* / rougeSU* for any gap."))
+    return RougeType(name, "S", max_gap=None if gap in (None, "*") else gap, unigrams=bool(su))
 
 
 def column_type(column: str) -> str | None:
