@@ -127,7 +127,7 @@ def _bleu_corpus_rows(name: str, systems: dict, cold: bool) -> dict:
         for s, (preds, refs) in systems.items():
             if cold:
                 clear_caches()
-            scores[s] = corpus_bleu(preds, refs).score
+            scores[s] = corpus_bleu(preds, _streams(refs)).score
         return scores
 
     clear_caches()

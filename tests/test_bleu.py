@@ -80,9 +80,14 @@ def test_corpus_bleu_parity(tokenize, smooth, lowercase, order):
         ).corpus_score(hyps, sacrebleu_streams(refs))
         options = dict(tokenize=tokenize, lowercase=lowercase, smooth_method=method, smooth_value=value,
                        max_ngram_order=order, effective_order=effective)
-        ours = corpus_bleu(hyps, refs, **options)
+        ours = BleuScorer(**options).corpus(hyps, refs)
         assert_same(ours, theirs)
         assert ours.counts == theirs.counts[:order] or method == "add-k"
+        # sacrebleu's face: its argument names and reference streams, the same numbers
+        streams = sacrebleu_streams(refs)
+        same_name = corpus_bleu(hyps, streams, smooth_method=method, smooth_value=value, lowercase=lowercase,
+                                tokenize=tokenize, use_effective_order=effective, max_ngram_order=order)
+        assert same_name == ours
         # the metric gives the same corpus numbers
         result = bleu(hyps, refs, **options)
         assert abs(result.main_score - theirs.score) <= 1e-9
@@ -116,7 +121,172 @@ def test_sentence_bleu_matches_sacrebleu_defaults():
     hyps, refs = varied_corpus(seed=2, size=20)
     for hyp, ref_list in zip(hyps, refs):
         assert_same(sentence_bleu(hyp, ref_list), sacrebleu.sentence_bleu(hyp, ref_list))
-    assert_same(corpus_bleu(hyps, refs), sacrebleu.corpus_bleu(hyps, sacrebleu_streams(refs)))
+    assert_same(corpus_bleu(hyps, sacrebleu_streams(refs)), sacrebleu.corpus_bleu(hyps, sacrebleu_streams(refs)))
+
+
+# --------------------------------------------------------------------------- sacrebleu's names, sacrebleu's layout
+
+SACREBLEU_FIELDS = ("score", "counts", "totals", "precisions", "bp", "sys_len", "ref_len")
+
+
+def as_sacrebleu_reports(counts, totals, smooth_method="exp", smooth_value=None):
+    """Our raw counts and totals as sacrebleu reports them: its add-k smoothing adds k to its own
+    lists for orders >= 2 (in place, so they come back in the score), unless nothing matched."""
+    if smooth_method != "add-k" or not any(counts):
+        return list(counts), list(totals)
+    k = 1 if smooth_value is None else smooth_value
+    return [counts[0]] + [c + k for c in counts[1:]], [totals[0]] + [t + k for t in totals[1:]]
+
+
+def assert_sacrebleu_fields(ours, theirs, smooth_method="exp", smooth_value=None):
+    """Every field of sacrebleu's BLEUScore, under its name (score to 1e-9: we cap 100.00000000000004;
+    counts and totals raw, sacrebleu's add-k ones through :func:`as_sacrebleu_reports`)."""
+    assert abs(ours.score - theirs.score) <= 1e-9
+    reported = as_sacrebleu_reports(ours.counts, ours.totals, smooth_method, smooth_value)
+    assert reported == (theirs.counts, theirs.totals)
+    assert (ours.sys_len, ours.ref_len) == (theirs.sys_len, theirs.ref_len)
+    assert ours.precisions == pytest.approx(theirs.precisions, abs=1e-9)
+    assert ours.bp == pytest.approx(theirs.bp, abs=1e-12)
+
+
+def random_streams(rng: random.Random, n: int, n_streams: int) -> list[list[str | None]]:
+    """``n_streams`` streams of ``n`` entries: texts, some empty references, some missing (None),
+    every hypothesis keeping at least one reference."""
+
+    def entry():
+        roll = rng.random()
+        if roll < 0.15:
+            return None
+        if roll < 0.2:
+            return ""
+        return " ".join(rng.choice(_WORDS) for _ in range(rng.randint(1, 12)))
+
+    streams = [[entry() for _ in range(n)] for _ in range(n_streams)]
+    for i in range(n):
+        if all(stream[i] is None for stream in streams):
+            streams[rng.randrange(n_streams)][i] = " ".join(rng.choice(_WORDS) for _ in range(3))
+    return streams
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_corpus_bleu_takes_sacrebleus_streams_and_gives_its_numbers(seed):
+    """Differential: random corpora with 1-3 reference streams (None and "" entries included) and
+    random options, called positionally and by sacrebleu's keyword names."""
+    rng = random.Random(seed)
+    n = rng.randint(1, 30)
+    hyps = [" ".join(rng.choice(_WORDS) for _ in range(rng.randint(0, 14))) for _ in range(n)]
+    streams = random_streams(rng, n, rng.randint(1, 3))
+    smooth_method, smooth_value = rng.choice([("exp", None), ("none", None), ("floor", None), ("floor", 0.3),
+                                              ("add-k", None), ("add-k", 2)])
+    options = dict(smooth_method=smooth_method, smooth_value=smooth_value, lowercase=rng.random() < 0.5,
+                   tokenize=rng.choice(["13a", "intl", "char", "none", "zh", None]),
+                   use_effective_order=rng.random() < 0.5)
+    smoothing = (smooth_method, smooth_value)
+    theirs = sacrebleu.corpus_bleu(hyps, streams, **options)
+    assert_sacrebleu_fields(corpus_bleu(hyps, streams, **options), theirs, *smoothing)
+    positional = (smooth_method, smooth_value, False, options["lowercase"], options["tokenize"],
+                  options["use_effective_order"])
+    assert_sacrebleu_fields(corpus_bleu(hyps, streams, *positional), sacrebleu.corpus_bleu(hyps, streams, *positional),
+                            *smoothing)
+    # the per-example face reads the same references the other way round: the same number
+    per_example = [[stream[i] for stream in streams if stream[i] is not None] for i in range(n)]
+    scorer = BleuScorer(tokenize=options["tokenize"] or "13a", lowercase=options["lowercase"],
+                        smooth_method=smooth_method, smooth_value=smooth_value,
+                        effective_order=options["use_effective_order"])
+    assert_sacrebleu_fields(scorer.corpus(hyps, per_example), theirs, *smoothing)
+
+
+def test_two_hypotheses_two_streams_is_read_as_sacrebleu_reads_it():
+    """The silently wrong number: two hypotheses and two reference streams look like two examples
+    with two references each. The name promises sacrebleu's reading."""
+    hyps = ["the cat sat on the mat", "a dog barked"]
+    refs_a = ["a cat sat on the mat", "the dog barked"]
+    refs_b = ["the cat sat on a mat", "a dog barks loudly"]
+    theirs = sacrebleu.corpus_bleu(hyps, [refs_a, refs_b])
+    ours = corpus_bleu(hyps, [refs_a, refs_b])
+    assert_sacrebleu_fields(ours, theirs)
+    assert round(ours.score, 2) == round(theirs.score, 2) == 91.83
+    # read per example (hypothesis 0 against refs_a), the same lists give another number: what
+    # corpus_bleu used to return, and what bleu() returns for that layout
+    other_reading = sacrebleu.corpus_bleu(hyps, [list(pair) for pair in zip(refs_a, refs_b)]).score
+    assert round(other_reading, 2) == 61.44
+    assert bleu(hyps, [refs_a, refs_b]).main_score == pytest.approx(other_reading, abs=1e-9)
+
+
+LAYOUT_HINT = r"sacrebleu's layout.*nlgmetrics\.bleu\.bleu\(predictions, references\)"
+
+
+@pytest.mark.parametrize(
+    "hyps, references, problem",
+    [
+        (["a b", "c d"], ["a b", "c d"], r"`references` is a flat list of strings"),
+        (["a b"], ["a b"], r"`references` is a flat list of strings"),
+        (["a b", "c d"], [["a b", "a c"], "c d"], r"`references` is a mix of strings and lists"),
+        # per example, ragged: the second "stream" is one reference long
+        (["a b", "c d"], [["a b", "a c"], ["c d"]], r"`references\[1\]` has 1 entries but there are 2 hypotheses"),
+        # per example, one hypothesis with two references
+        (["a b"], [["a b", "a c"]], r"`references\[0\]` has 2 entries but there are 1 hypotheses"),
+        # per example, three hypotheses with two references each
+        (["a", "b", "c"], [["a", "x"], ["b", "y"], ["c", "z"]], r"`references\[0\]` has 2 entries but there are 3"),
+        (["a b"], "a b", r"`references` is a single string"),
+        (["a b"], None, r"`references` is None"),
+        (["a b"], [], r"`references` is empty"),
+        (["a b"], {"a b": 1}, r"`references` is dict"),
+        (["a b"], [{"a b"}], r"`references\[0\]` is set"),
+        (["a b"], [[["a b"]]], r"`references\[0\]\[0\]` is list, not a string or None \(nested one level too deep"),
+        (["a b"], [[float("nan")]], r"`references\[0\]\[0\]` is float, not a string or None"),
+    ],
+)
+def test_corpus_bleu_refuses_the_other_layout_naming_the_expected_one(hyps, references, problem):
+    with pytest.raises(ValueError, match=problem + ".*" + LAYOUT_HINT):
+        corpus_bleu(hyps, references)
+
+
+def test_a_hypothesis_without_any_reference_is_refused():
+    # sacrebleu fails here with "argument of type 'NoneType' is not iterable"
+    with pytest.raises(TypeError):
+        sacrebleu.corpus_bleu(["a b", "c d"], [["a b", None], ["a c", None]])
+    with pytest.raises(ValueError, match=r"Hypothesis 1 has no reference: every stream holds None at position 1"):
+        corpus_bleu(["a b", "c d"], [["a b", None], ["a c", None]])
+
+
+def test_corpus_bleu_options_under_sacrebleus_names():
+    hyps, refs = varied_corpus(seed=11, size=20)
+    streams = sacrebleu_streams(refs)
+    default = corpus_bleu(hyps, streams)
+    # tokenize=None is sacrebleu's default (13a); force only silences a sacrebleu warning
+    assert corpus_bleu(hyps, streams, tokenize=None) == default == corpus_bleu(hyps, streams, force=True)
+    assert_sacrebleu_fields(default, sacrebleu.corpus_bleu(hyps, streams, tokenize=None, force=True))
+    effective = corpus_bleu(hyps, streams, use_effective_order=True)
+    assert_sacrebleu_fields(effective, sacrebleu.corpus_bleu(hyps, streams, use_effective_order=True))
+    # tuples are streams too
+    assert corpus_bleu(tuple(hyps), tuple(tuple(s) for s in streams)) == default
+    # our own option name is not sacrebleu's: a plain TypeError, as sacrebleu gives
+    with pytest.raises(TypeError, match="effective_order"):
+        corpus_bleu(hyps, streams, effective_order=True)
+
+
+def test_sentence_bleu_takes_sacrebleus_arguments():
+    hyps, refs = varied_corpus(seed=12, size=20)
+    for hyp, ref_list in zip(hyps, refs):
+        with_missing = [ref_list[0], None, *ref_list[1:]]  # None entries are dropped, as in sacrebleu
+        assert_sacrebleu_fields(sentence_bleu(hyp, with_missing), sacrebleu.sentence_bleu(hyp, with_missing))
+        positional = ("floor", 0.3, True, "char", False)
+        assert_sacrebleu_fields(sentence_bleu(hyp, ref_list, *positional),
+                                sacrebleu.sentence_bleu(hyp, ref_list, *positional))
+        keywords = dict(smooth_method="add-k", tokenize=None, use_effective_order=False)
+        assert_sacrebleu_fields(sentence_bleu(hyp, ref_list, **keywords),
+                                sacrebleu.sentence_bleu(hyp, ref_list, **keywords), "add-k")
+    # one string can only be one reference (sacrebleu refuses it; we read it so)
+    assert sentence_bleu("a cat sat", "the cat sat") == sentence_bleu("a cat sat", ["the cat sat"])
+
+
+def test_score_objects_carry_sacrebleus_field_names():
+    theirs = sacrebleu.corpus_bleu(["a b c d e"], [["a b c d f"]])
+    ours = corpus_bleu(["a b c d e"], [["a b c d f"]])
+    for name in SACREBLEU_FIELDS + ("ratio",):
+        assert type(getattr(ours, name)) is type(getattr(theirs, name)) or name == "ratio", name
+    assert ours.ratio == theirs.ratio
 
 
 def test_tokenizers_match_sacrebleu_on_fuzzed_text():
@@ -135,8 +305,8 @@ def test_tokenizers_match_sacrebleu_on_fuzzed_text():
 def test_caches_never_change_results():
     hyps, refs = varied_corpus(seed=4, size=20)
     clear_caches()
-    cold = corpus_bleu(hyps, refs)
-    warm = corpus_bleu(hyps, refs)
+    cold = corpus_bleu(hyps, sacrebleu_streams(refs))
+    warm = corpus_bleu(hyps, sacrebleu_streams(refs))
     scorer = BleuScorer()
     assert cold == warm == scorer.corpus(hyps, refs)
     clear_caches()
@@ -149,24 +319,24 @@ def test_caches_never_change_results():
 
 def test_hand_modified_unigram_precision_papineni():
     # Papineni et al. 2002: "the the the the the the the" vs "the cat is on the mat": p1 = 2/7
-    out = corpus_bleu(["the the the the the the the"], ["the cat is on the mat"], max_ngram_order=1, smooth_method="none")
+    out = corpus_bleu(["the the the the the the the"], [["the cat is on the mat"]], max_ngram_order=1, smooth_method="none")
     assert out.precisions == pytest.approx([100 * 2 / 7])
     assert out.bp == 1.0 and out.score == pytest.approx(100 * 2 / 7)
 
 
 def test_hand_brevity_penalty_and_closest_reference():
     # hyp 2 tokens, refs of 6 and 3 tokens -> closest is 3; p1 = p2 = 1; BP = exp(1 - 3/2)
-    out = corpus_bleu(["the cat"], [["the cat is on the mat", "the cat sat"]], max_ngram_order=2)
+    out = corpus_bleu(["the cat"], [["the cat is on the mat"], ["the cat sat"]], max_ngram_order=2)
     assert out.ref_len == 3 and out.bp == pytest.approx(math.exp(1 - 3 / 2))
     assert out.score == pytest.approx(100 * math.exp(1 - 3 / 2))
     # equal distance (2 vs 4 around 3): the shorter reference wins
-    assert corpus_bleu(["a b c"], [["a b c d", "a b"]]).ref_len == 2
+    assert corpus_bleu(["a b c"], [["a b c d"], ["a b"]]).ref_len == 2
 
 
 def test_hand_exp_smoothing():
     # 3 tokens: 1-grams 2/3, 2-grams 1/2, 3-grams 0/1 -> exp smoothing 100/(2*1);
     # no 4-grams -> the effective order is 3
-    out = sentence_bleu("a b x", ["a b c"], smooth_method="exp", effective_order=True)
+    out = sentence_bleu("a b x", ["a b c"], smooth_method="exp", use_effective_order=True)
     p = [100 * 2 / 3, 50.0, 50.0]
     assert out.precisions[:3] == pytest.approx(p)
     assert out.score == pytest.approx(math.exp(sum(math.log(x) for x in p) / 3))
@@ -177,7 +347,7 @@ def test_hand_exp_smoothing():
 
 @pytest.mark.parametrize("hyp, ref", [("", "a b"), ("   ", "a b"), ("a b", ""), ("", ""), ("\n", " ")])
 def test_empty_and_whitespace_are_zero_not_nan(hyp, ref):
-    for result in (corpus_bleu([hyp], [ref]), sentence_bleu(hyp, [ref])):
+    for result in (corpus_bleu([hyp], [[ref]]), sentence_bleu(hyp, [ref])):
         assert result.score == 0.0 and not math.isnan(result.bp)
         assert all(not math.isnan(p) for p in result.precisions)
     metric = bleu([hyp], [ref])
@@ -187,7 +357,7 @@ def test_empty_and_whitespace_are_zero_not_nan(hyp, ref):
 
 def test_identity_is_100():
     texts = ["the cat sat on the mat .", "Hello, world!", "one two three four five"]
-    assert corpus_bleu(texts, texts).score == pytest.approx(100.0, abs=1e-9)
+    assert corpus_bleu(texts, [texts]).score == pytest.approx(100.0, abs=1e-9)
     for text in texts + ["a", "a b"]:
         assert sentence_bleu(text, [text]).score == pytest.approx(100.0, abs=1e-9)
     # exactly 100, inside the declared range (floating point gives exp(log(100)) = 100.00000000000004)
@@ -199,10 +369,12 @@ def test_identity_is_100():
 def test_inputs_not_mutated():
     hyps, refs = varied_corpus(seed=6, size=10)
     hyps_copy, refs_copy = copy.deepcopy(hyps), copy.deepcopy(refs)
-    corpus_bleu(hyps, refs)
+    streams = sacrebleu_streams(refs)
+    streams_copy = copy.deepcopy(streams)
+    corpus_bleu(hyps, streams)
     bleu(hyps, refs)
     BleuScorer().sentences(hyps, refs)
-    assert hyps == hyps_copy and refs == refs_copy
+    assert hyps == hyps_copy and refs == refs_copy and streams == streams_copy
 
 
 def test_signature_records_options():
@@ -220,18 +392,21 @@ def test_signature_records_options():
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda: corpus_bleu(None, ["a"]), r"`predictions` is None"),
-        (lambda: corpus_bleu(["a", "b"], ["a"]), r"has 1 items but there are 2 predictions"),
-        (lambda: corpus_bleu(["a", None], ["a", "b"]), r"`predictions\[1\]` is NoneType"),
-        (lambda: corpus_bleu([], []), r"`predictions` is empty"),
-        (lambda: corpus_bleu(["a"], [[["a"]]]), r"nested too deeply"),
-        (lambda: corpus_bleu(["a"], [[]]), r"empty list"),
+        (lambda: corpus_bleu(None, [["a"]]), r"`hypotheses` is None"),
+        (lambda: corpus_bleu(["a", None], [["a", "b"]]), r"`hypotheses\[1\]` is NoneType"),
+        (lambda: corpus_bleu([], []), r"`hypotheses` is empty"),
+        (lambda: corpus_bleu(["a"], [[["a"]]]), r"nested one level too deep"),
         (lambda: corpus_bleu(["a"], [[1]]), r"`references\[0\]\[0\]` is int"),
-        (lambda: corpus_bleu(["a"], ["a"], tokenize="moses"), r"Unknown tokenize='moses'"),
-        (lambda: corpus_bleu(["a"], ["a"], smooth_method="add-one"), r"Unknown smooth_method='add-one'"),
-        (lambda: corpus_bleu(["a"], ["a"], max_ngram_order=0), r"max_ngram_order=0 must be a positive integer"),
-        (lambda: corpus_bleu(["a"], ["a"], smooth_value=-1), r"smooth_value=-1 must be a non-negative"),
+        (lambda: corpus_bleu(["a"], [["a"]], tokenize="moses"), r"Unknown tokenize='moses'"),
+        (lambda: corpus_bleu(["a"], [["a"]], smooth_method="add-one"), r"Unknown smooth_method='add-one'"),
+        (lambda: corpus_bleu(["a"], [["a"]], max_ngram_order=0), r"max_ngram_order=0 must be a positive integer"),
+        (lambda: corpus_bleu(["a"], [["a"]], smooth_value=-1), r"smooth_value=-1 must be a non-negative"),
+        (lambda: corpus_bleu(["a"], [["a"]], use_effective_order="no"), r"use_effective_order='no' must be True"),
+        (lambda: corpus_bleu(["a"], [["a"]], force="yes"), r"force='yes' must be True or False"),
         (lambda: sentence_bleu(["a"], ["a"]), r"use bleu\(predictions, references\)\.scores\['sentence_bleu'\]"),
+        (lambda: sentence_bleu("a", [["a"]]), r"`references\[0\]` is list, not a string"),
+        (lambda: sentence_bleu("a", [None]), r"holds no reference string"),
+        (lambda: sentence_bleu("a", None), r"`references` is NoneType"),
         (lambda: bleu(["a"], ["a"], tokenize="moses"), r"Unknown tokenize='moses'"),
         (lambda: bleu(["a"], ["a"], effective_order="no"), r"effective_order='no' must be True or False"),
         (lambda: bleu(["a"], [[]]), r"empty list"),

@@ -7,10 +7,14 @@ Public API (stable):
   as a :class:`BleuResult` (``aggregate()``: ``bleu``, ``bp``, ``ratio``, ``precision_1..N``,
   ``sys_len``, ``ref_len``, mean ``sentence_bleu``; ``scores["sentence_bleu"]``; ``signature``);
 * building blocks returning a :class:`BleuScore` (``score`` and ``precisions`` in percent,
-  ``bp``, ``sys_len``, ``ref_len``, ``counts``, ``totals``, ``ratio``): :func:`corpus_bleu`,
-  :func:`sentence_bleu` (one prediction) and :class:`BleuScorer` (fixed options, caches
-  references across calls; ``corpus()``, ``sentences()`` with its own ``effective_order``,
-  ``score()`` = :func:`bleu`); :func:`bleu_from_stats` (BLEU from sufficient statistics);
+  ``bp``, ``sys_len``, ``ref_len``, ``counts``, ``totals``, ``ratio``: sacrebleu's ``BLEUScore``
+  fields): :func:`corpus_bleu` and :func:`sentence_bleu`, sacrebleu's functions of the same names
+  with sacrebleu's arguments and reference layout (reference *streams*:
+  ``corpus_bleu(hypotheses, [refs_a, refs_b])``; a call in the per-example layout is refused with
+  an error naming the expected one), and :class:`BleuScorer` (fixed options, references per
+  example like :func:`bleu`, caches references across calls; ``corpus()``, ``sentences()`` with
+  its own ``effective_order``, ``score()`` = :func:`bleu`); :func:`bleu_from_stats` (BLEU from
+  sufficient statistics);
 * :func:`get_tokenizer`, :data:`SMOOTH_METHODS`, :data:`TOKENIZER_NAMES`, :func:`clear_caches`.
 
 >>> bleu(["the cat is on the mat"], [["the cat is on the mat"]]).main_score

@@ -1,23 +1,33 @@
 """``bleu``: corpus BLEU and sentence BLEU per example, with sacrebleu's numbers.
 
-References are given per example (a string, or a list of strings; ragged allowed), like
-``evaluate``'s BLEU, not as sacrebleu's reference streams. Tokenized texts and merged reference
-statistics are kept in bounded LRU caches shared by all calls with the same options, so scoring
-many systems against one test set tokenizes and counts each reference once (the idea of
-sacrebleu's ``BLEU(references=...)``, without having to ask for it). ``clear_caches()`` empties
-them; results never depend on them.
+Two reference layouts, one per face:
+
+* :func:`bleu` (the metric) and :class:`BleuScorer` take references *per example* (a string, or a
+  list of strings; ragged allowed), like ``evaluate``'s BLEU;
+* :func:`corpus_bleu` and :func:`sentence_bleu` carry sacrebleu's names, so they take sacrebleu's
+  arguments and layout: ``corpus_bleu(hypotheses, [refs_a, refs_b])`` with reference *streams*
+  (stream ``k`` holds the ``k``-th reference of every hypothesis, ``None`` where one is missing).
+  A call that does not fit that layout (a flat list of strings, a stream whose length is not the
+  number of hypotheses) is refused with an error naming it (:mod:`nlgmetrics.bleu.streams`).
+
+Tokenized texts and merged reference statistics are kept in bounded LRU caches shared by all calls
+with the same options, so scoring many systems against one test set tokenizes and counts each
+reference once (the idea of sacrebleu's ``BLEU(references=...)``, without having to ask for it).
+``clear_caches()`` empties them; results never depend on them.
 
 :func:`bleu` is the metric (a :class:`~nlgmetrics.bleu.result.BleuResult`). The building blocks
-return a :class:`~nlgmetrics.bleu.score.BleuScore` (score, precisions, bp, lengths, counts):
-:class:`BleuScorer` (fixed options; ``corpus()`` and ``sentences()``, the latter with the
-scorer's own ``effective_order``), :func:`corpus_bleu` and :func:`sentence_bleu` (sacrebleu's
-functions of the same names, references per example).
+return a :class:`~nlgmetrics.bleu.score.BleuScore` (sacrebleu's ``BLEUScore`` fields: score,
+counts, totals, precisions, bp, sys_len, ref_len): :class:`BleuScorer` (fixed options;
+``corpus()`` and ``sentences()``, the latter with the scorer's own ``effective_order``),
+:func:`corpus_bleu` and :func:`sentence_bleu`.
 
 >>> r = bleu(["the cat sat on the mat"], [["the cat sat on the mat", "a cat sat"]])
 >>> r.main_score, r.bp, r.sys_len, r.ref_len, r.scores["sentence_bleu"]
 (100.0, 1.0, 6, 6, [100.0])
 >>> r.signature
 'bleu|case:mixed|effective_order:no|max_ngram_order:4|nrefs:2|smooth:exp|tokenize:13a|version:0.1.0'
+>>> corpus_bleu(["the cat sat on the mat"], [["the cat sat on the mat"], ["a cat sat"]]).score
+100.0
 >>> round(sentence_bleu("a cat sat", ["the cat sat on the mat"]).score, 4)
 20.2452
 """
@@ -26,14 +36,21 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 from nlgmetrics.bleu.ngrams import ReferenceStats, reference_stats, segment_stats
 from nlgmetrics.bleu.result import BleuResult
 from nlgmetrics.bleu.score import SMOOTH_DEFAULTS, BleuScore, bleu_from_stats
+from nlgmetrics.bleu.streams import examples_from_streams, references_of_one
 from nlgmetrics.bleu.tokenizers import TOKENIZERS, get_tokenizer, tokenizer_signature
 from nlgmetrics.core.signature import make_signature
-from nlgmetrics.core.validation import check_bool, check_choice, check_int, check_real, check_reference_inputs
+from nlgmetrics.core.validation import (
+    as_texts,
+    check_bool,
+    check_choice,
+    check_int,
+    check_real,
+    check_reference_inputs,
+)
 
 SMOOTH_METHODS = tuple(SMOOTH_DEFAULTS)
 TOKENIZER_NAMES = tuple(TOKENIZERS)
@@ -250,30 +267,94 @@ def bleu(
     return scorer.score(predictions, references)
 
 
-def corpus_bleu(predictions: Sequence[str], references: Sequence[str | Sequence[str]], **options: Any) -> BleuScore:
-    """Corpus BLEU alone (sacrebleu ``corpus_bleu``; references per example; the keyword
-    options of :class:`BleuScorer`). :func:`bleu` gives the same number with the sentence scores
-    and the signature.
+def _sacrebleu_scorer(smooth_method: str, smooth_value: float | None, lowercase: bool, tokenize: str | None,
+                      use_effective_order: bool, max_ngram_order: int) -> BleuScorer:
+    """A scorer from sacrebleu's function arguments (``tokenize=None`` is sacrebleu's default, 13a)."""
+    return BleuScorer(
+        tokenize=DEFAULT_TOKENIZE if tokenize is None else tokenize, lowercase=lowercase,
+        smooth_method=smooth_method, smooth_value=smooth_value, max_ngram_order=max_ngram_order,
+        effective_order=check_bool("use_effective_order", use_effective_order, message=(
+            f"use_effective_order={use_effective_order!r} must be True or False.")),
+    )
+
+
+def corpus_bleu(
+    hypotheses: Sequence[str],
+    references: Sequence[Sequence[str | None]],
+    smooth_method: str = DEFAULT_SMOOTH_METHOD,
+    smooth_value: float | None = None,
+    force: bool = False,
+    lowercase: bool = False,
+    tokenize: str | None = DEFAULT_TOKENIZE,
+    use_effective_order: bool = False,
+    *,
+    max_ngram_order: int = DEFAULT_MAX_NGRAM_ORDER,
+) -> BleuScore:
+    """sacrebleu's ``corpus_bleu``: its arguments (names, order, defaults), its reference layout,
+    its numbers.
+
+    Args:
+        hypotheses: one hypothesis per segment.
+        references: reference *streams*: a list of lists, stream ``k`` holding the ``k``-th
+            reference of every hypothesis (so each stream is as long as ``hypotheses``); ``None``
+            where a hypothesis has fewer references (dropped, as in sacrebleu; ``""`` is kept as a
+            reference of length 0). Anything that does not fit this layout (a flat list of
+            strings, a stream of another length: references given per example) is a ValueError
+            naming the layout. For references per example use :func:`bleu`.
+        smooth_method, smooth_value, lowercase, tokenize, use_effective_order: as in sacrebleu
+            (``tokenize=None`` means 13a, sacrebleu's default).
+        force: accepted for sacrebleu's signature; it only silences sacrebleu's warning about
+            tokenized input, which we never print, so it changes nothing.
+        max_ngram_order: keyword only (sacrebleu's ``BLEU(max_ngram_order=...)``).
+
+    Returns:
+        a :class:`~nlgmetrics.bleu.score.BleuScore` with sacrebleu's ``BLEUScore`` fields:
+        ``score``, ``counts``, ``totals``, ``precisions``, ``bp``, ``sys_len``, ``ref_len``
+        (and ``ratio``). :func:`bleu` gives the same number with per-example scores and a signature.
 
     Example:
-        >>> corpus_bleu(["a b c d e"], ["a b c d e"]).score
-        100.0
+        >>> hypotheses = ["the cat sat on the mat", "there is a dog"]
+        >>> refs_a = ["the cat is on the mat", "there is a big dog"]
+        >>> refs_b = ["a cat sat on the mat", None]          # the second hypothesis has one reference
+        >>> round(corpus_bleu(hypotheses, [refs_a, refs_b]).score, 2)
+        66.5
     """
-    return BleuScorer(**options).corpus(predictions, references)
+    check_bool("force", force, message=f"force={force!r} must be True or False.")
+    hyps = as_texts("hypotheses", hypotheses)
+    refs = examples_from_streams(references, len(hyps), "corpus_bleu")
+    scorer = _sacrebleu_scorer(smooth_method, smooth_value, lowercase, tokenize, use_effective_order, max_ngram_order)
+    return scorer.corpus(hyps, refs)
 
 
-def sentence_bleu(prediction: str, references: str | Sequence[str], **options: Any) -> BleuScore:
-    """BLEU of one prediction (sacrebleu ``sentence_bleu``: the keyword options of
-    :class:`BleuScorer`, with ``effective_order=True`` unless given).
+def sentence_bleu(
+    hypothesis: str,
+    references: Sequence[str | None],
+    smooth_method: str = DEFAULT_SMOOTH_METHOD,
+    smooth_value: float | None = None,
+    lowercase: bool = False,
+    tokenize: str | None = DEFAULT_TOKENIZE,
+    use_effective_order: bool = True,
+    *,
+    max_ngram_order: int = DEFAULT_MAX_NGRAM_ORDER,
+) -> BleuScore:
+    """sacrebleu's ``sentence_bleu``: BLEU of one hypothesis against its list of references, with
+    sacrebleu's arguments (names, order, defaults: effective order on) and numbers.
+
+    ``references`` is a list of reference strings (``None`` entries dropped, as in sacrebleu); a
+    single string is read as one reference. For many hypotheses use
+    ``bleu(predictions, references).scores["sentence_bleu"]``.
 
     Example:
         >>> sentence_bleu("a b", ["a b"]).score
         100.0
+        >>> round(sentence_bleu("a cat sat", ["the cat sat on the mat", None]).score, 4)
+        20.2452
     """
-    if not isinstance(prediction, str):
+    if not isinstance(hypothesis, str):
         raise ValueError(
-            f"`prediction` is {type(prediction).__name__}, not a string; for many predictions use "
+            f"`hypothesis` is {type(hypothesis).__name__}, not a string; for many hypotheses use "
             f"bleu(predictions, references).scores['sentence_bleu']."
         )
-    options.setdefault("effective_order", True)
-    return BleuScorer(**options).sentences([prediction], [references])[0]
+    refs = references_of_one(references, "sentence_bleu")
+    scorer = _sacrebleu_scorer(smooth_method, smooth_value, lowercase, tokenize, use_effective_order, max_ngram_order)
+    return scorer.sentences([hypothesis], [refs])[0]
