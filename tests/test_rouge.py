@@ -164,6 +164,32 @@ def test_tokenizer_matches_rouge_score():
         assert list(tokenize(text, stem=True)) == rs_tokenize.tokenize(text, stemmer)
 
 
+def test_rouge_score_names_take_rouge_scores_layout_or_refuse_it():
+    """``tokenize``, ``Score`` and ``fmeasure`` carry rouge-score's names. ``tokenize(text, None)``
+    is rouge-score's call too; its stemmer *object* would silently mean Porter here: refused."""
+    from nltk.stem import porter, snowball
+    from rouge_score import scoring as rs_scoring
+    from rouge_score import tokenize as rs_tokenize
+
+    from nlgmetrics.rouge import Score
+    from nlgmetrics.rouge.scoring import fmeasure
+
+    text = "Generously organised runners ran"
+    assert list(tokenize(text, None)) == rs_tokenize.tokenize(text, None)
+    for stemmer in (porter.PorterStemmer(), snowball.SnowballStemmer("english")):
+        with pytest.raises(ValueError, match=r"rouge-score's tokenize\(text, stemmer\) takes a stemmer object"):
+            tokenize(text, stemmer)
+    # the two stemmers really differ on this text: Porter in their place would be a wrong number
+    assert rs_tokenize.tokenize(text, porter.PorterStemmer()) != rs_tokenize.tokenize(text, snowball.SnowballStemmer("english"))
+    with pytest.raises(ValueError, match=r"stem='snowball' names no stemmer.*'rouge155'\.$"):
+        tokenize(text, stem="snowball")
+    assert Score._fields == rs_scoring.Score._fields
+    rng = random.Random(5)
+    for _ in range(200):
+        precision, recall = rng.choice([0.0, rng.random()]), rng.choice([0.0, rng.random()])
+        assert fmeasure(precision, recall) == rs_scoring.fmeasure(precision, recall)
+
+
 def test_bit_parallel_lcs_matches_naive_dp():
     rng = random.Random(0)
     for _ in range(400):

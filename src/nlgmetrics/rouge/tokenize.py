@@ -32,6 +32,8 @@ from __future__ import annotations
 import functools
 import re
 
+import numpy as np
+
 from nlgmetrics.rouge.stopwords import SMART_STOPWORDS
 from nlgmetrics.rouge.tokenizers import split_words
 
@@ -160,14 +162,39 @@ def rouge155_stem(word: str) -> str:
 STEMMERS = ("porter", "rouge155")
 
 
+def check_stem(stem: object) -> None:
+    """Refuse a ``stem`` that names no stemmer of :data:`STEMMERS` (a typo, or a stemmer object
+    in rouge-score's ``tokenize(text, stemmer)`` layout): either would silently mean Porter.
+
+    >>> check_stem("porter"), check_stem(False), check_stem(None)
+    (None, None, None)
+    >>> check_stem("snowball")
+    Traceback (most recent call last):
+    ...
+    ValueError: stem='snowball' names no stemmer; nlgmetrics.rouge.tokenize(text, stem) takes False, True (= 'porter', NLTK's Porter as rouge-score uses it) or 'rouge155'.
+    """
+    if stem is None or isinstance(stem, (bool, np.bool_)) or (isinstance(stem, str) and stem in STEMMERS):
+        return
+    layout = " (rouge-score's tokenize(text, stemmer) takes a stemmer object there; this one takes a name)"
+    raise ValueError(
+        f"stem={stem!r:.60} names no stemmer; nlgmetrics.rouge.tokenize(text, stem) takes False, True "
+        f"(= 'porter', NLTK's Porter as rouge-score uses it) or 'rouge155'"
+        + ("." if isinstance(stem, str) else f"{layout}.")
+    )
+
+
 def tokenize(
     text: str, stem: bool | str = False, remove_stopwords: bool = False, tokenizer: str = "default"
 ) -> tuple[str, ...]:
     """Split ``text`` into ROUGE tokens (see module docstring); returns a new tuple.
 
-    ``stem``: False, True / ``"porter"`` (NLTK, rouge-score) or ``"rouge155"`` (ROUGE-1.5.5 ``-m``).
+    ``stem``: a stemmer *name*: False (or None), True / ``"porter"`` (NLTK, rouge-score) or
+    ``"rouge155"`` (ROUGE-1.5.5 ``-m``). rouge-score's ``tokenize(text, stemmer)`` of the same name
+    takes a stemmer *object* there; one passed here is refused (:func:`check_stem`) rather than
+    silently replaced by Porter.
     ``tokenizer``: a name of :data:`nlgmetrics.rouge.tokenizers.TOKENIZER_NAMES`.
     """
+    check_stem(stem)
     tokens = split_words(text, tokenizer)
     if remove_stopwords:
         tokens = [t for t in tokens if t not in SMART_STOPWORDS]
