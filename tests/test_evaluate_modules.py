@@ -1,10 +1,14 @@
-"""The six ``evaluate`` modules: offline load, compute / add / add_batch, combine, model cards, apps.
+"""The eight ``evaluate`` modules: offline load, compute / add / add_batch, the output rule, combine,
+model cards, apps.
 
 Every module is loaded from its folder with ``evaluate.load(path)`` under HF_HUB_OFFLINE=1; its
 numbers must equal a direct call of the library function on the same inputs (LM metrics on the
-tiny random fixture models). Streaming the inputs with ``add`` / ``add_batch`` must give the same
-result as one ``compute``. ``evaluate.combine`` is checked where the inputs fit: rouge_family + bleu
+tiny random fixture models), in the module's layout: the default output (numbers), the
+per-example lists (``use_aggregator=False``) and the signature (``return_signature=True``).
+Streaming the inputs with ``add`` / ``add_batch`` must give the same result as one ``compute``.
+``evaluate.combine`` is checked where the inputs fit: rouge_family + bleu, bleu + chrf + ter
 (predictions, references) and shannon_score + fflm (predictions, sources, one causal model).
+The drop-in checks against evaluate's own modules are in tests/test_dropin.py.
 """
 
 from __future__ import annotations
@@ -44,11 +48,12 @@ def _load(metrics_dir: Path, name: str):
 
 
 # --------------------------------------------------------------------------------------------
-# Per metric: module inputs, compute kwargs, and the library call giving the expected values.
+# Per metric: module inputs, compute kwargs (the module's names), and the library call giving the
+# expected values (the library's names).
 
 
 def _library_case(name: str, models: dict[str, str]):
-    """(inputs, kwargs, the library's result on them) for metric ``name``."""
+    """(inputs, module kwargs, the library's result on them) for metric ``name``."""
     references = {"predictions": PREDICTIONS, "references": REFERENCES}
     sources = {"predictions": PREDICTIONS, "sources": SOURCES}
     if name == "rouge_family":
@@ -59,8 +64,9 @@ def _library_case(name: str, models: dict[str, str]):
     if name == "bleu":
         from nlgmetrics.bleu import bleu
 
-        kwargs = {"tokenize": "intl", "smooth_method": "floor"}
-        return references, kwargs, bleu(PREDICTIONS, REFERENCES, **kwargs)
+        kwargs = {"tokenize": "intl", "smooth_method": "floor", "use_effective_order": True}
+        return references, kwargs, bleu(PREDICTIONS, REFERENCES, tokenize="intl", smooth_method="floor",
+                                        effective_order=True)
     if name == "chrf":
         from nlgmetrics.chrf import chrf
 
@@ -69,8 +75,8 @@ def _library_case(name: str, models: dict[str, str]):
     if name == "ter":
         from nlgmetrics.ter import ter
 
-        kwargs = {"normalized": True, "no_punct": True}
-        return references, kwargs, ter(PREDICTIONS, REFERENCES, **kwargs)
+        kwargs = {"normalized": True, "ignore_punct": True, "support_zh_ja_chars": True}
+        return references, kwargs, ter(PREDICTIONS, REFERENCES, normalized=True, no_punct=True, asian_support=True)
     if name == "infolm":
         from nlgmetrics.infolm import infolm
 
@@ -94,32 +100,48 @@ def _library_case(name: str, models: dict[str, str]):
     raise AssertionError(name)
 
 
-def _case(name: str, models: dict[str, str]):
-    """(inputs, kwargs, expected {output key: value}) for metric ``name``: every headline number of
-    the library's result, every per-example column, and the signature."""
-    inputs, kwargs, want = _library_case(name, models)
-    expected = dict(want.aggregate())
-    expected["per_example"] = {column: list(values) for column, values in want.scores.items()}
-    expected["signature"] = want.signature
-    return inputs, kwargs, expected
+def expected_outputs(name: str, result) -> tuple[dict, dict]:
+    """(default output, ``use_aggregator=False`` output) of module ``name`` for the library's
+    ``result``, as the module docstrings and cards state them (key order included)."""
+    if name == "bleu":  # evaluate's sacrebleu keys, then ours
+        aggregated = {"score": result.bleu, "counts": list(result.counts), "totals": list(result.totals),
+                      "precisions": list(result.precisions), "bp": result.bp, "sys_len": result.sys_len,
+                      "ref_len": result.ref_len, "ratio": result.sys_len / result.ref_len,
+                      "sentence_bleu": result.mean()["sentence_bleu"]}
+        return aggregated, {"score": result.scores["sentence_bleu"], "sys_len": list(result.sentence_sys_len),
+                            "ref_len": list(result.sentence_ref_len)}
+    if name == "chrf":  # evaluate's chrf keys, then ours
+        return ({"score": result.chrf, "char_order": result.char_order, "word_order": result.word_order,
+                 "beta": 2, "sentence_chrf": result.mean()["sentence_chrf"]},
+                {"score": result.scores["sentence_chrf"]})
+    if name == "ter":  # evaluate's ter keys, then ours
+        return ({"score": result.ter, "num_edits": result.num_edits, "ref_length": result.ref_length,
+                 "sentence_ter": result.mean()["sentence_ter"]},
+                {"score": result.scores["sentence_ter"], "num_edits": list(result.sentence_num_edits),
+                 "ref_length": list(result.sentence_ref_length)})
+    aggregate = result.aggregate()
+    if name == "rouge_family":  # evaluate's rouge keys (one F per type), then the other columns and bounds
+        first = {rouge_type: aggregate[rouge_type] for rouge_type in result.rouge_types}
+    else:  # the LM metrics: the library's headline numbers, main key first
+        first = {result.main: aggregate[result.main]}
+    return {**first, **aggregate}, dict(result.scores)
 
 
-def _assert_matches(result: dict, expected: dict, tol: float = 1e-9, path: str = ""):
-    for key, want in expected.items():
-        assert key in result, f"output has no {path}{key!r}: {sorted(result)}"
-        got = result[key]
-        if isinstance(want, dict):
-            assert isinstance(got, dict) and set(got) == set(want), (path + key, got, want)
-            _assert_matches(got, want, tol, f"{path}{key}.")
-        elif isinstance(want, float):
-            assert isinstance(got, float), (path + key, got)
-            assert math.isclose(got, want, rel_tol=tol, abs_tol=tol), (path + key, got, want)
-        elif isinstance(want, (list, tuple)) and want and isinstance(want[0], float):
-            assert len(got) == len(want), path + key
-            for g, w in zip(got, want):
-                assert math.isclose(g, w, rel_tol=tol, abs_tol=tol), (path + key, got, want)
-        else:
-            assert got == want, (path + key, got, want)
+def _assert_same(got, want, tol: float = 1e-9, path: str = "output"):
+    """``got`` equals ``want`` key by key, in order, with the same types (an int stays an int);
+    floats to ``tol``."""
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and list(got) == list(want), (path, list(got), list(want))
+        for key in want:
+            _assert_same(got[key], want[key], tol, f"{path}[{key!r}]")
+    elif isinstance(want, (list, tuple)):
+        assert type(got) is list and len(got) == len(want), (path, got, want)
+        for index, (g, w) in enumerate(zip(got, want)):
+            _assert_same(g, w, tol, f"{path}[{index}]")
+    elif isinstance(want, float):
+        assert type(got) is float and math.isclose(got, want, rel_tol=tol, abs_tol=tol), (path, got, want)
+    else:
+        assert type(got) is type(want) and got == want, (path, got, want)
 
 
 @pytest.fixture(scope="module")
@@ -131,21 +153,48 @@ def models(tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir) -> dict[str, str]:
 @pytest.mark.parametrize("name", METRICS)
 def test_module_compute_add_and_add_batch_equal_library(name, metrics_dir, models):
     module = _load(metrics_dir, name)
-    inputs, kwargs, expected = _case(name, models)
-    _assert_matches(module.compute(**inputs, **kwargs), expected)
+    inputs, kwargs, library = _library_case(name, models)
+    aggregated, per_example = expected_outputs(name, library)
+    _assert_same(module.compute(**inputs, **kwargs), aggregated)
+    signed = {**per_example, "signature": library.signature}
 
     # add_batch in two chunks, then compute with options only
     keys = list(inputs)
     module.add_batch(**{k: inputs[k][:2] for k in keys})
     module.add_batch(**{k: inputs[k][2:] for k in keys})
-    _assert_matches(module.compute(**kwargs), expected)
+    _assert_same(module.compute(**kwargs, use_aggregator=False, return_signature=True), signed)
 
     # add one example at a time (evaluate's singular names: prediction / reference / sources)
     for i in range(len(PREDICTIONS)):
         single = {("prediction" if k == "predictions" else "reference" if k == "references" else k): inputs[k][i]
                   for k in keys}
         module.add(**single)
-    _assert_matches(module.compute(**kwargs), expected)
+    _assert_same(module.compute(**kwargs, return_signature=True), {**aggregated, "signature": library.signature})
+
+
+@pytest.mark.parametrize("name", METRICS)
+def test_module_name_is_its_folder_name(name, metrics_dir):
+    """evaluate names a module from its class (``camelcase_to_snakecase``) and ``combine`` prefixes
+    shared keys with that name: the folder name, so that the prefixes are predictable."""
+    assert _load(metrics_dir, name).name == name
+
+
+@pytest.mark.parametrize("switch, value", [("use_aggregator", "no"), ("return_signature", 1), ("use_aggregator", None)])
+def test_output_switches_are_checked(switch, value, metrics_dir):
+    with pytest.raises(ValueError, match=rf"`{switch}` must be True or False"):
+        _load(metrics_dir, "chrf").compute(predictions=["a"], references=["a"], **{switch: value})
+
+
+@pytest.mark.parametrize("name, library_name, module_name", [
+    ("bleu", "effective_order", "use_effective_order"),
+    ("ter", "no_punct", "ignore_punct"),
+    ("ter", "asian_support", "support_zh_ja_chars"),
+])
+def test_the_library_name_of_a_renamed_option_is_refused(name, library_name, module_name, metrics_dir):
+    """One name per option: the module's is evaluate's; the library's is refused with the fix."""
+    with pytest.raises(TypeError, match=rf"no option `{library_name}`; it is named `{module_name}` here.*"
+                                        rf"pass {module_name}=True"):
+        _load(metrics_dir, name).compute(predictions=["a"], references=["a"], **{library_name: True})
 
 
 @pytest.mark.slow
@@ -156,17 +205,34 @@ def test_combine_reference_metrics(metrics_dir, models):
     from nlgmetrics.rouge import rouge_family
 
     combined = evaluate.combine([_load(metrics_dir, "rouge_family"), _load(metrics_dir, "bleu")])
-    result = combined.compute(predictions=PREDICTIONS, references=REFERENCES)
+    result = combined.compute(predictions=PREDICTIONS, references=REFERENCES, return_signature=True)
     want_rouge = rouge_family(PREDICTIONS, REFERENCES)
     want_bleu = bleu(PREDICTIONS, REFERENCES)
     assert result["rougeL"] == want_rouge.aggregate()["rougeL"]
     assert result["rouge1"] == want_rouge.main_score
-    assert result["bleu"] == want_bleu.main_score
-    # both modules return "signature" and "per_example": combine prefixes duplicated keys with the module name
+    assert result["score"] == want_bleu.bleu  # no other module has "score": not prefixed
+    # both modules return "signature": combine prefixes a shared key with the module (folder) name
     assert result["bleu_signature"] == want_bleu.signature
     assert result["rouge_family_signature"] == want_rouge.signature
-    assert result["bleu_per_example"] == want_bleu.scores
-    assert result["rouge_family_per_example"]["rougeL"] == want_rouge.scores["rougeL"]
+    assert "signature" not in result
+
+
+def test_combine_of_the_sacrebleu_family_prefixes_score_with_the_folder_names(metrics_dir):
+    import evaluate
+    import sacrebleu
+    from sacrebleu.metrics import CHRF, TER
+
+    from tests.evaluate_support import sacrebleu_streams
+
+    combined = evaluate.combine([_load(metrics_dir, name) for name in ("bleu", "chrf", "ter")])
+    result = combined.compute(predictions=PREDICTIONS, references=REFERENCES)
+    streams = sacrebleu_streams(REFERENCES)
+    assert result["bleu_score"] == pytest.approx(sacrebleu.corpus_bleu(PREDICTIONS, streams).score, abs=1e-9)
+    assert result["chrf_score"] == CHRF().corpus_score(PREDICTIONS, streams).score
+    assert result["ter_score"] == TER().corpus_score(PREDICTIONS, streams).score
+    # keys of one module only stay as they are
+    assert {"counts", "char_order", "num_edits", "sentence_bleu", "sentence_chrf", "sentence_ter"} <= set(result)
+    assert not {"score", "chr_f_score", "sacrebleu_score"} & set(result)
 
 
 @pytest.mark.slow
@@ -178,12 +244,13 @@ def test_combine_reference_free_metrics(metrics_dir, models):
 
     combined = evaluate.combine([_load(metrics_dir, "shannon_score"), _load(metrics_dir, "fflm")])
     combined.add_batch(predictions=PREDICTIONS, sources=SOURCES)
-    result = combined.compute(model=models["gpt2"])
+    result = combined.compute(model=models["gpt2"], use_aggregator=False, return_signature=True)
     want_shannon = shannon_score(PREDICTIONS, sources=SOURCES, model=models["gpt2"], progress=False)
     want_fflm = fflm(PREDICTIONS, sources=SOURCES, model=models["gpt2"], progress=False)
-    _assert_matches(result, {"shannon_score": want_shannon.main_score, "fflm": want_fflm.main_score})
-    _assert_matches(result["shannon_score_per_example"], {"shannon_score": want_shannon.scores["shannon_score"]})
-    _assert_matches(result["fflm_per_example"], {"fflm": want_fflm.scores["fflm"]})
+    _assert_same(result["shannon_score"], want_shannon.scores["shannon_score"])
+    _assert_same(result["fflm"], want_fflm.scores["fflm"])
+    assert result["shannon_score_signature"] == want_shannon.signature
+    assert result["fflm_signature"] == want_fflm.signature
 
 
 # --------------------------------------------------------------------------------------------

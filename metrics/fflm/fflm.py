@@ -1,7 +1,8 @@
 """FFLM as a Hugging Face ``evaluate`` module: a thin wrapper over :func:`nlgmetrics.fflm.fflm`.
 
 All math and model work live in ``nlgmetrics`` (the package src/nlgmetrics/fflm/ + the shared
-engine); the output is built by :func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`.
+engine); the output rule (a flat dict of numbers; ``use_aggregator``, ``return_signature``) is
+:func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`'s.
 """
 
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import evaluate
 from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs  # From: nlgmetrics==0.1.0
 from nlgmetrics.apps.evaluate_adapter import compute_options, evaluate_output, input_features  # From: nlgmetrics==0.1.0
+from nlgmetrics.apps.evaluate_adapter import pop_output_switches  # From: nlgmetrics==0.1.0
 from nlgmetrics.fflm import fflm  # From: nlgmetrics==0.1.0
 
 _CITATION = """\
@@ -33,6 +35,9 @@ probability (Delta_prior(Y)), how much prefixing the summary raises the document
 (Delta_prior(X)), and how little prefixing the summary itself adds once the document is there
 (Delta_cond(Y)). FFLM = a*Delta_prior(Y) + b*Delta_prior(X) + d*Delta_cond(Y). Higher is more
 faithful. Token construction, truncation and weights follow the authors' released scorer.
+The signature (return_signature=True) reads fflm|model:...|weights:<hash>|tokenizer:own|revision:...|
+dtype:...|max_length:...|probability_floor:1e-06|separator:'TL;DR '|start_token:...|
+weights_abd:0.25,0.25,0.5|transformers:...|tokenizers:...|version:<nlgmetrics version>.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -57,13 +62,12 @@ Args:
         Default: the tokenizer's BOS (else EOS).
     chunk_size (int): distinct documents scored at a time, each with all of its summaries; bounds
         memory on a large batch, same numbers. Default 64.
+    use_aggregator (bool): True (default): the means over the examples; False: one list per key,
+        one value per example, under the same keys.
+    return_signature (bool): also return "signature" (a string; see the description). Default False.
 Returns:
     fflm (float): mean FFLM over the examples, higher = more faithful.
     delta_prior_summary, delta_prior_document, delta_cond_summary (float): means of the components.
-    per_example (dict of list of float): the columns fflm, delta_prior_summary, delta_prior_document,
-        delta_cond_summary, one value per example.
-    signature (str): model, weights hash, revision, dtype, max_length, separator, start token,
-        weights (a, b, d), probability floor, library versions.
 Examples:
     >>> import evaluate
     >>> fflm = evaluate.load("metrics/fflm")  # doctest: +SKIP
@@ -71,7 +75,7 @@ Examples:
     ...                       sources=["The cat sat on the mat all afternoon."],
     ...                       model="smollm2-135m", progress=False)  # doctest: +SKIP
     >>> list(result)  # doctest: +SKIP
-    ['fflm', 'delta_prior_summary', 'delta_prior_document', 'delta_cond_summary', 'per_example', 'signature']
+    ['fflm', 'delta_prior_summary', 'delta_prior_document', 'delta_cond_summary']
 """
 
 
@@ -90,4 +94,5 @@ class FFLM(CheckedTextInputs, evaluate.Metric):
         )
 
     def _compute(self, predictions: list[str], sources: list[str], **options: Any) -> dict[str, Any]:
-        return evaluate_output(fflm(predictions, sources, **compute_options("fflm", options)))
+        switches = pop_output_switches(options)
+        return evaluate_output(fflm(predictions, sources, **compute_options("fflm", options)), switches)

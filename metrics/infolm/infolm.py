@@ -1,11 +1,13 @@
 """InfoLM as a Hugging Face ``evaluate`` module: a thin wrapper over :func:`nlgmetrics.infolm.infolm`.
 
 All math and model work live in ``nlgmetrics`` (src/nlgmetrics/infolm/ + the shared engine);
-the output layout is :func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`'s.
+the output rule (a flat dict of numbers; ``use_aggregator``, ``return_signature``) is
+:func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`'s.
 """
 
 import evaluate
 from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, compute_options, evaluate_output, input_features  # From: nlgmetrics==0.1.0
+from nlgmetrics.apps.evaluate_adapter import pop_output_switches  # From: nlgmetrics==0.1.0
 from nlgmetrics.infolm import infolm  # From: nlgmetrics==0.1.0
 
 _CITATION = """\
@@ -28,7 +30,10 @@ next-token distribution of x_j from BOS + x_<j. The text's "bag of distributions
 (idf-)weighted average of the p_j. InfoLM is an information measure between the two bags:
 KL, alpha, beta, AB, Renyi or Jensen-Shannon divergence, L1 / L2 / L-infinity or Fisher-Rao distance.
 Lower = more similar for every measure (0 = identical). With several references per candidate the
-best (smallest) value is reported.
+best (smallest) value is reported. The signature (return_signature=True) reads
+infolm|model:...|weights:<hash>|tokenizer:own|revision:...|dtype:...|max_length:...|alpha:none|beta:none|
+idf:refs|kind:masked|measure:fisher_rao_distance|multi_ref:min|temperature:0.25|transformers:...|tokenizers:...|
+version:<nlgmetrics version>.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -56,27 +61,27 @@ Args:
     idf (bool or dict): weight positions by idf over the distinct references of the call (True,
         default), uniformly (False), or by a {token_id: weight} table.
     model_kind (str or None): "masked" or "causal"; detected from the config by default.
+    use_aggregator (bool): True (default): the mean over the examples; False: a list, one value
+        per example, under the same key.
+    return_signature (bool): also return "signature" (a string; see the description). Default False.
 Returns:
     infolm (float): the mean over the examples of the per-example scores. Lower = more similar
         (0 = identical); range [0, pi] for Fisher-Rao, [0, log 2] for JS, [0, 2] / [0, sqrt 2] /
         [0, 1] for L1 / L2 / L-infinity, [0, inf) for the KL, alpha, beta, AB and Renyi divergences.
-    per_example (dict of list of float): {"infolm": [...]}, per example the smallest measure value
-        over its references.
-    signature (str): model, weights, revision, dtype, max_length, alpha, beta, idf, kind, measure,
-        multi-reference rule, temperature, library versions.
+        Per example (use_aggregator=False): the smallest measure value over its references.
 Examples:
     >>> import evaluate
     >>> infolm = evaluate.load("metrics/infolm")  # doctest: +SKIP
     >>> out = infolm.compute(predictions=["the cat sat on the mat", "hello world"],
     ...                      references=[["a cat was sitting on the mat", "there is a cat"], "hello there world"],
     ...                      model="smollm2-135m", progress=False)  # doctest: +SKIP
-    >>> round(out["infolm"], 3), [round(s, 3) for s in out["per_example"]["infolm"]]  # doctest: +SKIP
-    (1.319, [1.534, 1.104])
+    >>> round(out["infolm"], 3)  # doctest: +SKIP
+    1.319
 """
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class InfoLM(CheckedTextInputs, evaluate.Metric):
+class Infolm(CheckedTextInputs, evaluate.Metric):  # evaluate names the module "infolm" from it
     """InfoLM (Colombo et al., AAAI 2022): a divergence between two bags of LM distributions."""
 
     def _info(self):
@@ -91,4 +96,5 @@ class InfoLM(CheckedTextInputs, evaluate.Metric):
 
     def _compute(self, predictions, references, **options):
         # The library owns every default and every check; options pass through unchanged.
-        return evaluate_output(infolm(predictions, references, **compute_options("infolm", options)))
+        switches = pop_output_switches(options)
+        return evaluate_output(infolm(predictions, references, **compute_options("infolm", options)), switches)

@@ -2,11 +2,13 @@
 :func:`nlgmetrics.shannon.shannon_score`.
 
 All math and model work live in ``nlgmetrics`` (src/nlgmetrics/shannon/ + the shared engine);
-the output layout is :func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`'s.
+the output rule (a flat dict of numbers; ``use_aggregator``, ``return_signature``) is
+:func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`'s.
 """
 
 import evaluate
 from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, compute_options, evaluate_output, input_features  # From: nlgmetrics==0.1.0
+from nlgmetrics.apps.evaluate_adapter import pop_output_switches  # From: nlgmetrics==0.1.0
 from nlgmetrics.shannon import shannon_score  # From: nlgmetrics==0.1.0
 
 _CITATION = """\
@@ -30,7 +32,10 @@ the sentence itself (full). Summed over the document: ll_base, ll_help, ll_full.
 Shannon Score = (ll_help - ll_base) / (ll_full - ll_base); Information Difference = ll_help - ll_base;
 BLANC-Shannon = (S01 - S10) / total, where S[b][h] counts document tokens whose argmax prediction
 is right (1) or wrong (0) without (b) and with (h) the summary. Numbers match PyPI blanc's
-`Shannon.go` except for the first token of each sentence (see the model card).
+`Shannon.go` except for the first token of each sentence (see the model card). The signature
+(return_signature=True) reads shannon_score|model:...|weights:<hash>|tokenizer:own|revision:...|
+dtype:...|max_length:...|first_token:paper|num_upstream:0|splitter:pysbd|start_token:...|
+transformers:...|tokenizers:...|version:<nlgmetrics version>.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -51,15 +56,15 @@ Args:
     start_token (int, str or None): first token of every prompt. Default "<|endoftext|>" when the
         vocabulary has it, else the model's EOS.
     chunk_size (int): distinct documents scored at a time (memory bound), same numbers. Default 64.
+    use_aggregator (bool): True (default): the means over the examples; False: one list per key,
+        one value per example, under the same keys.
+    return_signature (bool): also return "signature" (a string; see the description). Default False.
 Returns:
     shannon_score (float): the mean over the examples of (ll_help - ll_base) / (ll_full - ll_base);
         0 = no help, 1 = as helpful as the document itself (usually in [0, 1]).
     information_difference (float): the mean of ll_help - ll_base, in nats.
     blanc_shannon (float): the mean of (S01 - S10) / total, in [-1, 1].
     ll_base, ll_help, ll_full (float): the means of the summed natural-log likelihoods (<= 0).
-    per_example (dict of list of float): the six columns above, one value per example.
-    signature (str): model, weights, revision, dtype, max_length, first_token, num_upstream,
-        splitter, start_token, library versions.
 Examples:
     >>> import evaluate
     >>> shannon = evaluate.load("metrics/shannon_score")  # doctest: +SKIP
@@ -67,8 +72,8 @@ Examples:
     ...             "The bazaar was crowded. He paid with cash.")
     >>> out = shannon.compute(predictions=["Jack bought milk and honey at the bazaar."], sources=[document],
     ...                       model="smollm2-135m", progress=False)  # doctest: +SKIP
-    >>> round(out["shannon_score"], 3), out["per_example"]["blanc_shannon"]  # doctest: +SKIP
-    (0.46, [0.3125])
+    >>> round(out["shannon_score"], 3), out["blanc_shannon"]  # doctest: +SKIP
+    (0.46, 0.3125)
 """
 
 
@@ -88,4 +93,5 @@ class ShannonScore(CheckedTextInputs, evaluate.Metric):
 
     def _compute(self, predictions, sources, **options):
         # The library owns every default and every check; options pass through unchanged.
-        return evaluate_output(shannon_score(predictions, sources, **compute_options("shannon_score", options)))
+        switches = pop_output_switches(options)
+        return evaluate_output(shannon_score(predictions, sources, **compute_options("shannon_score", options)), switches)

@@ -1,16 +1,31 @@
 """The one adapter between the library and the ``evaluate`` modules (metrics/<name>/<name>.py).
 
-Outputs. :func:`evaluate_output` builds every module's ``compute()`` result from the library's
-:class:`~nlgmetrics.core.result.MetricResult`, with the same layout for all six metrics:
+Outputs: one rule for every module. :func:`evaluate_output` builds each module's ``compute()``
+result from the library's :class:`~nlgmetrics.core.result.MetricResult`:
 
-- the headline number under the metric's main key, as a float (``infolm``, ``shannon_score``,
-  ``blanc``, ``fflm``, ``bleu``, and for ROUGE the first requested type, e.g. ``rouge1``), first;
-- the metric's other aggregate numbers, as floats (column means, BLEU's corpus statistics,
-  ROUGE's confidence bounds);
-- ``per_example``: ``{column: [float, ...]}``, one value per example;
-- ``signature``: the result's signature.
+- by default a flat dict of numbers (float or int; a list of numbers only where the module's
+  evaluate counterpart returns one, e.g. sacrebleu's ``counts``), so that the transformers
+  examples can round, scale and log every value. A module that answers to an evaluate counterpart
+  (``rouge_family`` to ``rouge``, ``bleu`` to ``sacrebleu``, ``chrf`` to ``chrf``, ``ter`` to
+  ``ter``) gives the counterpart's keys first, in its order, with its types and scale, then its
+  own extra numbers; the others give the library's headline numbers (``result.aggregate()``),
+  main key first;
+- ``use_aggregator=False`` (evaluate's own switch, the same for every module): one list per key,
+  one value per example, under the same keys; a key with no value per example (a corpus
+  statistic such as BLEU's ``counts``, a setting such as chrF's ``beta``, a mean of the
+  per-example values, a confidence bound) is left out;
+- ``return_signature=True`` adds ``"signature"`` (a string: every option that changes the
+  numbers, and the versions), last. It is never in the default output, which holds numbers only.
 
-So ``evaluate.combine`` and the Trainer hook read every module the same way.
+``evaluate.combine`` prefixes a key that two modules share with the module's name, which evaluate
+derives from the module's class name (``camelcase_to_snakecase``): every module class is named so
+that this is its folder name (``Bleu`` -> ``bleu``, ``Infolm`` -> ``infolm``), so combining
+``bleu``, ``chrf`` and ``ter`` gives ``bleu_score``, ``chrf_score`` and ``ter_score``.
+
+Options: a module that answers to a counterpart takes the counterpart's argument names; where
+they differ from the library function's (sacrebleu's ``use_effective_order``, the library's
+``effective_order``), :func:`library_options` maps them, and refuses the library's name with the
+module's (one name per option, no aliases).
 
 Inputs. The mixin :class:`CheckedTextInputs` checks and normalises the inputs before evaluate's
 own machinery sees them. Three things go wrong inside evaluate 0.4 / datasets before a module's
@@ -64,29 +79,117 @@ ValueError: `predictions` is empty; pass at least one example.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping, Set
+from collections.abc import Mapping, Sequence, Set
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from nlgmetrics.core.result import MetricResult
-from nlgmetrics.core.validation import as_texts, check_text
+from nlgmetrics.core.validation import as_texts, check_bool, check_text
 
 
-def evaluate_output(result: MetricResult) -> dict[str, Any]:
-    """The ``compute()`` output of every module (see the module docstring).
+#: The output switches of every module's ``compute()`` (see the module docstring), with their defaults.
+OUTPUT_SWITCHES = {"use_aggregator": True, "return_signature": False}
+
+
+@dataclass(frozen=True)
+class OutputSwitches:
+    """How a module's output is laid out: aggregated or per example, with or without the signature."""
+
+    use_aggregator: bool = True
+    return_signature: bool = False
+
+
+def pop_output_switches(options: dict[str, Any]) -> OutputSwitches:
+    """Remove the output switches from a module's ``compute()`` options (checked before any
+    scoring, so a bad value fails fast), leaving the options the library takes.
+
+    >>> options = {"use_aggregator": False, "tokenize": "intl"}
+    >>> pop_output_switches(options), options
+    (OutputSwitches(use_aggregator=False, return_signature=False), {'tokenize': 'intl'})
+    >>> pop_output_switches({"return_signature": "yes"})
+    Traceback (most recent call last):
+    ...
+    ValueError: `return_signature` must be True or False, got 'yes'.
+    """
+    given = {name: options.pop(name, default) for name, default in OUTPUT_SWITCHES.items()}
+    return OutputSwitches(**{name: check_bool(name, value) for name, value in given.items()})
+
+
+def library_options(options: Mapping[str, Any], renamed: Mapping[str, str], counterpart: str) -> dict[str, Any]:
+    """A module's options in the library function's names.
+
+    ``renamed`` maps the module's name of an option (its evaluate counterpart's) to the library's;
+    the library's name of such an option is refused, naming the module's: one name per option.
+
+    >>> library_options({"use_effective_order": True}, {"use_effective_order": "effective_order"}, "sacrebleu")
+    {'effective_order': True}
+    >>> library_options({"effective_order": True}, {"use_effective_order": "effective_order"}, "sacrebleu")
+    Traceback (most recent call last):
+    ...
+    TypeError: This module has no option `effective_order`; it is named `use_effective_order` here, as in evaluate's sacrebleu: pass use_effective_order=True.
+    """
+    for module_name, library_name in renamed.items():
+        if library_name in options:
+            raise TypeError(
+                f"This module has no option `{library_name}`; it is named `{module_name}` here, as in "
+                f"evaluate's {counterpart}: pass {module_name}={options[library_name]!r}."
+            )
+    return {renamed.get(name, name): value for name, value in options.items()}
+
+
+def _plain_number(key: str, value: Any) -> int | float:
+    """A number of the output as a plain Python int or float (numpy scalars converted); anything
+    else is a bug: the output holds numbers only."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"output key {key!r} is {type(value).__name__} ({value!r:.40}), not a number; "
+                        f"this is a bug in nlgmetrics, please report it.")
+    return int(value) if isinstance(value, numbers.Integral) else float(value)
+
+
+def _plain_value(key: str, value: Any) -> int | float | list[int | float]:
+    """A value of the output: a number, or a list of numbers."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_plain_number(key, item) for item in value]
+    return _plain_number(key, value)
+
+
+def evaluate_output(
+    result: MetricResult,
+    switches: OutputSwitches = OutputSwitches(),
+    *,
+    aggregated: Mapping[str, Any] | None = None,
+    per_example: Mapping[str, Sequence[Any]] | None = None,
+) -> dict[str, Any]:
+    """The ``compute()`` output of a module (the rule: see the module docstring).
+
+    ``aggregated``: the default output of a module that answers to an evaluate counterpart (the
+    counterpart's keys, order and types first, then the module's extra numbers); None: the
+    library's headline numbers, ``result.aggregate()``, main key first, as floats.
+    ``per_example``: the ``use_aggregator=False`` output (a list per key); None: the library's
+    per-example columns, ``result.scores``.
 
     >>> from nlgmetrics.bleu import bleu
-    >>> out = evaluate_output(bleu(["the cat sat on the mat"], references=[["the cat sat on the mat"]]))
-    >>> list(out)[0], round(out["bleu"], 6), out["per_example"]["sentence_bleu"]
-    ('bleu', 100.0, [100.0])
+    >>> result = bleu(["the cat sat on the mat"], references=[["the cat sat on the mat"]])
+    >>> evaluate_output(result, aggregated={"score": result.bleu, "sys_len": result.sys_len})
+    {'score': 100.0, 'sys_len': 6}
+    >>> out = evaluate_output(result, OutputSwitches(use_aggregator=False, return_signature=True))
+    >>> out["sentence_bleu"], out["signature"].split("|")[0]
+    ([100.0], 'bleu')
     """
-    aggregate = result.aggregate()
-    output: dict[str, Any] = {result.main: float(aggregate[result.main])}
-    output.update((key, float(value)) for key, value in aggregate.items() if key != result.main)
-    output["per_example"] = {name: list(values) for name, values in result.scores.items()}
-    output["signature"] = result.signature
+    if switches.use_aggregator:
+        if aggregated is None:
+            headline = result.aggregate()
+            aggregated = {result.main: headline[result.main], **headline}
+        output = {key: _plain_value(key, value) for key, value in aggregated.items()}
+    else:
+        columns = result.scores if per_example is None else per_example
+        output = {key: [_plain_number(key, value) for value in values] for key, values in columns.items()}
+    if switches.return_signature:
+        output["signature"] = result.signature
     return output
+
 
 def input_features(second_input: str) -> list[Any]:
     """The ``evaluate`` input features of a module: predictions and ``references`` (one string or a
