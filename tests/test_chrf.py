@@ -321,11 +321,12 @@ def test_evaluate_module_loads_offline_and_batches(metrics_dir, monkeypatch):
     module = evaluate.load(str(metrics_dir / "chrf"))
     out = compute_in_two_batches(module, EDGE_HYPOTHESES, EDGE_REFERENCES, 5, word_order=2)
     anchor = CHRF(word_order=2)
-    assert out["chrf"] == anchor.corpus_score(EDGE_HYPOTHESES, sacrebleu_streams(EDGE_REFERENCES)).score
-    assert list(out)[0] == "chrf" and isinstance(out["chrf"], float)
-    assert out["per_example"]["sentence_chrf"] == [anchor.sentence_score(h, r).score
-                                                   for h, r in zip(EDGE_HYPOTHESES, EDGE_REFERENCES)]
-    assert parse_signature(out["signature"])["word_order"] == "2"
+    assert out["score"] == anchor.corpus_score(EDGE_HYPOTHESES, sacrebleu_streams(EDGE_REFERENCES)).score
+    assert list(out)[0] == "score" and isinstance(out["score"], float)
+    each = compute_in_two_batches(module, EDGE_HYPOTHESES, EDGE_REFERENCES, 5, word_order=2,
+                                  use_aggregator=False, return_signature=True)
+    assert each["score"] == [anchor.sentence_score(h, r).score for h, r in zip(EDGE_HYPOTHESES, EDGE_REFERENCES)]
+    assert parse_signature(each["signature"])["word_order"] == "2"
 
 
 MIXED_HYPOTHESES = ["the cat is on the mat", "there is a dog", "a bird sings today"]
@@ -341,11 +342,13 @@ def test_evaluate_mixed_string_and_list_references_give_the_library_numbers(metr
     theirs = CHRF().corpus_score(hyps, sacrebleu_streams(lists)).score
     library = chrf(hyps, refs)
     module = evaluate.load(str(metrics_dir / "chrf"))
+    options = {"use_aggregator": False, "return_signature": True}
     for out in (compute_in_two_batches(module, hyps, refs, 1), module.compute(predictions=hyps, references=refs)):
-        assert out["chrf"] == theirs
-        assert out["per_example"] == library.scores
-        assert {key: out[key] for key in library.aggregate()} == library.aggregate()
-        assert out["signature"] == library.signature and "nrefs:var" in out["signature"]
+        assert out["score"] == theirs and out["sentence_chrf"] == library.aggregate()["sentence_chrf"]
+    for each in (compute_in_two_batches(module, hyps, refs, 1, **options),
+                 module.compute(predictions=hyps, references=refs, **options)):
+        assert each["score"] == library.scores["sentence_chrf"]
+        assert each["signature"] == library.signature and "nrefs:var" in each["signature"]
 
 
 @pytest.mark.parametrize("path, minimum", [("metrics/chrf/README.md", 10), ("metrics/chrf/chrf.py", 4)])
