@@ -361,8 +361,7 @@ def test_result_contract_columns_main_and_signature_keys():
     with pytest.raises(KeyError, match="has no column 'rouge1_fmeasure'"):
         out.column("rouge1_fmeasure")
     payload = evaluate_output(out)
-    assert list(payload)[0] == "rougeSU4" and payload["rougeSU4"] == out.main_score
-    assert payload["per_example"] == out.scores
+    assert list(payload)[0] == "rougeSU4" and payload["rougeSU4"] == out.main_score and payload == out.aggregate()
     assert json.loads(json.dumps(out.to_dict()))["main"] == "rougeSU4"
     fields = parse_signature(out.signature)
     assert fields["metric"] == "rouge_family"
@@ -620,13 +619,13 @@ def test_evaluate_module_loads_offline_and_batches(metrics_dir, monkeypatch):
     refs = [["a cat sat on the mat", "the cat lay"], ["hello there world"], ["something"]]
     out = compute_in_two_batches(module, preds, refs, 2, rouge_types=["rouge1", "rougeLsum"])
     expected = [s["rouge1"].fmeasure for s in _rouge_score_best(preds, refs, ["rouge1", "rougeLsum"])]
-    assert out["per_example"]["rouge1"] == pytest.approx(expected, abs=1e-12)
+    each = compute_in_two_batches(module, preds, refs, 2, rouge_types=["rouge1", "rougeLsum"], use_aggregator=False)
+    assert each["rouge1"] == pytest.approx(expected, abs=1e-12)
     assert out["rouge1"] == pytest.approx(sum(expected) / len(expected), abs=1e-12)
     assert list(out)[0] == "rouge1" and isinstance(out["rouge1"], float)
     assert out["rouge1_low"] <= out["rouge1"] <= out["rouge1_high"]
-    assert out["signature"].startswith("rouge_family|")
-    single = module.compute(predictions=["a b"], references=["a b"])
-    assert single["rouge1"] == 1.0 and single["per_example"]["rouge1"] == [1.0]
+    single = module.compute(predictions=["a b"], references=["a b"], use_aggregator=False, return_signature=True)
+    assert single["rouge1"] == [1.0] and single["signature"].startswith("rouge_family|")
 
 
 MIXED_PREDICTIONS = ["the cat sat on the mat", "police kill the gunman", "a dog barks"]
@@ -642,16 +641,19 @@ def test_evaluate_mixed_string_and_list_references_give_the_library_numbers(metr
     expected = _rouge_score_best(preds, refs, types)
     library = rouge_family(preds, refs, rouge_types=types)
     module = evaluate.load(str(metrics_dir / "rouge_family"))
+    options = {"rouge_types": types, "use_aggregator": False, "return_signature": True}
     for out in (
-        module.compute(predictions=preds, references=refs, rouge_types=types),
+        module.compute(predictions=preds, references=refs, **options),
         # the first batch decides evaluate's feature format: one of single strings, then lists
-        compute_in_two_batches(module, preds, refs, 1, rouge_types=types),
+        compute_in_two_batches(module, preds, refs, 1, **options),
     ):
         for name in types:
             for suffix, k in MEASURES:
-                assert out["per_example"][name + suffix] == pytest.approx([e[name][k] for e in expected], abs=1e-12)
-        assert {key: out[key] for key in library.aggregate()} == library.aggregate()
+                assert out[name + suffix] == pytest.approx([e[name][k] for e in expected], abs=1e-12)
         assert out["signature"] == library.signature and "nrefs:var" in out["signature"]
+    for out in (module.compute(predictions=preds, references=refs, rouge_types=types),
+                compute_in_two_batches(module, preds, refs, 1, rouge_types=types)):
+        assert out == library.aggregate()
     assert round(library.main_score, 4) == round(sum(e["rouge1"].fmeasure for e in expected) / 3, 4)
 
 
@@ -668,17 +670,16 @@ def test_evaluate_combine_of_rouge_and_bleu_gives_the_library_numbers(metrics_di
     corpus = bleu(preds, refs)
     for key, value in rouge.aggregate().items():
         assert out[key] == value, key
-    for key, value in corpus.aggregate().items():
-        assert out[key] == value, key
-    assert out["rouge_family_per_example"] == rouge.scores and out["bleu_per_example"] == corpus.scores
-    assert out["rouge_family_signature"] == rouge.signature and out["bleu_signature"] == corpus.signature
+    assert out["score"] == corpus.bleu and out["sentence_bleu"] == corpus.aggregate()["sentence_bleu"]
+    each = combined.compute(predictions=preds, references=refs, use_aggregator=False, return_signature=True)
+    assert each["rouge_family_signature"] == rouge.signature and each["bleu_signature"] == corpus.signature
     # and those are the reference implementations' numbers
     best = _rouge_score_best(preds, refs, ["rouge1"])
-    assert out["rouge_family_per_example"]["rouge1"] == pytest.approx([s["rouge1"].fmeasure for s in best], abs=1e-12)
+    assert each["rouge1"] == pytest.approx([s["rouge1"].fmeasure for s in best], abs=1e-12)
     lists = reference_lists(refs)
-    assert abs(out["bleu"] - sacrebleu.corpus_bleu(preds, sacrebleu_streams(lists)).score) <= 1e-9
+    assert abs(out["score"] - sacrebleu.corpus_bleu(preds, sacrebleu_streams(lists)).score) <= 1e-9
     sentences = [sacrebleu.sentence_bleu(p, r).score for p, r in zip(preds, lists)]
-    assert out["bleu_per_example"]["sentence_bleu"] == pytest.approx(sentences, abs=1e-9)
+    assert each["score"] == pytest.approx(sentences, abs=1e-9)
 
 
 def test_duplicates_batches_and_cache_do_not_change_scores():
