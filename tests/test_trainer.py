@@ -224,3 +224,243 @@ def test_any_id_outside_the_vocabulary_is_refused_property(bert_tokenizer, bad):
     assert len(bert_tokenizer) == 30_522
     with pytest.raises(ValueError, match=rf"hold id {bad} at \[0, 1\]"):
         decode_ids(bert_tokenizer, np.array([[1996, bad, 4937]], dtype=np.int64))
+
+
+# --------------------------------------------------------------------------- evaluate's names and the examples' presets
+#
+# The oracles below are the transformers examples' own compute_metrics (run_summarization.py,
+# run_translation.py), with evaluate's modules replaced by what they call: rouge-score's
+# RougeScorer (per example, averaged: evaluate's use_aggregator=False; its default aggregator is a
+# bootstrap median of the same mean) and sacrebleu's corpus_bleu. Nothing of nlgmetrics is used.
+
+SUMMARY_TARGETS = [
+    "The council approved a new library. It opens in 2028 in the old market hall.",
+    "Heavy rain flooded the harbour district overnight. Nobody was hurt.",
+    "Two sisters won the national bread award. They will train apprentices.",
+]
+SUMMARY_OUTPUTS = [
+    "The city council approved libraries. They open in 2028.",
+    "Nobody was hurt. Rain flooded streets in the harbour district overnight.",  # sentences swapped
+    "The football club signed a new striker.",
+]
+
+
+def _example_ids(tokenizer, texts, pad_with):
+    """Token ids of ``texts`` in one array, padded with ``pad_with`` (-100 as the Trainer pads
+    labels and predictions across batches, or the pad id as ``generate`` pads within one)."""
+    rows = [tokenizer(text)["input_ids"] for text in texts]
+    width = max(map(len, rows)) + 3
+    return np.array([row + [pad_with] * (width - len(row)) for row in rows])
+
+
+def _example_decode(tokenizer, preds, labels):
+    """The examples' decoding: -100 to pad, batch_decode without special tokens."""
+    if isinstance(preds, tuple):
+        preds = preds[0]
+    preds = np.where(preds != -100, preds, tokenizer.pad_token_id)
+    decoded_preds = tokenizer.batch_decode(preds, skip_special_tokens=True)
+    labels = np.where(labels != -100, labels, tokenizer.pad_token_id)
+    decoded_labels = tokenizer.batch_decode(labels, skip_special_tokens=True)
+    return preds, decoded_preds, decoded_labels
+
+
+def summarization_example_metrics(tokenizer, eval_preds, sent_tokenize):
+    """run_summarization.py's compute_metrics, evaluate's rouge spelled out with rouge-score."""
+    from rouge_score import rouge_scorer
+
+    preds, labels = eval_preds
+    preds, decoded_preds, decoded_labels = _example_decode(tokenizer, preds, labels)
+    decoded_preds = ["\n".join(sent_tokenize(pred.strip())) for pred in decoded_preds]
+    decoded_labels = ["\n".join(sent_tokenize(label.strip())) for label in decoded_labels]
+    types = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
+    scorer = rouge_scorer.RougeScorer(types, use_stemmer=True)
+    scores = [scorer.score(label, pred) for label, pred in zip(decoded_labels, decoded_preds)]
+    result = {t: np.mean([score[t].fmeasure for score in scores]) for t in types}
+    result = {k: round(v * 100, 4) for k, v in result.items()}
+    prediction_lens = [np.count_nonzero(pred != tokenizer.pad_token_id) for pred in preds]
+    result["gen_len"] = np.mean(prediction_lens)
+    return result
+
+
+def translation_example_metrics(tokenizer, eval_preds):
+    """run_translation.py's compute_metrics, evaluate's sacrebleu spelled out with sacrebleu."""
+    import sacrebleu
+
+    preds, labels = eval_preds
+    preds, decoded_preds, decoded_labels = _example_decode(tokenizer, preds, labels)
+    decoded_preds = [pred.strip() for pred in decoded_preds]
+    decoded_labels = [[label.strip()] for label in decoded_labels]
+    # evaluate's sacrebleu turns references per example into sacrebleu's streams
+    streams = [[refs[i] for refs in decoded_labels] for i in range(len(decoded_labels[0]))]
+    result = {"bleu": sacrebleu.corpus_bleu(decoded_preds, streams).score}
+    prediction_lens = [np.count_nonzero(pred != tokenizer.pad_token_id) for pred in preds]
+    result["gen_len"] = np.mean(prediction_lens)
+    return {k: round(v, 4) for k, v in result.items()}
+
+
+def pysbd_sentences(text):
+    import pysbd
+
+    return [s.strip() for s in pysbd.Segmenter(language="en", clean=False).segment(text) if s.strip()]
+
+
+def _punkt_installed():
+    import nltk
+
+    try:
+        nltk.sent_tokenize("A test. Another one.")
+    except LookupError:
+        return False
+    return True
+
+
+def _summary_batch(tokenizer):
+    preds = _example_ids(tokenizer, SUMMARY_OUTPUTS, tokenizer.pad_token_id)
+    preds[0, -1] = -100  # the Trainer's padding between batches
+    return preds, _example_ids(tokenizer, SUMMARY_TARGETS, -100)
+
+
+def test_summarization_preset_is_the_example_with_an_offline_splitter(bert_tokenizer):
+    from nlgmetrics.apps.trainer import build_compute_metrics
+
+    eval_preds = _summary_batch(bert_tokenizer)
+    expected = summarization_example_metrics(bert_tokenizer, eval_preds, pysbd_sentences)
+    got = build_compute_metrics(bert_tokenizer, preset="summarization", sentence_splitter="pysbd")(eval_preds)
+    assert list(got) == ["rouge1", "rouge2", "rougeL", "rougeLsum", "gen_len"]
+    assert got == expected
+    assert all(type(v) is float for v in got.values())
+    assert 0 < got["rouge2"] < got["rouge1"] < 100 and got["rougeLsum"] > got["rougeL"]  # sentence lines matter
+    # stemming is on: "libraries" matches "library" and "open" "opens", which plain tokens would not
+    plain = build_compute_metrics(bert_tokenizer, metrics=["rouge"], metric_options={"rouge": {"n_bootstrap": 0}})
+    assert plain(eval_preds)["rouge_family_rouge1"] * 100 < got["rouge1"]
+    # a callable splitter is used as the example uses nltk.sent_tokenize
+    by_period = build_compute_metrics(bert_tokenizer, preset="summarization",
+                                      sentence_splitter=lambda text: text.split(". "))
+    assert by_period(eval_preds) == summarization_example_metrics(bert_tokenizer, eval_preds,
+                                                                  lambda text: text.split(". "))
+
+
+def test_summarization_preset_splits_with_punkt_like_the_example(bert_tokenizer):
+    """The default splitter is the example's nltk.sent_tokenize; without NLTK's punkt data (as on
+    an offline machine) building the preset fails at once, naming both fixes."""
+    from nlgmetrics.apps.trainer import build_compute_metrics
+
+    if not _punkt_installed():
+        with pytest.raises(ValueError, match=r"punkt.*nltk\.downloader punkt_tab.*'pysbd'"):
+            build_compute_metrics(bert_tokenizer, preset="summarization")
+        return
+    import nltk
+
+    eval_preds = _summary_batch(bert_tokenizer)
+    expected = summarization_example_metrics(bert_tokenizer, eval_preds, nltk.sent_tokenize)
+    assert build_compute_metrics(bert_tokenizer, preset="summarization")(eval_preds) == expected
+
+
+def test_translation_preset_is_the_example(bert_tokenizer):
+    from nlgmetrics.apps.trainer import build_compute_metrics
+
+    targets = ["the cat sat on the mat .", "a dog barked at the moon .", "rain fell on the town ."]
+    outputs = ["the cat sat on a mat .", "a dog barked at night .", "it rained on the old town all week ."]
+    preds = _example_ids(bert_tokenizer, outputs, -100)  # 9, 8 and 11 ids: gen_len 9.3333 after rounding
+    eval_preds = (preds, _example_ids(bert_tokenizer, targets, -100))
+    expected = translation_example_metrics(bert_tokenizer, eval_preds)
+    got = build_compute_metrics(bert_tokenizer, preset="translation")(eval_preds)
+    assert list(got) == ["bleu", "gen_len"] and got == expected and 0 < got["bleu"] < 100
+    assert got["gen_len"] == 9.3333 == round(np.mean([len(bert_tokenizer(t)["input_ids"]) for t in outputs]), 4)
+    assert all(type(v) is float for v in got.values())
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(preset="summarisation"), r"Unknown preset='summarisation'; choose one of \['summarization', 'translation'\]"),
+        (dict(preset="summarization", metrics=["rouge"]), r"takes none of \['metrics'\]"),
+        (dict(preset="translation", metric_options={"bleu": {}}), r"takes none of \['metric_options'\]"),
+        (dict(preset="translation", postprocess=str.lower, per_example=True), r"takes none of \['postprocess', 'per_example'\]"),
+        (dict(preset="translation", sources="inputs"), r"takes none of \['sources'\]"),
+        (dict(preset="translation", sentence_splitter="pysbd"), r"sentence_splitter is an option of preset='summarization'"),
+        (dict(sentence_splitter="pysbd"), r"sentence_splitter is an option of preset='summarization'"),
+        (dict(preset="summarization", sentence_splitter="spacy"), r"Unknown sentence splitter 'spacy'"),
+    ],
+)
+def test_presets_refuse_what_they_fix(bert_tokenizer, kwargs, message):
+    from nlgmetrics.apps.trainer import build_compute_metrics
+
+    with pytest.raises(ValueError, match=message):
+        build_compute_metrics(bert_tokenizer, **kwargs)
+
+
+def test_evaluate_names_select_our_metrics(bert_tokenizer):
+    """metrics=["rouge", "sacrebleu", "chrf", "ter"]: our four metrics, our keys, sacrebleu's and
+    rouge-score's numbers; options under evaluate's names reach the metric."""
+    import sacrebleu
+    from rouge_score import rouge_scorer
+
+    from nlgmetrics.apps.trainer import build_compute_metrics
+
+    targets = ["the cat sat on the mat", "a dog barked at the moon", "rain fell on the town"]
+    outputs = ["the cat sat on a mat", "a dog barked at night", "it rained on the town all week"]
+    eval_preds = (_example_ids(bert_tokenizer, outputs, -100), _example_ids(bert_tokenizer, targets, -100))
+    theirs = build_compute_metrics(bert_tokenizer, metrics=["rouge", "sacrebleu", "chrf", "ter"],
+                                   metric_options={"rouge": {"n_bootstrap": 0}})(eval_preds)
+    ours = build_compute_metrics(bert_tokenizer, metrics=["rouge_family", "bleu", "chrf", "ter"],
+                                 metric_options={"rouge_family": {"n_bootstrap": 0}})(eval_preds)
+    assert theirs == ours
+    scorer = rouge_scorer.RougeScorer(["rouge1"])
+    rouge1 = np.mean([scorer.score(t, o)["rouge1"].fmeasure for t, o in zip(targets, outputs)])
+    assert theirs["rouge_family_rouge1"] == pytest.approx(rouge1, abs=1e-12)
+    assert theirs["bleu"] == pytest.approx(sacrebleu.corpus_bleu(outputs, [targets]).score, abs=1e-9)
+    assert theirs["chrf"] == pytest.approx(sacrebleu.corpus_chrf(outputs, [targets]).score, abs=1e-9)
+    assert theirs["ter"] == pytest.approx(sacrebleu.corpus_ter(outputs, [targets]).score, abs=1e-9)
+    char = build_compute_metrics(bert_tokenizer, metrics=["sacrebleu"], metric_options={"sacrebleu": {"tokenize": "char"}})
+    want = sacrebleu.corpus_bleu(outputs, [targets], tokenize="char").score
+    assert char(eval_preds)["bleu"] == pytest.approx(want, abs=1e-9) and abs(want - theirs["bleu"]) > 1
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(metrics=["rouge", "rouge_family"]), r"metrics names rouge_family twice \('rouge' and 'rouge_family'\)"),
+        (dict(metrics=["sacrebleu"], metric_options={"sacrebleu": {}, "bleu": {}}), r"metric_options names bleu twice"),
+        (dict(metrics=["bertscore"]), r"Unknown metric 'bertscore'; choose from .*evaluate's names for them \['rouge', 'sacrebleu', 'chrf', 'ter'\]"),
+        (dict(metrics=["bleu"], metric_options={"rouge": {}}), r"metric_options names \['rouge'\], which are not in metrics"),
+        (dict(metrics=[], ), r"`metrics` is empty"),
+        (dict(metrics=[3]), r"Metric names are strings, got int"),
+    ],
+)
+def test_metric_names_errors(bert_tokenizer, kwargs, message):
+    from nlgmetrics.apps.trainer import build_compute_metrics
+
+    with pytest.raises(ValueError, match=message):
+        build_compute_metrics(bert_tokenizer, **kwargs)
+
+
+@pytest.mark.slow
+def test_seq2seq_trainer_logs_the_summarization_examples_keys(tmp_path, tiny_t5_and_tokenizer):
+    """In a real Seq2SeqTrainer: evaluate() logs exactly the example's keys (eval_ prefixed), and
+    predict()'s values equal the example's compute_metrics on the same generations."""
+    from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments
+
+    from nlgmetrics.apps.trainer import build_compute_metrics
+
+    model, tokenizer = tiny_t5_and_tokenizer
+    dataset = _dataset(tokenizer)
+    args = Seq2SeqTrainingArguments(
+        output_dir=str(tmp_path), per_device_eval_batch_size=4, predict_with_generate=True,
+        generation_max_length=8, report_to=[], use_cpu=True, disable_tqdm=True, save_strategy="no", seed=0,
+    )
+    trainer = Seq2SeqTrainer(
+        model=model, args=args, eval_dataset=dataset, data_collator=DataCollatorForSeq2Seq(tokenizer, model=model),
+        compute_metrics=build_compute_metrics(tokenizer, preset="summarization", sentence_splitter="pysbd"),
+        processing_class=tokenizer,
+    )
+    metrics = trainer.evaluate()
+    example_keys = {"rouge1", "rouge2", "rougeL", "rougeLsum", "gen_len"}
+    assert {f"eval_{k}" for k in example_keys} <= set(metrics)
+    trainers_own = {"eval_loss", "eval_runtime", "eval_samples_per_second", "eval_steps_per_second",
+                    "eval_model_preparation_time", "eval_jit_compilation_time"}
+    assert {k for k in metrics if k.startswith("eval_")} - {f"eval_{k}" for k in example_keys} <= trainers_own
+    output = trainer.predict(dataset)
+    expected = summarization_example_metrics(tokenizer, (output.predictions, output.label_ids), pysbd_sentences)
+    assert {k: output.metrics[f"test_{k}"] for k in example_keys} == expected
+    assert expected["gen_len"] > 1  # generations were counted (4 per batch, -100 between batches)

@@ -11,6 +11,15 @@
 >>> scores["bleu"] > 0, "rouge_family_rouge1" in scores, "bleu_sentence_bleu" in scores
 (True, True, True)
 
+evaluate's module names are accepted for ours (:data:`EVALUATE_NAMES`: ``rouge`` is
+``rouge_family``, ``sacrebleu`` is ``bleu``; ``chrf`` and ``ter`` are the same names): the same
+metric, options and keys. The transformers examples' own settings are presets
+(:data:`PRESETS`), logging exactly the example's keys:
+
+>>> summarize = build_compute_metrics(tokenizer, preset="summarization", sentence_splitter="pysbd")
+>>> sorted(summarize((ids, labels)))
+['gen_len', 'rouge1', 'rouge2', 'rougeL', 'rougeLsum']
+
 Typical use::
 
     trainer = Seq2SeqTrainer(
@@ -32,19 +41,41 @@ from typing import Any
 
 import numpy as np
 
-from nlgmetrics.apps.registry import get_spec
+from nlgmetrics.apps.registry import MetricSpec, get_spec, metric_names
 from nlgmetrics.core.result import MetricResult
 
 #: The Trainer pads predictions and labels of batches of different lengths with this id (and
 #: ``DataCollatorForSeq2Seq`` pads labels with it): the one negative id that is padding.
 IGNORE_INDEX = -100
 
+#: evaluate's module names, accepted in ``metrics`` and ``metric_options`` for ours: the same
+#: metric with the same options, logged under the same keys as our name.
+EVALUATE_NAMES: Mapping[str, str] = {"rouge": "rouge_family", "sacrebleu": "bleu", "chrf": "chrf", "ter": "ter"}
 
-def decode_ids(tokenizer: Any, ids: Any, what: str = "token ids") -> list[str]:
-    """Decode a batch of token ids; -100 (:data:`IGNORE_INDEX`) is padding.
+#: The transformers examples' ``compute_metrics``, as presets (see :func:`build_compute_metrics`).
+PRESETS = ("summarization", "translation")
 
-    The Trainer pads predictions and labels of different batches with -100; tokenizers cannot
-    decode negative ids, so they become the pad token, which ``skip_special_tokens`` then drops.
+#: The summarization preset's ROUGE types: evaluate's ``rouge`` defaults, the example's keys.
+SUMMARIZATION_ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+
+#: The summarization preset's sentence splitter (``"punkt"``: ``nltk.sent_tokenize``, the example's).
+DEFAULT_PRESET_SPLITTER = "punkt"
+
+
+def _pad_id(tokenizer: Any) -> int:
+    """The id that padding becomes: the pad token, else eos (decoder-only tokenizers)."""
+    pad = tokenizer.pad_token_id
+    if pad is None:
+        pad = tokenizer.eos_token_id
+    if pad is None:
+        raise ValueError("The tokenizer has no pad or eos token; set tokenizer.pad_token first.")
+    return int(pad)
+
+
+def padded_ids(tokenizer: Any, ids: Any, what: str = "token ids") -> np.ndarray:
+    """A batch of token ids as a 2-D integer array, -100 (:data:`IGNORE_INDEX`) replaced by the pad
+    id (as the transformers examples do before decoding and counting ``gen_len``).
+
     Any other id outside the tokenizer's vocabulary (another negative number, an id >=
     ``len(tokenizer)``: labels of another tokenizer, a model with a larger embedding than its
     tokenizer) is an error naming where it is: decoded, it would silently vanish or become some
@@ -68,11 +99,7 @@ def decode_ids(tokenizer: Any, ids: Any, what: str = "token ids") -> list[str]:
         array = array.astype(np.int64)
     elif array.dtype.kind not in "iu":
         raise ValueError(f"{what} must be integer token ids, got an array of {array.dtype}.")
-    pad = tokenizer.pad_token_id
-    if pad is None:
-        pad = tokenizer.eos_token_id
-    if pad is None:
-        raise ValueError("The tokenizer has no pad or eos token; set tokenizer.pad_token first.")
+    pad = _pad_id(tokenizer)
     vocabulary = len(tokenizer)
     outside = ((array < 0) & (array != IGNORE_INDEX)) | (array >= vocabulary)
     if outside.any():
@@ -82,9 +109,22 @@ def decode_ids(tokenizer: Any, ids: Any, what: str = "token ids") -> list[str]:
             f"ids), outside the tokenizer's vocabulary [0, {vocabulary}) and not the padding id "
             f"{IGNORE_INDEX}; pass the tokenizer that made these ids (and pad with {IGNORE_INDEX})."
         )
-    array = np.where(array == IGNORE_INDEX, pad, array)
+    return np.where(array == IGNORE_INDEX, pad, array)
+
+
+def decode_ids(tokenizer: Any, ids: Any, what: str = "token ids") -> list[str]:
+    """Decode a batch of token ids (:func:`padded_ids`: -100 is padding, other ids outside the
+    vocabulary are an error), without special tokens, each text stripped."""
+    array = padded_ids(tokenizer, ids, what)
     texts = tokenizer.batch_decode(array.tolist(), skip_special_tokens=True)
     return [text.strip() for text in texts]
+
+
+def generated_lengths(tokenizer: Any, ids: Any) -> list[int]:
+    """Each generation's count of non-pad ids (-100 counted as padding): the transformers
+    examples' ``gen_len`` terms, ``np.count_nonzero(pred != tokenizer.pad_token_id)``."""
+    array = padded_ids(tokenizer, ids, "predictions")
+    return [int(n) for n in np.count_nonzero(array != _pad_id(tokenizer), axis=1)]
 
 
 def result_keys(result: MetricResult) -> dict[str, float]:
@@ -99,44 +139,216 @@ def result_keys(result: MetricResult) -> dict[str, float]:
     }
 
 
+# ------------------------------------------------------------------------------------------------
+# metric names
+
+
+def _our_name(name: Any) -> str:
+    """Our name of a metric given by ours or evaluate's (:data:`EVALUATE_NAMES`)."""
+    if not isinstance(name, str):
+        raise ValueError(f"Metric names are strings, got {type(name).__name__} ({name!r:.40}).")
+    return EVALUATE_NAMES.get(name, name)
+
+
+def _resolve_specs(metrics: Sequence[str]) -> list[MetricSpec]:
+    """The specs of the named metrics, each once (``rouge`` and ``rouge_family`` are one metric)."""
+    seen: dict[str, str] = {}
+    specs: list[MetricSpec] = []
+    for name in metrics:
+        ours = _our_name(name)
+        if ours not in metric_names():
+            raise ValueError(
+                f"Unknown metric {name!r}; choose from {metric_names()}, or evaluate's names for them "
+                f"{list(EVALUATE_NAMES)}."
+            )
+        if ours in seen:
+            raise ValueError(
+                f"metrics names {ours} twice ({seen[ours]!r} and {name!r}); evaluate's name is the same "
+                f"metric as ours, give it once."
+            )
+        seen[ours] = name
+        specs.append(get_spec(ours))
+    return specs
+
+
+def _resolve_options(metric_options: Mapping[str, Mapping[str, Any]] | None,
+                     specs: Sequence[MetricSpec], metrics: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``metric_options`` keyed by our names (evaluate's names accepted), checked against ``metrics``."""
+    options: dict[str, dict[str, Any]] = {}
+    given_as: dict[str, str] = {}
+    for name, opts in (metric_options or {}).items():
+        ours = _our_name(name)
+        if ours in options:
+            raise ValueError(
+                f"metric_options names {ours} twice ({given_as[ours]!r} and {name!r}); merge the options."
+            )
+        options[ours], given_as[ours] = dict(opts), name
+    unknown = sorted(given_as[name] for name in set(options) - {spec.name for spec in specs})
+    if unknown:
+        raise ValueError(
+            f"metric_options names {unknown}, which are not in metrics={list(metrics)}; "
+            f"add them to `metrics` or drop their options."
+        )
+    return options
+
+
+def _unpack(eval_pred: Any) -> tuple[Any, Any, Any]:
+    """(predictions, label ids, input ids or None) of an ``EvalPrediction`` or a plain tuple."""
+    if isinstance(eval_pred, tuple):
+        predictions_ids, label_ids, inputs_ids = (*eval_pred, None)[:3]
+        return predictions_ids, label_ids, inputs_ids
+    return eval_pred.predictions, eval_pred.label_ids, getattr(eval_pred, "inputs", None)
+
+
+# ------------------------------------------------------------------------------------------------
+# the transformers examples' settings
+
+
+def summarization_scores(predictions: Sequence[str], references: Sequence[str],
+                         split: Callable[[str], Sequence[str]]) -> tuple[dict[str, float], MetricResult]:
+    """ROUGE as the transformers summarization example logs it, and the result it came from.
+
+    Each text is stripped and its sentences (``split``) joined with newlines (for ``rougeLsum``);
+    ROUGE-1/2/L/Lsum with the Porter stemmer; each key the mean F-measure over the examples, times
+    100, rounded to 4 places (numpy's rounding, as the example rounds numpy floats).
+    """
+    def lines(text: str) -> str:
+        return "\n".join(split(text.strip()))
+
+    from nlgmetrics.rouge import rouge_family
+
+    result = rouge_family([lines(t) for t in predictions], [lines(t) for t in references],
+                          rouge_types=SUMMARIZATION_ROUGE_TYPES, use_stemmer=True, n_bootstrap=0)
+    scores = {name: float(round(np.mean(result.scores[name]) * 100, 4)) for name in SUMMARIZATION_ROUGE_TYPES}
+    return scores, result
+
+
+def translation_scores(predictions: Sequence[str], references: Sequence[str]) -> tuple[dict[str, float], MetricResult]:
+    """BLEU as the transformers translation example logs it (``bleu``: sacrebleu's corpus score with
+    its defaults, one reference per example, rounded to 4 places), and the result it came from."""
+    from nlgmetrics.bleu import bleu
+
+    result = bleu([t.strip() for t in predictions], [[t.strip()] for t in references])
+    return {"bleu": round(float(result.main_score), 4)}, result
+
+
+def _preset_splitter(preset: str | None, sentence_splitter: Any) -> Callable[[str], Sequence[str]] | None:
+    """The sentence splitter of the summarization preset (checked now, before any training)."""
+    if preset != "summarization":
+        if sentence_splitter is not None:
+            raise ValueError(
+                f"sentence_splitter is an option of preset='summarization' (rougeLsum's sentence "
+                f"lines), not of preset={preset!r}; for other metrics pass postprocess=."
+            )
+        return None
+    from nlgmetrics.core.sentences import resolve_splitter
+
+    splitter, _ = resolve_splitter(DEFAULT_PRESET_SPLITTER if sentence_splitter is None else sentence_splitter)
+    return splitter
+
+
+def _preset_compute_metrics(tokenizer: Any, preset: str,
+                            split: Callable[[str], Sequence[str]] | None) -> Callable[[Any], dict[str, float]]:
+    def compute_metrics(eval_pred: Any) -> dict[str, float]:
+        predictions_ids, label_ids, _ = _unpack(eval_pred)
+        if label_ids is None:
+            raise ValueError(f"preset={preset!r} needs labels, but the evaluation set has none.")
+        predictions = decode_ids(tokenizer, predictions_ids, "predictions")
+        references = decode_ids(tokenizer, label_ids, "labels")
+        gen_len = np.mean(generated_lengths(tokenizer, predictions_ids))
+        if preset == "summarization":
+            assert split is not None
+            scores, result = summarization_scores(predictions, references, split)
+            scores["gen_len"] = float(gen_len)  # the example adds it after rounding the rest
+        else:
+            scores, result = translation_scores(predictions, references)
+            scores["gen_len"] = float(round(gen_len, 4))  # the example rounds every value
+        compute_metrics.last_results = [result]  # type: ignore[attr-defined]
+        compute_metrics.last_texts = {"predictions": predictions, "references": references, "sources": None}  # type: ignore[attr-defined]
+        return scores
+
+    compute_metrics.last_results = []  # type: ignore[attr-defined]
+    return compute_metrics
+
+
+def _check_preset(preset: Any, **others: Any) -> None:
+    """A preset fixes the metrics and their options: refuse it with any of them."""
+    if preset not in PRESETS:
+        raise ValueError(f"Unknown preset={preset!r}; choose one of {list(PRESETS)}, or None.")
+    given = [name for name, value in others.items() if value]
+    if given:
+        raise ValueError(
+            f"preset={preset!r} fixes the metrics and how texts are prepared, so it takes none of "
+            f"{given}; drop them, or drop the preset and choose metrics=."
+        )
+
+
+# ------------------------------------------------------------------------------------------------
+
+
 def build_compute_metrics(
     tokenizer: Any,
-    metrics: Sequence[str] = ("rouge_family", "bleu"),
+    metrics: Sequence[str] | str | None = None,
     sources: Sequence[str] | str | None = None,
     metric_options: Mapping[str, Mapping[str, Any]] | None = None,
     *,
+    preset: str | None = None,
+    sentence_splitter: str | Callable[[str], Sequence[str]] | None = None,
     postprocess: Callable[[str], str] | None = None,
     per_example: bool = False,
     progress: bool = False,
 ) -> Callable[[Any], dict[str, float]]:
     """Return ``compute_metrics(eval_pred) -> {name: float}`` scoring decoded generations.
 
-    - ``metrics``: any subset of ``nlgmetrics.apps.registry.metric_names()``.
+    Predictions and labels are decoded without special tokens (-100 is padding) and stripped.
+
+    - ``metrics``: any subset of ``nlgmetrics.apps.registry.metric_names()``, or evaluate's names
+      for them (:data:`EVALUATE_NAMES`: ``rouge``, ``sacrebleu``, ``chrf``, ``ter``); default
+      ``["rouge_family", "bleu"]``.
     - ``sources``: documents for the reference-free metrics (aligned with the evaluation dataset),
       or ``"inputs"`` to decode ``eval_pred.inputs``. Required when such a metric is asked for.
-    - ``metric_options``: per-metric keyword options, e.g. ``{"infolm": {"model": path}}``.
+    - ``metric_options``: per-metric keyword options of the library functions, e.g.
+      ``{"infolm": {"model": path}}`` (keyed by our or evaluate's name).
     - ``postprocess``: applied to every decoded prediction and label (e.g. sentence splitting with
       newlines for ROUGE-Lsum).
     - ``per_example``: also return per-example lists (Trainer logs only numbers, so off by default).
+    - ``preset``: instead of the above, the transformers examples' own ``compute_metrics``:
+
+      * ``"summarization"`` (``run_summarization.py``): texts stripped, sentences split
+        (``sentence_splitter``) and joined with newlines for ``rougeLsum``; ROUGE-1/2/L/Lsum with
+        the Porter stemmer; keys ``rouge1``, ``rouge2``, ``rougeL``, ``rougeLsum`` (mean
+        F-measure x 100, rounded to 4 places) and ``gen_len`` (mean count of non-pad generated
+        ids, not rounded). The example's evaluate ``rouge`` reports the median of 1000 unseeded
+        bootstrap means where we report the exact mean: equal up to that noise.
+      * ``"translation"`` (``run_translation.py``): keys ``bleu`` (sacrebleu's corpus BLEU with
+        its defaults, one reference per example) and ``gen_len``, both rounded to 4 places.
+
+    - ``sentence_splitter`` (summarization preset only): ``"punkt"`` (default:
+      ``nltk.sent_tokenize``, the example's; needs NLTK's punkt data, checked here with the fix
+      named), ``"pysbd"`` (offline, rule-based; may split differently, which changes only
+      ``rougeLsum``) or a callable ``str -> list[str]``.
 
     Keys come from each result's ``aggregate()`` (:func:`result_keys`): ``<metric>_<key>``, or the
     metric's name alone for its own key, e.g. ``bleu``, ``bleu_bp``, ``bleu_sentence_bleu``,
-    ``rouge_family_rouge1``, ``rouge_family_rouge1_low``, ``infolm``; the Trainer prefixes them with
-    ``eval_``. With ``per_example``: ``<metric>_<column>_per_example`` lists. The results
-    themselves (signatures, per-example columns) are kept on ``compute_metrics.last_results``.
+    ``rouge_family_rouge1``, ``rouge_family_rouge1_low``, ``infolm`` (evaluate's name gives the
+    same keys as ours); the Trainer prefixes them with ``eval_``. With ``per_example``:
+    ``<metric>_<column>_per_example`` lists. The results themselves (signatures, per-example
+    columns) are kept on ``compute_metrics.last_results``.
     """
+    if preset is not None:
+        _check_preset(preset, metrics=metrics is not None, sources=sources is not None,
+                      metric_options=metric_options is not None, postprocess=postprocess is not None,
+                      per_example=per_example)
+        return _preset_compute_metrics(tokenizer, preset, _preset_splitter(preset, sentence_splitter))
+    _preset_splitter(None, sentence_splitter)  # refuses a splitter without the preset that uses it
+    if metrics is None:
+        metrics = ("rouge_family", "bleu")
     if isinstance(metrics, str):
         metrics = [metrics]
-    specs = [get_spec(name) for name in metrics]
+    specs = _resolve_specs(metrics)
     if not specs:
         raise ValueError("`metrics` is empty; pass at least one metric name, e.g. ['rouge_family'].")
-    options = {name: dict(opts) for name, opts in (metric_options or {}).items()}
-    unknown = sorted(set(options) - {spec.name for spec in specs})
-    if unknown:
-        raise ValueError(
-            f"metric_options names {unknown}, which are not in metrics={list(metrics)}; "
-            f"add them to `metrics` or drop their options."
-        )
+    options = _resolve_options(metric_options, specs, metrics)
     needs_sources = [spec.name for spec in specs if spec.second_input == "sources"]
     if needs_sources and sources is None:
         raise ValueError(
@@ -149,12 +361,7 @@ def build_compute_metrics(
     fixed_sources = None if sources is None or isinstance(sources, str) else list(sources)
 
     def compute_metrics(eval_pred: Any) -> dict[str, float]:
-        if isinstance(eval_pred, tuple):
-            predictions_ids, label_ids, inputs_ids = (*eval_pred, None)[:3]
-        else:
-            predictions_ids = eval_pred.predictions
-            label_ids = eval_pred.label_ids
-            inputs_ids = getattr(eval_pred, "inputs", None)
+        predictions_ids, label_ids, inputs_ids = _unpack(eval_pred)
         predictions = decode_ids(tokenizer, predictions_ids, "predictions")
         references = decode_ids(tokenizer, label_ids, "labels") if label_ids is not None else None
         if postprocess is not None:
