@@ -55,4 +55,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from nlgmetrics.meta.runner import report_errors
+
+    raise SystemExit(report_errors("python -m benchmarks.data", main))

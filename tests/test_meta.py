@@ -569,3 +569,43 @@ def test_williams_equal_correlations_are_a_tie_even_for_identical_metrics():
         williams_test(0.5, 0.7, 1.0, 30)  # r23 = 1 needs r12 = r13: K = -(r12 - r13)^2
     with pytest.raises(ValueError, match="perfectly correlated"):
         williams_test(0.5, 0.5 + 1e-9, 1.0, 30)  # K ~ -1e-18 (rounding's size) but not a tie
+
+
+def test_undefined_correlations_carry_their_reason_in_the_shared_statistics():
+    """Every level, the bootstrap interval, the paired p-value and Williams say why a number is nan."""
+    from nlgmetrics.meta import correlation
+
+    rng = np.random.default_rng(0)
+    human, metric = rng.random((6, 5)), rng.random((6, 5))
+    flat = np.full((6, 5), 2.0)
+    # Oracle: which input is constant, where, is known by construction.
+    assert correlation(metric, flat, "pooled", "kendall").reason == "human scores constant"
+    assert correlation(flat, human, "text", "pearson").reason == "metric constant in every document"
+    assert correlation(flat, flat, "system", "spearman").reason == (
+        "metric and human scores constant across the system means")
+    assert correlation(metric[:, :2], human[:, :2], "system").reason == "fewer than 3 systems"
+    metric_part, human_part = metric.copy(), human.copy()
+    metric_part[:3], human_part[3:] = 1.0, 2.0  # no document with both varying
+    assert correlation(metric_part, human_part, "text").reason == (
+        "no document has a defined correlation (metric constant: 3 documents; human scores constant: 3 documents)")
+    assert correlation(metric_part, human, "text").reason is None  # documents 3-5 are defined
+    for level in ("text", "pooled", "system"):
+        assert correlation(metric, human, level).reason is None
+    ci = bootstrap_ci(metric, flat, "text", "kendall", n_resamples=20)
+    assert math.isnan(ci.low) and ci.reason == "human scores constant in every document"
+    assert bootstrap_ci(metric, human, "system", n_resamples=20).reason is None
+    paired = paired_bootstrap(metric, flat, human, "pooled", n_resamples=20)
+    assert math.isnan(paired.p_value) and paired.reason == "metric_b's correlation is undefined: metric constant"
+    assert paired_bootstrap(metric, human, human, "pooled", n_resamples=20).reason is None
+    with pytest.raises(ValueError, match="Williams test undefined: metric_a constant"):
+        williams_from_scores([1, 1, 1, 1], [1, 2, 3, 4], [2, 1, 4, 3])
+    with pytest.raises(ValueError, match="Williams test undefined: fewer than 4 items"):
+        williams_from_scores([1, 2, 3], [3, 2, 1], [2, 1, 3])
+
+
+def test_interval_undefined_on_every_resample_says_so():
+    from nlgmetrics.meta.bootstrap import NO_DEFINED_RESAMPLE, interval_reason
+
+    assert interval_reason(np.array([np.nan, np.nan]), None) == NO_DEFINED_RESAMPLE
+    assert interval_reason(np.array([np.nan, np.nan]), "metric constant") == "metric constant"
+    assert interval_reason(np.array([np.nan, 0.3]), None) is None

@@ -8,12 +8,19 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy import stats
 
 from nlgmetrics.meta.runner import main as meta_main
+from nlgmetrics.meta.runner import run as meta_run
+
+REPO = Path(__file__).resolve().parent.parent
 
 # ------------------------------------------------------------------------------------------------
 # files written by the tests: 8 documents x 5 systems, a human score and two metric columns
@@ -51,6 +58,15 @@ def _run(tmp_path, *argv):
     assert meta_main([*argv, "--bootstrap", "50", "--out-dir", str(out), "--cache-dir", str(tmp_path / "cache"),
                       "--no-plots"]) == 0
     return out
+
+
+def _error_line(stderr: str, prog: str) -> str:
+    """The one error line an entry point may print (progress lines may come before it); no traceback."""
+    assert "Traceback" not in stderr, stderr
+    errors = [line for line in stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and stderr.rstrip().splitlines()[-1] == errors[0], stderr
+    assert errors[0].startswith(f"{prog}: error: "), errors[0]
+    return errors[0]
 
 
 def _result(record, metric, level, method, human="q", split="all"):
@@ -120,14 +136,17 @@ def test_generic_data_with_text_metrics_and_parquet_scores(tmp_path):
     (lambda rows: [{**r, "good": "inf" if i == 3 else r["good"]} for i, r in enumerate(rows)], "row 4.*'good'.*not finite"),
     (lambda rows: [{**r, "good": "nan" if i == 2 else r["good"]} for i, r in enumerate(rows)], "row 3.*'good'.*not finite"),
 ])
-def test_user_scores_errors_name_the_row_and_the_fix(tmp_path, edit, message):
+def test_user_scores_errors_name_the_row_and_the_fix(tmp_path, capsys, edit, message):
     rows = _rows()
     data = _write_jsonl(tmp_path / "j.jsonl", rows)
     bad = edit([{"item": r["item"], "sys": r["sys"], "good": r["good"]} for r in rows])
     scores = _write_jsonl(tmp_path / "s.jsonl", bad)
+    argv = ["--data", str(data), "--doc-key", "item", "--system-key", "sys", "--human", "q", "--metrics", "none",
+            "--scores", str(scores), "--out-dir", str(tmp_path / "out"), "--no-plots"]
     with pytest.raises(ValueError, match=message):
-        _run(tmp_path, "--data", str(data), "--doc-key", "item", "--system-key", "sys", "--human", "q",
-             "--metrics", "none", "--scores", str(scores))
+        meta_run(argv)  # the error itself, for callers of the runner's code
+    assert meta_main(argv) == 2  # the entry point: one line, no traceback
+    assert re.search(message, _error_line(capsys.readouterr().err, "nlgmetrics meta-eval"))
 
 
 def test_generic_loader_errors(tmp_path):
@@ -321,3 +340,116 @@ def test_speed_reads_nlgmetrics_data(monkeypatch):
     assert str(speed.candidate_kwargs("text", args)["data_dir"]) == "/some/data"
     args = speed.build_parser().parse_args(["--data-dir", "/x"])
     assert str(speed.candidate_kwargs("text", args)["data_dir"]) == "/x"
+
+
+# ------------------------------------------------------------------------------------------------
+# what a user's own table can do wrong: undefined correlations, malformed files; one error style
+
+
+def _with_constants(rows: list[dict]) -> list[dict]:
+    """``rows`` with a constant human column ``flat`` and a constant metric column ``same``."""
+    return [{**r, "flat": 3.0, "same": 0.5} for r in rows]
+
+
+def test_constant_scores_say_undefined_and_why_in_cells_intervals_p_values_and_warnings(tmp_path, capsys):
+    from nlgmetrics.apps.cli import main as cli_main
+
+    rows = _with_constants(_rows(3))
+    data = _write_jsonl(tmp_path / "c.jsonl", rows)
+    scores = _write_csv(tmp_path / "s.csv", rows, ["item", "sys", "good", "same"])
+    out = tmp_path / "out"
+    assert cli_main(["meta-eval", "--data", str(data), "--doc-key", "item", "--system-key", "sys", "--human", "flat,q",
+                     "--metrics", "none", "--scores", str(scores), "--baseline", "same", "--bootstrap", "50",
+                     "--out-dir", str(out), "--cache-dir", str(tmp_path / "cache"), "--no-plots", "--tag", "t"]) == 0
+    err, md = capsys.readouterr().err, (out / "c_t.md").read_text()
+    results = json.loads((out / "c_t.json").read_text())["tables"]["results"]
+    # By construction: every correlation with 'flat' or of 'same' is undefined, and why is known.
+    expected = {("flat", "good"): "human scores constant", ("flat", "same"): "metric and human scores constant",
+                ("q", "same"): "metric constant"}
+    for entry in results:
+        why = expected.get((entry["human"], entry["metric"]))
+        if why is None and entry["level"] == "text_sig" and not entry["n_used"]:
+            why = "no document's correlation is significant"  # 5 systems a document: p > 0.05 is common
+        if why is None:
+            assert "reason" not in entry and "interval_reason" not in entry
+            continue
+        assert math.isnan(entry["value"]) and math.isnan(entry["low"]) and math.isnan(entry["high"])
+        assert entry["reason"].startswith(why) and entry["interval_reason"] == entry["reason"], entry
+    # Cells and intervals: no bare nan, the reason instead.
+    assert not [line for line in md.splitlines() if line.startswith("|") and "nan" in line]
+    assert "| **same** | undefined: metric and human scores constant in every document |" in md
+    assert "undefined: human scores constant across the system means" in md
+    # p-values against a constant baseline: undefined, and the cell and the record say which metric.
+    good_q = [r for r in results if (r["metric"], r["human"]) == ("good", "q")]
+    assert all(math.isnan(r["vs_baseline"]["p"]) for r in good_q)
+    assert {r["vs_baseline"]["p_reason"] for r in good_q if r["level"] == "text"} == {
+        "same's correlation is undefined: metric constant in every document"}
+    assert {r["vs_baseline"]["p_reason"] for r in good_q if r["level"] == "system"} == {
+        "Williams test undefined: same constant (system means)"}
+    assert "(vs baseline undefined: Williams test undefined: same constant (system means))" in md
+    # One warning line per (human, metric) with something undefined, naming the level, metric and human column.
+    warnings = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 4, warnings  # flat x (good, same), q x same, q x good (its p-values)
+    flat_good = next(line for line in warnings if "human 'flat'" in line and "metric 'good'" in line)
+    for level in ("text", "text_sig", "pooled", "system"):
+        assert f"{level} (pearson, spearman, kendall): human scores constant" in flat_good
+    assert any("human 'q'" in line and "metric 'good'" in line and "p vs baseline 'same' undefined" in line
+               for line in warnings)
+
+
+_GOOD_LINES = '{"item": 0, "sys": "A", "q": 1}\n{"item": 0, "sys": "B", "q": 2}\n'
+
+
+@pytest.mark.parametrize("name, content, message", [
+    ("j.jsonl", _GOOD_LINES + '{"item": 0, "sys": "C", "q": \n', r"j\.jsonl: line 3 is not valid JSON \(Expecting value"),
+    ("j.jsonl", _GOOD_LINES + "[0, 1]\n", r"j\.jsonl: line 3 is a JSON array, not an object"),
+    ("j.jsonl", _GOOD_LINES.encode() + b'{"item": 0, "sys": "\xff", "q": 3}\n', r"j\.jsonl: line 3 is not UTF-8"),
+    ("j.json", '[{"item": 0, "sys": "A", "q": 1},\n {"item": 0, "sys": "B"', r"j\.json: line 2 column \d+: not valid JSON"),
+    ("j.csv", "item,sys,q\n0,A,1\n0,B,2,7\n", r"j\.csv: not a readable csv table .*Expected 3 fields in line 3"),
+])
+def test_malformed_data_file_names_the_file_and_the_line(tmp_path, capsys, name, content, message):
+    from nlgmetrics.meta.data import load_table_dataset
+
+    path = tmp_path / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(ValueError, match=message):
+        load_table_dataset(path, doc_key="item", system_key="sys", human=["q"])
+    assert meta_main(["--data", str(path), "--doc-key", "item", "--system-key", "sys", "--human", "q",
+                      "--metrics", "none", "--scores", str(path)]) == 2
+    assert re.search(message, _error_line(capsys.readouterr().err, "nlgmetrics meta-eval"))
+
+
+def test_malformed_built_in_dataset_file_names_the_line(tmp_path):
+    from nlgmetrics.meta.data import WEBNLG_FILE, load_webnlg2020
+
+    path = tmp_path / WEBNLG_FILE
+    path.parent.mkdir(parents=True)
+    path.write_text('{"sample_id": 1}\n{"sample_id": 2,,}\n')
+    with pytest.raises(ValueError, match=r"humeval_en\.jsonl: line 2 is not valid JSON"):
+        load_webnlg2020(tmp_path)
+
+
+@pytest.mark.parametrize("case", ["nan score", "duplicate key", "missing column"])
+def test_both_entry_points_report_a_user_error_in_one_line(tmp_path, capsys, case):
+    """``python -m benchmarks.meta_eval`` and ``nlgmetrics meta-eval``: the same one line, status 2."""
+    from nlgmetrics.apps.cli import main as cli_main
+
+    rows = _rows()
+    data = _write_jsonl(tmp_path / "j.jsonl", rows + rows[:1] if case == "duplicate key" else rows)
+    scores = _write_csv(tmp_path / "s.csv", [{**r, "good": "nan" if i == 2 else r["good"]} for i, r in enumerate(rows)],
+                        ["item", "sys", "good"])
+    human = "nope" if case == "missing column" else "q"
+    argv = ["--data", str(data), "--doc-key", "item", "--system-key", "sys", "--human", human, "--metrics", "none",
+            "--scores", str(scores), "--out-dir", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"),
+            "--no-plots", "--bootstrap", "20"]
+    message = {"nan score": r"s\.csv row 3 .*column 'good': no value \(an empty cell, null or NaN\)",
+               "duplicate key": r"j\.jsonl: rows 1 and 41 both have item='0', sys='A'",
+               "missing column": r"j\.jsonl: no column \['nope'\]"}[case]
+    done = subprocess.run([sys.executable, "-m", "benchmarks.meta_eval", *argv], cwd=REPO, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 2
+    module_line = _error_line(done.stderr, "python -m benchmarks.meta_eval")
+    assert re.search(message, module_line)
+    assert cli_main(["meta-eval", *argv]) == 2
+    cli_line = _error_line(capsys.readouterr().err, "nlgmetrics meta-eval")
+    assert cli_line.split(": error: ", 1)[1] == module_line.split(": error: ", 1)[1]

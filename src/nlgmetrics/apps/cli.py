@@ -415,7 +415,8 @@ def write_explanations(path: str | Path, results: Sequence[MetricResult], exampl
 
 
 def run_meta_eval(argv: Sequence[str]) -> int:
-    """Hand the arguments to the benchmark runner (correlations with human judgments)."""
+    """Hand the arguments to the benchmark runner (correlations with human judgments); its own
+    ``main`` reports the errors a user can fix, as ``python -m benchmarks.meta_eval`` does."""
     try:
         from nlgmetrics.meta.runner import main as meta_main
     except ImportError as error:
@@ -423,7 +424,7 @@ def run_meta_eval(argv: Sequence[str]) -> int:
             f"The meta-evaluation runner is not available ({error}); install nlgmetrics from a "
             f"source checkout or run `python -m benchmarks.meta_eval`."
         ) from None
-    result = meta_main(list(argv))
+    result = meta_main(list(argv), prog="nlgmetrics meta-eval")
     return int(result or 0)
 
 

@@ -28,6 +28,7 @@ import numpy as np
 from nlgmetrics.core.validation import check_choice, check_int, check_real
 from nlgmetrics.meta.coefficients import METHODS, MIN_POINTS, TIE_TOLERANCE, batched_correlate
 from nlgmetrics.meta.correlation import (
+    LEVEL_FUNCTIONS,
     LEVELS,
     correlate,
     per_document_correlations,
@@ -37,18 +38,27 @@ from nlgmetrics.meta.correlation import (
 
 @dataclass(frozen=True)
 class BootstrapResult:
-    """Point estimate, percentile interval and the resampled values' count."""
+    """Point estimate, percentile interval and the resampled values' count.
+
+    ``reason``: why the interval is ``nan`` (the point's own reason when the correlation is
+    undefined on the data, e.g. ``"human scores constant"``); ``None`` when it is defined.
+    """
 
     value: float
     low: float
     high: float
     confidence: float
     n_resamples: int
+    reason: str | None = None
 
 
 @dataclass(frozen=True)
 class PairedBootstrapResult:
-    """Difference (A - B) of two metrics' correlations with its interval and one-sided p-value."""
+    """Difference (A - B) of two metrics' correlations with its interval and one-sided p-value.
+
+    ``reason``: why ``p_value`` is ``nan`` (which metric's correlation is undefined, and why);
+    ``None`` when it is defined.
+    """
 
     diff: float
     low: float
@@ -56,6 +66,50 @@ class PairedBootstrapResult:
     p_value: float  # one-sided: fraction of resamples where A is worse than B (ties count half)
     confidence: float
     n_resamples: int
+    reason: str | None = None
+
+
+#: Why an interval is undefined when the correlation is defined on the data but not on any resample.
+NO_DEFINED_RESAMPLE = "undefined on every resample (documents drawn with replacement)"
+
+
+def point_reason(metric: np.ndarray, human: np.ndarray, level: str, method: str) -> str | None:
+    """Why the correlation at ``level`` is undefined on the data (None when defined)."""
+    return LEVEL_FUNCTIONS[level](metric, human, method).reason
+
+
+def interval_reason(samples: np.ndarray, why_point: str | None) -> str | None:
+    """Why :func:`percentile_interval` of ``samples`` is ``(nan, nan)``, or ``None`` when it is not.
+
+    ``why_point``: the reason of the correlation on the data (``CorrelationResult.reason``),
+    which is also the interval's when the correlation is undefined there.
+
+    >>> interval_reason(np.array([np.nan, np.nan]), "human scores constant")
+    'human scores constant'
+    >>> interval_reason(np.array([np.nan, 0.5]), None) is None
+    True
+    """
+    if not np.isnan(np.asarray(samples, dtype=float)).all():
+        return None
+    return why_point or NO_DEFINED_RESAMPLE
+
+
+def paired_reason(
+    samples_a: np.ndarray, samples_b: np.ndarray, why_a: str | None, why_b: str | None,
+    names: tuple[str, str] = ("metric_a", "metric_b"),
+) -> str | None:
+    """Why the paired comparison of A and B has no p-value (no resample where both correlations
+    are defined), naming the metric (``names``) whose correlation is undefined; ``None`` when it has one.
+
+    >>> paired_reason(np.array([np.nan]), np.array([0.2]), "metric constant", None, ("m", "bleu"))
+    "m's correlation is undefined: metric constant"
+    """
+    a, b = np.asarray(samples_a, dtype=float), np.asarray(samples_b, dtype=float)
+    if (~np.isnan(a - b)).any():
+        return None
+    undefined = [f"{name}'s correlation is undefined: {why or NO_DEFINED_RESAMPLE}"
+                 for name, samples, why in ((names[0], a, why_a), (names[1], b, why_b)) if np.isnan(samples).all()]
+    return "; ".join(undefined) or "the two correlations are never defined on the same resample"
 
 
 def one_sided_p(diffs: np.ndarray) -> float:
@@ -397,7 +451,8 @@ def bootstrap_ci(
     [(value, samples)], confidence, n_resamples = _point_and_samples(
         [metric], human, level, method, n_resamples, confidence, seed)
     low, high = percentile_interval(samples, confidence)
-    return BootstrapResult(value, low, high, confidence, n_resamples)
+    why_point = point_reason(metric, human, level, method) if math.isnan(value) else None
+    return BootstrapResult(value, low, high, confidence, n_resamples, interval_reason(samples, why_point))
 
 
 def paired_bootstrap(
@@ -424,4 +479,7 @@ def paired_bootstrap(
     diffs = samples_a - samples_b
     low, high = percentile_interval(diffs, confidence)
     p_value = one_sided_p(diffs[~np.isnan(diffs)])
-    return PairedBootstrapResult(value_a - value_b, low, high, p_value, confidence, n_resamples)
+    why_a, why_b = (point_reason(m, human, level, method) if math.isnan(v) else None
+                    for m, v in ((metric_a, value_a), (metric_b, value_b)))
+    reason = paired_reason(samples_a, samples_b, why_a, why_b)
+    return PairedBootstrapResult(value_a - value_b, low, high, p_value, confidence, n_resamples, reason)

@@ -51,6 +51,8 @@ class CorrelationResult:
 
     ``value`` is ``nan`` only when no document (text level) or not enough systems (system
     level) gave a defined correlation; ``n_used`` / ``n_skipped`` say how many groups counted.
+    ``reason`` says why ``value`` is ``nan`` (e.g. ``"human scores constant"``) and is ``None``
+    whenever ``value`` is a number: an undefined correlation is never an unexplained ``nan``.
     """
 
     value: float
@@ -58,6 +60,7 @@ class CorrelationResult:
     level: str
     n_used: int
     n_skipped: int
+    reason: str | None = None
 
 
 def correlate(x: Sequence[float], y: Sequence[float], method: str = "pearson") -> float:
@@ -81,6 +84,40 @@ def correlate(x: Sequence[float], y: Sequence[float], method: str = "pearson") -
     if method == "spearman":
         return float(stats.spearmanr(x, y)[0])
     return float(stats.kendalltau(x, y)[0])
+
+
+def undefined_reason(metric: Sequence[float], human: Sequence[float], unit: str = "points") -> str | None:
+    """Why :func:`correlate` of ``metric`` and ``human`` is ``nan``, or ``None`` when it is defined.
+
+    The same tests as :func:`correlate` (fewer than 3 points, a constant vector), in the words
+    the tables print: ``"human scores constant"``, ``"metric constant"``, both, or ``"fewer than
+    3 <unit>"``. ``unit`` names what the points are (systems, scored outputs).
+
+    >>> undefined_reason([0.1, 0.2, 0.3], [2, 2, 2])
+    'human scores constant'
+    >>> undefined_reason([1, 2], [1, 2], unit="systems"), undefined_reason([1, 2, 3], [3, 1, 2])
+    ('fewer than 3 systems', None)
+    """
+    metric, human = np.asarray(metric, dtype=float), np.asarray(human, dtype=float)
+    if metric.size < MIN_POINTS:
+        return f"fewer than {MIN_POINTS} {unit}"
+    metric_constant, human_constant = bool(np.ptp(metric) == 0), bool(np.ptp(human) == 0)
+    if metric_constant and human_constant:
+        return "metric and human scores constant"
+    if human_constant:
+        return "human scores constant"
+    if metric_constant:
+        return "metric constant"
+    return None
+
+
+#: The reason given for a nan that none of :func:`undefined_reason`'s tests explains (a spread
+#: lost to floating-point rounding, e.g. two values 1e-320 apart).
+ROUNDING_REASON = "spread lost to floating-point rounding"
+
+
+def _reason_or_rounding(metric: np.ndarray, human: np.ndarray, unit: str) -> str:
+    return undefined_reason(metric, human, unit) or ROUNDING_REASON
 
 
 def pivot(
@@ -263,10 +300,42 @@ def significant_document_correlations(
     return np.where(keep, per_doc, np.nan)
 
 
-def _mean_of_defined(per_doc: np.ndarray, method: str, level: str) -> CorrelationResult:
+def _mean_of_defined(per_doc: np.ndarray, method: str, level: str, reason=None) -> CorrelationResult:
+    """The mean of the defined per-document correlations; ``reason()`` is asked only when none is."""
     defined = per_doc[~np.isnan(per_doc)]
     value = float(defined.mean()) if defined.size else math.nan
-    return CorrelationResult(value, method, level, int(defined.size), int(per_doc.size - defined.size))
+    return CorrelationResult(value, method, level, int(defined.size), int(per_doc.size - defined.size),
+                             None if defined.size else reason())
+
+
+def per_document_reasons(metric: np.ndarray, human: np.ndarray) -> list[str | None]:
+    """:func:`undefined_reason` of each document's correlation across the systems scored for it."""
+    metric, human = _check_matrices(metric, human)
+    reasons = []
+    for m, h in zip(metric, human):
+        present = ~(np.isnan(m) | np.isnan(h))
+        reasons.append(undefined_reason(m[present], h[present], unit="systems scored"))
+    return reasons
+
+
+def no_document_reason(metric: np.ndarray, human: np.ndarray) -> str:
+    """Why no document has a defined correlation: one reason ``"... in every document"``, or each
+    reason with its count of documents.
+
+    >>> import numpy as np
+    >>> no_document_reason(np.array([[1.0, 2, 3], [1, 2, 3]]), np.array([[5.0, 5, 5], [5, 5, 5]]))
+    'human scores constant in every document'
+    """
+    counts: dict[str, int] = {}
+    for reason in per_document_reasons(metric, human):
+        reason = reason or ROUNDING_REASON
+        counts[reason] = counts.get(reason, 0) + 1
+    if not counts:
+        return "no document scored"
+    if len(counts) == 1:
+        return f"{next(iter(counts))} in every document"
+    return "no document has a defined correlation (" + "; ".join(
+        f"{reason}: {n} documents" for reason, n in counts.items()) + ")"
 
 
 def text_level_significant(
@@ -285,7 +354,12 @@ def text_level_significant(
     >>> r.value, r.n_used, r.n_skipped
     (1.0, 1, 1)
     """
-    return _mean_of_defined(significant_document_correlations(metric, human, method, alpha), method, "text_sig")
+    def reason() -> str:
+        if np.isnan(per_document_correlations(metric, human, method)).all():
+            return no_document_reason(metric, human)
+        return f"no document's correlation is significant (p <= {alpha})"
+
+    return _mean_of_defined(significant_document_correlations(metric, human, method, alpha), method, "text_sig", reason)
 
 
 def pooled_level(metric: np.ndarray, human: np.ndarray, method: str = "pearson") -> CorrelationResult:
@@ -298,13 +372,15 @@ def pooled_level(metric: np.ndarray, human: np.ndarray, method: str = "pearson")
     metric, human = _check_matrices(metric, human)
     m, h = metric.ravel(), human.ravel()
     present = ~(np.isnan(m) | np.isnan(h))
-    return CorrelationResult(correlate(m[present], h[present], method), method, "pooled",
-                             int(present.sum()), int((~present).sum()))
+    value = correlate(m[present], h[present], method)
+    reason = _reason_or_rounding(m[present], h[present], "scored outputs") if math.isnan(value) else None
+    return CorrelationResult(value, method, "pooled", int(present.sum()), int((~present).sum()), reason)
 
 
 def text_level(metric: np.ndarray, human: np.ndarray, method: str = "pearson") -> CorrelationResult:
     """Average over documents of the per-document correlation across systems."""
-    return _mean_of_defined(per_document_correlations(metric, human, method), method, "text")
+    return _mean_of_defined(per_document_correlations(metric, human, method), method, "text",
+                            lambda: no_document_reason(metric, human))
 
 
 def system_means(matrix: np.ndarray) -> np.ndarray:
@@ -322,7 +398,12 @@ def system_level(metric: np.ndarray, human: np.ndarray, method: str = "pearson")
     m, h = system_means(metric), system_means(human)
     present = ~(np.isnan(m) | np.isnan(h))
     value = correlate(m[present], h[present], method)
-    return CorrelationResult(value, method, "system", int(present.sum()), int((~present).sum()))
+    reason = None
+    if math.isnan(value):
+        reason = _reason_or_rounding(m[present], h[present], "systems")
+        # The test ran on the system means: name them when the scores themselves vary.
+        reason += " across the system means" if reason.endswith("constant") else ""
+    return CorrelationResult(value, method, "system", int(present.sum()), int((~present).sum()), reason)
 
 
 def correlation(metric: np.ndarray, human: np.ndarray, level: str = "text", method: str = "pearson") -> CorrelationResult:

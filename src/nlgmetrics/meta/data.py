@@ -78,7 +78,7 @@ def default_data_dir() -> Path:
 
 
 def _load_jsonl(data_dir: str | os.PathLike | None, relative: str, dataset: str):
-    import datasets
+    from nlgmetrics.meta.tablefile import read_table
 
     root = Path(data_dir) if data_dir is not None else default_data_dir()
     path = root / relative
@@ -87,13 +87,7 @@ def _load_jsonl(data_dir: str | os.PathLike | None, relative: str, dataset: str)
             f"{dataset}: {path} not found. Pass --data-dir (or set NLGMETRICS_DATA) to the folder "
             f"holding {relative}; public origin: {SOURCES[dataset]}."
         )
-    was = datasets.utils.logging.is_progress_bar_enabled()
-    datasets.disable_progress_bars()  # keep benchmark logs readable
-    try:
-        return datasets.load_dataset("json", data_files=str(path), split="train")
-    finally:
-        if was:
-            datasets.enable_progress_bars()
+    return read_table(path)  # a malformed line is named there
 
 
 def _first_docs(docs_in_order: list, max_docs: int | None) -> set:

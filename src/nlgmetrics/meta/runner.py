@@ -90,9 +90,17 @@ def _repo_benchmarks_dir() -> Path:
     return candidate if candidate.is_dir() else Path.cwd() / "benchmarks"
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Failures the user can fix (their files, options, paths, a missing optional package): one line
+#: ``<prog>: error: <message>`` on stderr and exit status 2, from either entry point. Anything
+#: else is a bug and keeps its traceback.
+ANTICIPATED = (ValueError, OSError, ImportError)
+#: The program name of the ``nlgmetrics meta-eval`` entry point (the default of :func:`main`).
+CLI_PROG = "nlgmetrics meta-eval"
+
+
+def build_parser(prog: str = CLI_PROG) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="nlgmetrics meta-eval",
+        prog=prog,
         description="Correlate metrics with human judgments on REALSumm (CNN/DM LitePyramid) and WebNLG 2020.",
     )
     parser.add_argument("--datasets", default="realsumm,webnlg2020", help="comma list: realsumm, webnlg2020 (ignored with --data)")
@@ -427,7 +435,7 @@ def _cache_roots(args: argparse.Namespace) -> tuple[Path, tuple[Path, ...]]:
 
 def run_dataset(dataset: str, args: argparse.Namespace, families: list[Family], log=None) -> dict[str, Any]:
     """Score, correlate, write tables and plots for one dataset; returns the JSON-ready record."""
-    from nlgmetrics.meta.tables import correlation_tables, to_markdown
+    from nlgmetrics.meta.tables import correlation_tables, to_markdown, undefined_warnings
     from nlgmetrics.meta.user_scores import read_scores_file
 
     log = log or _log
@@ -436,8 +444,6 @@ def run_dataset(dataset: str, args: argparse.Namespace, families: list[Family], 
     examples = shard_examples(all_examples, args.shard)
     layout = dataset_layout(dataset, args, examples)
     log(f"{dataset}: {len(examples)} outputs, {len({e.doc for e in examples})} documents, {len({e.system for e in examples})} systems")
-    if args.data and families and not args.prediction_key:
-        raise SystemExit(f"--metrics {args.metrics!r} scores system outputs: pass --prediction-key (or --metrics none with --scores).")
     cache_root, read_roots = _cache_roots(args)
     options = _options(args)
     if any(f.name == "infolm" for f in families):
@@ -477,10 +483,13 @@ def run_dataset(dataset: str, args: argparse.Namespace, families: list[Family], 
         user_files.append(info)
         log(f"  --scores {path}: {info['columns']} for {info['n_rows']} outputs")
     if not scores:
-        raise RuntimeError(f"{dataset}: no metric produced scores ({skipped}); see the skip reasons above.")
+        raise ValueError(f"{dataset}: no metric produced scores ({skipped}); see the skip reasons above.")
     baseline = args.baseline or next((b for b in layout["baselines"] if b in scores), None)
     tables = correlation_tables(examples, scores, tuple(layout["human"]), tuple(layout["splits"]), baseline,
                                 n_resamples=args.bootstrap, seed=args.seed, levels=tuple(layout["levels"]))
+    for line in undefined_warnings(tables):
+        # The cells say "undefined: <why>" too; this line makes it impossible to miss in the log.
+        log(f"warning: {dataset}: undefined for {line}")
     tag = args.tag or (args.metrics.replace(",", "+") + (f"_docs{args.max_docs}" if args.max_docs else "")
                        + (f"_shard{args.shard[0]}of{args.shard[1]}" if args.shard else ""))
     out_dir = Path(args.out_dir) if args.out_dir else _repo_benchmarks_dir() / "results"
@@ -653,10 +662,36 @@ def _dtype_name(text: str) -> str:
     return name
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the meta-evaluation; returns a process exit code (0 on success)."""
+def one_line(error: BaseException) -> str:
+    """The error's message on one line (messages of datasets or transformers may span several)."""
+    return " ".join(str(error).split()) or type(error).__name__
+
+
+def main(argv: list[str] | None = None, prog: str = CLI_PROG) -> int:
+    """The entry point of ``nlgmetrics meta-eval`` and ``python -m benchmarks.meta_eval`` (``prog``
+    names which in messages): runs :func:`run`; returns the exit status.
+
+    An error the user can fix (:data:`ANTICIPATED`: a bad file, row, column or option) is one line
+    ``<prog>: error: <message>`` on stderr and status 2; option errors are argparse's (usage and
+    ``<prog>: error: ...``, status 2 through ``SystemExit``).
+    """
+    return report_errors(prog, run, argv, prog)
+
+
+def report_errors(prog: str, function, *args) -> int:
+    """``function(*args)``'s exit status, or 2 after one line ``<prog>: error: <message>`` on
+    stderr for an error in :data:`ANTICIPATED` (the error style of every benchmark entry point)."""
+    try:
+        return function(*args)
+    except ANTICIPATED as error:
+        print(f"{prog}: error: {one_line(error)}", file=sys.stderr, flush=True)
+        return 2
+
+
+def run(argv: list[str] | None = None, prog: str = CLI_PROG) -> int:
+    """Run the meta-evaluation; returns 0. Errors propagate (:func:`main` reports them)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     args._argv = argv
     if args.data:
@@ -669,11 +704,14 @@ def main(argv: list[str] | None = None) -> int:
         datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
         for d in datasets:
             if d not in LOADERS:
-                raise SystemExit(f"Unknown dataset {d!r}; choose from {sorted(LOADERS)}, or pass --data FILE.")
+                parser.error(f"--datasets: unknown dataset {d!r}; choose from {sorted(LOADERS)}, or pass --data FILE.")
     try:
         families = resolve_families(args.metrics)
     except ValueError as error:
         parser.error(str(error))
+    if args.data and families and not args.prediction_key:
+        parser.error(f"--metrics {args.metrics!r} scores system outputs: pass --prediction-key "
+                     f"(or --metrics none with --scores).")
     if not families and not args.scores:
         parser.error("--metrics none needs at least one --scores FILE.")
     if args.levels:

@@ -34,14 +34,16 @@ from nlgmetrics.core.validation import check_choice
 from nlgmetrics.meta.bootstrap import (
     check_confidence,
     check_resampling,
+    interval_reason,
     one_sided_p,
+    paired_reason,
     percentile_interval,
     resample_indices,
     statistic_samples,
 )
 from nlgmetrics.meta.correlation import LEVEL_FUNCTIONS, METHODS, SIGNIFICANCE, pivot, system_level, system_means
 from nlgmetrics.meta.data import Example
-from nlgmetrics.meta.williams import williams_from_scores
+from nlgmetrics.meta.williams import williams_from_scores, williams_undefined_reason
 
 #: Levels of a table (see :mod:`nlgmetrics.meta.correlation`); the runner picks them per dataset.
 LEVELS = ("text", "text_sig", "pooled", "system")
@@ -143,9 +145,16 @@ def correlation_tables(
                             "n_used": point.n_used,
                             "n_skipped": point.n_skipped,
                         }
+                        # Said only where something is undefined: a defined table's record is unchanged.
+                        if point.reason is not None:
+                            entry["reason"] = point.reason
+                        why_interval = interval_reason(samples[name], point.reason)
+                        if why_interval is not None:
+                            entry["interval_reason"] = why_interval
                         if baseline is not None and name != baseline:
                             entry["vs_baseline"] = _compare(
-                                samples[name], samples[baseline], point.value, points[baseline].value, metric_mats[baseline], mat,
+                                (name, samples[name], point, mat), (baseline, samples[baseline], points[baseline],
+                                                                    metric_mats[baseline]),
                                 human, level, method, confidence,
                             )
                         results.append(entry)
@@ -165,29 +174,65 @@ def correlation_tables(
     }
 
 
-def _compare(samples_a, samples_b, value_a, base_value, base_mat, mat, human, level, method, confidence) -> dict[str, Any]:
+def _compare(metric: tuple, base: tuple, human: np.ndarray, level: str, method: str, confidence: float) -> dict[str, Any]:
+    """A metric against the baseline; ``metric`` and ``base``: ``(name, samples, point, matrix)``.
+
+    Where ``p`` is undefined, ``p_reason`` says why; at system level, where ``p`` is Williams' p,
+    ``p_bootstrap_reason`` says why the paired bootstrap's is, if it is.
+    """
+    name, samples_a, point_a, mat = metric
+    base_name, samples_b, point_b, base_mat = base
     diffs = samples_a - samples_b
     finite = diffs[~np.isnan(diffs)]
     low, high = percentile_interval(diffs, confidence)
     out: dict[str, Any] = {
-        "diff": value_a - base_value,
+        "diff": point_a.value - point_b.value,
         "diff_low": low,
         "diff_high": high,
         "p_bootstrap": one_sided_p(finite),
     }
+    reasons = {"p_bootstrap": paired_reason(samples_a, samples_b, point_a.reason, point_b.reason, (name, base_name))}
     if level == "system":
         a, b, h = system_means(mat), system_means(base_mat), system_means(human)
         present = ~(np.isnan(a) | np.isnan(b) | np.isnan(h))
-        try:
-            out["p_williams"] = williams_from_scores(a[present], b[present], h[present], method).p_value
-        except ValueError:
-            out["p_williams"] = math.nan  # a constant score vector: the test is undefined
-    out["p"] = out["p_williams"] if level == "system" else out["p_bootstrap"]
+        why = williams_undefined_reason(a[present], b[present], h[present], (name, base_name), unit="systems")
+        reasons["p_williams"] = f"Williams test undefined: {why} (system means)" if why else None
+        out["p_williams"] = math.nan
+        if why is None:
+            try:
+                out["p_williams"] = williams_from_scores(a[present], b[present], h[present], method).p_value
+            except ValueError as error:  # correlations that no data has together: the test says which
+                reasons["p_williams"] = str(error)
+    key = "p_williams" if level == "system" else "p_bootstrap"
+    out["p"] = out[key]
+    if reasons[key] is not None:
+        out["p_reason"] = reasons[key]
+    if level == "system" and reasons["p_bootstrap"] is not None:
+        out["p_bootstrap_reason"] = reasons["p_bootstrap"]
     return out
 
 
 def _fmt(x: float, digits: int = 3) -> str:
     return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _undefined(x: float | None) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+#: The interval's reason when an older record lacks ``interval_reason``.
+NO_INTERVAL = "no resample with a defined correlation"
+
+
+def _value_cell(entry: dict[str, Any], bold: bool = False) -> str:
+    """``value [low, high]`` (the value in bold if asked), or what is undefined and why (the
+    correlation, else its interval)."""
+    if _undefined(entry["value"]):
+        return f"undefined: {entry.get('reason') or 'no defined correlation'}"
+    value = f"**{_fmt(entry['value'])}**" if bold else _fmt(entry["value"])
+    if _undefined(entry["low"]) or _undefined(entry["high"]):
+        return f"{value} [CI undefined: {entry.get('interval_reason') or NO_INTERVAL}]"
+    return f"{value} [{_fmt(entry['low'], 2)}, {_fmt(entry['high'], 2)}]"
 
 
 def _marker(entry: dict[str, Any]) -> str:
@@ -236,11 +281,52 @@ def to_markdown(tables: dict[str, Any], title: str) -> str:
                     for m in methods:
                         entry = next(r for r in subset if r["metric"] == name and r["method"] == m)
                         kept = f" k={entry['n_used']}" if level == "text_sig" else ""
-                        cells.append(f"{_fmt(entry['value'])} [{_fmt(entry['low'], 2)}, {_fmt(entry['high'], 2)}]{_marker(entry)}{kept}")
+                        cells.append(f"{_value_cell(entry)}{_marker(entry)}{kept}")
                     label = f"**{name}**" if name == tables["baseline"] else name
                     lines.append(f"| {label} | " + " | ".join(cells) + " |")
                 lines.append("")
     return "\n".join(lines)
+
+
+def _comparison_cell(comp: dict[str, Any]) -> str:
+    """``+diff [low, high], p=...`` with each undefined part said as such, and why."""
+    if _undefined(comp["diff"]):
+        return f"vs baseline undefined: {comp.get('p_reason') or 'no defined difference'}"
+    interval = (f"[{_fmt(comp['diff_low'], 2)}, {_fmt(comp['diff_high'], 2)}]"
+                if not (_undefined(comp["diff_low"]) or _undefined(comp["diff_high"])) else "[CI undefined]")
+    p = f"p={_fmt(comp['p'], 2)}" if not _undefined(comp["p"]) else f"p undefined: {comp.get('p_reason') or 'no p-value'}"
+    return f"{comp['diff']:+.3f} {interval}, {p}"
+
+
+def undefined_warnings(tables: dict[str, Any]) -> list[str]:
+    """One line per (split, human criterion, metric) with an undefined correlation, interval or
+    p-value: the levels and coefficients concerned and why (what the cells of the tables say).
+
+    >>> from nlgmetrics.meta.data import Example
+    >>> exs = [Example(f"{d}|{s}", str(d), s, "all", "", (), "", {"h": 1.0}) for d in range(3) for s in range(4)]
+    >>> t = correlation_tables(exs, {"m": [float(i % 5) for i in range(12)]}, ("h",), ("all",), None,
+    ...                        n_resamples=20, levels=("pooled",))
+    >>> undefined_warnings(t)
+    ["split 'all', human 'h', metric 'm': pooled (pearson, spearman, kendall): human scores constant"]
+    """
+    grouped: dict[tuple[str, str, str], dict[tuple[str, str], list[str]]] = {}
+    for entry in tables["results"]:
+        parts = []
+        if "reason" in entry:
+            parts.append(entry["reason"])
+        elif "interval_reason" in entry:
+            parts.append(f"CI undefined: {entry['interval_reason']}")
+        comp = entry.get("vs_baseline") or {}
+        if "p_reason" in comp and "reason" not in entry:
+            parts.append(f"p vs baseline {tables['baseline']!r} undefined: {comp['p_reason']}")
+        for part in parts:
+            what = grouped.setdefault((entry["split"], entry["human"], entry["metric"]), {})
+            what.setdefault((entry["level"], part), []).append(entry["method"])
+    lines = []
+    for (split, human, metric), what in grouped.items():
+        said = "; ".join(f"{level} ({', '.join(methods)}): {part}" for (level, part), methods in what.items())
+        lines.append(f"split {split!r}, human {human!r}, metric {metric!r}: {said}")
+    return lines
 
 
 def summary_vs_baseline(tables: dict[str, Any], method: str = "kendall") -> str:
@@ -269,12 +355,11 @@ def summary_vs_baseline(tables: dict[str, Any], method: str = "kendall") -> str:
             comp = entry.get("vs_baseline")
             kept = f" k={entry['n_used']}" if level == "text_sig" else ""
             if comp is None:
-                cells.append(f"**{_fmt(entry['value'])}** [{_fmt(entry['low'], 2)}, {_fmt(entry['high'], 2)}]{kept}")
+                cells.append(f"{_value_cell(entry, bold=True)}{kept}")
+            elif _undefined(entry["value"]):
+                cells.append(f"{_value_cell(entry)}{kept}")
             else:
-                cells.append(
-                    f"{_fmt(entry['value'])} ({comp['diff']:+.3f} [{_fmt(comp['diff_low'], 2)}, {_fmt(comp['diff_high'], 2)}], "
-                    f"p={_fmt(comp['p'], 2)}){_marker(entry)}{kept}"
-                )
+                cells.append(f"{_fmt(entry['value'])} ({_comparison_cell(comp)}){_marker(entry)}{kept}")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines.append("")
     return "\n".join(lines)

@@ -102,6 +102,28 @@ def williams_test(r12: float, r13: float, r23: float, n: int, alternative: str =
     return WilliamsResult(float(t), df, p, float(r12), float(r13), float(r23), int(n))
 
 
+#: The fewest items the test is defined on (it has n - 3 degrees of freedom).
+MIN_ITEMS = 4
+
+
+def williams_undefined_reason(
+    metric_a: Sequence[float], metric_b: Sequence[float], human: Sequence[float],
+    names: tuple[str, str] = ("metric_a", "metric_b"), unit: str = "items",
+) -> str | None:
+    """Why the Williams test on these score vectors is undefined, naming the vector (``names``
+    for the two metrics, ``human``), or ``None`` when it is defined.
+
+    >>> williams_undefined_reason([1, 2, 3, 4], [4, 4, 4, 4], [1, 3, 2, 4], names=("m", "bleu"))
+    'bleu constant'
+    """
+    a, b, h = (np.asarray(v, dtype=float) for v in (metric_a, metric_b, human))
+    if h.size < MIN_ITEMS:
+        return f"fewer than {MIN_ITEMS} {unit} (the test has n - 3 degrees of freedom)"
+    constant = [name for name, v in ((names[0], a), (names[1], b), ("human scores", h)) if np.ptp(v) == 0]
+    # Every vector varies and has >= 4 items: the three correlations are defined.
+    return " and ".join(constant) + " constant" if constant else None
+
+
 def williams_from_scores(
     metric_a: Sequence[float],
     metric_b: Sequence[float],
@@ -121,7 +143,8 @@ def williams_from_scores(
     h = np.asarray(human, dtype=float)
     if not (a.shape == b.shape == h.shape):
         raise ValueError(f"metric_a, metric_b and human must have the same length, got {a.shape}, {b.shape}, {h.shape}.")
+    reason = williams_undefined_reason(a, b, h)
+    if reason is not None:
+        raise ValueError(f"Williams test undefined: {reason}.")
     r12, r13, r23 = correlate(a, h, method), correlate(b, h, method), correlate(a, b, method)
-    if any(math.isnan(r) for r in (r12, r13, r23)):
-        raise ValueError("Williams test undefined: a score vector is constant (its correlation is undefined).")
     return williams_test(r12, r13, r23, len(h), alternative)
