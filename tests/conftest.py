@@ -95,20 +95,43 @@ def serve():
         demo.close()
 
 
-@pytest.fixture
-def leaky_packing(monkeypatch):
-    """Call it to make the engine's packed rows leak: every segment of a row then sees the
-    segments before it (a plain causal mask over the row), which the packing check must refuse."""
-    import torch
+#: Test files that drive something beyond the library on small inputs: reference implementations
+#: on models (parity), several processes, a browser, a Space build, Perl, the real data sets,
+#: the benchmark scripts, wheels and servers. They carry the ``integration`` marker, so that
+#: ``bash scripts/test.sh -m "not integration"`` is the quick unit part (CI runs everything).
+INTEGRATION_FILES = frozenset(
+    {
+        "test_architectures.py",
+        "test_benchmarks_smoke.py",
+        "test_blanc_parity.py",
+        "test_browser_demos.py",
+        "test_browser_explanations.py",
+        "test_demo.py",
+        "test_distributed.py",
+        "test_engine_distributed.py",
+        "test_engine_loading.py",
+        "test_infolm_parity.py",
+        "test_meta.py",
+        "test_properties_lm.py",
+        "test_properties_text.py",
+        "test_release.py",
+        "test_rouge_perl.py",
+        "test_shannon_parity.py",
+        "test_space_build.py",
+    }
+)
 
-    import nlgmetrics.engine.packing as packing
+#: Fixtures that mean the same: a browser, a served demo, the human-judgment data.
+INTEGRATION_FIXTURES = frozenset({"browser", "serve", "shared_data_dir"})
 
-    honest = packing.packed_inputs
 
-    def leaky(rows, cached, dtype):
-        ids, positions, mask, head_rows, head_cols = honest(rows, cached, dtype)
-        causal = torch.ones(ids.shape[1], ids.shape[1]).tril().bool()
-        mask[:, 0, :, cached:] = torch.where(causal, torch.zeros((), dtype=dtype), mask[:, 0, :, cached:])
-        return ids, positions, mask, head_rows, head_cols
-
-    return lambda: monkeypatch.setattr(packing, "packed_inputs", leaky)
+def pytest_collection_modifyitems(config, items):
+    """Mark integration tests (see :data:`INTEGRATION_FILES`); tests marked ``slow`` count too."""
+    integration = pytest.mark.integration
+    for item in items:
+        if (
+            item.path.name in INTEGRATION_FILES
+            or INTEGRATION_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+            or item.get_closest_marker("slow") is not None
+        ):
+            item.add_marker(integration)
