@@ -464,3 +464,43 @@ def test_seq2seq_trainer_logs_the_summarization_examples_keys(tmp_path, tiny_t5_
     expected = summarization_example_metrics(tokenizer, (output.predictions, output.label_ids), pysbd_sentences)
     assert {k: output.metrics[f"test_{k}"] for k in example_keys} == expected
     assert expected["gen_len"] > 1  # generations were counted (4 per batch, -100 between batches)
+
+
+def _readme_trainer_section() -> str:
+    from tests.markdown_examples import REPO_ROOT
+
+    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index("## Trainer hook\n")
+    return text[start:text.index("\n## ", start + 1)]
+
+
+def test_readme_trainer_hook_examples_print_what_they_show():
+    """The README section's >>> examples, alone (tests/test_readme.py runs the whole README, slow)."""
+    import doctest
+    import re
+
+    from tests.markdown_examples import run_doctest
+
+    source = "\n".join(re.findall(r"^```python\n(.*?)^```", _readme_trainer_section(), flags=re.MULTILINE | re.DOTALL))
+    test = doctest.DocTestParser().get_doctest(source, {}, "README.md#trainer-hook", "README.md", 0)
+    results, ran = run_doctest(test)
+    assert ran >= 10 and results.failed == 0, f"{results.failed} of {ran} Trainer hook examples failed"
+
+
+def test_readme_states_the_trainer_hooks_defaults(bert_tokenizer):
+    import inspect
+
+    from nlgmetrics.apps.trainer import DEFAULT_PRESET_SPLITTER, EVALUATE_NAMES, PRESETS, build_compute_metrics
+
+    section = _readme_trainer_section()
+    parameters = inspect.signature(build_compute_metrics).parameters
+    assert parameters["per_example"].default is False and "| `per_example` | `False` |" in section
+    assert parameters["preset"].default is None and "| `preset` | none |" in section
+    assert all(f'"{preset}"' in section for preset in PRESETS)
+    assert f'| `sentence_splitter` | `"{DEFAULT_PRESET_SPLITTER}"` |' in section
+    assert all(f"`{name}`" in section for name in EVALUATE_NAMES)
+    # metrics=None means what the table says
+    assert '| `metrics` | `["rouge_family", "bleu"]` |' in section
+    ids = np.array([bert_tokenizer("the cat sat on the mat")["input_ids"]])
+    keys = set(build_compute_metrics(bert_tokenizer)((ids, ids)))
+    assert {key.split("_")[0] for key in keys} == {"rouge", "bleu"} and "rouge_family_rouge1" in keys
