@@ -1,5 +1,5 @@
 """Shared pieces of the property-based reliability suite: messy-text strategies, hypothesis
-settings, comparison helpers, and one way to call any of the six metrics (through the registry).
+settings, comparison helpers, and one way to call any metric (through the registry).
 
 Imported by the ``tests/test_properties_*.py`` and ``tests/test_errors_all_metrics.py`` modules as
 ``from tests.properties_support import ...`` (a test module never imports another test module);
@@ -9,7 +9,7 @@ Every metric is called as the command line, the demos and the Trainer hook call 
 ``get_spec(name).run(predictions, others, **options)`` (:func:`run_metric`), which returns the
 library's :class:`~nlgmetrics.core.result.MetricResult`; the checks read ``result.scores``
 (``{column: [float, ...]}``, one value per example) and ``result.column(name)`` (direction and
-range). There is no per-metric adapter: one set of property checks serves all six metrics.
+range). There is no per-metric adapter: one set of property checks serves every metric.
 """
 
 from __future__ import annotations
@@ -194,7 +194,7 @@ def permutation(n: int, seed: int) -> list[int]:
 
 
 # ------------------------------------------------------------------------------------------------
-# the six metrics, one call: the registry
+# every metric, one call: the registry
 
 
 def run_metric(name: str, predictions: Any, others: Any, **options: Any) -> MetricResult:

@@ -1,7 +1,7 @@
 """The demo functions behind each Gradio page (no browser): the numbers are the library's.
 
 The browser tests (test_browser_demos.py) drive three demos end to end; here every demo is built
-and the function its button calls is checked for all six metrics, including the reference-free
+and the function its button calls is checked for every metric, including the reference-free
 ones, on the tiny fixture models.
 """
 

@@ -1,4 +1,4 @@
-"""Gradio demos of the six metrics (the Hub Spaces ``app.py`` of each ``metrics/<name>`` folder).
+"""Gradio demos of the metrics (the Hub Spaces ``app.py`` of each ``metrics/<name>`` folder).
 
 ``evaluate``'s own ``launch_gradio_widget`` builds its widget with ``gr.inputs`` / ``gr.outputs``,
 which Gradio 4 removed, so it fails with the Gradio these demos pin (6.x). The demos are built here

@@ -91,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Score a small built-in example with every metric available on this machine.",
     )
     parser.add_argument("--metrics", default="rouge_family,bleu,infolm,shannon_score,blanc,fflm",
-                        help="comma-separated subset of metrics (default: all six)")
+                        help="comma-separated subset of metrics (default: all of them)")
     parser.add_argument("--model", default=None,
                         help="model for every LM metric (Hub id, local directory or 'smollm2-135m'); "
                              "default: each metric's default model (the papers' for InfoLM, BLANC and the "

@@ -1,7 +1,7 @@
 """The result every metric returns: per-example columns, their means, the headline numbers, the
 signature, and what each column means (direction and range).
 
-One rule for all six metrics:
+One rule for every metric:
 
 - ``result.scores``: ``{column: [float, ...]}``, one value per example, in input order;
 - ``result.mean()``: always a ``dict`` of floats, the mean of every column;
