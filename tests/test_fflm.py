@@ -429,12 +429,14 @@ def test_evaluate_module_loads_offline_and_matches_library(tiny_llama_dir, metri
     out = module.compute(predictions=SUMMARIES[:3], sources=DOCUMENTS[:3], model=str(tiny_llama_dir),
                          weights=(0.2, 0.3, 0.5), progress=False)
     lib = fflm(SUMMARIES[:3], DOCUMENTS[:3], model=tiny_llama_dir, weights=(0.2, 0.3, 0.5), progress=False)
-    assert list(out) == [*COLUMNS, "per_example", "signature"]
+    assert list(out) == [*COLUMNS]
     assert isinstance(out["fflm"], float) and out["fflm"] == pytest.approx(lib.main_score, abs=1e-12)
+    each = module.compute(predictions=SUMMARIES[:3], sources=DOCUMENTS[:3], model=str(tiny_llama_dir),
+                          weights=(0.2, 0.3, 0.5), progress=False, use_aggregator=False, return_signature=True)
     for name in COLUMNS:
         assert out[name] == pytest.approx(lib.mean()[name], abs=1e-12)
-        assert out["per_example"][name] == pytest.approx(lib.scores[name], abs=1e-12)
-    assert out["signature"] == lib.signature and parse_signature(out["signature"])["weights_abd"] == "0.2,0.3,0.5"
+        assert each[name] == pytest.approx(lib.scores[name], abs=1e-12)
+    assert each["signature"] == lib.signature and parse_signature(each["signature"])["weights_abd"] == "0.2,0.3,0.5"
 
 
 def test_evaluate_module_restates_no_defaults(metrics_dir):
@@ -442,7 +444,7 @@ def test_evaluate_module_restates_no_defaults(metrics_dir):
     source = (metrics_dir / "fflm" / "fflm.py").read_text()
     assert "def _compute(self, predictions: list[str], sources: list[str], **options: Any)" in source
     # compute_options adds only the progress switch (evaluate's own), never a metric default.
-    assert 'evaluate_output(fflm(predictions, sources, **compute_options("fflm", options)))' in source
+    assert 'evaluate_output(fflm(predictions, sources, **compute_options("fflm", options)), switches)' in source
     for restated in ("DEFAULT_", "SmolLM2-1.7B\",", "2048,", "8192", "bos_token_id", "mean_fflm"):
         assert restated not in source.split("class FFLM")[1], restated
 

@@ -530,15 +530,17 @@ def test_evaluate_module_loads_offline(tiny_gpt2_dir, metrics_dir):
     out = module.compute(predictions=[SUMM_B, ""], sources=[DOC_B, DOC_B], model=str(tiny_gpt2_dir),
                          progress=False)
     direct = _score(tiny_gpt2_dir, [SUMM_B, ""], [DOC_B, DOC_B])
-    assert list(out) == [*COLUMNS, "per_example", "signature"]
-    assert out["per_example"] == direct.scores and out["signature"] == direct.signature
+    assert list(out) == [*COLUMNS]
+    each = module.compute(predictions=[SUMM_B, ""], sources=[DOC_B, DOC_B], model=str(tiny_gpt2_dir),
+                          progress=False, use_aggregator=False, return_signature=True)
+    assert each == {**direct.scores, "signature": direct.signature}
     assert isinstance(out["shannon_score"], float)
     for name in COLUMNS:
         assert out[name] == pytest.approx(np.mean(direct.scores[name]), abs=1e-12), name
     assert out["shannon_score"] == pytest.approx(direct.scores["shannon_score"][0] / 2, abs=1e-12)
     # Options pass through unchanged: the library's checks and defaults apply.
     options = module.compute(predictions=[SUMM_B], sources=[DOC_B], model=str(tiny_gpt2_dir),
-                             progress=False, max_length=64, num_upstream=1)
+                             progress=False, max_length=64, num_upstream=1, return_signature=True)
     assert "|max_length:64|" in options["signature"] and "|num_upstream:1|" in options["signature"]
     with pytest.raises(ValueError, match=r"`token_budget` must be a positive integer"):
         module.compute(predictions=[SUMM_B], sources=[DOC_B], model=str(tiny_gpt2_dir), token_budget="x")
