@@ -32,7 +32,7 @@ from nlgmetrics.compare import (
     corpus_statistics,
     register_corpus_statistics,
 )
-from nlgmetrics.compare.significance import bootstrap_interval, p_value
+from nlgmetrics.stats.significance import bootstrap_interval, p_value
 from nlgmetrics.rouge import rouge_family
 
 sacrebleu = pytest.importorskip("sacrebleu")

@@ -12,7 +12,8 @@ Layers, bottom up (each may import the ones below it and itself):
 - ``testing`` (random models for tests and docstrings): ``core`` and ``engine``;
 - the metrics (``infolm``, ``shannon``, ``blanc``, ``fflm``, ``rouge``, ``bleu``): ``core``,
   ``engine`` and their own package, never another metric;
-- ``meta`` (meta-evaluation): the metrics, ``core`` and ``engine``;
+- ``stats`` (correlations, bootstrap, Williams, paired tests): ``core``;
+- ``meta`` (meta-evaluation): the metrics, ``core``, ``engine`` and ``stats``;
 - ``apps`` (front ends): everything.
 
 No library module imports ``testing``: library code must not depend on a test helper.
@@ -36,11 +37,13 @@ ALLOWED: dict[str, frozenset[str]] = {
     "engine": frozenset({"core"}),
     "testing": frozenset({"core", "engine"}),
     **{metric: frozenset({"core", "engine"}) for metric in METRICS},
-    "meta": frozenset({"core", "engine", *METRICS}),
+    # The statistics a user calls on their own scores (correlations, bootstrap, paired tests).
+    "stats": frozenset({"core"}),
+    "meta": frozenset({"core", "engine", "stats", *METRICS}),
     # System-vs-system tests run any metric of the front ends' table (apps.registry), and the
     # command line offers them: one level with apps (no module-level cycle, checked below).
-    "compare": frozenset({"core", "engine", "apps", *METRICS}),
-    "apps": frozenset({"core", "engine", "testing", "meta", "compare", *METRICS}),
+    "compare": frozenset({"core", "engine", "stats", "apps", *METRICS}),
+    "apps": frozenset({"core", "engine", "testing", "stats", "meta", "compare", *METRICS}),
 }
 
 

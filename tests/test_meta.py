@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from nlgmetrics.meta import (
+from nlgmetrics.stats import (
     bootstrap_ci,
     correlate,
     paired_bootstrap,
@@ -147,7 +147,7 @@ def test_williams_from_scores_uses_the_three_correlations():
 
 @pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])
 def test_batched_correlate_matches_scipy(method):
-    from nlgmetrics.meta.coefficients import batched_correlate
+    from nlgmetrics.stats.coefficients import batched_correlate
 
     rng = np.random.default_rng(9)
     x = rng.integers(0, 5, size=(40, 9)).astype(float)  # many ties
@@ -208,7 +208,7 @@ def test_negative_or_non_integer_seeds_are_refused(seed, where):
 
 
 def _resample_with(where, *, n_resamples, seed):
-    from nlgmetrics.meta.bootstrap import resample_indices
+    from nlgmetrics.stats.bootstrap import resample_indices
     from nlgmetrics.meta.tables import correlation_tables
 
     if where == "bootstrap_ci":
@@ -241,7 +241,7 @@ def test_numpy_integer_counts_and_seeds_give_the_python_int_numbers(n_resamples,
 
 
 def test_seed_none_draws_fresh_resamples_and_one_document_is_refused():
-    from nlgmetrics.meta.bootstrap import resample_indices
+    from nlgmetrics.stats.bootstrap import resample_indices
 
     assert resample_indices(5, 3, None).shape == (3, 5)
     with pytest.raises(ValueError, match=r"the bootstrap needs at least 2 documents, got 1; score more documents"):
@@ -366,25 +366,25 @@ def test_pivot_refuses_a_second_score_after_a_missing_one():
 # ------------------------------------------------------------------------------------------------
 # the package's import graph: no circle, no private names across modules
 
-META = Path(__file__).resolve().parent.parent / "src" / "nlgmetrics" / "meta"
+STATS = Path(__file__).resolve().parent.parent / "src" / "nlgmetrics" / "stats"
 
 
-def _meta_imports() -> dict[str, set[tuple[str, str]]]:
-    """module -> {(imported meta module, name)} for every import (module level or in a function)."""
+def _stats_imports() -> dict[str, set[tuple[str, str]]]:
+    """module -> {(imported stats module, name)} for every import (module level or in a function)."""
     graph: dict[str, set[tuple[str, str]]] = {}
-    for path in sorted(META.glob("*.py")):
+    for path in sorted(STATS.glob("*.py")):
         edges = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("nlgmetrics.meta."):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("nlgmetrics.stats."):
                 edges |= {(node.module.rsplit(".", 1)[1], alias.name) for alias in node.names}
             elif isinstance(node, ast.Import):
-                edges |= {(a.name.rsplit(".", 1)[1], "") for a in node.names if a.name.startswith("nlgmetrics.meta.")}
+                edges |= {(a.name.rsplit(".", 1)[1], "") for a in node.names if a.name.startswith("nlgmetrics.stats.")}
         graph[path.stem] = edges
     return graph
 
 
-def test_meta_modules_import_each_other_without_a_circle():
-    graph = {m: {target for target, _ in edges} for m, edges in _meta_imports().items() if m != "__init__"}
+def test_stats_modules_import_each_other_without_a_circle():
+    graph = {m: {target for target, _ in edges} for m, edges in _stats_imports().items() if m != "__init__"}
     assert {"bootstrap", "correlation", "coefficients"} <= set(graph)
     assert "bootstrap" not in graph["correlation"] and "correlation" not in graph["coefficients"]
     state: dict[str, str] = {}
@@ -402,8 +402,8 @@ def test_meta_modules_import_each_other_without_a_circle():
             visit(module, [])
 
 
-def test_meta_modules_import_no_private_names():
-    private = sorted((m, target, name) for m, edges in _meta_imports().items() for target, name in edges
+def test_stats_modules_import_no_private_names():
+    private = sorted((m, target, name) for m, edges in _stats_imports().items() for target, name in edges
                      if name.startswith("_"))
     assert private == []
 
@@ -546,7 +546,7 @@ def test_paired_bootstrap_of_metrics_equal_up_to_rounding_is_a_tie():
 @given(st.lists(st.one_of(st.floats(-2, -1e-9), st.floats(1e-9, 2), st.just(0.0), st.floats(-1e-13, 1e-13)),
                 min_size=1, max_size=50))
 def test_one_sided_p_counts_signs_beyond_the_tie_tolerance(diffs):
-    from nlgmetrics.meta.bootstrap import one_sided_p
+    from nlgmetrics.stats.bootstrap import one_sided_p
 
     naive_below = sum(d < -1e-12 for d in diffs) / len(diffs)
     naive_ties = sum(abs(d) <= 1e-12 for d in diffs) / len(diffs)
@@ -573,7 +573,7 @@ def test_williams_equal_correlations_are_a_tie_even_for_identical_metrics():
 
 def test_undefined_correlations_carry_their_reason_in_the_shared_statistics():
     """Every level, the bootstrap interval, the paired p-value and Williams say why a number is nan."""
-    from nlgmetrics.meta import correlation
+    from nlgmetrics.stats import correlation
 
     rng = np.random.default_rng(0)
     human, metric = rng.random((6, 5)), rng.random((6, 5))
@@ -604,7 +604,7 @@ def test_undefined_correlations_carry_their_reason_in_the_shared_statistics():
 
 
 def test_interval_undefined_on_every_resample_says_so():
-    from nlgmetrics.meta.bootstrap import NO_DEFINED_RESAMPLE, interval_reason
+    from nlgmetrics.stats.bootstrap import NO_DEFINED_RESAMPLE, interval_reason
 
     assert interval_reason(np.array([np.nan, np.nan]), None) == NO_DEFINED_RESAMPLE
     assert interval_reason(np.array([np.nan, np.nan]), "metric constant") == "metric constant"

@@ -185,7 +185,7 @@ def test_user_scores_join_the_built_in_realsumm_keys(tmp_path):
 
 
 def test_significant_documents_and_pooled_level_equal_naive_scipy():
-    from nlgmetrics.meta.correlation import per_document_p_values, pooled_level, text_level_significant
+    from nlgmetrics.stats.correlation import per_document_p_values, pooled_level, text_level_significant
 
     rng = np.random.default_rng(3)
     human = np.round(rng.random((30, 9)) * 4)  # ties: Kendall's tie-corrected normal approximation
@@ -212,8 +212,8 @@ def test_significant_documents_and_pooled_level_equal_naive_scipy():
 @pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])
 def test_pooled_bootstrap_equals_correlating_each_resample(method):
     """The multiplicity formulas give what correlating the resampled rows themselves gives."""
-    from nlgmetrics.meta.bootstrap import pooled_samples, resample_indices
-    from nlgmetrics.meta.correlation import correlate
+    from nlgmetrics.stats.bootstrap import pooled_samples, resample_indices
+    from nlgmetrics.stats.correlation import correlate
 
     rng = np.random.default_rng(5)
     human = np.round(rng.random((15, 6)) * 5)

@@ -14,7 +14,7 @@ For every system: its score, the 95% bootstrap interval and the bootstrap mean; 
 but the baseline: the difference to the baseline and the p-values of the paired bootstrap
 (``"bs"``) and of approximate randomization (``"ar"``). Draws, intervals and p-values follow
 sacrebleu's ``significance.py`` (same seed and counts, same numbers; ties: see
-:mod:`nlgmetrics.compare.significance`). The interval comes from the bootstrap resamples in both
+:mod:`nlgmetrics.stats.significance`). The interval comes from the bootstrap resamples in both
 tests.
 
 >>> refs = [["the cat sat on the mat"], ["a dog barks at night"], ["it rains in spring"]]
@@ -43,9 +43,9 @@ from typing import Any
 import numpy as np
 
 from nlgmetrics.apps.registry import get_spec
-from nlgmetrics.compare.resampling import bootstrap_indices, bootstrap_scores, swap_masks, swapped_scores
+from nlgmetrics.stats.resampling import bootstrap_indices, bootstrap_scores, swap_masks, swapped_scores
 from nlgmetrics.compare.result import ComparisonResult, SystemScore
-from nlgmetrics.compare.significance import bootstrap_interval, paired_bootstrap_p, randomization_p
+from nlgmetrics.stats.significance import bootstrap_interval, paired_bootstrap_p, randomization_p
 from nlgmetrics.compare.statistics import corpus_statistics
 from nlgmetrics.core.result import MetricResult
 from nlgmetrics.core.validation import as_texts, check_bool, check_choice, check_int

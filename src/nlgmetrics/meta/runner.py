@@ -48,7 +48,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from nlgmetrics.meta.bootstrap import check_resampling
+from nlgmetrics.stats.bootstrap import check_resampling
 from nlgmetrics.meta.cache import ScoreCache
 from nlgmetrics.meta.data import HUMAN_KEYS, KEY_COLUMNS, LOADERS, Example, load_table_dataset
 from nlgmetrics.meta.metrics import (
@@ -602,8 +602,8 @@ def _temperature_sweep(dataset, examples, tables, args, options, cache_root, out
                        read_roots) -> list[str]:
     """InfoLM's correlation against the temperature, per level in :data:`SWEEP_LEVELS`, with 95%
     bootstrap CIs: one table entry and one plot per level (scores from one model pass)."""
-    from nlgmetrics.meta.bootstrap import bootstrap_ci
-    from nlgmetrics.meta.correlation import correlation, pivot
+    from nlgmetrics.stats.bootstrap import bootstrap_ci
+    from nlgmetrics.stats.correlation import correlation, pivot
     from nlgmetrics.meta.plots import plot_temperature
 
     split = args.sweep_split if dataset == "realsumm" else "all"

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from nlgmetrics.core.validation import check_choice
-from nlgmetrics.meta.bootstrap import (
+from nlgmetrics.stats.bootstrap import (
     check_confidence,
     check_resampling,
     interval_reason,
@@ -41,11 +41,11 @@ from nlgmetrics.meta.bootstrap import (
     resample_indices,
     statistic_samples,
 )
-from nlgmetrics.meta.correlation import LEVEL_FUNCTIONS, METHODS, SIGNIFICANCE, pivot, system_level, system_means
+from nlgmetrics.stats.correlation import LEVEL_FUNCTIONS, METHODS, SIGNIFICANCE, pivot, system_level, system_means
 from nlgmetrics.meta.data import Example
-from nlgmetrics.meta.williams import williams_from_scores, williams_undefined_reason
+from nlgmetrics.stats.williams import williams_from_scores, williams_undefined_reason
 
-#: Levels of a table (see :mod:`nlgmetrics.meta.correlation`); the runner picks them per dataset.
+#: Levels of a table (see :mod:`nlgmetrics.stats.correlation`); the runner picks them per dataset.
 LEVELS = ("text", "text_sig", "pooled", "system")
 DEFAULT_LEVELS = ("text", "system")
 #: What each level is, in the words every table header uses.
@@ -95,7 +95,7 @@ def correlation_tables(
     ``levels``: any of :data:`LEVELS` (``text``, ``text_sig``, ``pooled``, ``system``).
 
     ``n_resamples``, ``seed`` and ``confidence`` are checked before any work (they are recorded in
-    the tables): see :func:`nlgmetrics.meta.bootstrap.check_resampling`.
+    the tables): see :func:`nlgmetrics.stats.bootstrap.check_resampling`.
     """
     n_resamples, seed = check_resampling(n_resamples, seed)
     confidence = check_confidence(confidence)

@@ -27,8 +27,8 @@ import numpy as np
 from scipy import stats
 
 from nlgmetrics.core.validation import check_choice, check_int, check_real
-from nlgmetrics.meta.coefficients import TIE_TOLERANCE
-from nlgmetrics.meta.correlation import correlate
+from nlgmetrics.stats.coefficients import TIE_TOLERANCE
+from nlgmetrics.stats.correlation import correlate
 
 ALTERNATIVES = ("greater", "less", "two-sided")
 
@@ -53,7 +53,7 @@ def williams_test(r12: float, r13: float, r23: float, n: int, alternative: str =
     finite number in [-1, 1] (numpy scalars welcome: a float32 correlation is used in float64, like
     a Python float, not in float32 arithmetic); the three must be possible together (correlations
     of one set of items: ``K >= 0``). ``r12`` and ``r13`` closer than
-    :data:`~nlgmetrics.meta.coefficients.TIE_TOLERANCE` are a tie: t = 0. ``n``: the number of
+    :data:`~nlgmetrics.stats.coefficients.TIE_TOLERANCE` are a tie: t = 0. ``n``: the number of
     items the correlations were computed on, an integer > 3 (a NaN or a fractional ``n`` would
     give a NaN or a wrong p-value).
 

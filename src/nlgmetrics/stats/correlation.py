@@ -38,7 +38,7 @@ import numpy as np
 from scipy import stats
 
 from nlgmetrics.core.validation import check_choice
-from nlgmetrics.meta.coefficients import METHODS, MIN_POINTS, batched_correlate
+from nlgmetrics.stats.coefficients import METHODS, MIN_POINTS, batched_correlate
 
 LEVELS = ("text", "text_sig", "pooled", "system")
 #: Largest per-document p-value that ``text_sig`` keeps (REALSumm: p <= 0.05).

@@ -1,4 +1,4 @@
-"""Bootstrap confidence intervals for meta-evaluation correlations, resampling documents.
+"""Bootstrap confidence intervals of correlations with human judgments, resampling documents.
 
 Documents (input items) are the unit of resampling, as in Deutsch, Dror & Roth (2021, "A
 Statistical Analysis of Summarization Evaluation Metrics using Resampling Methods",
@@ -26,14 +26,15 @@ from typing import Any
 import numpy as np
 
 from nlgmetrics.core.validation import check_choice, check_int, check_real
-from nlgmetrics.meta.coefficients import METHODS, MIN_POINTS, TIE_TOLERANCE, batched_correlate
-from nlgmetrics.meta.correlation import (
+from nlgmetrics.stats.coefficients import METHODS, MIN_POINTS, TIE_TOLERANCE, batched_correlate
+from nlgmetrics.stats.correlation import (
     LEVEL_FUNCTIONS,
     LEVELS,
     correlate,
     per_document_correlations,
     significant_document_correlations,
 )
+from nlgmetrics.stats.resampling import bootstrap_indices
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ def paired_reason(
 def one_sided_p(diffs: np.ndarray) -> float:
     """Bootstrap p-value of "A better than B" from resampled differences A - B.
 
-    Ties (``|diff| <=`` :data:`~nlgmetrics.meta.coefficients.TIE_TOLERANCE`) count half, so two identical metrics get 0.5 (no evidence
+    Ties (``|diff| <=`` :data:`~nlgmetrics.stats.coefficients.TIE_TOLERANCE`) count half, so two identical metrics get 0.5 (no evidence
     either way), not 1, and so do two metrics that differ only by float rounding.
 
     >>> one_sided_p(np.array([0.1, 0.2, -0.1, 0.0]))
@@ -189,7 +190,9 @@ def resample_indices(n_docs: int, n_resamples: int, seed: int | None) -> np.ndar
     n_resamples, seed = check_resampling(n_resamples, seed)
     n_docs = check_int("n_docs", n_docs, minimum=2, message=(
         f"the bootstrap needs at least 2 documents, got {n_docs!r}; score more documents."))
-    return np.random.default_rng(seed).integers(0, n_docs, size=(n_resamples, n_docs))
+    # The draw of the system comparisons (sacrebleu's ``rng.choice``), which numpy makes with the
+    # very ``integers(0, n_docs, size)`` call this module made before: one draw, the same numbers.
+    return bootstrap_indices(n_docs, n_resamples, seed)
 
 
 def statistic_samples(

@@ -1,7 +1,7 @@
 """The three correlation coefficients, computed for many rows at once.
 
-Shared by :mod:`nlgmetrics.meta.correlation` (one coefficient per document) and
-:mod:`nlgmetrics.meta.bootstrap` (one per resample): it imports neither, so neither imports the
+Shared by :mod:`nlgmetrics.stats.correlation` (one coefficient per document) and
+:mod:`nlgmetrics.stats.bootstrap` (one per resample): it imports neither, so neither imports the
 other for it.
 
 >>> import numpy as np
