@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
-from nlgmetrics.apps.example import EXAMPLE, main
+import pytest
+
+from nlgmetrics.apps.example import EXAMPLE, REASON_LENGTH, default_metrics, main, short_reason
 from nlgmetrics.bleu import bleu
 from nlgmetrics.rouge import rouge_family
+from tests.markdown_examples import REPO_ROOT
 
 
 def test_example_prints_library_numbers_and_signatures(capsys):
@@ -31,3 +39,75 @@ def test_example_skips_a_metric_whose_model_kind_is_wrong_with_one_line(capsys, 
     out = capsys.readouterr().out
     line = next(l for l in out.splitlines() if l.startswith("blanc"))
     assert "skipped:" in line and "is a causal LM" in line
+    # the reason is whole sentences: the first one ends where the message's does, not mid-word
+    assert "but this needs a masked LM (fill-in-the-blank, e.g. BERT)." in line
+
+
+def _sacrebleu_chrf_ter():
+    """sacrebleu's corpus chrF and TER of the example (references as sacrebleu's streams)."""
+    sacrebleu = pytest.importorskip("sacrebleu")
+    refs = [[r] if isinstance(r, str) else list(r) for r in EXAMPLE["references"]]
+    streams = [[r[k] if k < len(r) else None for r in refs] for k in range(max(map(len, refs)))]
+    return (sacrebleu.corpus_chrf(EXAMPLE["predictions"], streams).score,
+            sacrebleu.corpus_ter(EXAMPLE["predictions"], streams).score)
+
+
+def _assert_prints_chrf_and_ter(out: str) -> None:
+    chrf, ter = _sacrebleu_chrf_ter()
+    printed_chrf = float(re.search(r"^chrf\s+chrf = ([0-9.]+) \(higher is better\)$", out, re.MULTILINE).group(1))
+    printed_ter = float(re.search(r"^ter\s+ter = ([0-9.]+) \(lower is better\)$", out, re.MULTILINE).group(1))
+    assert abs(printed_chrf - chrf) < 5e-5 and abs(printed_ter - ter) < 5e-5
+    assert "signature: chrf|" in out and "signature: ter|" in out
+
+
+def test_example_runs_every_metric_by_default_chrf_and_ter_included(capsys):
+    from nlgmetrics.apps.registry import metric_names
+
+    assert default_metrics() == metric_names() and {"chrf", "ter"} <= set(default_metrics())
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    help_text = capsys.readouterr().out
+    assert all(name in help_text for name in metric_names())
+    assert main(["--metrics", "chrf,ter"]) == 0
+    _assert_prints_chrf_and_ter(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize(
+    "message, limit, reason",
+    [
+        # the first sentence, whole, however long
+        ("A first sentence that is long. Then more.", 10, "A first sentence that is long."),
+        # as many whole sentences as fit; an abbreviation or a dot in parentheses ends none
+        ("Model 'm' is a causal LM (e.g. GPT-2). Pass a masked model. More text here.", 60,
+         "Model 'm' is a causal LM (e.g. GPT-2). Pass a masked model."),
+        ("Could not load 'a.b'. It is not a local directory (offline?). Pass a directory.", 200,
+         "Could not load 'a.b'. It is not a local directory (offline?). Pass a directory."),
+        # only the first line
+        ("One line.\nA traceback-like second line.", 200, "One line."),
+        ("no final full stop", 5, "no final full stop"),
+    ],
+)
+def test_skip_reasons_are_whole_sentences(message, limit, reason):
+    assert short_reason(ValueError(message), limit=limit) == reason
+
+
+def test_skip_reason_of_an_empty_message_is_the_error_type():
+    assert short_reason(OSError()) == "OSError"
+    assert REASON_LENGTH >= 120  # room for two of our sentences
+
+
+def test_example_sh_installs_then_runs_the_example_with_its_arguments(tmp_path):
+    """scripts/example.sh as it is, in a copy of the repository layout whose install step only
+    records that it ran (the real one pip-installs) and whose venv is this interpreter's."""
+    root = tmp_path / "repo"
+    (root / "scripts").mkdir(parents=True)
+    shutil.copy(REPO_ROOT / "scripts" / "example.sh", root / "scripts" / "example.sh")
+    (root / "scripts" / "install.sh").write_text('touch "$(dirname "$0")/../installed"\n')
+    (root / ".venv" / "bin").mkdir(parents=True)
+    (root / ".venv" / "bin" / "activate").write_text(f'export PATH="{Path(sys.executable).parent}:$PATH"\n')
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(["bash", str(root / "scripts" / "example.sh"), "--metrics", "chrf,ter"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert (root / "installed").exists()
+    _assert_prints_chrf_and_ter(done.stdout)

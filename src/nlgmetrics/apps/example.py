@@ -1,12 +1,15 @@
 """The main job: score a small built-in example with every metric this machine can run.
 
-Run ``python -m nlgmetrics.apps.example`` (``bash scripts/example.sh`` installs first). Each metric
-prints its main score (``result.main``, with its direction), the per-example values of that column
-where it is one (BLEU's main score is the corpus BLEU: no per-example value), and its signature. LM metrics try the library's default model first
+Run ``python -m nlgmetrics.apps.example`` (``bash scripts/example.sh`` installs first). Every metric
+of the registry runs by default (ROUGE, BLEU, chrF, TER, InfoLM, the Shannon score, BLANC, FFLM).
+Each prints its main score (``result.main``, with its direction), the per-example values of that
+column where it is one (BLEU's, chrF's and TER's main score is the corpus score: no per-example
+value), and its signature. LM metrics try the library's default model first
 (``bert-base-uncased`` for InfoLM and BLANC and ``gpt2`` for the Shannon score, as in their papers;
 ``HuggingFaceTB/SmolLM2-1.7B`` for FFLM, our choice: its paper used LLaMA-7B); without network access they fall back to the offline
 SmolLM2-135M (alias ``smollm2-135m``) where the metric accepts a causal LM, and are skipped with a
-one-line reason where it does not (BLANC needs a masked LM).
+one-line reason where it does not (BLANC needs a masked LM): for each model tried, the whole first
+sentences of its error (:func:`short_reason`), never a message cut mid-word.
 
 >>> [len(EXAMPLE[key]) for key in ("predictions", "references", "documents")]
 [3, 3, 3]
@@ -25,6 +28,10 @@ if TYPE_CHECKING:
     from nlgmetrics.core.result import MetricResult
 
 OFFLINE_CAUSAL_ALIAS = "smollm2-135m"
+
+#: A skip reason keeps whole sentences of the error's first line up to this many characters
+#: (at least its first sentence, however long).
+REASON_LENGTH = 200
 
 # Written for this project: three short news-style documents, a reference summary for each and a
 # system summary of varying quality (faithful, partly wrong, off-topic).
@@ -63,6 +70,34 @@ def hub_reachable(host: str = "huggingface.co", timeout: float = 3.0) -> bool:
         return False
 
 
+def default_metrics() -> list[str]:
+    """Every metric of the registry, in its order."""
+    from nlgmetrics.apps.registry import metric_names
+
+    return metric_names()
+
+
+def short_reason(error: BaseException, limit: int = REASON_LENGTH) -> str:
+    """Why a model could not be used, in whole sentences: those of the error's first line that fit
+    in ``limit`` characters, at least the first one (split with the library's offline splitter).
+
+    >>> short_reason(ValueError("Model 'x' is a causal LM (e.g. GPT-2). Pass a masked model. More."), limit=45)
+    "Model 'x' is a causal LM (e.g. GPT-2)."
+    """
+    from nlgmetrics.core.sentences import split_sentences
+
+    lines = str(error).strip().splitlines()
+    if not lines:
+        return type(error).__name__
+    sentences = split_sentences(lines[0]) or [lines[0].strip()]
+    reason = sentences[0]
+    for sentence in sentences[1:]:
+        if len(reason) + 1 + len(sentence) > limit:
+            break
+        reason = f"{reason} {sentence}"
+    return reason
+
+
 def run_metric(name: str, model: str | None, progress: bool) -> tuple[MetricResult | None, str]:
     """Run one metric on the example; return (its result or None, note)."""
     from nlgmetrics.apps.registry import get_spec
@@ -78,7 +113,7 @@ def run_metric(name: str, model: str | None, progress: bool) -> tuple[MetricResu
         try:
             result = spec.run(predictions, others, progress=progress, model=candidate)
         except (OSError, ValueError) as error:  # model not available, or wrong kind of model
-            failures.append(f"{candidate}: {str(error).splitlines()[0][:120]}")
+            failures.append(f"{candidate}: {short_reason(error)}")
             continue
         note = "" if candidate == spec.default_model else f"model {candidate} (the default {spec.default_model} is not available offline)"
         return result, note
@@ -90,8 +125,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m nlgmetrics.apps.example",
         description="Score a small built-in example with every metric available on this machine.",
     )
-    parser.add_argument("--metrics", default="rouge_family,bleu,infolm,shannon_score,blanc,fflm",
-                        help="comma-separated subset of metrics (default: all of them)")
+    parser.add_argument("--metrics", default=",".join(default_metrics()),
+                        help=f"comma-separated subset of metrics (default: all: {', '.join(default_metrics())})")
     parser.add_argument("--model", default=None,
                         help="model for every LM metric (Hub id, local directory or 'smollm2-135m'); "
                              "default: each metric's default model (the papers' for InfoLM, BLANC and the "
