@@ -5,8 +5,9 @@ For each metric, on the same inputs and options (the LM metrics on the tiny fixt
 tests/conftest.py):
 
 - the library function, called directly (candidate first, ``references=`` or ``sources=``);
-- ``evaluate.load("metrics/<name>")`` from the repository root, whose output has the shared layout
-  of :func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`;
+- ``evaluate.load("metrics/<name>")`` from the repository root, whose output follows the one rule
+  of :func:`nlgmetrics.apps.evaluate_adapter.evaluate_output` (numbers; per-example lists with
+  ``use_aggregator=False``; the signature with ``return_signature=True``);
 - ``nlgmetrics score ... --json``, i.e. the registry's ``spec.run``;
 
 must agree on the main score, every per-example column and the signature. Then: every result class
@@ -64,6 +65,14 @@ OPTIONS = {
 #: Which fixture model each LM metric runs on (copy-BERT: BLANC counts are not all 0 on it).
 MODEL_FIXTURE = {"infolm": "tiny_bert_dir", "shannon_score": "tiny_gpt2_dir", "blanc": "copy_bert_dir",
                  "fflm": "tiny_llama_dir"}
+#: The modules that answer to evaluate's sacrebleu, chrf and ter give the headline (the library's
+#: main) under "score" and, with use_aggregator=False, this per-example column under "score".
+SCORE_COLUMN = {"bleu": "sentence_bleu", "chrf": "sentence_chrf", "ter": "sentence_ter"}
+
+
+def _module_main(name: str, result: MetricResult) -> str:
+    """The key of the headline number in a module's output."""
+    return "score" if name in SCORE_COLUMN else result.main
 
 
 def _library_call(name: str):
@@ -143,7 +152,8 @@ def library_results(model_options):
 
 @pytest.fixture(scope="module")
 def module_outputs(model_options):
-    """``evaluate.load("metrics/<name>").compute(...)`` per metric, from the repository root."""
+    """``evaluate.load("metrics/<name>").compute(...)`` per metric, from the repository root:
+    ``{"default": the default output, "each": with use_aggregator=False, return_signature=True}``."""
     import os
 
     import evaluate
@@ -159,8 +169,9 @@ def module_outputs(model_options):
                 module = evaluate.load(f"metrics/{name}")
             finally:
                 os.chdir(here)
-            cache[name] = module.compute(predictions=PREDICTIONS, **{second: others},
-                                         **OPTIONS[name], **model_options(name))
+            inputs = {"predictions": PREDICTIONS, second: others, **OPTIONS[name], **model_options(name)}
+            cache[name] = {"default": module.compute(**inputs),
+                           "each": module.compute(**inputs, use_aggregator=False, return_signature=True)}
         return cache[name]
     return output
 
@@ -202,13 +213,14 @@ def test_library_module_and_cli_agree(name, library_results, module_outputs, mod
     values = [v for column in want.scores.values() for v in column]
     assert len(want) == len(PREDICTIONS) and any(v != 0 for v in values), want.scores  # the test can fail
 
-    # the evaluate module
-    out = module_outputs(name)
-    assert out[want.main] == want.main_score
-    assert out["per_example"] == want.scores  # every column, every example, exactly
-    assert out["signature"] == want.signature
-    for key, value in want.aggregate().items():
-        assert out[key] == value, key
+    # the evaluate module (the sacrebleu family in its evaluate counterpart's layout: "score")
+    out, each = module_outputs(name)["default"], module_outputs(name)["each"]
+    assert out[_module_main(name, want)] == want.main_score
+    for column, values in want.scores.items():  # every column, every example, exactly
+        assert each["score" if column == SCORE_COLUMN.get(name) else column] == values, column
+    assert each["signature"] == want.signature
+    if name not in SCORE_COLUMN:
+        assert out == want.aggregate()
 
     # the command line (the registry's spec.run underneath)
     cli = _run_cli(name, tmp_path, model_options(name))
@@ -268,19 +280,22 @@ def test_result_declares_direction_and_range_of_every_column(name, library_resul
 @pytest.mark.slow
 @pytest.mark.parametrize("name", METRICS)
 def test_module_output_has_the_shared_layout(name, library_results, module_outputs):
-    """Main key first as a float, the other headline numbers as floats, then ``per_example``
-    (column -> list of floats) and ``signature``; nothing else."""
-    out = module_outputs(name)
+    """The default output: the main key first, numbers only (a list of numbers only where the
+    evaluate counterpart has one). ``use_aggregator=False``: a list per key, one number per
+    example, under keys of the default output; ``return_signature=True``: ``signature`` last."""
+    out, each = module_outputs(name)["default"], module_outputs(name)["each"]
     result = library_results(name)
-    keys = list(out)
-    assert keys[0] == result.main and isinstance(out[keys[0]], float)
-    assert keys[-2:] == ["per_example", "signature"]
-    assert set(keys[:-2]) == set(result.aggregate())
-    assert all(isinstance(out[key], float) for key in keys[:-2])
-    assert isinstance(out["signature"], str) and out["signature"]
-    assert set(out["per_example"]) == set(result.scores)
-    for column, values in out["per_example"].items():
-        assert len(values) == len(PREDICTIONS) and all(isinstance(v, float) for v in values), column
+
+    def number(value):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+    assert list(out)[0] == _module_main(name, result) and isinstance(next(iter(out.values())), float)
+    assert all(number(v) or (isinstance(v, list) and all(map(number, v))) for v in out.values()), out
+    assert list(each)[-1] == "signature" and isinstance(each["signature"], str) and each["signature"]
+    assert set(each) - {"signature"} <= set(out)
+    for key, values in each.items():
+        if key != "signature":
+            assert isinstance(values, list) and len(values) == len(PREDICTIONS) and all(map(number, values)), key
 
 
 @pytest.mark.parametrize("name", METRICS)

@@ -13,7 +13,7 @@ from typing import Any
 
 import evaluate
 from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, evaluate_output, input_features  # From: nlgmetrics==0.1.0
-from nlgmetrics.apps.evaluate_adapter import library_options, pop_output_switches  # From: nlgmetrics==0.1.0
+from nlgmetrics.apps.evaluate_adapter import library_defaults_for_none, library_options, pop_output_switches  # From: nlgmetrics==0.1.0
 from nlgmetrics.bleu import BleuResult, bleu  # From: nlgmetrics==0.1.0
 from nlgmetrics.core.validation import check_bool  # From: nlgmetrics==0.1.0
 
@@ -129,10 +129,10 @@ class Bleu(CheckedTextInputs, evaluate.Metric):
             reference_urls=["https://aclanthology.org/P02-1040", "https://aclanthology.org/W18-6319"],
         )
 
-    def _compute(self, predictions, references, tokenize=None, force=False, **options):
+    def _compute(self, predictions, references, **options):
         switches = pop_output_switches(options)
-        check_bool("force", force)  # accepted for evaluate's sacrebleu; no number depends on it
-        if tokenize is not None:  # None: the library's default tokenizer (13a), as in sacrebleu
-            options["tokenize"] = tokenize
+        # sacrebleu's switch for its warning about tokenized input, which we never give: checked, no effect
+        check_bool("force", options.pop("force", False))
+        options = library_defaults_for_none(options, ["tokenize"])  # None: the library's 13a, as in sacrebleu
         result = bleu(predictions, references, **library_options(options, RENAMED, "sacrebleu"))
         return evaluate_output(result, switches, aggregated=sacrebleu_keys(result), per_example=per_example_keys(result))

@@ -13,7 +13,7 @@ from typing import Any
 
 import evaluate
 from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, evaluate_output, input_features  # From: nlgmetrics==0.1.0
-from nlgmetrics.apps.evaluate_adapter import pop_output_switches  # From: nlgmetrics==0.1.0
+from nlgmetrics.apps.evaluate_adapter import library_defaults_for_none, pop_output_switches  # From: nlgmetrics==0.1.0
 from nlgmetrics.rouge import RougeResult, rouge_family  # From: nlgmetrics==0.1.0
 
 _CITATION = """\
@@ -122,9 +122,8 @@ class RougeFamily(CheckedTextInputs, evaluate.Metric):
             reference_urls=["https://aclanthology.org/W04-1013"],
         )
 
-    def _compute(self, predictions, references, rouge_types=None, **options):
+    def _compute(self, predictions, references, **options):
         switches = pop_output_switches(options)
-        if rouge_types is not None:  # None: the library's default types, as in evaluate's rouge
-            options["rouge_types"] = rouge_types
-        result = rouge_family(predictions, references, **options)
+        # None: the library's default types and tokenizer, as in evaluate's rouge
+        result = rouge_family(predictions, references, **library_defaults_for_none(options, ["rouge_types", "tokenizer"]))
         return evaluate_output(result, switches, aggregated=rouge_keys(result))

@@ -139,6 +139,17 @@ def library_options(options: Mapping[str, Any], renamed: Mapping[str, str], coun
     return {renamed.get(name, name): value for name, value in options.items()}
 
 
+def library_defaults_for_none(options: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    """Drop the options in ``names`` that are None: evaluate's counterpart writes None for "the
+    default" (sacrebleu's ``tokenize``, rouge's ``rouge_types`` and ``tokenizer``), so the
+    library's default applies, stated once, in the library.
+
+    >>> library_defaults_for_none({"tokenize": None, "lowercase": True}, ["tokenize"])
+    {'lowercase': True}
+    """
+    return {name: value for name, value in options.items() if not (name in names and value is None)}
+
+
 def _plain_number(key: str, value: Any) -> int | float:
     """A number of the output as a plain Python int or float (numpy scalars converted); anything
     else is a bug: the output holds numbers only."""
