@@ -385,7 +385,7 @@ for job in jobs:
     kwargs = {"predictions": [job["first"]], job["second_name"]: [job["second"]]}
     if job["model"] is not None:
         kwargs.update(model=job["model"], device="cpu", progress=False)
-    result = module.compute(**kwargs)
+    result = module.compute(**kwargs, return_signature=True)
     out["modules"][job["name"]] = {"first_key": next(iter(result)), "result": result}
 print("RESULT" + json.dumps(out))
 """
@@ -415,11 +415,13 @@ def test_every_evaluate_module_runs_from_the_installed_wheel(spaces, space_cache
         for name in names:
             want = _library_result(name, jobs[names.index(name)]["model"])
             got = out["modules"][name]
-            assert got["first_key"] == want.main
+            # the modules answering to evaluate's sacrebleu, chrf and ter name their headline "score"
+            main = "score" if name in ("bleu", "chrf", "ter") else want.main
+            assert got["first_key"] == main
             if jobs[names.index(name)]["model"] is None:
-                assert got["result"][want.main] == want.aggregate()[want.main]
+                assert got["result"][main] == want.aggregate()[want.main]
             else:
-                assert got["result"][want.main] == pytest.approx(want.aggregate()[want.main], rel=1e-9, abs=1e-12)
+                assert got["result"][main] == pytest.approx(want.aggregate()[want.main], rel=1e-9, abs=1e-12)
             assert got["result"]["signature"] == want.signature
 
 
