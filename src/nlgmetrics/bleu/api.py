@@ -311,6 +311,9 @@ def corpus_bleu(
         a :class:`~nlgmetrics.bleu.score.BleuScore` with sacrebleu's ``BLEUScore`` fields:
         ``score``, ``counts``, ``totals``, ``precisions``, ``bp``, ``sys_len``, ``ref_len``
         (and ``ratio``). :func:`bleu` gives the same number with per-example scores and a signature.
+        ``counts``/``totals`` are the raw n-gram counts; with ``smooth_method="add-k"``
+        sacrebleu's own score object reports them with ``k`` added for orders >= 2 (its smoothing
+        adds it in place), every other field is the same.
 
     Example:
         >>> hypotheses = ["the cat sat on the mat", "there is a dog"]
