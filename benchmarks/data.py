@@ -1,7 +1,6 @@
-"""Dataset loaders for the benchmarks (REALSumm, WebNLG 2020): see nlgmetrics.meta.data.
+"""Dataset loaders for the benchmarks (REALSumm, WebNLG 2020): see benchmarks.meta.data.
 
-The loaders live in the library so that ``nlgmetrics meta-eval`` works from an installed package;
-this file re-exports them and prints a summary:
+This file re-exports the loaders and prints a summary:
 
     python -m benchmarks.data [--data-dir DIR]
     python -m benchmarks.data --data FILE --doc-key COL --system-key COL --human COL[,COL...]
@@ -18,7 +17,7 @@ Public origins (a user with a network can rebuild the JSON Lines files from them
 
 import argparse
 
-from nlgmetrics.meta.data import (  # noqa: F401  (re-exported)
+from benchmarks.meta.data import (  # noqa: F401  (re-exported)
     SOURCES,
     Example,
     default_data_dir,
@@ -55,6 +54,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    from nlgmetrics.meta.runner import report_errors
+    from benchmarks.meta.runner import report_errors
 
     raise SystemExit(report_errors("python -m benchmarks.data", main))

@@ -17,7 +17,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from nlgmetrics.meta.tables import LEVEL_HEADINGS, METHOD_TITLES
+from benchmarks.meta.tables import LEVEL_HEADINGS, METHOD_TITLES
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:

@@ -1,7 +1,7 @@
 """One stored score file as a ``--scores`` table: put two runs of a metric side by side.
 
 The meta-evaluation stores per-example scores per (dataset, family, options) in
-``benchmarks/results/scores/<dataset>/<family>-<hash>.jsonl`` (:class:`nlgmetrics.meta.cache.ScoreCache`).
+``benchmarks/results/scores/<dataset>/<family>-<hash>.jsonl`` (:class:`benchmarks.meta.cache.ScoreCache`).
 A run with other options (``--dtype bfloat16``) goes to another file. This script writes one such
 file as a csv with the dataset's key columns and the file's score columns renamed with a suffix
 (``infolm_js_divergence`` -> ``infolm_js_divergence_bf16``), which the runner reads with
@@ -21,8 +21,8 @@ import csv
 import math
 from pathlib import Path
 
-from nlgmetrics.meta.cache import read_score_file
-from nlgmetrics.meta.data import KEY_COLUMNS
+from benchmarks.meta.cache import read_score_file
+from benchmarks.meta.data import KEY_COLUMNS
 
 
 def read_stored(path: str | Path) -> tuple[dict, dict[str, dict[str, float]], list[str]]:

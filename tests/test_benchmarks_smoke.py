@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from nlgmetrics.meta.runner import main as meta_main
+from benchmarks.meta.runner import main as meta_main
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -93,8 +93,8 @@ def test_lm_metrics_on_tiny_models(tmp_path, shared_data_dir, tiny_gpt2_dir, tin
     assert text["level"] == "text" and text["n_docs"] == [2, 2] and (out / "webnlg2020_lm_temperature_text.png").exists()
     # The text-level point at T=2 recomputed here: per item, scipy's Kendall tau of the stored
     # (oriented) Fisher-Rao scores against the human scores over the systems, averaged over the items.
-    from nlgmetrics.meta.data import load_webnlg2020
-    from nlgmetrics.meta.runner import _content_key
+    from benchmarks.meta.data import load_webnlg2020
+    from benchmarks.meta.runner import _content_key
 
     stored = {}
     for path in (cache / "webnlg2020").glob("infolm-*.jsonl"):
@@ -221,7 +221,7 @@ def test_device_clock_synchronises_and_records_gpu_memory(monkeypatch):
 
 
 def _examples():
-    from nlgmetrics.meta.data import Example
+    from benchmarks.meta.data import Example
 
     rows = [
         ("the cat sat on the mat", ("a cat was sitting on the mat", "the cat sat"), "The cat sat on the mat. It slept."),
@@ -237,7 +237,7 @@ def test_meta_text_families_equal_the_anchor_packages():
     import sacrebleu
     from rouge_score import rouge_scorer
 
-    from nlgmetrics.meta.metrics import FAMILIES
+    from benchmarks.meta.metrics import FAMILIES
 
     examples = _examples()
     rouge, signature = FAMILIES["rouge"].fn(examples, {})
@@ -262,7 +262,7 @@ def test_meta_infolm_one_pass_equals_one_call_per_measure(tiny_bert_dir):
     when those texts are the call's references."""
     from nlgmetrics.core.signature import parse_signature
     from nlgmetrics.infolm import infolm
-    from nlgmetrics.meta.metrics import FAMILIES
+    from benchmarks.meta.metrics import FAMILIES
 
     examples = _examples()
     preds = [e.prediction for e in examples]
@@ -295,9 +295,9 @@ def test_temperature_sweep_prefill_stores_what_separate_runs_store(tiny_gpt2_dir
     """The sweep's one-pass prefill writes, per temperature, the cache file and the numbers that
     compute_family run at that temperature alone writes; a rerun computes nothing, and a partly
     filled sweep computes only what it lacks."""
-    from nlgmetrics.meta.cache import ScoreCache
-    from nlgmetrics.meta.metrics import FAMILIES
-    from nlgmetrics.meta.runner import cache_key_options, compute_family, prefill_temperature_sweep
+    from benchmarks.meta.cache import ScoreCache
+    from benchmarks.meta.metrics import FAMILIES
+    from benchmarks.meta.runner import cache_key_options, compute_family, prefill_temperature_sweep
 
     examples = _examples()
     options = {"infolm_model": str(tiny_gpt2_dir), "infolm_measures": ["fisher_rao_distance"], "infolm_temperature": 0.25,
@@ -332,7 +332,7 @@ def test_meta_reference_free_families_read_the_library_columns(tiny_gpt2_dir, ti
     by name, every one higher = better (kept as they are)."""
     from nlgmetrics.blanc import blanc
     from nlgmetrics.fflm import fflm
-    from nlgmetrics.meta.metrics import FAMILIES
+    from benchmarks.meta.metrics import FAMILIES
     from nlgmetrics.shannon import shannon_score
 
     examples = _examples()

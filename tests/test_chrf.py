@@ -53,7 +53,7 @@ def _by_system(examples):
 def real_text(shared_data_dir):
     """WebNLG 2020 human-evaluation rows (17 systems, 1-4 references each, ragged) and the first
     20 REALSumm documents x 25 systems (the loaders benchmarks/data.py re-exports)."""
-    from nlgmetrics.meta.data import load_realsumm, load_webnlg2020
+    from benchmarks.meta.data import load_realsumm, load_webnlg2020
 
     return {"webnlg2020": _by_system(load_webnlg2020(shared_data_dir)),
             "realsumm": _by_system(load_realsumm(shared_data_dir, max_docs=20))}

@@ -209,7 +209,7 @@ def test_negative_or_non_integer_seeds_are_refused(seed, where):
 
 def _resample_with(where, *, n_resamples, seed):
     from nlgmetrics.stats.bootstrap import resample_indices
-    from nlgmetrics.meta.tables import correlation_tables
+    from benchmarks.meta.tables import correlation_tables
 
     if where == "bootstrap_ci":
         return bootstrap_ci(METRIC, HUMAN, n_resamples=n_resamples, seed=seed)
@@ -222,7 +222,7 @@ def _resample_with(where, *, n_resamples, seed):
 
 
 def _examples():
-    from nlgmetrics.meta.data import Example
+    from benchmarks.meta.data import Example
 
     return [Example(f"{d}|{s}", str(d), str(s), "all", "", ("r",), "", {"h": float(HUMAN[d, s])})
             for d in range(HUMAN.shape[0]) for s in range(HUMAN.shape[1])]
@@ -252,7 +252,7 @@ def test_seed_none_draws_fresh_resamples_and_one_document_is_refused():
 @given(st.one_of(st.floats(allow_nan=True, allow_infinity=True).filter(lambda c: not 0 < c < 1),
                  st.integers(1, 100), st.just("0.95"), st.booleans()))
 def test_confidence_outside_the_open_unit_interval_is_refused(confidence):
-    from nlgmetrics.meta.tables import correlation_tables
+    from benchmarks.meta.tables import correlation_tables
 
     pattern = r"`confidence` must be a fraction strictly between 0 and 1 \(e\.g\. 0\.95 for a 95% interval\)"
     with pytest.raises(ValueError, match=pattern):
@@ -346,7 +346,7 @@ def test_float32_scores_correlate_as_their_float64_values(n, seed, method):
 
 
 def test_runner_checks_bootstrap_and_seed_before_scoring(capsys):
-    from nlgmetrics.meta.runner import main
+    from benchmarks.meta.runner import main
 
     # no data at --data-dir: the seed is refused before anything is loaded
     with pytest.raises(SystemExit) as info:
@@ -423,9 +423,9 @@ def test_committed_results_name_the_cache_files_their_options_hash_to():
     options is still the file's key, and the runner still builds those options from the defaults
     (or the recorded command's flags): a rerun of the recorded command reads those caches (InfoLM's
     excepted, see below)."""
-    from nlgmetrics.meta.cache import ScoreCache, options_hash
-    from nlgmetrics.meta.metrics import FAMILIES, INFOLM_IDF_RULE
-    from nlgmetrics.meta.runner import _options, build_parser
+    from benchmarks.meta.cache import ScoreCache, options_hash
+    from benchmarks.meta.metrics import FAMILIES, INFOLM_IDF_RULE
+    from benchmarks.meta.runner import _options, build_parser
 
     checked = 0
     for path in sorted(RESULTS.glob("*.json")):
@@ -458,7 +458,7 @@ def test_committed_results_name_the_cache_files_their_options_hash_to():
 def test_cache_reads_files_written_before_the_new_signatures(tmp_path):
     """A cache written by the previous library (old-style signatures, a chunk cut by a kill) is
     read as it is: scores by example key, ``null`` as nan, every signature listed."""
-    from nlgmetrics.meta.cache import ScoreCache
+    from benchmarks.meta.cache import ScoreCache
 
     cache = ScoreCache(tmp_path, "realsumm", "bleu", {"family": "bleu"})
     cache.path.parent.mkdir(parents=True)
@@ -478,7 +478,7 @@ def test_cache_reads_files_written_before_the_new_signatures(tmp_path):
 
 
 def _append_many(root: str, writer: int, chunks: int) -> None:
-    from nlgmetrics.meta.cache import ScoreCache
+    from benchmarks.meta.cache import ScoreCache
 
     cache = ScoreCache(root, "toy", "fflm", {"family": "fflm"})
     for c in range(chunks):
@@ -490,7 +490,7 @@ def test_cache_appends_from_several_processes_keep_every_line_whole(tmp_path):
     """Sharded runner processes append to one cache file: every chunk of every process is read back."""
     import multiprocessing
 
-    from nlgmetrics.meta.cache import ScoreCache
+    from benchmarks.meta.cache import ScoreCache
 
     context = multiprocessing.get_context("spawn")
     workers = [context.Process(target=_append_many, args=(str(tmp_path), w, 6)) for w in range(4)]
@@ -513,7 +513,7 @@ def test_families_orient_columns_by_the_declared_direction():
     from typing import ClassVar
 
     from nlgmetrics.core.result import Column, MetricResult
-    from nlgmetrics.meta.metrics import oriented, read_outputs
+    from benchmarks.meta.metrics import oriented, read_outputs
 
     class Mixed(MetricResult):
         metric: ClassVar[str] = "mixed"

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from nlgmetrics.meta.runner import main as meta_main
-from nlgmetrics.meta.runner import run as meta_run
+from benchmarks.meta.runner import main as meta_main
+from benchmarks.meta.runner import run as meta_run
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -150,7 +150,7 @@ def test_user_scores_errors_name_the_row_and_the_fix(tmp_path, capsys, edit, mes
 
 
 def test_generic_loader_errors(tmp_path):
-    from nlgmetrics.meta.data import load_table_dataset
+    from benchmarks.meta.data import load_table_dataset
 
     rows = _rows()
     path = _write_jsonl(tmp_path / "j.jsonl", rows + rows[:1])
@@ -167,8 +167,8 @@ def test_generic_loader_errors(tmp_path):
 
 def test_user_scores_join_the_built_in_realsumm_keys(tmp_path):
     """REALSumm keys are (doc_id, system_type, system): ``bart_out`` is in both pools."""
-    from nlgmetrics.meta.data import Example
-    from nlgmetrics.meta.user_scores import read_scores_file
+    from benchmarks.meta.data import Example
+    from benchmarks.meta.user_scores import read_scores_file
 
     exs = [Example("0|abs:bart_out", "0", "abs:bart_out", "abs", "", (), "", {}),
            Example("0|ext:bart_out", "0", "ext:bart_out", "ext", "", (), "", {})]
@@ -234,8 +234,8 @@ def test_pooled_bootstrap_equals_correlating_each_resample(method):
 
 
 def test_rouge155_family_uses_the_rouge155_stemmer_and_summary_level_lcs():
-    from nlgmetrics.meta.data import Example
-    from nlgmetrics.meta.metrics import FAMILIES, ROUGE155_DESCRIPTION
+    from benchmarks.meta.data import Example
+    from benchmarks.meta.metrics import FAMILIES, ROUGE155_DESCRIPTION
     from nlgmetrics.rouge import rouge_family
 
     # "dying": NLTK's Porter stems it to "die", ROUGE-1.5.5's to "dy"; two sentence lines, so the
@@ -271,8 +271,8 @@ def test_realsumm_table_labels_its_rouge_settings(tmp_path, shared_data_dir):
 def test_chrf_family_equals_sacrebleu():
     import sacrebleu
 
-    from nlgmetrics.meta.data import Example
-    from nlgmetrics.meta.metrics import FAMILIES
+    from benchmarks.meta.data import Example
+    from benchmarks.meta.metrics import FAMILIES
 
     rows = [("the cat sat on the mat", ("a cat sat on a mat", "the cat is on the mat")), ("dogs bark", ("a dog barks",))]
     exs = [Example(str(i), str(i), "s", "all", p, refs, "", {}) for i, (p, refs) in enumerate(rows)]
@@ -318,9 +318,9 @@ def test_from_scores_rebuilds_the_same_tables_without_computing(tmp_path):
 
 
 def test_dtype_is_in_the_cache_key_only_when_not_float32():
-    from nlgmetrics.meta.cache import options_hash
-    from nlgmetrics.meta.metrics import FAMILIES
-    from nlgmetrics.meta.runner import _options, build_parser, cache_key_options
+    from benchmarks.meta.cache import options_hash
+    from benchmarks.meta.metrics import FAMILIES
+    from benchmarks.meta.runner import _options, build_parser, cache_key_options
 
     fp32 = cache_key_options(FAMILIES["fflm"], _options(build_parser().parse_args([])))
     bf16 = cache_key_options(FAMILIES["fflm"], _options(build_parser().parse_args(["--dtype", "bf16"])))
@@ -408,7 +408,7 @@ _GOOD_LINES = '{"item": 0, "sys": "A", "q": 1}\n{"item": 0, "sys": "B", "q": 2}\
     ("j.csv", "item,sys,q\n0,A,1\n0,B,2,7\n", r"j\.csv: not a readable csv table .*Expected 3 fields in line 3"),
 ])
 def test_malformed_data_file_names_the_file_and_the_line(tmp_path, capsys, name, content, message):
-    from nlgmetrics.meta.data import load_table_dataset
+    from benchmarks.meta.data import load_table_dataset
 
     path = tmp_path / name
     path.write_bytes(content if isinstance(content, bytes) else content.encode())
@@ -420,7 +420,7 @@ def test_malformed_data_file_names_the_file_and_the_line(tmp_path, capsys, name,
 
 
 def test_malformed_built_in_dataset_file_names_the_line(tmp_path):
-    from nlgmetrics.meta.data import WEBNLG_FILE, load_webnlg2020
+    from benchmarks.meta.data import WEBNLG_FILE, load_webnlg2020
 
     path = tmp_path / WEBNLG_FILE
     path.parent.mkdir(parents=True)
@@ -453,3 +453,17 @@ def test_both_entry_points_report_a_user_error_in_one_line(tmp_path, capsys, cas
     assert cli_main(["meta-eval", *argv]) == 2
     cli_line = _error_line(capsys.readouterr().err, "nlgmetrics meta-eval")
     assert cli_line.split(": error: ", 1)[1] == module_line.split(": error: ", 1)[1]
+
+
+def test_meta_eval_outside_a_checkout_says_where_the_runner_is(monkeypatch, capsys):
+    """The runner is benchmark code, not in the installed package: the CLI says so in one line."""
+    import importlib.util
+
+    from nlgmetrics.apps import cli
+
+    assert importlib.util.find_spec("nlgmetrics.meta") is None  # no benchmark code in the package
+    assert cli.source_checkout() == REPO
+    monkeypatch.setattr(cli, "source_checkout", lambda: None)
+    assert cli.main(["meta-eval", "--help"]) == 2
+    line = _error_line(capsys.readouterr().err, "nlgmetrics meta-eval")
+    assert "python -m benchmarks.meta_eval" in line and "nlgmetrics.stats" in line

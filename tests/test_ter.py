@@ -46,7 +46,7 @@ def real_text(shared_data_dir):
     first 8 items (17 systems, 1-4 references, ragged) and the first REALSumm document x 25
     systems (long summaries). sacrebleu's TER takes ~0.1 s per WebNLG row here, so a few hundred
     rows (speed_text.py --sections ter compares whole data sets)."""
-    from nlgmetrics.meta.data import load_realsumm, load_webnlg2020
+    from benchmarks.meta.data import load_realsumm, load_webnlg2020
 
     out = {}
     for name, examples in (("webnlg2020", load_webnlg2020(shared_data_dir, max_docs=8)),

@@ -21,7 +21,7 @@ Examples::
     accelerate launch --num_processes 4 -m nlgmetrics.apps.cli score -s docs.txt -p sums.txt -m fflm \
         --model fflm=smollm2-135m --json fflm.json
 
-    nlgmetrics meta-eval --help        # correlation with human judgments (REALSumm, WebNLG 2020)
+    nlgmetrics meta-eval --help        # correlation with human judgments (in a source checkout)
     nlgmetrics metrics                  # every metric with its options
 
 >>> build_parser().parse_args(["score", "-p", "p.txt", "-r", "r.txt", "-m", "bleu"]).metrics
@@ -207,8 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     meta = sub.add_parser(
         "meta-eval",
-        help="correlate metrics with human judgments (REALSumm, WebNLG 2020); "
-        "arguments after meta-eval go to the benchmark runner",
+        help="correlate metrics with human judgments (REALSumm, WebNLG 2020, your own table), in a source "
+        "checkout; arguments after meta-eval go to the benchmark runner",
         add_help=False,
     )
     meta.add_argument("meta_args", nargs=argparse.REMAINDER)
@@ -414,18 +414,34 @@ def write_explanations(path: str | Path, results: Sequence[MetricResult], exampl
         f"<body><h3>{title}</h3>{''.join(sections)}</body></html>\n", encoding="utf-8")
 
 
+def source_checkout() -> Path | None:
+    """The root of the nlgmetrics repository this command runs from, or None.
+
+    The meta-evaluation runner is benchmark code (``benchmarks/meta``), which ``pip install
+    nlgmetrics`` does not ship. A checkout is found where the package was installed from (an
+    editable install: ``<root>/src/nlgmetrics``), else in the current directory or one above it.
+    """
+    here = Path.cwd().resolve()
+    candidates = [Path(__file__).resolve().parents[3], here, *here.parents]
+    return next((root for root in candidates if (root / "benchmarks" / "meta" / "runner.py").is_file()), None)
+
+
 def run_meta_eval(argv: Sequence[str]) -> int:
-    """Hand the arguments to the benchmark runner (correlations with human judgments); its own
-    ``main`` reports the errors a user can fix, as ``python -m benchmarks.meta_eval`` does."""
-    try:
-        from nlgmetrics.meta.runner import main as meta_main
-    except ImportError as error:
+    """Hand the arguments to the benchmark runner of a source checkout (:func:`source_checkout`);
+    its own ``main`` reports the errors a user can fix, as ``python -m benchmarks.meta_eval`` does."""
+    root = source_checkout()
+    if root is None:
         raise ValueError(
-            f"The meta-evaluation runner is not available ({error}); install nlgmetrics from a "
-            f"source checkout or run `python -m benchmarks.meta_eval`."
-        ) from None
-    result = meta_main(list(argv), prog="nlgmetrics meta-eval")
-    return int(result or 0)
+            "meta-eval runs the benchmarks of a source checkout (REALSumm, WebNLG 2020, your own "
+            "--data table), which `pip install nlgmetrics` does not ship: clone the repository and run "
+            "`python -m benchmarks.meta_eval ...` (or `nlgmetrics meta-eval ...`) inside it. The statistics "
+            "for your own scores are in the package: nlgmetrics.stats."
+        )
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))  # the checkout's `benchmarks` package, as `python -m` would find it
+    from benchmarks.meta.runner import main as meta_main
+
+    return int(meta_main(list(argv), prog="nlgmetrics meta-eval") or 0)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,7 +14,7 @@ Fairness rules, decided here once for every table:
   per-system means (Graham & Baldwin 2014; exact for Pearson, an approximation for Spearman and
   Kendall), one-sided. Markers: ``▲`` p < 0.05 (better than baseline), ``▼`` p > 0.95 (worse).
 
->>> from nlgmetrics.meta.data import Example
+>>> from benchmarks.meta.data import Example
 >>> exs = [Example(f"{d}|{s}", str(d), s, "all", "", ("r",), "", {"h": float(d * s)})
 ...        for d in range(1, 5) for s in range(1, 5)]
 >>> scores = {"m": [e.human["h"] + 0.1 * (i % 3) for i, e in enumerate(exs)]}
@@ -42,7 +42,7 @@ from nlgmetrics.stats.bootstrap import (
     statistic_samples,
 )
 from nlgmetrics.stats.correlation import LEVEL_FUNCTIONS, METHODS, SIGNIFICANCE, pivot, system_level, system_means
-from nlgmetrics.meta.data import Example
+from benchmarks.meta.data import Example
 from nlgmetrics.stats.williams import williams_from_scores, williams_undefined_reason
 
 #: Levels of a table (see :mod:`nlgmetrics.stats.correlation`); the runner picks them per dataset.
@@ -302,7 +302,7 @@ def undefined_warnings(tables: dict[str, Any]) -> list[str]:
     """One line per (split, human criterion, metric) with an undefined correlation, interval or
     p-value: the levels and coefficients concerned and why (what the cells of the tables say).
 
-    >>> from nlgmetrics.meta.data import Example
+    >>> from benchmarks.meta.data import Example
     >>> exs = [Example(f"{d}|{s}", str(d), s, "all", "", (), "", {"h": 1.0}) for d in range(3) for s in range(4)]
     >>> t = correlation_tables(exs, {"m": [float(i % 5) for i in range(12)]}, ("h",), ("all",), None,
     ...                        n_resamples=20, levels=("pooled",))

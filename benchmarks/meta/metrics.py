@@ -18,7 +18,7 @@ Two kinds of families:
 - anchors (PyPI ``rouge-score``, ``sacrebleu``) named ``rouge-score:*`` / ``sacrebleu:*``, as a
   cross-check of the library numbers and a baseline that is always available.
 
->>> from nlgmetrics.meta.data import Example
+>>> from benchmarks.meta.data import Example
 >>> ex = Example("k", "d", "s", "all", "the cat sat", ("the cat sat down",), "", {})
 >>> scores, sig = FAMILIES["sacrebleu"].fn([ex], {})
 >>> round(scores["sacrebleu:bleu"][0], 2), sig.startswith("sacrebleu")  # brevity penalty exp(1 - 4/3)
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nlgmetrics.core.result import MetricResult
-from nlgmetrics.meta.data import Example
+from benchmarks.meta.data import Example
 
 
 #: What a family returns: ``({output: [score per example]}, signature)``.

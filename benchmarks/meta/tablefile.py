@@ -1,7 +1,7 @@
 """Read a user's table (csv, tsv, jsonl/json or parquet) through ``datasets``, with clear errors.
 
-Shared by the generic data set loader (:func:`nlgmetrics.meta.data.load_table_dataset`) and the
-``--scores`` reader (:mod:`nlgmetrics.meta.user_scores`).
+Shared by the generic data set loader (:func:`benchmarks.meta.data.load_table_dataset`) and the
+``--scores`` reader (:mod:`benchmarks.meta.user_scores`).
 
 >>> import pathlib, tempfile
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "t.csv"

@@ -49,9 +49,9 @@ from pathlib import Path
 from typing import Any
 
 from nlgmetrics.stats.bootstrap import check_resampling
-from nlgmetrics.meta.cache import ScoreCache
-from nlgmetrics.meta.data import HUMAN_KEYS, KEY_COLUMNS, LOADERS, Example, load_table_dataset
-from nlgmetrics.meta.metrics import (
+from benchmarks.meta.cache import ScoreCache
+from benchmarks.meta.data import HUMAN_KEYS, KEY_COLUMNS, LOADERS, Example, load_table_dataset
+from benchmarks.meta.metrics import (
     DEFAULT_DTYPE,
     FAMILIES,
     ROUGE155_DESCRIPTION,
@@ -85,9 +85,8 @@ def _log(message: str) -> None:
 
 
 def _repo_benchmarks_dir() -> Path:
-    """``<repo>/benchmarks`` for a source checkout, else ``./benchmarks``."""
-    candidate = Path(__file__).resolve().parents[3] / "benchmarks"
-    return candidate if candidate.is_dir() else Path.cwd() / "benchmarks"
+    """``<repo>/benchmarks``: the folder this package lives in."""
+    return Path(__file__).resolve().parents[1]
 
 
 #: Failures the user can fix (their files, options, paths, a missing optional package): one line
@@ -199,7 +198,7 @@ def _shard(text: str) -> tuple[int, int]:
 def shard_examples(examples: list[Example], shard: tuple[int, int] | None) -> list[Example]:
     """The examples of every N-th document from the K-th (documents in their first-seen order).
 
-    >>> from nlgmetrics.meta.data import Example
+    >>> from benchmarks.meta.data import Example
     >>> rows = [Example(f"{d}|s", d, "s", "all", "p", ("r",), "", {}) for d in "aabcd"]
     >>> [e.doc for e in shard_examples(rows, (1, 2))], [e.doc for e in shard_examples(rows, (0, 2))]
     (['b', 'd'], ['a', 'a', 'c'])
@@ -435,8 +434,8 @@ def _cache_roots(args: argparse.Namespace) -> tuple[Path, tuple[Path, ...]]:
 
 def run_dataset(dataset: str, args: argparse.Namespace, families: list[Family], log=None) -> dict[str, Any]:
     """Score, correlate, write tables and plots for one dataset; returns the JSON-ready record."""
-    from nlgmetrics.meta.tables import correlation_tables, to_markdown, undefined_warnings
-    from nlgmetrics.meta.user_scores import read_scores_file
+    from benchmarks.meta.tables import correlation_tables, to_markdown, undefined_warnings
+    from benchmarks.meta.user_scores import read_scores_file
 
     log = log or _log
     started = time.perf_counter()
@@ -560,8 +559,8 @@ def _json_default(value: Any):
 
 def _plots(dataset, examples, scores, tables, args, families, options, cache_root, out_dir, stem, log,
            human_key=None, read_roots=()) -> list[str]:
-    from nlgmetrics.meta.plots import plot_distributions, plot_level_bars
-    from nlgmetrics.meta.tables import common_rows
+    from benchmarks.meta.plots import plot_distributions, plot_level_bars
+    from benchmarks.meta.tables import common_rows
 
     written = []
     keep = common_rows(examples, scores)
@@ -604,7 +603,7 @@ def _temperature_sweep(dataset, examples, tables, args, options, cache_root, out
     bootstrap CIs: one table entry and one plot per level (scores from one model pass)."""
     from nlgmetrics.stats.bootstrap import bootstrap_ci
     from nlgmetrics.stats.correlation import correlation, pivot
-    from nlgmetrics.meta.plots import plot_temperature
+    from benchmarks.meta.plots import plot_temperature
 
     split = args.sweep_split if dataset == "realsumm" else "all"
     rows = [e for e in examples if split == "all" or e.split == split]
@@ -715,7 +714,7 @@ def run(argv: list[str] | None = None, prog: str = CLI_PROG) -> int:
     if not families and not args.scores:
         parser.error("--metrics none needs at least one --scores FILE.")
     if args.levels:
-        from nlgmetrics.meta.tables import LEVELS
+        from benchmarks.meta.tables import LEVELS
 
         bad = [level for level in _split_list(args.levels) if level not in LEVELS]
         if bad:

@@ -74,11 +74,11 @@ def default_data_dir() -> Path:
     env = os.environ.get("NLGMETRICS_DATA")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[3].parent / "shared" / "data"
+    return Path(__file__).resolve().parents[2].parent / "shared" / "data"  # <repo>/benchmarks/meta/data.py
 
 
 def _load_jsonl(data_dir: str | os.PathLike | None, relative: str, dataset: str):
-    from nlgmetrics.meta.tablefile import read_table
+    from benchmarks.meta.tablefile import read_table
 
     root = Path(data_dir) if data_dir is not None else default_data_dir()
     path = root / relative
@@ -258,7 +258,7 @@ def load_table_dataset(
     ...                    reference_key="ref")[0].references
     ('y',)
     """
-    from nlgmetrics.meta.tablefile import check_columns, finite_number, key_part, read_table
+    from benchmarks.meta.tablefile import check_columns, finite_number, key_part, read_table
 
     human = tuple(human)
     if not human:

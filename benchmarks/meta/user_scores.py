@@ -1,14 +1,14 @@
 """Scores a user already has (``--scores FILE``): per-example metric columns joined on the dataset's keys.
 
 The file (csv, tsv, jsonl/json or parquet, read by ``datasets``) has the key columns of the
-dataset (:data:`nlgmetrics.meta.data.KEY_COLUMNS`: ``doc_id, system_type, system`` for REALSumm,
+dataset (:data:`benchmarks.meta.data.KEY_COLUMNS`: ``doc_id, system_type, system`` for REALSumm,
 ``sample_id, system`` for WebNLG 2020, the ``--doc-key``/``--system-key`` columns for a
 ``--data`` file) and one column per metric, **higher = better** (negate a distance first).
 Every row must join one output of the dataset; outputs without a row get no score, and the tables
 then keep only the outputs every metric scored (reported as dropped examples).
 
 >>> import pathlib, tempfile
->>> from nlgmetrics.meta.data import Example
+>>> from benchmarks.meta.data import Example
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "mine.csv"
 >>> _ = path.write_text("sample_id,system,mine\\n1,A,0.5\\n")
 >>> exs = [Example("1|A", "1", "A", "all", "", (), "", {}), Example("2|A", "2", "A", "all", "", (), "", {})]
@@ -25,8 +25,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from nlgmetrics.meta.data import Example, key_from_parts
-from nlgmetrics.meta.tablefile import check_columns, finite_number, key_part, read_table
+from benchmarks.meta.data import Example, key_from_parts
+from benchmarks.meta.tablefile import check_columns, finite_number, key_part, read_table
 
 
 def read_scores_file(
