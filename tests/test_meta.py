@@ -609,3 +609,27 @@ def test_interval_undefined_on_every_resample_says_so():
     assert interval_reason(np.array([np.nan, np.nan]), None) == NO_DEFINED_RESAMPLE
     assert interval_reason(np.array([np.nan, np.nan]), "metric constant") == "metric constant"
     assert interval_reason(np.array([np.nan, 0.3]), None) is None
+
+
+# ------------------------------------------------------------------------------------------------
+# the benchmark's own docstring examples (outside the package, so tests/test_docstring_examples.py
+# does not see them)
+
+
+def _benchmark_meta_modules() -> list[str]:
+    import pkgutil
+
+    import benchmarks.meta
+
+    return sorted(info.name for info in pkgutil.walk_packages(benchmarks.meta.__path__, prefix="benchmarks.meta."))
+
+
+@pytest.mark.parametrize("name", _benchmark_meta_modules())
+def test_benchmark_meta_docstring_examples(name):
+    import doctest
+    import importlib
+
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False)
+    assert result.attempted or name.rsplit(".", 1)[1] in {"cache", "plots"}, name  # the examples were found
+    assert result.failed == 0, f"{result.failed} of {result.attempted} docstring examples in {name} failed"
