@@ -340,8 +340,7 @@ def load_model(which: str, dtype: str, device: str = "cpu", random_weights: bool
 def fast_paths(lm: Any) -> list[str]:
     """The engine fast paths the load-time self-checks granted ``lm`` (they differ between CPUs in
     half precision, and change the positions a run sends through the model)."""
-    flags = {"packed rows": "packed_rows", "unmasked right padding": "unmasked_right_padding",
-             "gathered head rows": "gather_head"}
+    flags = {"unmasked right padding": "unmasked_right_padding", "gathered head rows": "gather_head"}
     return [name for name, attribute in flags.items() if getattr(lm, attribute, False)]
 
 

@@ -382,9 +382,7 @@ def report(rows: list[dict], command: str, threads: int, summaries_per_doc: int 
         "model call per token; base and full passes run once per document (shared by its "
         "summaries); the `<start> + summary` prefix is computed once per summary "
         "and its KV cache reused for every sentence; batches planned under a bound on padded vs real "
-        "positions, with several sentences packed into one row behind the cached prefix (block mask, "
-        "per-segment positions) where the model passes the packing self-check; the LM head only on "
-        "scored positions.",
+        "positions; the LM head only on scored positions.",
         "",
         "```json",
         json.dumps(rows, indent=1),

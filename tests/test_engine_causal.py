@@ -251,12 +251,7 @@ def test_padding_bounded_against_real_tokens(causal_lm, skewed_oracle, prefix_ca
     def record(_module, args, kwargs):
         ids = kwargs.get("input_ids", args[0] if args else None)
         mask = kwargs.get("attention_mask")
-        if mask is not None and mask.dim() == 4:  # packed rows: a real token attends to itself
-            width = ids.shape[1]
-            diagonal = mask[:, 0, torch.arange(width), mask.shape[-1] - width + torch.arange(width)]
-            real = int((diagonal == 0).sum())
-        else:
-            real = int(mask[:, -ids.shape[1]:].sum()) if mask is not None else None
+        real = int(mask[:, -ids.shape[1]:].sum()) if mask is not None else None
         passes.append((ids.shape[0], ids.shape[1], real))
 
     handle = causal_lm.model.base_model.register_forward_pre_hook(record, with_kwargs=True)
@@ -316,59 +311,3 @@ def test_attention_pairs_counted_are_the_causal_pairs_of_real_tokens(causal_lm, 
         causal_target_scores(causal_lm, queries, prefix_cache=prefix_cache, progress=False)
     assert counts.positions > counts.real  # padding was there, and is not in the pairs
     assert counts.attention_pairs == expected
-
-
-def test_packed_rows_equal_the_naive_loop_with_less_padding(causal_lm):
-    """Several targets per row behind a cached prefix (engine.packing): both tiny models pass
-    the load-time check; packed passes carry a 4-D mask, hold fewer positions in fewer passes
-    than one target per row (lengths 40, 10, 9, ..., 3: rows of 40 hold [40], [10 9 8 7 6] and
-    then [5], [4], [3]: 95 positions in 2 passes, against 105 in 3), and every log-prob equals
-    the naive loop (and the unpacked path)."""
-    import dataclasses
-
-    from nlgmetrics.engine.causal import count_positions
-
-    assert causal_lm.packed_rows
-    bos = causal_lm.tokenizer.bos_token_id
-    words = [t for s in SENTENCES for t in causal_lm.tokenizer(s)["input_ids"]] * 4
-    prefix = (bos,) + tuple(words[:12])
-    queries = [CausalQuery(prefix, tuple(words[3 * n : 3 * n + n])) for n in (40, 10, 9, 8, 7, 6, 5, 4, 3)]
-    expected = [naive_logprobs(causal_lm.model, q) for q in queries]
-    masks: list[int] = []
-
-    def record(_module, _args, kwargs):
-        mask = kwargs.get("attention_mask")
-        masks.append(mask.dim() if mask is not None else 0)
-
-    handle = causal_lm.model.base_model.register_forward_pre_hook(record, with_kwargs=True)
-    try:
-        with count_positions() as packed:
-            got = causal_target_scores(causal_lm, queries, progress=False)
-    finally:
-        handle.remove()
-    unpacked_lm = dataclasses.replace(causal_lm, packed_rows=False)
-    with count_positions() as unpacked:
-        plain = causal_target_scores(unpacked_lm, queries, progress=False)
-    assert 4 in masks
-    prefix_pass = len(prefix) - 1
-    assert packed.real == unpacked.real == prefix_pass + 92
-    assert (packed.positions, unpacked.positions) == (prefix_pass + 95, prefix_pass + 105)
-    assert (packed.forwards, unpacked.forwards) == (3, 4)  # the prefix pass, then the target passes
-    assert packed.attention_pairs == unpacked.attention_pairs
-    for (want, argmax), scores, other in zip(expected, got, plain):
-        assert np.max(np.abs(scores.logprobs - want)) <= 1e-5
-        assert np.max(np.abs(scores.logprobs - other.logprobs)) <= 1e-5
-        np.testing.assert_array_equal(scores.argmax, argmax)
-
-
-def test_packing_check_rejects_segments_that_see_each_other(tiny_llama_dir, leaky_packing):
-    """The load-time check compares each packed segment with the segment run alone: a mask
-    that lets the segments of a row see each other fails it (so that model would not pack)."""
-    from transformers import AutoModelForCausalLM
-
-    import nlgmetrics.engine.packing as packing
-
-    model = AutoModelForCausalLM.from_pretrained(str(tiny_llama_dir)).eval()
-    assert packing.packed_rows_work(model)
-    leaky_packing()
-    assert not packing.packed_rows_work(model)

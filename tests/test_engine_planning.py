@@ -11,7 +11,6 @@ from nlgmetrics.engine.planning import (
     PADDING_SLACK,
     dedupe,
     is_out_of_memory,
-    pack_segments,
     plan_batches,
     run_with_backoff,
 )
@@ -98,44 +97,6 @@ def test_plan_batches_padding_bound_on_skewed_lengths():
     assert bounded == [[0], list(range(1, 26))]
     positions = sum(len(b) * max(lengths[i] for i in b) for b in bounded)
     assert positions == 576 + 25 * 20 and positions <= (1 + PADDING_SLACK) * sum(lengths)
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    lengths=st.lists(st.one_of(st.integers(0, 20), st.integers(1, 600)), max_size=80),
-    budget=st.integers(1, 5000),
-    batch_size=st.one_of(st.none(), st.integers(1, 30)),
-    context=st.integers(0, 300),
-    slack=st.sampled_from([0.0, 0.1, PADDING_SLACK, 1.0]),
-)
-def test_pack_segments_bounds(lengths, budget, batch_size, context, slack):
-    """Packed rows: every index once; a row's sequences fit the batch's width, which is its
-    longest sequence; budget, batch size and padding bound hold for every batch of two or more
-    rows; and the plan is deterministic."""
-    batches = pack_segments(lengths, budget, batch_size, context=context, padding_slack=slack)
-    flat = sorted(i for batch in batches for row in batch for i in row)
-    assert flat == list(range(len(lengths)))
-    for batch in batches:
-        sizes = [[max(lengths[i], 1) for i in row] for row in batch]
-        width = max(max(row) for row in sizes)
-        assert all(row for row in batch) and all(sum(row) <= width for row in sizes)
-        if batch_size is not None:
-            assert sum(len(row) for row in batch) <= batch_size
-        if len(batch) > 1:
-            assert len(batch) * (context + width) <= budget
-            assert len(batch) * width <= (1 + slack) * sum(map(sum, sizes))
-    assert pack_segments(lengths, budget, batch_size, context=context, padding_slack=slack) == batches
-
-
-def test_pack_segments_fills_the_rows_of_skewed_lengths():
-    """The Shannon score's shape: one long sentence and many short ones share rows of its width
-    (no padding at all here), where one sequence per row pads or splits into passes."""
-    lengths = [60] + [20] * 9 + [15] * 4
-    batches = pack_segments(lengths, 8192)
-    positions = sum(len(batch) * max(max(lengths[i] for i in row) for row in batch) for batch in batches)
-    assert positions == sum(lengths) == 300 and len(batches) == 1
-    assert len(batches[0]) == 5  # rows of 60: [60], [20, 20, 20] x 3, [15, 15, 15, 15]
-    assert pack_segments([], 100) == []
 
 
 def test_plan_batches_context_counts_against_the_budget_only():

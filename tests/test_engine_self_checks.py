@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 import torch
 
-import nlgmetrics.engine.packing as packing
 import nlgmetrics.engine.self_checks as self_checks
 from nlgmetrics.engine.heads import gather_head_works
 from nlgmetrics.engine.padding import right_padding_needs_no_mask
@@ -35,12 +34,12 @@ def _snapshot(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     return {name: t.detach().clone() for name, t in [*model.named_parameters(), *model.named_buffers()]}
 
 
-@pytest.mark.parametrize("check", ["packed", "padding", "gather"])
+@pytest.mark.parametrize("check", ["padding", "gather"])
 def test_half_precision_rounding_falls_back_to_float32_truth(bf16_llama, half_precision_check_fails, check):
     """Each fast path of an honest model passes in bf16 through the float32 copy, and the model
     keeps its dtype and every value."""
     before = _snapshot(bf16_llama)
-    run = {"packed": packing.packed_rows_work, "padding": right_padding_needs_no_mask,
+    run = {"padding": right_padding_needs_no_mask,
            "gather": lambda m: gather_head_works(m, "causal")}[check]
     assert run(bf16_llama)
     after = _snapshot(bf16_llama)
@@ -50,26 +49,13 @@ def test_half_precision_rounding_falls_back_to_float32_truth(bf16_llama, half_pr
         assert torch.equal(after[name], tensor), name
 
 
-def test_a_leaky_packing_mask_is_refused_in_bf16(bf16_llama, leaky_packing):
-    assert packing.packed_rows_work(bf16_llama)
-    leaky_packing()
-    assert not packing.packed_rows_work(bf16_llama)  # the plain bf16 judgement
-
-
-def test_a_leaky_packing_mask_is_refused_by_float32_truth(bf16_llama, half_precision_check_fails, leaky_packing):
-    """Where bf16 rounding sends every check to the float32 copy, the copy still sees the leak."""
-    assert packing.packed_rows_work(bf16_llama)
-    leaky_packing()
-    assert not packing.packed_rows_work(bf16_llama)
-
-
 def test_no_float32_copy_where_it_would_not_fit(bf16_llama, half_precision_check_fails, monkeypatch):
     """Without room for the copy the fast path is not taken (slower, never wrong)."""
     monkeypatch.setattr(self_checks, "_available_bytes", lambda device: 1024)
     assert self_checks.float32_copy(bf16_llama) is None
-    assert not packing.packed_rows_work(bf16_llama)
+    assert not right_padding_needs_no_mask(bf16_llama)
     monkeypatch.setattr(self_checks, "_available_bytes", lambda device: None)
-    assert not packing.packed_rows_work(bf16_llama)
+    assert not right_padding_needs_no_mask(bf16_llama)
 
 
 def test_float32_copy_is_a_copy(bf16_llama):
@@ -103,14 +89,14 @@ def test_a_model_that_cannot_be_copied_keeps_the_plain_path(bf16_llama, half_pre
         raise TypeError("cannot deepcopy this module")
 
     monkeypatch.setattr(self_checks, "float32_copy", refuse)
-    assert not packing.packed_rows_work(bf16_llama)
+    assert not right_padding_needs_no_mask(bf16_llama)
 
 
-def test_a_bf16_load_makes_one_float32_copy_for_its_three_checks(tiny_llama_dir, half_precision_check_fails,
-                                                                  monkeypatch):
-    """load_lm runs the three self-checks; in half precision they share one float32 copy (a large
-    model copied three times would cost seconds), made only because a check needed it, and all
-    three fast paths are granted through it. Outside a load each check makes its own."""
+def test_a_bf16_load_makes_one_float32_copy_for_its_checks(tiny_llama_dir, half_precision_check_fails,
+                                                             monkeypatch):
+    """load_lm runs two self-checks; in half precision they share one float32 copy (a large
+    model copied twice would cost seconds), made only because a check needed it, and both fast
+    paths are granted through it. Outside a load each check makes its own."""
     from nlgmetrics.engine import clear_cache, load_lm
 
     made = []
@@ -119,8 +105,8 @@ def test_a_bf16_load_makes_one_float32_copy_for_its_three_checks(tiny_llama_dir,
     clear_cache()
     lm = load_lm(str(tiny_llama_dir), "causal", device="cpu", dtype="bfloat16")
     assert len(made) == 1
-    assert lm.packed_rows and lm.unmasked_right_padding and lm.gather_head
+    assert lm.unmasked_right_padding and lm.gather_head
     clear_cache()
-    packing.packed_rows_work(lm.model)
     right_padding_needs_no_mask(lm.model)
+    gather_head_works(lm.model, "causal")
     assert len(made) == 3

@@ -10,9 +10,8 @@ forward passes. One module per job:
 - planning the work: ``planning`` (dedupe, token-budget batches, chunks by document, OOM
   back-off), ``bookkeeping`` (distinct queries, the per-example progress bar, warn-once counters);
 - running it: ``masked`` / ``causal`` (the two scoring passes), ``heads`` (LM head at the needed
-  rows only), ``padding`` (causal batches without a mask), ``packing`` (several targets per row
-  behind a cached prefix), ``self_checks`` (the load-time probes that grant those three fast
-  paths, judged against float32 truth in half precision), ``memory`` (freed CPU buffers kept
+  rows only), ``padding`` (causal batches without a mask), ``self_checks`` (the load-time probes
+  that grant those two fast paths, judged against float32 truth in half precision), ``memory`` (freed CPU buffers kept
   mapped), ``transfer`` (host<->device copies), ``runner`` / ``distributed`` (progress,
   accelerate).
 
@@ -37,7 +36,7 @@ from nlgmetrics.engine.distributed import distributed_map, is_main_process
 from nlgmetrics.engine.errors import ModelKindError, ModelNotFoundError
 from nlgmetrics.engine.loading import LoadedLM, clear_cache, load_lm
 from nlgmetrics.engine.masked import MaskedQuery, iter_masked
-from nlgmetrics.engine.planning import dedupe, pack_segments, plan_batches, run_with_backoff
+from nlgmetrics.engine.planning import dedupe, plan_batches, run_with_backoff
 from nlgmetrics.engine.smollm2 import SMOLLM2_ALIAS, default_cache_dir, smollm2_dir
 from nlgmetrics.engine.transfer import DeferredHost, resolve, to_device
 
@@ -59,7 +58,6 @@ __all__ = [
     "iter_causal",
     "iter_masked",
     "load_lm",
-    "pack_segments",
     "plan_batches",
     "resolve",
     "run_with_backoff",

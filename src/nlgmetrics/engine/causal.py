@@ -24,6 +24,7 @@ True
 from __future__ import annotations
 
 import copy
+import inspect
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -34,8 +35,7 @@ import torch
 
 from nlgmetrics.engine.heads import float32_rows, logits_at
 from nlgmetrics.engine.loading import LoadedLM
-from nlgmetrics.engine.packing import cache_keyword, packed_inputs
-from nlgmetrics.engine.planning import dedupe, pack_segments, plan_batches, run_with_backoff
+from nlgmetrics.engine.planning import dedupe, plan_batches, run_with_backoff
 from nlgmetrics.engine.runner import run_units
 from nlgmetrics.engine.transfer import DeferredHost, resolve, to_device
 
@@ -161,12 +161,9 @@ def iter_causal(
     predicts ``target_ids[i]``. Identical queries run once. A batch holds at most ``token_budget``
     tokens counted with padding (for cached prefixes: ``rows * (prefix + longest target)``), at
     most ``batch_size`` rows, and at most ``1 + PADDING_SLACK`` positions per real token
-    (:func:`~nlgmetrics.engine.planning.plan_batches`; the cached prefix is not padding). Behind a
-    cached prefix, several targets share a row when the model passed the load-time packing check
-    (:mod:`nlgmetrics.engine.packing`, :func:`~nlgmetrics.engine.planning.pack_segments`); then
-    ``batch_size`` bounds the targets of a pass, not its rows. Queries with an empty target get a
-    ``[0, vocab]`` tensor without a model call. Validation happens immediately (not at the first
-    ``next()``).
+    (:func:`~nlgmetrics.engine.planning.plan_batches`; the cached prefix is not padding). Queries
+    with an empty target get a ``[0, vocab]`` tensor without a model call. Validation happens
+    immediately (not at the first ``next()``).
     """
     queries = list(queries)
     _validate(lm, queries)
@@ -295,17 +292,10 @@ def _forward_prefix_group(
     # keys and values besides: memory against the budget, but not padding.
     lengths = [len(distinct[j].target_ids) for j in members]
     out: list[tuple[int, Any]] = []
-    if lm.packed_rows:  # several targets per row: almost no padding (engine.packing)
-        for batch in pack_segments(lengths, token_budget, batch_size, context=cached):
-            rows = [[members[b] for b in row] for row in batch]
-            out.extend(result for part in run_with_backoff(
-                rows, lambda p: [_forward_packed_on_cache(lm, distinct, p, reduce, cache, cached)]) for result in part)
-        return out
     for batch in plan_batches(lengths, token_budget, batch_size, context=cached):
         part = [members[b] for b in batch]
         out.extend(run_with_backoff(part, lambda p: _forward_on_cache(lm, distinct, p, reduce, cache, cached)))
     return out
-
 
 
 def replicated_cache(cache: Any, rows: int) -> Any:
@@ -351,6 +341,12 @@ def _forward_on_cache(
     cache: Any,
     cached: int,
 ) -> list[tuple[int, Any]]:
+    """Right-padded rows of ``prefix[-1:] + target[:-1]`` behind the shared prefix cache.
+
+    Only a 2-D padding mask over ``cached + width`` keys goes in: the model builds its own
+    attention masks and positions from it and the cache (causal, sliding-window, ALiBi and
+    RoPE-free layers alike), as it does when generating after a prompt.
+    """
     device = lm.device
     sequences = [distinct[j].prefix_ids[-1:] + distinct[j].target_ids[:-1] for j in members]
     width = max(len(s) for s in sequences)
@@ -365,7 +361,6 @@ def _forward_on_cache(
         attention[b, cached : cached + len(sequence)] = 1
         rows.extend([b] * len(distinct[j].target_ids))
         cols.extend(range(len(distinct[j].target_ids)))
-    positions = torch.arange(cached, cached + width, dtype=torch.long).unsqueeze(0).expand(batch, -1)
     _count(batch * width, sum(len(s) for s in sequences), len(rows),
            _causal_pairs([len(s) for s in sequences], cached) if _COUNTS is not None else 0)
     with torch.inference_mode():
@@ -373,7 +368,6 @@ def _forward_on_cache(
         inputs = {
             "input_ids": to_device(input_ids, device),
             "attention_mask": to_device(attention, device),
-            "position_ids": to_device(positions.contiguous(), device),
             cache_keyword(lm.model): past,
             "use_cache": True,
         }
@@ -382,34 +376,9 @@ def _forward_on_cache(
         return _reduce_rows(logits, members, distinct, reduce)
 
 
-def _forward_packed_on_cache(
-    lm: LoadedLM,
-    distinct: list[CausalQuery],
-    rows: list[list[int]],
-    reduce: Callable[[torch.Tensor, CausalQuery], Any],
-    cache: Any,
-    cached: int,
-) -> list[tuple[int, Any]]:
-    """:func:`_forward_on_cache` with several targets per row (``rows``: the members of each row)."""
-    device = lm.device
-    segments = [[distinct[j].prefix_ids[-1:] + distinct[j].target_ids[:-1] for j in row] for row in rows]
-    input_ids, positions, mask, head_rows, head_cols = packed_inputs(segments, cached, lm.dtype)
-    members = [j for row in rows for j in row]
-    lengths = [len(segment) for row in segments for segment in row]
-    _count(input_ids.numel(), sum(lengths), len(head_rows),
-           _causal_pairs(lengths, cached) if _COUNTS is not None else 0)
-    with torch.inference_mode():
-        past = replicated_cache(cache, len(rows))
-        inputs = {
-            "input_ids": to_device(input_ids, device),
-            "attention_mask": to_device(mask, device),
-            "position_ids": to_device(positions, device),
-            cache_keyword(lm.model): past,
-            "use_cache": True,
-        }
-        logits = logits_at(lm.model, lm.gather_head, inputs, to_device(head_rows, device), to_device(head_cols, device),
-                           per_query_float32=True)
-        return _reduce_rows(logits, members, distinct, reduce)
+def cache_keyword(model: torch.nn.Module) -> str:
+    """The KV-cache argument of ``model.forward``: ``cache`` in recent transformers, ``past_key_values`` before."""
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
 
 def _target_scores(logits: torch.Tensor, query: CausalQuery) -> TargetScores:

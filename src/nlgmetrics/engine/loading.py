@@ -80,9 +80,6 @@ class LoadedLM:
     # Whether right-padded causal batches may skip the attention mask (see engine.padding);
     # decided by a self-check at load time. Private, like gather_head.
     unmasked_right_padding: bool = field(default=False, repr=False)
-    # Whether several targets may share a row behind a cached prefix (see engine.packing);
-    # decided by a self-check at load time. Private, like gather_head.
-    packed_rows: bool = field(default=False, repr=False)
 
     # The Hub revision asked for (None when not pinned); ``fingerprint`` is what was loaded.
     revision: str | None = None
@@ -127,7 +124,6 @@ class _Weights:
     revision: str | None
     gather_head: bool
     unmasked_right_padding: bool
-    packed_rows: bool
     state: Any  # what the weights were when loaded (directory stamps, tensor versions)
     source: Any = None  # a model instance's caller-owned module, kept to rule out a reused id()
     own_tokenizer: Any = None  # the checkpoint's tokenizer, loaded on first need
@@ -355,7 +351,6 @@ def _prepare(
     device: torch.device, dtype: torch.dtype, revision: str | None, state: Any, owned: bool = True,
 ) -> _Weights:
     from nlgmetrics.engine.heads import gather_head_works
-    from nlgmetrics.engine.packing import packed_rows_work
     from nlgmetrics.engine.padding import right_padding_needs_no_mask
     from nlgmetrics.engine.self_checks import sharing_float32_copies
 
@@ -366,10 +361,9 @@ def _prepare(
         model = model.to(device=device, dtype=dtype).eval()
     if owned:  # a caller's module keeps its flags; inference_mode makes them irrelevant anyway
         model.requires_grad_(False)
-    with sharing_float32_copies():  # the three load-time self-checks (engine.self_checks)
+    with sharing_float32_copies():  # the load-time self-checks (engine.self_checks)
         gather_head = gather_head_works(model, kind)
         unmasked_right_padding = kind == "causal" and right_padding_needs_no_mask(model)
-        packed_rows = kind == "causal" and packed_rows_work(model)
     return _Weights(
         model=model,
         kind=kind,
@@ -380,7 +374,6 @@ def _prepare(
         revision=revision,
         gather_head=gather_head,
         unmasked_right_padding=unmasked_right_padding,
-        packed_rows=packed_rows,
         state=state,
     )
 
@@ -415,7 +408,6 @@ def _pair(entry: _Weights, name: str, tokenizer: Any, own: Callable[[], tuple[An
         max_length=_max_length(entry.model, tokenizer),
         gather_head=entry.gather_head,
         unmasked_right_padding=entry.unmasked_right_padding,
-        packed_rows=entry.packed_rows,
         revision=entry.revision,
         tokenizer_id=tokenizer_id,
     )
@@ -425,20 +417,40 @@ def _pair(entry: _Weights, name: str, tokenizer: Any, own: Callable[[], tuple[An
     return lm
 
 
+#: Config fields that hold a model's context length, as the architectures name them
+#: (``max_position_embeddings`` for most, ``n_positions`` / ``n_ctx`` for GPT-2-style configs,
+#: ``max_seq_len`` for MPT and DBRX, ``max_sequence_length`` / ``seq_length`` for others).
+CONTEXT_FIELDS = ("max_position_embeddings", "n_positions", "n_ctx", "max_seq_len", "max_sequence_length", "seq_length")
+
+
+def context_length(config: Any) -> int | None:
+    """The shortest context length that ``config`` declares in any of :data:`CONTEXT_FIELDS`, or
+    ``None`` when it declares none (ALiBi models such as BLOOM have no position limit).
+
+    >>> from transformers import MptConfig, GPT2Config, BloomConfig
+    >>> context_length(MptConfig(max_seq_len=512)), context_length(GPT2Config(n_positions=64)), context_length(BloomConfig())
+    (512, 64, None)
+    """
+    limits = []
+    for attribute in CONTEXT_FIELDS:
+        value = getattr(config, attribute, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            limits.append(value)
+    return min(limits) if limits else None
+
+
 def _max_length(model: torch.nn.Module, tokenizer: Any) -> int:
-    """Usable context: the model's position count, capped by a real tokenizer limit.
+    """Usable context: the model's context length (:func:`context_length`), capped by a real
+    tokenizer limit; ``10**9`` when neither says.
 
     The cap matters for RoBERTa-style models: 514 position embeddings but 512 usable tokens
     (positions start after the padding index); their tokenizers say 512. Tokenizers without a
     limit report a huge placeholder, which is ignored.
     """
-    config = getattr(model, "config", None)
     limits = []
-    for attribute in ("n_positions", "max_position_embeddings", "n_ctx", "max_sequence_length"):
-        value = getattr(config, attribute, None)
-        if isinstance(value, int) and value > 0:
-            limits.append(value)
-            break
+    declared = context_length(getattr(model, "config", None))
+    if declared is not None:
+        limits.append(declared)
     value = getattr(tokenizer, "model_max_length", None)
     if isinstance(value, int) and 0 < value < 10**7:
         limits.append(value)
