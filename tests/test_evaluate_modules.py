@@ -120,11 +120,11 @@ def expected_outputs(name: str, result) -> tuple[dict, dict]:
                 {"score": result.scores["sentence_ter"], "num_edits": list(result.sentence_num_edits),
                  "ref_length": list(result.sentence_ref_length)})
     aggregate = result.aggregate()
-    if name == "rouge_family":  # evaluate's rouge keys (one F per type), then the other columns and bounds
-        first = {rouge_type: aggregate[rouge_type] for rouge_type in result.rouge_types}
-    else:  # the LM metrics: the library's headline numbers, main key first
-        first = {result.main: aggregate[result.main]}
-    return {**first, **aggregate}, dict(result.scores)
+    if name == "rouge_family":  # evaluate's rouge keys (one F per type) first, then the other columns (and bounds)
+        return ({**{t: aggregate[t] for t in result.rouge_types}, **aggregate},
+                {**{t: result.scores[t] for t in result.rouge_types}, **result.scores})
+    # the LM metrics: the library's headline numbers, main key first; its per-example columns
+    return {result.main: aggregate[result.main], **aggregate}, dict(result.scores)
 
 
 def _assert_same(got, want, tol: float = 1e-9, path: str = "output"):

@@ -98,11 +98,10 @@ Examples:
 """
 
 
-def rouge_keys(result: RougeResult) -> dict[str, Any]:
-    """evaluate's rouge output (the F-measure of every requested type, in order), then the other
-    column means and the confidence bounds."""
-    aggregate = result.aggregate()
-    return {**{rouge_type: aggregate[rouge_type] for rouge_type in result.rouge_types}, **aggregate}
+def evaluate_keys_first(values: dict[str, Any], result: RougeResult) -> dict[str, Any]:
+    """``values`` with evaluate's rouge keys first (the F-measure of every requested type, in
+    order), then the other columns (precision, recall) and, aggregated, the confidence bounds."""
+    return {**{rouge_type: values[rouge_type] for rouge_type in result.rouge_types}, **values}
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -126,4 +125,5 @@ class RougeFamily(CheckedTextInputs, evaluate.Metric):
         switches = pop_output_switches(options)
         # None: the library's default types and tokenizer, as in evaluate's rouge
         result = rouge_family(predictions, references, **library_defaults_for_none(options, ["rouge_types", "tokenizer"]))
-        return evaluate_output(result, switches, aggregated=rouge_keys(result))
+        return evaluate_output(result, switches, aggregated=evaluate_keys_first(result.aggregate(), result),
+                               per_example=evaluate_keys_first(result.scores, result))
