@@ -266,7 +266,6 @@ def test_bad_weights(weights, message):
         (["a"], ["a"], {"max_length": True}, "`max_length` must be a positive integer or None"),
         (["a"], ["a"], {"token_budget": 0}, "`token_budget` must be a positive integer"),
         (["a"], ["a"], {"token_budget": 8192.0}, "`token_budget` must be a positive integer"),
-        (["a"], ["a"], {"token_budget": None}, "`token_budget` must be a positive integer"),
         (["a"], ["a"], {"batch_size": 0}, "`batch_size` must be a positive integer or None"),
         (["a"], ["a"], {"batch_size": "4"}, "`batch_size` must be a positive integer or None"),
         (["a"], ["a"], {"weights": (1, 1, 1)}, "sum to 3"),

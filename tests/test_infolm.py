@@ -449,7 +449,7 @@ def test_scores_lie_in_their_declared_range(tiny_bert_dir, measure, temperature)
 # numerics: finite results or a clear error, never NaN or inf
 
 
-def test_mean_of_values_clamped_at_the_largest_float_is_finite():
+def test_mean_of_values_at_the_largest_float_is_finite():
     import sys
 
     from nlgmetrics.infolm import InfoLMResult
@@ -462,23 +462,31 @@ def test_mean_of_values_clamped_at_the_largest_float_is_finite():
     assert result.mean()["infolm"] == pytest.approx(huge / 2, rel=1e-15)
 
 
-def test_alpha_divergence_beyond_float64_is_the_largest_float_with_one_warning(tiny_bert_dir):
-    import sys
+def test_alpha_divergence_beyond_float64_is_refused_with_the_finite_range(tiny_bert_dir):
+    """No clamp that looks like a measurement: a value beyond float64 is an error naming the
+    setting and the range [-1, 2], finite for every input (the largest float was reported before)."""
+    with pytest.raises(ValueError, match=r"alpha_divergence with alpha=50 at temperature=0.001 exceeds the float64 "
+                                         r"range.*for example 0.*alpha in \[-1, 2\]"):
+        infolm(["a dog", "the cat sat on the mat"], ["a dog ran", "hello world there"], model=tiny_bert_dir,
+               information_measure="alpha_divergence", alpha=50.0, temperature=0.001, progress=False)
 
-    from nlgmetrics.apps.evaluate_adapter import evaluate_output
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = infolm(["a dog", "a dog", "the cat sat on the mat"], ["a dog ran"] * 2 + ["hello world there"],
-                        model=tiny_bert_dir, information_measure="alpha_divergence", alpha=50.0,
-                        temperature=0.001, progress=False)
-    messages = [str(w.message) for w in caught if "InfoLM" in str(w.message)]
-    assert len(messages) == 1 and messages[0].startswith("InfoLM: 2 alpha_divergence value(s) exceed the float64")
-    assert _scores(result)[:2] == [sys.float_info.max] * 2 and math.isfinite(_scores(result)[2])
-    mean = result.mean()["infolm"]
-    assert math.isfinite(mean) and mean > 1e307
-    output = evaluate_output(result)
-    assert math.isfinite(output["infolm"]) and output["infolm"] == mean
+def test_alpha_divergence_keeps_the_closest_finite_reference(tiny_bert_dir):
+    """The score is the smallest value over the references: a reference beyond float64 does not
+    matter when another one is closer (here: the candidate itself, distance 0)."""
+    result = infolm(["a dog"], [["a dog ran", "a dog"]], model=tiny_bert_dir, information_measure="alpha_divergence",
+                    alpha=50.0, temperature=0.001, progress=False)
+    assert _scores(result) == [0.0] and result.best_reference == [1]
+
+
+@pytest.mark.parametrize("alpha", [-1.0, 2.0])
+def test_alpha_divergence_at_the_ends_of_its_finite_range_stays_below_1e300(tiny_bert_dir, alpha):
+    """At a temperature where every distribution is one-hot (the worst case: p / q = 1e300), the
+    bound of the finite range holds: 1e300 / 2 at most (hand computation: (1e300 - 1) / 2 for one-hot
+    p against one-hot q on another token, with the 1e-300 probability floor)."""
+    result = infolm(["a dog", "the cat"], ["hello world", "the cat"], model=tiny_bert_dir,
+                    information_measure="alpha_divergence", alpha=alpha, temperature=1e-300, idf=False, progress=False)
+    assert all(0.0 <= s <= 5e299 for s in _scores(result)), _scores(result)
 
 
 @pytest.mark.parametrize("weight", [1e308, 1.7976931348623157e308, 5e-324])
@@ -596,6 +604,8 @@ def test_measures_are_finite_in_range_or_reject_the_parameters(measure, alpha, b
     assert not math.isnan(value)
     assert low <= value <= high
     assert math.isfinite(value) or measure == "alpha_divergence"
+    if measure == "alpha_divergence" and -1.0 <= alpha <= 2.0:
+        assert value <= 5e299  # the range that is finite for every input (derived in measures.py)
     assert float(information_measure(measure, p, p, alpha, beta)) == 0.0
 
 

@@ -310,7 +310,7 @@ def test_numpy_integer_options_equal_python_ones(tiny_gpt2_dir):
                     batch_size=np.int32(4), max_length=np.int64(128))
     assert numpy_.to_dict() == python.to_dict()
     assert "|max_length:128|" in numpy_.signature
-    with pytest.raises(ValueError, match="start_token must be a token id or token string"):
+    with pytest.raises(ValueError, match=r"start_token=np.True_ must be None, a non-negative token id or a token"):
         _score(tiny_gpt2_dir, [SUMM_A1], [DOC_A], start_token=np.bool_(True))
 
 

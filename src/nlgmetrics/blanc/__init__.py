@@ -4,7 +4,8 @@ the blanks of its document, without any reference summary. Numbers equal PyPI ``
 Public API:
 
 * :func:`blanc` (``variant="help"`` or ``"tune"``), :func:`blanc_help`, :func:`blanc_tune`
-  -> :class:`BlancResult` (column ``blanc``, detail ``counts``, ``signature``);
+  -> :class:`BlancResult` (column ``blanc``, detail ``counts``, ``signature``); :func:`refusals`
+  (what each variant refuses and why);
 * the formula: :func:`relative_score`, :func:`improve_score`, :func:`score_from_counts`;
 * the masking: :class:`MinTokenLengths`, :class:`MaskingOptions`, :func:`is_maskable`,
   :func:`even_maskings`, :func:`random_maskings`, :func:`fit_to_window`;
@@ -18,7 +19,7 @@ variants share), ``help`` and ``tune`` (the variants), ``result`` (:class:`Blanc
 (0.2, 0.3333333333333333)
 """
 
-from nlgmetrics.blanc.api import DEFAULT_VARIANT, VARIANTS, blanc
+from nlgmetrics.blanc.api import DEFAULT_VARIANT, RULES, VARIANTS, blanc, refusals
 from nlgmetrics.blanc.common import BLANC_MAX_LENGTH, DEFAULT_MODEL
 from nlgmetrics.blanc.counts import MEASURES, Counts, improve_score, relative_score, score_from_counts
 from nlgmetrics.blanc.help import blanc_help
@@ -38,6 +39,7 @@ __all__ = [
     "DEFAULT_MODEL",
     "DEFAULT_VARIANT",
     "MEASURES",
+    "RULES",
     "VARIANTS",
     "BlancResult",
     "Counts",
@@ -53,6 +55,7 @@ __all__ = [
     "improve_score",
     "is_maskable",
     "random_maskings",
+    "refusals",
     "relative_score",
     "score_from_counts",
     "tuning_examples",

@@ -8,7 +8,7 @@ variant are refused with an error that names them, rather than silently ignored.
 >>> blanc(["A summary."], ["A document."], variant="help", finetune_epochs=1)
 Traceback (most recent call last):
 ...
-ValueError: blanc option(s) ['finetune_epochs'] apply to variant='tune' only (BLANC-tune); pass variant='tune' or drop them.
+nlgmetrics.core.refusals.OptionError: blanc option(s) ['finetune_epochs'] apply to variant='tune' only (BLANC-tune); pass variant='tune' or drop them.
 """
 
 from __future__ import annotations
@@ -17,16 +17,61 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from nlgmetrics.blanc.common import FILLER_RULE, FILLER_VOCABULARY_RULE, MAX_LENGTH_ROOM_RULE, MEASURE_RULE
 from nlgmetrics.blanc.help import blanc_help
+from nlgmetrics.blanc.masking import MASKING_RULE
 from nlgmetrics.blanc.result import BlancResult
-from nlgmetrics.blanc.tune import blanc_tune
-from nlgmetrics.core.validation import check_choice
+from nlgmetrics.blanc.tune import (
+    FREEZE_RULE,
+    LEARNING_RATE_RULE,
+    PROBABILITY_RULE,
+    TUNING_COUNTS_RULE,
+    TUNING_DIVERGED_RULE,
+    blanc_tune,
+)
+from nlgmetrics.core.refusals import Refusal, refusal_sentences
+from nlgmetrics.core.sentences import SPLITTER_OUTPUT_RULE, SPLITTER_RULE
+from nlgmetrics.core.validation import (
+    BATCH_SIZE_RULE,
+    MAX_LENGTH_RULE,
+    SEED_RULE,
+    SWITCH_RULE,
+    TOKEN_BUDGET_RULE,
+    check_choice,
+)
 
 Variant = Literal["help", "tune"]
 #: ``"help"``: BLANC-help (the summary in front of each sentence); ``"tune"``: BLANC-tune (a model
 #: copy fine-tuned on the summary).
 VARIANTS: tuple[str, ...] = ("help", "tune")
 DEFAULT_VARIANT: Variant = "help"
+
+VARIANT_RULE = Refusal(
+    ("variant",), "a `variant` other than 'help' or 'tune', or an option of the other variant (e.g. "
+    "`finetune_epochs` with variant='help') or of neither",
+    "an option that the variant does not read would be silently ignored")
+#: The rules both variants' checks apply, then each variant's own (:func:`refusals`).
+SHARED_RULES: tuple[Refusal, ...] = (
+    VARIANT_RULE, MEASURE_RULE, MASKING_RULE, TOKEN_BUDGET_RULE, BATCH_SIZE_RULE, MAX_LENGTH_RULE,
+    MAX_LENGTH_ROOM_RULE, SPLITTER_RULE, SPLITTER_OUTPUT_RULE, SWITCH_RULE,
+)
+RULES: dict[str, tuple[Refusal, ...]] = {
+    "help": (*SHARED_RULES, FILLER_RULE, FILLER_VOCABULARY_RULE),
+    "tune": (*SHARED_RULES, TUNING_COUNTS_RULE, PROBABILITY_RULE, LEARNING_RATE_RULE, FREEZE_RULE, SEED_RULE,
+             TUNING_DIVERGED_RULE),
+}
+
+
+def refusals(variant: Variant = DEFAULT_VARIANT) -> list[str]:
+    """What BLANC (``variant="help"`` or ``"tune"``) refuses and why, one plain sentence per rule its
+    option checks enforce (the checks raise these very rules, so the list cannot drift from them).
+
+    >>> any("`seed`" in sentence for sentence in refusals("tune")), any("`seed`" in s for s in refusals("help"))
+    (True, False)
+    """
+    with VARIANT_RULE.enforced():
+        check_choice("variant", variant, VARIANTS)
+    return refusal_sentences(RULES[variant])
 
 
 def _keyword_options(function: Callable[..., Any]) -> set[str]:
@@ -46,15 +91,16 @@ def blanc(
     tune) or an unknown one raises ``ValueError`` naming it, before any model is loaded.
     """
     functions = {"help": blanc_help, "tune": blanc_tune}
-    check_choice("variant", variant, VARIANTS)
+    with VARIANT_RULE.enforced():
+        check_choice("variant", variant, VARIANTS)
     accepted = _keyword_options(functions[variant])
     unknown = sorted(set(options) - accepted)
     if unknown:
         other = "tune" if variant == "help" else "help"
         if set(unknown) <= _keyword_options(functions[other]):
-            raise ValueError(
+            raise VARIANT_RULE.error(
                 f"blanc option(s) {unknown} apply to variant={other!r} only (BLANC-{other}); "
                 f"pass variant={other!r} or drop them.")
-        raise ValueError(
+        raise VARIANT_RULE.error(
             f"Unknown blanc option(s) {unknown} for variant={variant!r}; valid options: {sorted(accepted)}.")
     return functions[variant](predictions, sources, **options)

@@ -23,7 +23,8 @@ from nlgmetrics.blanc.counts import MEASURES, Counts, empty_counts
 from nlgmetrics.blanc.masking import MaskingOptions, MinTokenLengths
 from nlgmetrics.core.sentences import SentenceSplitter
 from nlgmetrics.core.signature import make_signature
-from nlgmetrics.core.validation import check_choice, check_engine_options, check_int
+from nlgmetrics.core.refusals import AFTER_LOADING, Refusal
+from nlgmetrics.core.validation import check_choice, check_engine_options, check_int, resolve_token_budget
 
 if TYPE_CHECKING:  # pragma: no cover
     from nlgmetrics.engine import LoadedLM, MaskedQuery
@@ -35,6 +36,7 @@ __all__ = [
     "DEFAULT_TOKEN_BUDGET",
     "MIN_MAX_LENGTH",
     "TRUNCATION_WARNING",
+    "NonFiniteLogitsError",
     "TextPreparer",
     "argmax_ids",
     "blanc_signature",
@@ -61,6 +63,18 @@ BLANC_MAX_LENGTH = 512
 #: The smallest window that holds ``[CLS]``, one token and ``[SEP]``.
 MIN_MAX_LENGTH = 3
 
+MEASURE_RULE = Refusal(
+    ("measure",), f"a `measure` other than {' or '.join(repr(m) for m in MEASURES)}",
+    "BLANC's score is one of these two functions of the counts")
+MAX_LENGTH_ROOM_RULE = Refusal(
+    ("max_length",), f"a `max_length` below {MIN_MAX_LENGTH}", "the window must hold [CLS], a token and [SEP]")
+FILLER_RULE = Refusal(
+    ("filler_token", "help_sep"), "a `filler_token` or `help_sep` that is not a string",
+    "they are text put into the model's input")
+FILLER_VOCABULARY_RULE = Refusal(
+    ("filler_token",), "a `filler_token` that is not a single token of the model's vocabulary",
+    "the filler stands for one summary token per position", AFTER_LOADING)
+
 #: The one warning kind both variants count (:class:`~nlgmetrics.engine.bookkeeping.WarnOnce`).
 TRUNCATION_WARNING = {
     "truncated": (
@@ -77,7 +91,8 @@ TRUNCATION_WARNING = {
 
 def check_measure(measure: Any) -> str:
     """``'relative'`` or ``'improve'``."""
-    return check_choice("measure", measure, MEASURES)
+    with MEASURE_RULE.enforced():
+        return check_choice("measure", measure, MEASURES)
 
 
 def check_masking(gap: Any, gap_mask: Any, min_token_length_normal: Any, min_token_length_lead: Any,
@@ -91,20 +106,24 @@ def check_masking(gap: Any, gap_mask: Any, min_token_length_normal: Any, min_tok
 def check_model_options(
     token_budget: Any, batch_size: Any, max_length: Any
 ) -> tuple[int, int | None, int | None]:
-    """The shared engine options (:func:`~nlgmetrics.core.validation.check_engine_options`), plus
-    BLANC's own floor on ``max_length``: the window must hold ``[CLS]``, a token and ``[SEP]``.
+    """The shared engine options (:func:`~nlgmetrics.core.validation.check_engine_options`;
+    ``token_budget=None`` is :data:`DEFAULT_TOKEN_BUDGET`, as for every LM metric), plus BLANC's own
+    floor on ``max_length``: the window must hold ``[CLS]``, a token and ``[SEP]``.
+
+    >>> check_model_options(None, None, None)
+    (8192, None, None)
 
     >>> check_model_options(8192, None, 2)
     Traceback (most recent call last):
     ...
-    ValueError: `max_length` must be at least 3 for BLANC ([CLS], one token, [SEP]) or None (blanc's 512-token window, capped at the model's positions), got 2.
+    nlgmetrics.core.refusals.OptionError: `max_length` must be at least 3 for BLANC ([CLS], one token, [SEP]) or None (blanc's 512-token window, capped at the model's positions), got 2.
     """
     budget, batch, length = check_engine_options(token_budget, batch_size, max_length)
-    check_int("max_length", length, minimum=MIN_MAX_LENGTH, allow_none=True, message=(
-        f"`max_length` must be at least {MIN_MAX_LENGTH} for BLANC ([CLS], one token, [SEP]) or None "
-        f"(blanc's {BLANC_MAX_LENGTH}-token window, capped at the model's positions), got {length!r}."))
-    assert budget is not None  # BLANC's token budget is never optional
-    return budget, batch, length
+    with MAX_LENGTH_ROOM_RULE.enforced():
+        check_int("max_length", length, minimum=MIN_MAX_LENGTH, allow_none=True, message=(
+            f"`max_length` must be at least {MIN_MAX_LENGTH} for BLANC ([CLS], one token, [SEP]) or None "
+            f"(blanc's {BLANC_MAX_LENGTH}-token window, capped at the model's positions), got {length!r}."))
+    return resolve_token_budget(budget, DEFAULT_TOKEN_BUDGET), batch, length
 
 
 # ----------------------------------------------------------------------------------------------
@@ -202,8 +221,22 @@ class TextPreparer:
 # running the queries and counting
 
 
+class NonFiniteLogitsError(FloatingPointError):
+    """The model returned NaN or infinite logits: its argmax predictions would be meaningless."""
+
+
 def argmax_ids(logits: Any, _query: Any) -> list[int]:
-    """Engine reduce: the predicted token id at each masked position (ties: lowest id, as torch)."""
+    """Engine reduce: the predicted token id at each masked position (ties: lowest id, as torch).
+
+    NaN or infinite logits (a float16 overflow, or weights a tuning has blown up) raise
+    :class:`NonFiniteLogitsError`: their argmax is arbitrary, and so would the counts be.
+    """
+    if not bool(logits.isfinite().all()):
+        raise NonFiniteLogitsError(
+            f"BLANC: the masked LM returned NaN or infinite logits ({logits.dtype}), so its predictions "
+            f"(and the counts) would be meaningless; float16 overflows easily: use dtype='float32' or "
+            f"'bfloat16', or check the model (a float32 load of its original weights)."
+        )
     return logits.argmax(dim=-1).tolist()
 
 

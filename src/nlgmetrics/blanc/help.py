@@ -37,6 +37,8 @@ from typing import TYPE_CHECKING, Any
 from nlgmetrics.blanc.common import (
     DEFAULT_MODEL,
     DEFAULT_TOKEN_BUDGET,
+    FILLER_RULE,
+    FILLER_VOCABULARY_RULE,
     TextPreparer,
     blanc_signature,
     check_masking,
@@ -64,7 +66,7 @@ from nlgmetrics.blanc.masking import (
 )
 from nlgmetrics.blanc.result import BlancResult
 from nlgmetrics.core.sentences import SentenceSplitter, resolve_splitter
-from nlgmetrics.core.validation import check_bool, check_source_inputs
+from nlgmetrics.core.validation import check_source_inputs, check_switches
 
 if TYPE_CHECKING:  # pragma: no cover
     from nlgmetrics.engine import LoadedLM
@@ -107,7 +109,7 @@ class _MaskedCopy:
 def _check_filler(tokenizer: Any, filler_token: str) -> int:
     filler_id = tokenizer.convert_tokens_to_ids(filler_token)
     if filler_id is None or (filler_id == tokenizer.unk_token_id and filler_token != tokenizer.unk_token):
-        raise ValueError(
+        raise FILLER_VOCABULARY_RULE.error(
             f"`filler_token` {filler_token!r} is not a token of the model's vocabulary; pass a "
             f"single vocabulary token (blanc's default is {DEFAULT_FILLER_TOKEN!r})."
         )
@@ -164,7 +166,7 @@ def blanc_help(
     device: Any = None,
     dtype: Any = None,
     max_length: int | None = None,
-    token_budget: int = DEFAULT_TOKEN_BUDGET,
+    token_budget: int | None = DEFAULT_TOKEN_BUDGET,
     batch_size: int | None = None,
     progress: bool = True,
     measure: Measure = DEFAULT_MEASURE,
@@ -192,7 +194,8 @@ def blanc_help(
             defaults: CUDA if available, float32).
         max_length: the window of one input ``[CLS] help sentence [SEP]``, at least 3 tokens;
             default ``None``: blanc's 512; a value above the model's positions is capped at them.
-        token_budget, batch_size: engine batching (they do not change the numbers).
+        token_budget, batch_size: engine batching (they do not change the numbers);
+            ``token_budget=None`` is the default budget, 8192, as for every LM metric.
         progress: show a progress bar over the examples.
         measure: ``"relative"`` (default, in [-1, 1]) or ``"improve"`` (in [0, 1]).
         gap, gap_mask, min_token_length_*, len_sent_allow_cut, filler_token, help_sep: blanc's
@@ -224,11 +227,11 @@ def blanc_help(
     masking = check_masking(gap, gap_mask, min_token_length_normal, min_token_length_lead,
                             min_token_length_followup, len_sent_allow_cut)
     if not isinstance(filler_token, str) or not isinstance(help_sep, str):
-        raise ValueError(
+        raise FILLER_RULE.error(
             f"`filler_token` and `help_sep` must be strings (blanc: {DEFAULT_FILLER_TOKEN!r} and "
             f"{DEFAULT_HELP_SEP!r}).")
     token_budget, batch_size, max_length = check_model_options(token_budget, batch_size, max_length)
-    explain = check_bool("explain", explain)
+    progress, explain = check_switches(progress=progress, explain=explain).values()
     split, splitter_name = resolve_splitter(splitter)
 
     lm: LoadedLM = load_masked_lm(model, tokenizer=tokenizer, device=device, dtype=dtype,

@@ -18,6 +18,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from nlgmetrics.core.refusals import Refusal
 from nlgmetrics.core.validation import check_int
 
 WORDPIECE_CONTINUATION = "##"
@@ -31,6 +32,14 @@ DEFAULT_MIN_TOKEN_LENGTH_NORMAL = 4
 DEFAULT_MIN_TOKEN_LENGTH_LEAD = 2
 DEFAULT_MIN_TOKEN_LENGTH_FOLLOWUP = 100  # continuation pieces: never masked
 DEFAULT_LEN_SENT_ALLOW_CUT = 100
+
+
+MASKING_RULE = Refusal(
+    ("gap", "gap_mask", "min_token_length_normal", "min_token_length_lead", "min_token_length_followup",
+     "len_sent_allow_cut"),
+    "a `gap` or `gap_mask` that is not a positive integer, or a `min_token_length_*` or "
+    "`len_sent_allow_cut` that is not an integer >= 0",
+    "they are a step and a count of masked tokens, and lengths in characters and tokens")
 
 
 @dataclass(frozen=True)
@@ -66,14 +75,15 @@ class MaskingOptions:
         >>> MaskingOptions(gap=0).validate("_tune")
         Traceback (most recent call last):
         ...
-        ValueError: `gap_tune` must be a positive integer, got 0.
+        nlgmetrics.core.refusals.OptionError: `gap_tune` must be a positive integer, got 0.
         """
-        gap = check_int(f"gap{suffix}", self.gap, minimum=1)
-        gap_mask = check_int(f"gap_mask{suffix}", self.gap_mask, minimum=1)
-        lengths = MinTokenLengths(*(
-            check_int(f"min_token_length_{name}{suffix}", value, minimum=0)
-            for name, value in zip(LENGTH_KINDS, self.lengths.as_tuple())))
-        cut = check_int("len_sent_allow_cut", self.len_sent_allow_cut, minimum=0)
+        with MASKING_RULE.enforced():
+            gap = check_int(f"gap{suffix}", self.gap, minimum=1)
+            gap_mask = check_int(f"gap_mask{suffix}", self.gap_mask, minimum=1)
+            lengths = MinTokenLengths(*(
+                check_int(f"min_token_length_{name}{suffix}", value, minimum=0)
+                for name, value in zip(LENGTH_KINDS, self.lengths.as_tuple())))
+            cut = check_int("len_sent_allow_cut", self.len_sent_allow_cut, minimum=0)
         return MaskingOptions(gap, gap_mask, lengths, cut)
 
     def signature_fields(self, suffix: str = "") -> dict[str, int]:

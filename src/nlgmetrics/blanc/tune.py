@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 from nlgmetrics.blanc.common import (
     DEFAULT_MODEL,
     DEFAULT_TOKEN_BUDGET,
+    NonFiniteLogitsError,
     TextPreparer,
     blanc_signature,
     check_masking,
@@ -78,7 +79,16 @@ from nlgmetrics.blanc.masking import (
 )
 from nlgmetrics.blanc.result import BlancResult
 from nlgmetrics.core.sentences import SentenceSplitter, resolve_splitter
-from nlgmetrics.core.validation import check_bool, check_int, check_real, check_source_inputs
+from nlgmetrics.core.refusals import AFTER_LOADING, WHILE_SCORING, OptionError, Refusal
+from nlgmetrics.core.validation import (
+    SWITCH_RULE,
+    check_bool,
+    check_int,
+    check_real,
+    check_seed,
+    check_source_inputs,
+    check_switches,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from nlgmetrics.engine import LoadedLM
@@ -107,6 +117,28 @@ DEFAULT_WARMUP_STEPS = 0
 DEFAULT_SEED = 0
 
 
+TUNING_COUNTS_RULE = Refusal(
+    ("finetune_batch_size", "finetune_chunk_size", "finetune_chunk_stride", "finetune_epochs",
+     "id_layer_freeze_below", "id_layer_freeze_above", "warmup_steps"),
+    "a `finetune_batch_size`, `finetune_chunk_size` or `finetune_chunk_stride` that is not a positive "
+    "integer, a `finetune_epochs` or `warmup_steps` that is not an integer >= 0, or an "
+    "`id_layer_freeze_*` that is not an integer", "they are counts of sequences, tokens, passes, steps "
+    "and parameters")
+PROBABILITY_RULE = Refusal(
+    ("p_mask", "p_token_replace", "p_token_original"),
+    "a `p_mask`, `p_token_replace` or `p_token_original` outside [0, 1], or `p_token_replace` + "
+    "`p_token_original` above 1", "they are probabilities of one draw per masked token")
+LEARNING_RATE_RULE = Refusal(
+    ("learning_rate",), "a `learning_rate` that is not a finite number > 0", "the tuning must move the weights")
+FREEZE_RULE = Refusal(
+    ("id_layer_freeze_below", "id_layer_freeze_above"), "an `id_layer_freeze_*` pair that freezes every "
+    "parameter of the model", "nothing would be tuned, and every score would be 0 for no reason", AFTER_LOADING)
+TUNING_DIVERGED_RULE = Refusal(
+    ("learning_rate",), "a tuning that makes the model's weights or logits NaN or infinite (e.g. a huge "
+    "`learning_rate`)", "the tuned model's argmax predictions, hence the counts, would be meaningless",
+    WHILE_SCORING)
+
+
 @dataclass(frozen=True)
 class TuneOptions:
     """blanc's fine-tuning options (names and defaults of ``BlancTune``)."""
@@ -129,23 +161,27 @@ class TuneOptions:
     def validate(self) -> TuneOptions:
         """Check every option; return a copy holding plain Python numbers (numpy scalars accepted)."""
         masking = self.masking.validate("_tune")
-        batch_size, chunk_size, chunk_stride = (
-            check_int(f"finetune_{name}", getattr(self, name), minimum=1)
-            for name in ("batch_size", "chunk_size", "chunk_stride"))
-        epochs = check_int("finetune_epochs", self.epochs, minimum=0)
-        mask_evenly = check_bool("finetune_mask_evenly", self.mask_evenly)
-        top_fully = check_bool("finetune_top_fully", self.top_fully)
-        freeze_below = check_int("id_layer_freeze_below", self.freeze_below)
-        freeze_above = check_int("id_layer_freeze_above", self.freeze_above)
-        p_mask, p_token_replace, p_token_original = (
-            check_real(name, getattr(self, name), minimum=0, maximum=1,
-                       message=f"`{name}` must be a probability in [0, 1], got {getattr(self, name)!r}.")
-            for name in ("p_mask", "p_token_replace", "p_token_original"))
+        with TUNING_COUNTS_RULE.enforced():
+            batch_size, chunk_size, chunk_stride = (
+                check_int(f"finetune_{name}", getattr(self, name), minimum=1)
+                for name in ("batch_size", "chunk_size", "chunk_stride"))
+            epochs = check_int("finetune_epochs", self.epochs, minimum=0)
+            freeze_below = check_int("id_layer_freeze_below", self.freeze_below)
+            freeze_above = check_int("id_layer_freeze_above", self.freeze_above)
+            warmup_steps = check_int("warmup_steps", self.warmup_steps, minimum=0)
+        with SWITCH_RULE.enforced():
+            mask_evenly = check_bool("finetune_mask_evenly", self.mask_evenly)
+            top_fully = check_bool("finetune_top_fully", self.top_fully)
+        with PROBABILITY_RULE.enforced():
+            p_mask, p_token_replace, p_token_original = (
+                check_real(name, getattr(self, name), minimum=0, maximum=1,
+                           message=f"`{name}` must be a probability in [0, 1], got {getattr(self, name)!r:.60}.")
+                for name in ("p_mask", "p_token_replace", "p_token_original"))
         if p_token_replace + p_token_original > 1.0:
-            raise ValueError("`p_token_replace` + `p_token_original` must not exceed 1.")
-        learning_rate = check_real("learning_rate", self.learning_rate, minimum=0, exclusive_minimum=True,
-                                   message=f"`learning_rate` must be positive, got {self.learning_rate!r}.")
-        warmup_steps = check_int("warmup_steps", self.warmup_steps, minimum=0)
+            raise PROBABILITY_RULE.error("`p_token_replace` + `p_token_original` must not exceed 1.")
+        with LEARNING_RATE_RULE.enforced():
+            learning_rate = check_real("learning_rate", self.learning_rate, minimum=0, exclusive_minimum=True,
+                                       message=f"`learning_rate` must be positive, got {self.learning_rate!r:.60}.")
         return dataclasses.replace(
             self, masking=masking, batch_size=batch_size, epochs=epochs, mask_evenly=mask_evenly,
             chunk_size=chunk_size, chunk_stride=chunk_stride, top_fully=top_fully,
@@ -212,18 +248,42 @@ def tuning_examples(
     return examples
 
 
+def is_frozen(index: int, count: int, below: int, above: int) -> bool:
+    """Whether blanc's layer freezing freezes parameter ``index`` of ``count``: the first ``below``
+    and the last ``above - 1`` (a value <= 0 freezes none at that end).
+
+    >>> [is_frozen(i, 5, 2, 3) for i in range(5)]
+    [True, True, False, True, True]
+    """
+    return index < below or (above > 0 and count - index < above)
+
+
 def _freeze(model: Any, below: int, above: int) -> None:
-    """blanc's layer freezing by parameter index (first ``below``; last ``above - 1``)."""
-    if below <= 0 and above <= 0:
-        return
+    """blanc's layer freezing by parameter index (:func:`is_frozen`)."""
     parameters = list(model.parameters())
     for index, parameter in enumerate(parameters):
-        if index < below:
+        if is_frozen(index, len(parameters), below, above):
             parameter.requires_grad_(False)
-        elif above < 0:
-            break
-        elif len(parameters) - index < above:
-            parameter.requires_grad_(False)
+
+
+def check_freezing(model: Any, options: TuneOptions) -> None:
+    """Refuse a freezing that leaves no parameter of ``model`` to tune (blanc fails there inside
+    torch, with "element 0 of tensors does not require grad")."""
+    count = sum(1 for _ in model.parameters())
+    if all(is_frozen(i, count, options.freeze_below, options.freeze_above) for i in range(count)):
+        raise FREEZE_RULE.error(
+            f"id_layer_freeze_below={options.freeze_below} and id_layer_freeze_above={options.freeze_above} "
+            f"freeze all {count} parameter tensors of the model, so nothing would be tuned; freeze fewer "
+            f"(blanc's default -1 freezes none)."
+        )
+
+
+def _diverged(options: TuneOptions, what: str) -> OptionError:
+    return TUNING_DIVERGED_RULE.error(
+        f"BLANC-tune: fine-tuning with learning_rate={options.learning_rate:g} {what}, so the tuned model's "
+        f"predictions (and the counts) would be meaningless; use a smaller learning rate (blanc's default "
+        f"is {DEFAULT_LEARNING_RATE:g})."
+    )
 
 
 def _pad(rows: Sequence[Sequence[int]], value: int) -> Any:
@@ -277,10 +337,17 @@ def finetune_copy(lm: Any, examples: Sequence[tuple[list[int], list[int]]], opti
                 output = model(**inputs)
                 loss = output.loss if hasattr(output, "loss") else output[0]
                 loss.backward()
-                optimizer.step()
+                try:
+                    optimizer.step()
+                except RuntimeError as error:  # a step beyond the weights' dtype
+                    if "overflow" not in str(error):
+                        raise
+                    raise _diverged(options, "overflows the weights' dtype") from None
                 scheduler.step()
         model.eval()
         model.requires_grad_(False)
+        if not all(bool(parameter.isfinite().all()) for parameter in model.parameters()):
+            raise _diverged(options, "made some weights NaN or infinite")
     return model
 
 
@@ -327,7 +394,7 @@ def blanc_tune(
     device: Any = None,
     dtype: Any = None,
     max_length: int | None = None,
-    token_budget: int = DEFAULT_TOKEN_BUDGET,
+    token_budget: int | None = DEFAULT_TOKEN_BUDGET,
     batch_size: int | None = None,
     progress: bool = True,
     measure: Measure = DEFAULT_MEASURE,
@@ -367,7 +434,8 @@ def blanc_tune(
     options and ``splitter`` are those of :func:`nlgmetrics.blanc.help.blanc_help`. The tuning
     options keep blanc's names and defaults; ``*_tune`` options left at ``None`` take the value of
     the inference option (blanc's ``-1``). ``seed`` seeds the fine-tuning of every summary
-    (``BlancTune(random_seed=seed)`` for seed > 0). Fine-tuning runs in the model's dtype on its
+    (``BlancTune(random_seed=seed)`` for seed > 0), an integer in [0, 2**64 - 1]
+    (:func:`~nlgmetrics.core.validation.check_seed`: torch's range). Fine-tuning runs in the model's dtype on its
     device; the progress bar counts examples as their summary's tuned model has unmasked them.
     ``explain=True`` also returns, per example, which masked tokens the tuned model turned right or
     wrong (``explanations``, :mod:`nlgmetrics.blanc.explain`); no number changes.
@@ -395,12 +463,13 @@ def blanc_tune(
         finetune_batch_size, finetune_epochs, finetune_mask_evenly, finetune_chunk_size,
         finetune_chunk_stride, finetune_top_fully, id_layer_freeze_below, id_layer_freeze_above,
         p_mask, p_token_replace, p_token_original, learning_rate, warmup_steps).validate()
-    seed = check_int("seed", seed)
-    explain = check_bool("explain", explain)
+    seed = check_seed(seed)
+    progress, explain = check_switches(progress=progress, explain=explain).values()
     token_budget, batch_size, max_length = check_model_options(token_budget, batch_size, max_length)
     split, splitter_name = resolve_splitter(splitter)
 
     lm = load_masked_lm(model, tokenizer=tokenizer, device=device, dtype=dtype, revision=revision)
+    check_freezing(lm.model, options)
     tok = lm.tokenizer
     window = resolve_window(lm, max_length)
     warn = WarnOnce()
@@ -419,8 +488,11 @@ def blanc_tune(
             if data and options.epochs > 0 and needed:
                 tuned_model = finetune_copy(lm, data, options, seed)
                 tuned_lm = dataclasses.replace(lm, model=tuned_model, fingerprint=f"{lm.fingerprint}+tuned")
-                predicted = run_queries(tuned_lm, [queries[n] for n in needed], token_budget=token_budget,
-                                        batch_size=batch_size, bar=bar, examples=len(examples))
+                try:
+                    predicted = run_queries(tuned_lm, [queries[n] for n in needed], token_budget=token_budget,
+                                            batch_size=batch_size, bar=bar, examples=len(examples))
+                except NonFiniteLogitsError:
+                    raise _diverged(options, "made the model's logits NaN or infinite") from None
                 tuned = dict(zip(needed, predicted))
                 del tuned_lm, tuned_model
             else:  # nothing to learn (or nothing to unmask): the "tuned" model is the original one

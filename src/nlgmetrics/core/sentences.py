@@ -3,7 +3,10 @@
 The reference implementation (PyPI ``blanc``) splits with NLTK's punkt model, whose data must be
 downloaded. We default to ``pysbd`` (rule-based, Golden-Rules tested, no downloads), and accept any
 callable ``str -> list[str]`` so users can plug in punkt (``nltk.sent_tokenize``) to reproduce
-blanc's splits exactly.
+blanc's splits exactly. Whatever the splitter, :func:`resolve_splitter` returns it wrapped in
+:func:`checked_splitter`: a splitter that returns something other than strings fails with its
+name and what it returned, for every metric that splits (the Shannon score, BLANC), instead of
+deep in a tokenizer.
 
 >>> split_sentences("Dr. Smith went home. He slept!")
 ['Dr. Smith went home.', 'He slept!']
@@ -14,9 +17,18 @@ blanc's splits exactly.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+
+from nlgmetrics.core.refusals import WHILE_SCORING, Refusal
 
 SentenceSplitter = Callable[[str], list[str]]
+
+SPLITTER_RULE = Refusal(
+    ("splitter",), "a `splitter` other than 'pysbd', 'punkt' (with NLTK's punkt data installed), None "
+    "or a callable", "no other sentence splitter is known (and punkt's data cannot be downloaded offline)")
+SPLITTER_OUTPUT_RULE = Refusal(
+    ("splitter",), "a callable `splitter` that returns anything but a list of strings for a document",
+    "every sentence is tokenized as text", WHILE_SCORING)
 
 
 @functools.lru_cache(maxsize=1)
@@ -33,8 +45,60 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _segmenter().segment(text) if s.strip()]
 
 
+def checked_splitter(split: Callable[[str], Iterable[str]], name: str) -> SentenceSplitter:
+    """``split``, with its output checked: a splitter that returns something other than a list of
+    strings fails here with its name and what it returned, instead of an AttributeError or a
+    tokenizer's generic message deep in a metric.
+
+    >>> checked_splitter(lambda text: text.split("."), "dots")("a. b")
+    ['a', ' b']
+    >>> def by_words(text):
+    ...     return [len(w) for w in text.split()]
+    >>> checked_splitter(by_words, "by_words")("a b")
+    Traceback (most recent call last):
+    ...
+    nlgmetrics.core.refusals.OptionError: The sentence splitter 'by_words' returned int (1) as sentence 0 of a document; a splitter must return a list of strings, one per sentence.
+    """
+
+    def split_checked(text: str) -> list[str]:
+        pieces = split(text)
+        if isinstance(pieces, str) or not isinstance(pieces, Iterable):
+            raise SPLITTER_OUTPUT_RULE.error(
+                f"The sentence splitter {name!r} returned {type(pieces).__name__} ({pieces!r:.40}) for a "
+                f"document; a splitter must return a list of strings, one per sentence."
+            )
+        sentences = list(pieces)
+        for index, sentence in enumerate(sentences):
+            if not isinstance(sentence, str):
+                raise SPLITTER_OUTPUT_RULE.error(
+                    f"The sentence splitter {name!r} returned {type(sentence).__name__} ({sentence!r:.40}) "
+                    f"as sentence {index} of a document; a splitter must return a list of strings, one "
+                    f"per sentence."
+                )
+        return sentences
+
+    return split_checked
+
+
 def resolve_splitter(splitter: SentenceSplitter | str | None) -> tuple[SentenceSplitter, str]:
-    """Return (callable, name for the signature). ``None``/"pysbd" -> default; "punkt" -> nltk."""
+    """Return (checked callable, name for the signature). ``None``/"pysbd" -> default; "punkt" ->
+    nltk; a callable -> itself. The callable is wrapped in :func:`checked_splitter`, so every
+    metric that splits refuses a splitter's non-string output the same way.
+
+    >>> split, name = resolve_splitter(lambda text: [1])
+    >>> name
+    '<lambda>'
+    >>> split("A text.")
+    Traceback (most recent call last):
+    ...
+    nlgmetrics.core.refusals.OptionError: The sentence splitter '<lambda>' returned int (1) as sentence 0 of a document; a splitter must return a list of strings, one per sentence.
+    """
+    split, name = _named_splitter(splitter)
+    return checked_splitter(split, name), name
+
+
+def _named_splitter(splitter: SentenceSplitter | str | None) -> tuple[Callable[[str], Iterable[str]], str]:
+    """The user's ``splitter`` as a callable and its name (unchecked)."""
     if splitter is None or splitter == "pysbd":
         return split_sentences, "pysbd"
     if splitter == "punkt":
@@ -45,7 +109,7 @@ def resolve_splitter(splitter: SentenceSplitter | str | None) -> tuple[SentenceS
         try:
             sent_tokenize("A test. Another one.")
         except LookupError:
-            raise ValueError(
+            raise SPLITTER_RULE.error(
                 "splitter='punkt' needs NLTK's punkt sentence model, which is not installed here; "
                 "with a network run `python -m nltk.downloader punkt_tab`, or use "
                 "splitter='pysbd' (the default, works offline)."
@@ -53,7 +117,7 @@ def resolve_splitter(splitter: SentenceSplitter | str | None) -> tuple[SentenceS
         return sent_tokenize, "punkt"
     if callable(splitter):
         return splitter, getattr(splitter, "__name__", "custom")
-    raise ValueError(
+    raise SPLITTER_RULE.error(
         f"Unknown sentence splitter {splitter!r}; use 'pysbd' (default, offline), 'punkt' "
         f"(needs nltk's punkt data) or a callable str -> list[str]."
     )

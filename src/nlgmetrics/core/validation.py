@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from nlgmetrics.core.refusals import Refusal
+
 
 def _type_name(value: Any) -> str:
     return type(value).__name__
@@ -353,28 +355,110 @@ def check_bool(name: str, value: Any, *, message: str | None = None) -> bool:
 # ------------------------------------------------------------------------------------------------
 # the options every LM metric shares
 
+#: ``token_budget=None`` means, for every LM metric, the metric's default budget (the same as
+#: leaving the option out; see :func:`resolve_token_budget`): the budget only sets how many padded
+#: tokens go into one forward pass, so no number depends on it.
+TOKEN_BUDGET_RULE = Refusal(
+    ("token_budget",), "a `token_budget` that is not a positive integer or None",
+    "it is a count of padded tokens per forward pass (None: the metric's default)")
+BATCH_SIZE_RULE = Refusal(
+    ("batch_size",), "a `batch_size` that is not a positive integer or None",
+    "it is a count of sequences per forward pass (None: no cap besides the token budget)")
+MAX_LENGTH_RULE = Refusal(
+    ("max_length",), "a `max_length` that is not a positive integer or None",
+    "it is a count of tokens per sequence (None: the model's context)")
+CHUNK_SIZE_RULE = Refusal(
+    ("chunk_size",), "a `chunk_size` that is not a positive integer",
+    "it is a count of texts or documents held in memory at once")
+SWITCH_RULE = Refusal(
+    ("progress", "explain", "prefix_cache", "return_token_scores", "return_probabilities"),
+    "a switch (`progress`, `explain`, `prefix_cache`, ...) that is not True or False",
+    "a string such as 'no' would silently turn it on")
+#: Largest seed: torch.manual_seed takes at most 2**64 - 1 (beyond, "Overflow when unpacking
+#: long long"); numpy's default_rng takes none below 0.
+MAX_SEED = 2**64 - 1
+SEED_RULE = Refusal(
+    ("seed",), f"a `seed` that is not an integer between 0 and 2**64 - 1 ({MAX_SEED})",
+    "torch's generator takes no larger seed and numpy's no negative one")
+
 
 def check_engine_options(
-    token_budget: Any, batch_size: Any, max_length: Any = None, *, token_budget_optional: bool = False
+    token_budget: Any, batch_size: Any, max_length: Any = None
 ) -> tuple[int | None, int | None, int | None]:
-    """``(token_budget, batch_size, max_length)`` as plain ints (numpy ints accepted, bools and
-    floats refused); ``batch_size`` and ``max_length`` may be None (no cap / the model's context),
-    ``token_budget`` only where the metric picks a device-dependent default.
+    """``(token_budget, batch_size, max_length)`` as plain ints or None (numpy ints accepted, bools
+    and floats refused). None means: ``token_budget``, the metric's default budget (every LM metric
+    alike: :func:`resolve_token_budget`); ``batch_size``, no cap; ``max_length``, the model's context.
 
     >>> check_engine_options(np.int64(4096), None, 512)
     (4096, None, 512)
+    >>> check_engine_options(None, None)
+    (None, None, None)
     >>> check_engine_options(0, None)
     Traceback (most recent call last):
     ...
-    ValueError: `token_budget` must be a positive integer (padded tokens per forward pass, e.g. 8192; it does not change the numbers), got 0.
+    nlgmetrics.core.refusals.OptionError: `token_budget` must be a positive integer or None (padded tokens per forward pass, e.g. 8192; None: the metric's default; it does not change the numbers), got 0.
     """
-    budget = check_int("token_budget", token_budget, minimum=1, allow_none=token_budget_optional, message=(
-        f"`token_budget` must be a positive integer{' or None' if token_budget_optional else ''} (padded "
-        f"tokens per forward pass, e.g. 8192; it does not change the numbers), got {token_budget!r}."))
-    batch = check_int("batch_size", batch_size, minimum=1, allow_none=True, message=(
-        f"`batch_size` must be a positive integer or None (sequences per forward pass; it does not "
-        f"change the numbers), got {batch_size!r}."))
-    length = check_int("max_length", max_length, minimum=1, allow_none=True, message=(
-        f"`max_length` must be a positive integer or None (tokens per sequence; None: the model's "
-        f"context), got {max_length!r}."))
+    with TOKEN_BUDGET_RULE.enforced():
+        budget = check_int("token_budget", token_budget, minimum=1, allow_none=True, message=(
+            f"`token_budget` must be a positive integer or None (padded tokens per forward pass, e.g. "
+            f"8192; None: the metric's default; it does not change the numbers), got {token_budget!r}."))
+    with BATCH_SIZE_RULE.enforced():
+        batch = check_int("batch_size", batch_size, minimum=1, allow_none=True, message=(
+            f"`batch_size` must be a positive integer or None (sequences per forward pass; it does not "
+            f"change the numbers), got {batch_size!r}."))
+    with MAX_LENGTH_RULE.enforced():
+        length = check_int("max_length", max_length, minimum=1, allow_none=True, message=(
+            f"`max_length` must be a positive integer or None (tokens per sequence; None: the model's "
+            f"context), got {max_length!r}."))
     return budget, batch, length
+
+
+def resolve_token_budget(token_budget: int | None, default: int) -> int:
+    """The budget to run with: ``token_budget`` as :func:`check_engine_options` returned it, None
+    replaced by the metric's ``default``.
+
+    >>> resolve_token_budget(None, 8192), resolve_token_budget(64, 8192)
+    (8192, 64)
+    """
+    return default if token_budget is None else token_budget
+
+
+def check_switches(**switches: Any) -> dict[str, bool]:
+    """Every named switch checked by :func:`check_bool` under :data:`SWITCH_RULE`; returned as plain
+    bools, in the given order.
+
+    >>> check_switches(progress=np.bool_(False), explain=True)
+    {'progress': False, 'explain': True}
+    """
+    with SWITCH_RULE.enforced():
+        return {name: check_bool(name, value) for name, value in switches.items()}
+
+
+def check_seed(seed: Any, *, name: str = "seed", allow_none: bool = False) -> int | None:
+    """A random seed every generator the library seeds takes: an integer (numpy ints accepted) in
+    ``[0, MAX_SEED]``; None only with ``allow_none`` (unseeded).
+
+    >>> check_seed(np.int64(7)), check_seed(None, allow_none=True)
+    (7, None)
+    >>> check_seed(2**70)
+    Traceback (most recent call last):
+    ...
+    nlgmetrics.core.refusals.OptionError: `seed` must be an integer between 0 and 2**64 - 1, got 1180591620717411303424 (torch's generator takes no larger seed and numpy's no negative one).
+    >>> check_seed(-10**5000)
+    Traceback (most recent call last):
+    ...
+    nlgmetrics.core.refusals.OptionError: `seed` must be an integer between 0 and 2**64 - 1, got a negative integer of about 5001 digits (torch's generator takes no larger seed and numpy's no negative one).
+    """
+    with SEED_RULE.enforced():
+        return check_int(name, seed, minimum=0, maximum=MAX_SEED, allow_none=allow_none, message=(
+            f"`{name}` must be an integer between 0 and 2**64 - 1{' or None' if allow_none else ''}, "
+            f"got {_shown_value(seed)} (torch's generator takes no larger seed and numpy's no negative one)."))
+
+
+def _shown_value(value: Any) -> str:
+    """``repr(value)`` for an error message; an integer of more than about 60 digits is described
+    by its size instead (Python refuses to print more than 4300 digits, and a message need not)."""
+    if isinstance(value, numbers.Integral) and not _is_bool(value) and abs(int(value)).bit_length() > 200:
+        digits = int(abs(int(value)).bit_length() * math.log10(2)) + 1
+        return f"{'a negative' if value < 0 else 'an'} integer of about {digits} digits"
+    return repr(value)

@@ -70,10 +70,12 @@ from nlgmetrics.fflm.api import (
     DEFAULT_SEPARATOR,
     DEFAULT_TOKEN_BUDGET,
     DEFAULT_WEIGHTS,
+    RULES,
     FFLMProbabilities,
     FFLMResult,
     check_weights,
     fflm,
+    refusals,
 )
 from nlgmetrics.fflm.components import COMPONENT_BOUND, PROBABILITY_FLOOR, fflm_components
 
@@ -86,9 +88,11 @@ __all__ = [
     "DEFAULT_TOKEN_BUDGET",
     "DEFAULT_WEIGHTS",
     "PROBABILITY_FLOOR",
+    "RULES",
     "FFLMProbabilities",
     "FFLMResult",
     "check_weights",
     "fflm",
     "fflm_components",
+    "refusals",
 ]

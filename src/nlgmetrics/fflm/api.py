@@ -24,7 +24,20 @@ import numpy as np
 from nlgmetrics.core.explanations import TokenBreakdown
 from nlgmetrics.core.result import Column, MetricResult
 from nlgmetrics.core.signature import make_signature
-from nlgmetrics.core.validation import check_bool, check_engine_options, check_int, check_source_inputs
+from nlgmetrics.core.refusals import AFTER_LOADING, Refusal, refusal_sentences
+from nlgmetrics.core.tokens import START_TOKEN_RULE, START_TOKEN_VOCABULARY_RULE
+from nlgmetrics.core.validation import (
+    BATCH_SIZE_RULE,
+    CHUNK_SIZE_RULE,
+    MAX_LENGTH_RULE,
+    SWITCH_RULE,
+    TOKEN_BUDGET_RULE,
+    check_engine_options,
+    check_int,
+    check_source_inputs,
+    check_switches,
+    resolve_token_budget,
+)
 from nlgmetrics.fflm.components import (
     COMPONENT_BOUND,
     PROBABILITY_FLOOR,
@@ -62,6 +75,30 @@ DEFAULT_TOKEN_BUDGET = 8192
 DEFAULT_CHUNK_SIZE = 64
 #: How far from 1 the weights may sum.
 WEIGHT_SUM_TOLERANCE = 1e-6
+
+WEIGHTS_RULE = Refusal(
+    ("weights",), "`weights` other than three finite numbers in [0, 1] that sum to 1 "
+    f"(within {WEIGHT_SUM_TOLERANCE:g})", "FFLM is a weighted average of its three components")
+SEPARATOR_RULE = Refusal(("separator",), "a `separator` that is not a string", "it is text put between condition and target")
+MAX_LENGTH_ROOM_RULE = Refusal(
+    ("max_length", "separator"), "a `max_length` that leaves no room for a summary token after the start "
+    "token and the separator's tokens", "every sequence must score at least one summary token", AFTER_LOADING)
+#: Every rule FFLM's checks apply, in the order of its options (:func:`refusals`).
+RULES: tuple[Refusal, ...] = (
+    WEIGHTS_RULE, TOKEN_BUDGET_RULE, BATCH_SIZE_RULE, MAX_LENGTH_RULE, MAX_LENGTH_ROOM_RULE, CHUNK_SIZE_RULE,
+    SEPARATOR_RULE, START_TOKEN_RULE, START_TOKEN_VOCABULARY_RULE, SWITCH_RULE,
+)
+
+
+def refusals() -> list[str]:
+    """What FFLM refuses and why, one plain sentence per rule its option checks enforce (the checks
+    raise these very rules, so the list cannot drift from them).
+
+    >>> any("`weights`" in sentence for sentence in refusals())
+    True
+    """
+    return refusal_sentences(RULES)
+
 
 _DESCRIPTIONS = {
     "fflm": "a * Delta_prior(Y) + b * Delta_prior(X) + d * Delta_cond(Y)",
@@ -142,23 +179,23 @@ def check_weights(weights: Any) -> tuple[float, float, float]:
     (0.2, 0.3, 0.5)
     """
     if weights is None or isinstance(weights, str) or not hasattr(weights, "__len__"):
-        raise ValueError(
+        raise WEIGHTS_RULE.error(
             f"weights={weights!r}: pass three numbers (a, b, d) for "
             f"(Delta_prior(Y), Delta_prior(X), Delta_cond(Y)) that sum to 1, e.g. (0.25, 0.25, 0.5)."
         )
     if len(weights) != 3:
-        raise ValueError(
+        raise WEIGHTS_RULE.error(
             f"weights has {len(weights)} values; pass exactly three (a, b, d) for "
             f"(Delta_prior(Y), Delta_prior(X), Delta_cond(Y)), e.g. (0.25, 0.25, 0.5)."
         )
     try:
         values = tuple(float(w) for w in weights)
     except (TypeError, ValueError):
-        raise ValueError(f"weights={weights!r} must be numbers, e.g. (0.25, 0.25, 0.5).") from None
+        raise WEIGHTS_RULE.error(f"weights={weights!r:.80} must be numbers, e.g. (0.25, 0.25, 0.5).") from None
     if not all(np.isfinite(w) and 0.0 <= w <= 1.0 for w in values):
-        raise ValueError(f"weights={values!r}: each weight must be a finite number in [0, 1].")
+        raise WEIGHTS_RULE.error(f"weights={values!r}: each weight must be a finite number in [0, 1].")
     if abs(sum(values) - 1.0) > WEIGHT_SUM_TOLERANCE:
-        raise ValueError(
+        raise WEIGHTS_RULE.error(
             f"weights={values!r} sum to {sum(values):g}; FFLM needs a + b + d = 1 "
             f"(e.g. (0.25, 0.25, 0.5), or divide each weight by their sum)."
         )
@@ -201,7 +238,7 @@ def fflm(
     device: str | None = None,
     dtype: str | None = None,
     max_length: int | None = DEFAULT_MAX_LENGTH,
-    token_budget: int = DEFAULT_TOKEN_BUDGET,
+    token_budget: int | None = DEFAULT_TOKEN_BUDGET,
     batch_size: int | None = None,
     progress: bool = True,
     weights: Sequence[float] = DEFAULT_WEIGHTS,
@@ -226,7 +263,8 @@ def fflm(
         revision, device, dtype: passed to :func:`nlgmetrics.engine.load_lm` (default float32).
         max_length: tokens per sequence including the start token (default the authors' 2048);
             None = the model's context; a value above the model's context is capped at it.
-        token_budget, batch_size: batching limits of the engine (do not change the numbers).
+        token_budget, batch_size: batching limits of the engine (do not change the numbers;
+            ``token_budget=None``: the default budget, as for every LM metric).
         progress: show a progress bar (over the examples of the whole call).
         weights: ``(a, b, d)`` for ``(Delta_prior(Y), Delta_prior(X), Delta_cond(Y))``; sum to 1.
         separator: text between condition and target (authors: ``"TL;DR "``).
@@ -253,16 +291,18 @@ def fflm(
     summaries, documents = check_source_inputs(predictions, sources)
     weights_t = check_weights(weights)
     token_budget, batch_size, max_length = check_engine_options(token_budget, batch_size, max_length)
-    chunk_size = check_int("chunk_size", chunk_size, minimum=1, message=(
-        f"`chunk_size` must be a positive integer (distinct documents scored at a time, e.g. "
-        f"{DEFAULT_CHUNK_SIZE}; it does not change the numbers), got {chunk_size!r}."))
+    token_budget = resolve_token_budget(token_budget, DEFAULT_TOKEN_BUDGET)
+    with CHUNK_SIZE_RULE.enforced():
+        chunk_size = check_int("chunk_size", chunk_size, minimum=1, message=(
+            f"`chunk_size` must be a positive integer (distinct documents scored at a time, e.g. "
+            f"{DEFAULT_CHUNK_SIZE}; it does not change the numbers), got {chunk_size!r:.60}."))
     if not isinstance(separator, str):
-        raise ValueError(f"separator={separator!r} must be a string (the authors use {DEFAULT_SEPARATOR!r}).")
+        raise SEPARATOR_RULE.error(
+            f"separator={separator!r:.60} must be a string (the authors use {DEFAULT_SEPARATOR!r}).")
     start_token = check_start_token(start_token)
-    prefix_cache = check_bool("prefix_cache", prefix_cache)
-    return_probabilities = check_bool("return_probabilities", return_probabilities)
-    explain = check_bool("explain", explain)
-    progress = check_bool("progress", progress)
+    switches = check_switches(prefix_cache=prefix_cache, return_probabilities=return_probabilities,
+                              explain=explain, progress=progress)
+    prefix_cache, return_probabilities, explain, progress = switches.values()
 
     from nlgmetrics.engine import is_main_process, iter_causal, load_lm
     from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
@@ -277,7 +317,7 @@ def fflm(
     # Room for the summary once the start token and the separator are in: it must keep >= 1 token.
     room = limit - 1 - len(sep)
     if room < 1:
-        raise ValueError(
+        raise MAX_LENGTH_ROOM_RULE.error(
             f"max_length={limit} leaves no room for a summary after the start token and the "
             f"{len(sep)}-token separator {separator!r}; use max_length >= {len(sep) + 2} "
             f"(the authors use {DEFAULT_MAX_LENGTH})."

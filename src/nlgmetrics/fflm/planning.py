@@ -22,12 +22,13 @@ in its three lists.
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
+
+from nlgmetrics.core.tokens import check_start_token, start_token_id
 
 if TYPE_CHECKING:  # the engine imports torch; load it only when a model runs
     from nlgmetrics.engine import CausalQuery
@@ -76,53 +77,17 @@ def token_ids(tokenizer: Any, text: str, cache: dict[str, tuple[int, ...]]) -> t
     return ids
 
 
-def check_start_token(start_token: Any) -> int | str | None:
-    """The type of ``start_token`` (None, a non-negative token id, or a token string), checked before
-    any model is loaded; the vocabulary is checked by :func:`resolve_start_token`.
-
-    >>> check_start_token(-1)
-    Traceback (most recent call last):
-    ...
-    ValueError: start_token=-1 must be None, a non-negative token id or a token string (e.g. '<|endoftext|>').
-    """
-    if start_token is None or isinstance(start_token, str):
-        return start_token
-    if isinstance(start_token, numbers.Integral) and not isinstance(start_token, (bool, np.bool_)):
-        if start_token >= 0:
-            return int(start_token)
-    raise ValueError(
-        f"start_token={start_token!r} must be None, a non-negative token id or a token string "
-        f"(e.g. '<|endoftext|>')."
-    )
-
-
 def resolve_start_token(tokenizer: Any, start_token: int | str | None) -> int:
-    """The id of the first token of every sequence: ``start_token`` (an id or a token string), by
+    """The id of the first token of every sequence: ``start_token`` (an id or a token string, by
+    the rule every causal metric shares: :func:`nlgmetrics.core.tokens.start_token_id`), by
     default the tokenizer's BOS token, else its EOS token.
 
     The authors hard-coded id 0, the BOS of the LLaMA checkpoint they used; the tokenizer's own BOS
     is the same choice for any other model.
     """
-    start_token = check_start_token(start_token)
-    size = len(tokenizer)
-    if isinstance(start_token, int):
-        # An id past the vocabulary would fail deep in the embedding with a bare IndexError.
-        if start_token >= size:
-            raise ValueError(
-                f"start_token={start_token} is outside the vocabulary (size {size}); pass an id "
-                f"below it, a token string, or None for the tokenizer's BOS token."
-            )
-        return start_token
-    if isinstance(start_token, str):
-        # The vocabulary itself, not convert_tokens_to_ids: that maps an unknown token to the UNK
-        # id, which may be a real start token (SmolLM2's <|endoftext|> is its UNK too).
-        vocab = tokenizer.get_vocab()
-        if start_token not in vocab:
-            raise ValueError(
-                f"start_token={start_token!r} is not a single token of this tokenizer; pass a token "
-                f"string from its vocabulary, a token id, or None for the tokenizer's BOS token."
-            )
-        return int(vocab[start_token])
+    chosen = start_token_id(tokenizer, start_token)
+    if chosen is not None:
+        return chosen
     for candidate in (tokenizer.bos_token_id, tokenizer.eos_token_id):
         if candidate is not None:
             return int(candidate)

@@ -1,7 +1,8 @@
 """InfoLM (Colombo, Clavel, Piantanida, AAAI 2022): a divergence or distance between the bags of
 distributions a masked (or causal) LM predicts for a candidate and a reference. Lower = more similar.
 
-- :mod:`nlgmetrics.infolm.api`: :func:`infolm`, :func:`infolm_multi`, :class:`InfoLMResult`;
+- :mod:`nlgmetrics.infolm.api`: :func:`infolm`, :func:`infolm_multi`, :class:`InfoLMResult`, and
+  :func:`refusals` (what InfoLM refuses and why, from the rules its checks raise);
 - :mod:`nlgmetrics.infolm.measures`: the information measures (the formula), their ranges and
   parameter checks;
 - :mod:`nlgmetrics.infolm.distributions`: tokenization, idf, the text distributions;
@@ -19,9 +20,11 @@ from nlgmetrics.infolm.api import (
     DEFAULT_CHUNK_SIZE,
     DEFAULT_MEASURE,
     DEFAULT_MODEL,
+    RULES,
     InfoLMResult,
     infolm,
     infolm_multi,
+    refusals,
 )
 from nlgmetrics.infolm.distributions import (
     DEFAULT_TEMPERATURE,
@@ -34,6 +37,7 @@ from nlgmetrics.infolm.distributions import (
     tokenize,
 )
 from nlgmetrics.infolm.measures import (
+    ALPHA_DIVERGENCE_FINITE_RANGE,
     INFORMATION_MEASURES,
     MEASURE_RANGES,
     TORCHMETRICS_SIGN,
@@ -42,12 +46,14 @@ from nlgmetrics.infolm.measures import (
 )
 
 __all__ = [
+    "ALPHA_DIVERGENCE_FINITE_RANGE",
     "DEFAULT_CHUNK_SIZE",
     "DEFAULT_MEASURE",
     "DEFAULT_MODEL",
     "DEFAULT_TEMPERATURE",
     "INFORMATION_MEASURES",
     "MEASURE_RANGES",
+    "RULES",
     "TORCHMETRICS_SIGN",
     "IdfTable",
     "InfoLMResult",
@@ -58,6 +64,7 @@ __all__ = [
     "infolm",
     "infolm_multi",
     "information_measure",
+    "refusals",
     "resolve_max_length",
     "text_distributions",
     "tokenize",

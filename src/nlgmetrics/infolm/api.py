@@ -24,8 +24,10 @@ Choices where the paper is silent (also in ``metrics/infolm/README.md``):
   positions; a larger value is capped at them) are truncated to their first tokens, with one
   warning per call.
 - Identical (same token ids) candidate and reference: the score is exactly 0.
-- An alpha divergence beyond the float64 range (alpha > 1 or < 0 at a sharp temperature) is
-  reported as the largest float, with one warning per call; every other measure is bounded.
+- An alpha divergence beyond the float64 range (possible only for alpha outside [-1, 2], with
+  probabilities next to 0, e.g. at a sharp temperature) has no number to report: the call raises a
+  ``ValueError`` naming the setting and the range [-1, 2], finite for every input. Every other
+  measure is bounded.
 
 Speed: every distinct text is scored once (a REALSumm reference shared by 25 systems runs once),
 the engine packs masked copies by token budget and applies the LM head at the masked position only,
@@ -54,11 +56,26 @@ import torch
 from nlgmetrics.core.explanations import TokenBreakdown
 from nlgmetrics.core.result import Column, MetricResult
 from nlgmetrics.core.signature import make_signature
-from nlgmetrics.core.validation import check_bool, check_choice, check_engine_options, check_int, check_reference_inputs
+from nlgmetrics.core.refusals import Refusal, refusal_sentences
+from nlgmetrics.core.validation import (
+    BATCH_SIZE_RULE,
+    CHUNK_SIZE_RULE,
+    MAX_LENGTH_RULE,
+    SWITCH_RULE,
+    TOKEN_BUDGET_RULE,
+    check_choice,
+    check_engine_options,
+    check_int,
+    check_reference_inputs,
+    check_switches,
+)
 from nlgmetrics.engine import LoadedLM, is_main_process, load_lm
 from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
 from nlgmetrics.infolm.distributions import (
     DEFAULT_TEMPERATURE,
+    IDF_RULE,
+    MAX_LENGTH_ROOM_RULE,
+    TEMPERATURE_RULE,
     TRUNCATION_WARNING,
     IdfTable,
     as_idf_table,
@@ -69,8 +86,8 @@ from nlgmetrics.infolm.distributions import (
     tokenize,
 )
 from nlgmetrics.infolm.explain import infolm_breakdowns
-from nlgmetrics.infolm.measures import MEASURE_RANGES, NEEDS_ALPHA, NEEDS_BETA, check_measure
-from nlgmetrics.infolm.planning import MeasureSpec, distinct_texts, overflow_warnings, score_examples
+from nlgmetrics.infolm.measures import MEASURE_RANGES, MEASURE_RULES, NEEDS_ALPHA, NEEDS_BETA, check_measure
+from nlgmetrics.infolm.planning import MeasureSpec, distinct_texts, score_examples
 
 #: The paper's masked LM.
 DEFAULT_MODEL = "bert-base-uncased"
@@ -79,6 +96,30 @@ DEFAULT_MODEL = "bert-base-uncased"
 DEFAULT_MEASURE = "fisher_rao_distance"
 #: Distinct texts whose distributions are alive at once (memory: chunk x vocab x 8 bytes; numbers unchanged).
 DEFAULT_CHUNK_SIZE = 256
+
+MODEL_KIND_RULE = Refusal(
+    ("model_kind",), "a `model_kind` other than 'masked', 'causal' or None (detected from the config)",
+    "InfoLM's distributions are defined for these two kinds of LM only")
+MEASURES_ENTRY_RULE = Refusal(
+    ("measures",), "an infolm_multi `measures` list that is empty or has an entry other than a measure "
+    "name, a (name, alpha, beta) or a (name, alpha, beta, temperature) tuple, or `alpha`/`beta`/"
+    "`information_measure` passed beside it", "each entry must say which measure (and parameters) it is")
+#: Every rule InfoLM's checks apply, in the order of its options (:func:`refusals`).
+RULES: tuple[Refusal, ...] = (
+    *MEASURE_RULES, TEMPERATURE_RULE, IDF_RULE, MODEL_KIND_RULE, MEASURES_ENTRY_RULE, TOKEN_BUDGET_RULE,
+    BATCH_SIZE_RULE, MAX_LENGTH_RULE, MAX_LENGTH_ROOM_RULE, CHUNK_SIZE_RULE, SWITCH_RULE,
+)
+
+
+def refusals() -> list[str]:
+    """What InfoLM refuses and why, one plain sentence per rule its option checks enforce (the
+    checks raise these very rules, so the list cannot drift from them).
+
+    >>> any("alpha divergence whose value exceeds the float64 range" in s for s in refusals())
+    True
+    """
+    return refusal_sentences(RULES)
+
 
 _DESCRIPTION = (
     "information measure between the reference's and the candidate's bags of LM distributions "
@@ -165,8 +206,8 @@ def infolm(
         max_length: tokens per text including special tokens (None: the model's positions; a
             larger value is capped at them); longer texts are truncated (one warning).
         token_budget, batch_size: padded tokens / sequences per forward batch (engine; the numbers
-            do not change). Default token budget: 8192 on GPU, 2048 on CPU (same speed there, ~10x
-            less peak memory).
+            do not change). ``token_budget=None`` (default): InfoLM's default budget, 8192 on GPU,
+            2048 on CPU (same speed there, ~10x less peak memory).
         progress: show a progress bar over the examples of the call.
         information_measure: one of :data:`nlgmetrics.infolm.measures.INFORMATION_MEASURES`
             (default :data:`DEFAULT_MEASURE`); ``alpha`` for alpha, AB and Rényi divergences,
@@ -236,7 +277,7 @@ def infolm_multi(
     (True, True)
     """
     if isinstance(measures, str) or not measures:
-        raise ValueError("`measures` must be a non-empty list of measure names or (name, alpha, beta) tuples.")
+        raise MEASURES_ENTRY_RULE.error("`measures` must be a non-empty list of measure names or (name, alpha, beta) tuples.")
     specs = []
     for item in measures:
         if isinstance(item, str):
@@ -244,15 +285,15 @@ def infolm_multi(
         elif isinstance(item, (tuple, list)) and len(item) in (3, 4):
             name, alpha, beta, *temperature = item
             if temperature and temperature[0] is None:
-                raise ValueError(f"Bad entry {item!r} in `measures`: give its temperature as a number > 0, "
+                raise MEASURES_ENTRY_RULE.error(f"Bad entry {item!r:.80} in `measures`: give its temperature as a number > 0, "
                                  f"or use a (name, alpha, beta) tuple for the `temperature` option.")
             specs.append((name, alpha, beta, temperature[0] if temperature else None))
         else:
-            raise ValueError(f"Bad entry {item!r} in `measures`; use a name, a (name, alpha, beta) tuple or a "
+            raise MEASURES_ENTRY_RULE.error(f"Bad entry {item!r:.80} in `measures`; use a name, a (name, alpha, beta) tuple or a "
                              f"(name, alpha, beta, temperature) tuple.")
     for name in _MEASURE_OPTIONS:
         if name in options:
-            raise ValueError(f"Pass `{name}` inside `measures`, not as an option of infolm_multi.")
+            raise MEASURES_ENTRY_RULE.error(f"Pass `{name}` inside `measures`, not as an option of infolm_multi.")
     # infolm's signature refuses unknown options and gives the defaults: one definition of each.
     try:
         bound = inspect.signature(infolm).bind(predictions, references, **options)
@@ -279,16 +320,17 @@ def _infolm(
     checked: list[MeasureSpec] = [
         (m, *check_measure(m, a, b), temperature if t is None else check_temperature(t)) for m, a, b, t in specs]
     if not isinstance(idf, (bool, Mapping, IdfTable)):
-        raise ValueError(f"`idf` must be True, False or a {{token_id: weight}} mapping, got {idf!r}.")
+        raise IDF_RULE.error(f"`idf` must be True, False or a {{token_id: weight}} mapping, got {idf!r:.60}.")
     user_table = as_idf_table(idf)
-    check_choice("model_kind", model_kind, [None, "masked", "causal"])
-    token_budget, batch_size, max_length = check_engine_options(
-        token_budget, batch_size, max_length, token_budget_optional=True)
-    chunk_size = check_int("chunk_size", chunk_size, minimum=1, message=(
-        f"`chunk_size` must be a positive integer (distinct texts whose distributions are held at "
-        f"once, e.g. {DEFAULT_CHUNK_SIZE}; it does not change the numbers), got {chunk_size!r}."))
-    progress = check_bool("progress", progress)
-    explain = check_bool("explain", explain)
+    with MODEL_KIND_RULE.enforced():
+        check_choice("model_kind", model_kind, [None, "masked", "causal"])
+    token_budget, batch_size, max_length = check_engine_options(token_budget, batch_size, max_length)
+    with CHUNK_SIZE_RULE.enforced():
+        chunk_size = check_int("chunk_size", chunk_size, minimum=1, message=(
+            f"`chunk_size` must be a positive integer (distinct texts whose distributions are held at "
+            f"once, e.g. {DEFAULT_CHUNK_SIZE}; it does not change the numbers), got {chunk_size!r:.60}."))
+    switches = check_switches(progress=progress, explain=explain)
+    progress, explain = switches["progress"], switches["explain"]
 
     lm = load_lm(model, model_kind, tokenizer=tokenizer, device=device, dtype=dtype, revision=revision)
     token_budget = default_token_budget(lm, token_budget)
@@ -313,11 +355,9 @@ def _infolm(
 
     with ExampleProgress(len(preds), "InfoLM", enabled=progress and is_main_process()) as bar:
         per_spec = score_examples(
-            lm, texts, cand_ids, ref_ids, table, checked, token_budget, batch_size, chunk_size,
-            bar, counts,
+            lm, texts, cand_ids, ref_ids, table, checked, token_budget, batch_size, chunk_size, bar,
         )
-    counts.emit({**TRUNCATION_WARNING, **overflow_warnings([m for m, _, _, _ in checked])}, stacklevel=4,
-                total=len(strings), limit=limit)
+    counts.emit(TRUNCATION_WARNING, stacklevel=4, total=len(strings), limit=limit)
 
     idf_field = "no" if table is None else ("refs" if user_table is None else f"table-{user_table.fingerprint()}")
     results = []

@@ -27,7 +27,8 @@ from typing import Any
 
 import torch
 
-from nlgmetrics.core.validation import as_texts, check_engine_options, check_int, check_real
+from nlgmetrics.core.refusals import AFTER_LOADING, Refusal
+from nlgmetrics.core.validation import as_texts, check_engine_options, check_int, check_real, resolve_token_budget
 from nlgmetrics.engine import CausalQuery, LoadedLM, MaskedQuery, iter_causal, iter_masked, load_lm
 from nlgmetrics.engine.bookkeeping import WarnOnce
 
@@ -61,6 +62,18 @@ TRUNCATION_WARNING = {
         "max_length (up to the model's positions) or shorter texts to score all of them."
     ),
 }
+
+# What the checks of this module refuse, and why (nlgmetrics.infolm.refusals lists them).
+TEMPERATURE_RULE = Refusal(
+    ("temperature",), "a `temperature` that is not a finite number > 0",
+    "the softmax divides the logits by it (every finite T > 0 is computed without overflow: "
+    "T -> 0 gives the argmax, a huge T the uniform distribution)")
+IDF_RULE = Refusal(
+    ("idf",), "an `idf` that is not True, False or a non-empty {token_id: weight} mapping of integer ids "
+    "to finite weights >= 0", "the weights average each text's distributions")
+MAX_LENGTH_ROOM_RULE = Refusal(
+    ("max_length",), "a `max_length` below 3 for a masked LM or below 2 for a causal LM",
+    "the special tokens would leave no room for a token to score", AFTER_LOADING)
 
 #: Passes the engine's results through (e.g. a progress bar's ``track``): ``track(results, queries)``.
 Tracker = Callable[[Iterable[Any], int], Iterable[Any]]
@@ -115,7 +128,7 @@ def resolve_max_length(lm: LoadedLM, max_length: int | None) -> int:
         f"context), got {max_length!r}."))
     minimum = 3 if lm.kind == "masked" else 2
     if max_length < minimum:
-        raise ValueError(
+        raise MAX_LENGTH_ROOM_RULE.error(
             f"max_length={max_length} leaves no room for a token (special tokens need {minimum - 1}); "
             f"pass max_length >= {minimum}."
         )
@@ -212,23 +225,23 @@ def as_idf_table(idf: Any) -> IdfTable | None:
     >>> as_idf_table({5: -1.0})
     Traceback (most recent call last):
     ...
-    ValueError: `idf[5]`=-1.0; weights must be finite numbers >= 0.
+    nlgmetrics.core.refusals.OptionError: `idf[5]`=-1.0; weights must be finite numbers >= 0.
     """
     if isinstance(idf, IdfTable):
         return idf
     if isinstance(idf, bool):
         return None
     if not isinstance(idf, Mapping):
-        raise ValueError(f"`idf` must be True, False or a {{token_id: weight}} mapping, got {idf!r}.")
+        raise IDF_RULE.error(f"`idf` must be True, False or a {{token_id: weight}} mapping, got {idf!r}.")
     if not idf:
-        raise ValueError("`idf` is an empty mapping; pass {token_id: weight, ...}, True or False.")
+        raise IDF_RULE.error("`idf` is an empty mapping; pass {token_id: weight, ...}, True or False.")
     weights: dict[int, float] = {}
     for key, value in idf.items():
         # numbers.Integral / Real: numpy scalars (an idf table built with numpy) are fine too.
         if isinstance(key, bool) or not isinstance(key, numbers.Integral):
-            raise ValueError(f"`idf` keys must be token ids (int), got {key!r}.")
+            raise IDF_RULE.error(f"`idf` keys must be token ids (int), got {key!r:.60}.")
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0:
-            raise ValueError(f"`idf[{key}]`={value!r}; weights must be finite numbers >= 0.")
+            raise IDF_RULE.error(f"`idf[{key}]`={value!r:.60}; weights must be finite numbers >= 0.")
         weights[int(key)] = float(value)
     return IdfTable(weights, max(weights.values()), source="user")
 
@@ -260,10 +273,11 @@ def position_weights(text: TokenizedText, table: IdfTable | None) -> list[float]
 
 def check_temperature(temperature: Any) -> float:
     """A finite temperature > 0, as a float (every such value is computed without overflow)."""
-    value = check_real("temperature", temperature, finite=False,
-                       message=f"`temperature` must be a positive number, got {temperature!r}.")
+    with TEMPERATURE_RULE.enforced():
+        value = check_real("temperature", temperature, finite=False,
+                           message=f"`temperature` must be a positive number, got {temperature!r:.60}.")
     if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"`temperature`={temperature} must be finite and > 0 (e.g. 0.25).")
+        raise TEMPERATURE_RULE.error(f"`temperature`={temperature} must be finite and > 0 (e.g. 0.25).")
     return value
 
 
@@ -289,11 +303,10 @@ def vocab_size(lm: LoadedLM) -> int:
 
 
 def default_token_budget(lm: LoadedLM, token_budget: int | None) -> int:
-    """Padded tokens per forward batch: 8192 on accelerators; 2048 on CPU, where bigger batches are
-    no faster but the activations of a bert-base batch of 8192 tokens add ~400 MB of peak memory."""
-    if token_budget is not None:
-        return token_budget
-    return 2048 if lm.device.type == "cpu" else 8192
+    """Padded tokens per forward batch; None (:func:`~nlgmetrics.core.validation.resolve_token_budget`):
+    InfoLM's default, 8192 on accelerators, 2048 on CPU, where bigger batches are no faster but the
+    activations of a bert-base batch of 8192 tokens add ~400 MB of peak memory."""
+    return resolve_token_budget(token_budget, 2048 if lm.device.type == "cpu" else 8192)
 
 
 def check_finite_distributions(acc: torch.Tensor, lm: LoadedLM) -> None:
@@ -431,8 +444,7 @@ def text_distributions(
     """
     texts = as_texts("texts", texts)
     temperature = check_temperature(temperature)
-    token_budget, batch_size, max_length = check_engine_options(
-        token_budget, batch_size, max_length, token_budget_optional=True)
+    token_budget, batch_size, max_length = check_engine_options(token_budget, batch_size, max_length)
     table = as_idf_table(idf)
     lm = load_lm(model, tokenizer=tokenizer, device=device, dtype=dtype, revision=revision)
     token_budget = default_token_budget(lm, token_budget)

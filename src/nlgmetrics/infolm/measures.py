@@ -41,10 +41,20 @@ keep their precision next to the excluded points: ``alpha -> 1`` (alpha, Rényi:
 ``alpha -> 0`` (alpha: -> KL(q || p)), ``beta -> 0`` (beta: -> KL), ``alpha + beta -> 0`` (AB).
 The one remaining limit is ``alpha, beta -> 0`` together for the AB divergence, where float64
 rounding would dominate: it needs ``max(|alpha|, |beta|) >= AB_MIN_SCALE`` (1e-6). The AB and
-beta divergences are bounded (by 1382 / max(|alpha|, |beta|)), KL, JS and Rényi by ~691; only the
-alpha divergence can exceed the float64 range (alpha > 1 or alpha < 0 with near-zero
-probabilities): it then returns ``inf``, which :func:`nlgmetrics.infolm.infolm` reports as the
-largest float with a warning.
+beta divergences are bounded (by 1382 / max(|alpha|, |beta|)), KL, JS and Rényi by ~691.
+
+Only the alpha divergence can exceed the float64 range. With every ratio p/q at most
+1 / PROBABILITY_FLOOR = 1e300, its sum S = sum p (p/q)^(alpha-1) is at most 1e300^(alpha-1) for
+alpha > 1, so its value is at most B(alpha) = (1e300^(alpha-1) - 1) / (alpha (alpha - 1)); B grows
+with alpha (its log-derivative is at least 690.8 / 2 - 1 / alpha > 0), so on ``(1, 2]`` the value
+stays below B(2) = 1e300 / 2; the identity
+D_alpha(p || q) = D_(1-alpha)(q || p) carries that bound to ``[-1, 0)``, and on (0, 1)
+1 - S <= alpha KL(q || p) and 1 - S <= (1 - alpha) KL(p || q) (as e^x - 1 >= x) keep it below 1382. Hence :data:`ALPHA_DIVERGENCE_FINITE_RANGE`: for alpha in [-1, 2] every value, for
+any pair of distributions, is at most 5e299. Outside it the value grows like exp(|alpha| * the
+largest log-ratio) and exceeds float64 (1.8e308) as soon as some probability is small enough
+(alpha = 50 needs only a ratio p/q of a few million): :func:`information_measure` then returns ``inf``,
+and :func:`nlgmetrics.infolm.infolm` refuses the setting with an error naming this range (never a
+clamped number): whether it happens depends on the model's probabilities, not on alpha alone.
 
 >>> import torch
 >>> p = torch.tensor([0.5, 0.5]); q = torch.tensor([0.9, 0.1])
@@ -62,10 +72,12 @@ from collections.abc import Callable
 import torch
 
 from nlgmetrics.core.measure_names import INFORMATION_MEASURES, InformationMeasureName
+from nlgmetrics.core.refusals import WHILE_SCORING, Refusal
 from nlgmetrics.core.validation import check_real
 
 __all__ = [
     "AB_MIN_SCALE",
+    "ALPHA_DIVERGENCE_FINITE_RANGE",
     "INFORMATION_MEASURES",
     "MAX_PARAMETER",
     "MEASURE_RANGES",
@@ -73,6 +85,7 @@ __all__ = [
     "NEEDS_ALPHA",
     "NEEDS_BETA",
     "PROBABILITY_FLOOR",
+    "MEASURE_RULES",
     "TORCHMETRICS_SIGN",
     "check_measure",
     "information_measure",
@@ -96,6 +109,9 @@ MIN_PARAMETER = 1e-300
 #: of log-ratios (each up to 690.8 in magnitude) divided by the larger parameter, so the rounding
 #: error is about 1e-16 * 690.8 / max(|alpha|, |beta|); at 1e-6 that is below 1e-7.
 AB_MIN_SCALE = 1e-6
+#: The alphas for which every alpha-divergence value is at most 1 / (2 PROBABILITY_FLOOR) = 5e299,
+#: whatever the distributions (derived in the module docstring).
+ALPHA_DIVERGENCE_FINITE_RANGE = (-1.0, 2.0)
 
 #: [minimum, maximum] of every measure (for any admissible alpha, beta).
 MEASURE_RANGES: dict[str, tuple[float, float]] = {
@@ -125,21 +141,53 @@ TORCHMETRICS_SIGN: dict[str, int] = {
     "fisher_rao_distance": 1,
 }
 
+# What the checks below refuse, and why (listed by nlgmetrics.infolm.refusals for the model card).
+UNKNOWN_MEASURE_RULE = Refusal(
+    ("information_measure",), f"an `information_measure` other than {', '.join(INFORMATION_MEASURES)}",
+    "no other measure is implemented")
+MISSING_PARAMETER_RULE = Refusal(
+    ("alpha", "beta"), "`alpha` left out for the alpha, AB and Rényi divergences, or `beta` for the beta "
+    "and AB divergences", "their formulas depend on it and there is no neutral default")
+PARAMETER_TYPE_RULE = Refusal(
+    ("alpha", "beta"), "an `alpha` or `beta` that is not a finite real number", "the formulas take a number")
+EXCLUDED_PARAMETER_RULE = Refusal(
+    ("alpha", "beta"), "alpha 0 or 1 (alpha divergence), beta 0 or -1 (beta divergence), alpha, beta or "
+    "alpha + beta equal to 0 (AB divergence), alpha <= 0 or alpha = 1 (Rényi divergence)",
+    "each formula divides by zero there (the limits at 1 are the KL divergence: use kl_divergence), and a "
+    "Rényi 'divergence' of order <= 0 is not a divergence")
+PARAMETER_SCALE_RULE = Refusal(
+    ("alpha", "beta"), f"|alpha|, |beta| or (AB) |alpha + beta| outside [{MIN_PARAMETER:g}, {MAX_PARAMETER:g}]",
+    f"log-probabilities reach {LOG_FLOOR:.1f} and the parameter times them must stay a normal float64")
+AB_SCALE_RULE = Refusal(
+    ("alpha", "beta"), f"an AB divergence with max(|alpha|, |beta|) < {AB_MIN_SCALE:g}",
+    "float64 rounding (about 1e-16 * 690.8 / max(|alpha|, |beta|)) would dominate the value")
+ALPHA_OVERFLOW_RULE = Refusal(
+    ("alpha", "temperature"), "an alpha divergence whose value exceeds the float64 range (possible only for "
+    f"alpha outside [{ALPHA_DIVERGENCE_FINITE_RANGE[0]:g}, {ALPHA_DIVERGENCE_FINITE_RANGE[1]:g}], with "
+    "probabilities next to 0, e.g. at a sharp temperature)",
+    "there is no number to report (a clamp to the largest float would look like a measurement); alpha in "
+    f"[{ALPHA_DIVERGENCE_FINITE_RANGE[0]:g}, {ALPHA_DIVERGENCE_FINITE_RANGE[1]:g}] is finite for every input, "
+    "and renyi_divergence is the logarithm of the same sum", WHILE_SCORING)
+#: Every rule of this module, in the order the checks apply them.
+MEASURE_RULES = (UNKNOWN_MEASURE_RULE, MISSING_PARAMETER_RULE, PARAMETER_TYPE_RULE, EXCLUDED_PARAMETER_RULE,
+                 PARAMETER_SCALE_RULE, AB_SCALE_RULE, ALPHA_OVERFLOW_RULE)
+
 
 def _as_real(name: str, value: object, measure: str) -> float:
     # numpy scalars (np.float32 from a sweep) are real numbers too.
-    value = check_real(name, value, finite=False, message=(
-        f"`{name}` must be a real number for information_measure={measure!r}, got {value!r}; "
-        f"pass e.g. {name}=0.5."))
+    with PARAMETER_TYPE_RULE.enforced():
+        value = check_real(name, value, finite=False, message=(
+            f"`{name}` must be a real number for information_measure={measure!r}, got {value!r:.60}; "
+            f"pass e.g. {name}=0.5."))
     if not math.isfinite(value):
-        raise ValueError(f"`{name}`={value} is not finite; pass a finite number.")
+        raise PARAMETER_TYPE_RULE.error(f"`{name}`={value} is not finite; pass a finite number.")
     return value
 
 
 def _check_scale(label: str, value: float, measure: str) -> None:
     """``value`` (a parameter or a sum of them, non-zero) within what float64 evaluates."""
     if not MIN_PARAMETER <= abs(value) <= MAX_PARAMETER:
-        raise ValueError(
+        raise PARAMETER_SCALE_RULE.error(
             f"{measure} with {label}={value:g} is outside what float64 can evaluate: "
             f"use {MIN_PARAMETER:g} <= |{label}| <= {MAX_PARAMETER:g} (log-probabilities reach "
             f"{LOG_FLOOR:.1f}, and {label} times them must stay a normal float64)."
@@ -161,37 +209,37 @@ def check_measure(
     >>> check_measure("alpha_divergence", alpha=1e308)
     Traceback (most recent call last):
     ...
-    ValueError: alpha_divergence with alpha=1e+308 is outside what float64 can evaluate: use 1e-300 <= |alpha| <= 1e+300 (log-probabilities reach -690.8, and alpha times them must stay a normal float64).
+    nlgmetrics.core.refusals.OptionError: alpha_divergence with alpha=1e+308 is outside what float64 can evaluate: use 1e-300 <= |alpha| <= 1e+300 (log-probabilities reach -690.8, and alpha times them must stay a normal float64).
     """
     if measure not in INFORMATION_MEASURES:
-        raise ValueError(
-            f"Unknown information_measure={measure!r}; choose one of {list(INFORMATION_MEASURES)}."
+        raise UNKNOWN_MEASURE_RULE.error(
+            f"Unknown information_measure={measure!r:.60}; choose one of {list(INFORMATION_MEASURES)}."
         )
     a = b = None
     if measure in NEEDS_ALPHA:
         if alpha is None:
-            raise ValueError(f"information_measure={measure!r} needs `alpha`; pass e.g. alpha=0.5.")
+            raise MISSING_PARAMETER_RULE.error(f"information_measure={measure!r} needs `alpha`; pass e.g. alpha=0.5.")
         a = _as_real("alpha", alpha, measure)
     if measure in NEEDS_BETA:
         if beta is None:
-            raise ValueError(f"information_measure={measure!r} needs `beta`; pass e.g. beta=0.5.")
+            raise MISSING_PARAMETER_RULE.error(f"information_measure={measure!r} needs `beta`; pass e.g. beta=0.5.")
         b = _as_real("beta", beta, measure)
     if measure == "alpha_divergence" and a in (0.0, 1.0):
-        raise ValueError(
+        raise EXCLUDED_PARAMETER_RULE.error(
             f"alpha_divergence is undefined for alpha={a:g} (division by alpha*(alpha-1)); "
             f"pass alpha not in {{0, 1}} (for alpha -> 1 use kl_divergence)."
         )
     if measure == "beta_divergence" and b in (0.0, -1.0):
-        raise ValueError(
+        raise EXCLUDED_PARAMETER_RULE.error(
             f"beta_divergence is undefined for beta={b:g}; pass beta not in {{0, -1}}."
         )
     if measure == "ab_divergence" and (a == 0.0 or b == 0.0 or a + b == 0.0):
-        raise ValueError(
+        raise EXCLUDED_PARAMETER_RULE.error(
             f"ab_divergence is undefined for alpha={a:g}, beta={b:g}: alpha, beta and alpha+beta "
             f"must all be non-zero."
         )
     if measure == "renyi_divergence" and (a <= 0.0 or a == 1.0):
-        raise ValueError(
+        raise EXCLUDED_PARAMETER_RULE.error(
             f"renyi_divergence is defined for alpha > 0, alpha != 1, got alpha={a:g} "
             f"(alpha <= 0 is not a divergence; for alpha -> 1 use kl_divergence)."
         )
@@ -202,7 +250,7 @@ def check_measure(
     if measure == "ab_divergence":
         _check_scale("alpha+beta", a + b, measure)
         if max(abs(a), abs(b)) < AB_MIN_SCALE:
-            raise ValueError(
+            raise AB_SCALE_RULE.error(
                 f"ab_divergence with alpha={a:g}, beta={b:g}: float64 rounding (about 1e-16 * 690.8 / "
                 f"max(|alpha|, |beta|)) would dominate the value; use max(|alpha|, |beta|) >= "
                 f"{AB_MIN_SCALE:g}."
@@ -317,7 +365,8 @@ def information_measure(
     beta: float | None = None,
 ) -> torch.Tensor:
     """``measure(p=reference, q=candidate)`` over the last axis, in float64 (see module docstring),
-    within :data:`MEASURE_RANGES` (``inf`` only for an alpha divergence beyond float64).
+    within :data:`MEASURE_RANGES` (``inf`` only for an alpha divergence beyond float64, possible
+    only for alpha outside :data:`ALPHA_DIVERGENCE_FINITE_RANGE`).
 
     ``reference`` and ``candidate`` broadcast against each other (e.g. ``[n, V]`` and ``[n, V]``, or
     ``[k, V]`` references against one ``[V]`` candidate).

@@ -6,7 +6,9 @@
 - :func:`score_examples`: visits the examples grouped by reference (a reference shared by 25
   systems stays cached while they are scored), computes the new texts of at most ``chunk_size``
   of them at a time, drops a distribution as soon as no remaining example needs it, and measures
-  every (example, reference) pair, keeping the smallest value per example.
+  every (example, reference) pair, keeping the smallest value per example. A value beyond float64
+  (an alpha divergence, see :mod:`nlgmetrics.infolm.measures`) stops the call with an error that
+  names the setting and the range that is finite for every input: there is no number to report.
 
 >>> from nlgmetrics.infolm.distributions import TokenizedText
 >>> cat, empty = TokenizedText((1, 5, 2), (1,), (5,), False), TokenizedText((1, 2), (), (), True)
@@ -24,7 +26,7 @@ from collections.abc import Mapping, Sequence
 import torch
 
 from nlgmetrics.engine import LoadedLM
-from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
+from nlgmetrics.engine.bookkeeping import ExampleProgress
 from nlgmetrics.infolm.distributions import (
     IdfTable,
     TokenizedText,
@@ -32,24 +34,12 @@ from nlgmetrics.infolm.distributions import (
     check_finite_distributions,
     vocab_size,
 )
-from nlgmetrics.infolm.measures import information_measure
+from nlgmetrics.infolm.measures import ALPHA_DIVERGENCE_FINITE_RANGE, ALPHA_OVERFLOW_RULE, information_measure
 
-__all__ = ["MeasureSpec", "distinct_texts", "overflow_warnings", "score_examples"]
+__all__ = ["MeasureSpec", "distinct_texts", "score_examples"]
 
 #: (information measure, alpha, beta, temperature), checked.
 MeasureSpec = tuple[str, float | None, float | None, float]
-
-
-def overflow_warnings(measures: Sequence[str]) -> dict[str, str]:
-    """One :class:`WarnOnce` message per measure for values beyond the float64 range."""
-    return {
-        f"overflow:{measure}": (
-            f"InfoLM: {{count}} {measure} value(s) exceed the float64 range (probabilities next to 0 "
-            f"at this temperature and alpha) and are reported as the largest float "
-            f"({sys.float_info.max:.4g}); use a higher temperature or an alpha in (0, 1)."
-        )
-        for measure in dict.fromkeys(measures)
-    }
 
 
 def distinct_texts(tokenized: Mapping[str, TokenizedText]) -> tuple[list[TokenizedText], dict[str, int]]:
@@ -78,13 +68,12 @@ def score_examples(
     batch_size: int | None,
     chunk_size: int,
     bar: ExampleProgress,
-    counts: WarnOnce,
 ) -> list[tuple[list[float], list[int]]]:
     """Per spec, ``(scores, best_reference)`` of every example (see the module docstring).
 
     Each distinct temperature of ``specs`` has its own distributions, all from the same model pass.
-    ``bar`` advances over the examples of each chunk as the engine's results come in; ``counts``
-    collects the values beyond float64 (``overflow:<measure>``), reported once by the caller.
+    ``bar`` advances over the examples of each chunk as the engine's results come in. A value
+    beyond float64 raises the :data:`~nlgmetrics.infolm.measures.ALPHA_OVERFLOW_RULE` error.
     """
     n = len(cand_ids)
     remaining: dict[int, int] = {}
@@ -116,9 +105,9 @@ def score_examples(
                 pass
         # One {text: distribution} view per temperature, shared by the specs at that temperature.
         views = [{t: rows[k] for t, rows in cache.items()} for k in range(len(temperatures))]
-        for (measure, alpha, beta, temperature), (scores, best) in zip(specs, out):
-            at_temperature = views[temperatures.index(temperature)]
-            _measure_examples(examples, at_temperature, cand_ids, ref_ids, measure, alpha, beta, scores, best, counts)
+        for spec, (scores, best) in zip(specs, out):
+            at_temperature = views[temperatures.index(spec[3])]
+            _measure_examples(examples, at_temperature, cand_ids, ref_ids, spec, scores, best)
         for i in examples:
             for t in {cand_ids[i], *ref_ids[i]}:
                 remaining[t] -= 1
@@ -153,15 +142,13 @@ def _measure_examples(
     cache: dict[int, torch.Tensor],
     cand_ids: list[int],
     ref_ids: list[list[int]],
-    measure: str,
-    alpha: float | None,
-    beta: float | None,
+    spec: MeasureSpec,
     scores: list[float],
     best: list[int],
-    counts: WarnOnce,
     pairs_per_call: int = 16,
 ) -> None:
     """Measure every (example, reference) pair of ``examples``; keep the smallest per example."""
+    measure, alpha, beta, _ = spec
     pairs = [(i, k) for i in examples for k in range(len(ref_ids[i])) if ref_ids[i][k] != cand_ids[i]]
     values: dict[tuple[int, int], float] = {}
     for start in range(0, len(pairs), pairs_per_call):
@@ -172,22 +159,37 @@ def _measure_examples(
         values.update(zip(part, out))
     for i in examples:
         # Identical token sequences have identical distributions: exactly 0, not 0 + rounding.
-        per_ref = [0.0 if r == cand_ids[i] else _finite(values[(i, k)], measure, counts)
+        per_ref = [0.0 if r == cand_ids[i] else _not_nan(values[(i, k)], measure)
                    for k, r in enumerate(ref_ids[i])]
         k_best = min(range(len(per_ref)), key=per_ref.__getitem__)
-        scores[i] = per_ref[k_best]
+        # The score is the smallest value: one reference beyond float64 does not matter when
+        # another is closer; only an example whose every reference is beyond it has no number.
+        scores[i] = _finite(per_ref[k_best], spec, i)
         best[i] = k_best
 
 
-def _finite(value: float, measure: str, counts: WarnOnce) -> float:
-    """An alpha divergence beyond float64 is +inf: report the largest float, counted for one
-    warning. Every measure is NaN-free on finite distributions (nlgmetrics.infolm.measures)."""
+def _not_nan(value: float, measure: str) -> float:
+    """``value``; NaN is a bug (every measure is NaN-free on finite distributions)."""
     if math.isnan(value):
         raise FloatingPointError(
             f"InfoLM {measure} gave NaN on finite distributions; this is a bug in nlgmetrics, please "
             f"report it with the inputs and options."
         )
+    return value
+
+
+def _finite(value: float, spec: MeasureSpec, example: int) -> float:
+    """``value``, an example's score, which must be a number: +inf (an alpha divergence beyond
+    float64 for every reference of the example) has none to report, and the largest float would
+    look like a measurement: an error naming what to change."""
     if math.isinf(value):
-        counts.add(f"overflow:{measure}")
-        return sys.float_info.max
+        measure, alpha, _, temperature = spec
+        low, high = ALPHA_DIVERGENCE_FINITE_RANGE
+        raise ALPHA_OVERFLOW_RULE.error(
+            f"InfoLM: {measure} with alpha={alpha:g} at temperature={temperature:g} exceeds the float64 "
+            f"range (above {sys.float_info.max:.4g}) for example {example}: probabilities next to 0 make "
+            f"sum p^alpha q^(1-alpha) overflow, so there is no number to report. Use alpha in "
+            f"[{low:g}, {high:g}] (finite for every input: at most 5e299), a higher temperature, or "
+            f"renyi_divergence (the logarithm of the same sum, finite for every alpha > 0)."
+        )
     return value

@@ -2,7 +2,7 @@
 how much a summary helps a causal LM predict its source document (see :mod:`nlgmetrics.shannon.api`).
 
 Public API: :func:`shannon_score` (``predictions`` = summaries, ``sources`` = documents) ->
-:class:`ShannonResult`; :func:`shannon_ratios` (the formulas); :class:`ShannonTokenScores`;
+:class:`ShannonResult`; :func:`refusals` (what it refuses and why); :func:`shannon_ratios` (the formulas); :class:`ShannonTokenScores`;
 the defaults :data:`DEFAULT_MODEL`, :data:`DEFAULT_TOKEN_BUDGET`, :data:`DEFAULT_NUM_UPSTREAM`,
 :data:`DEFAULT_CHUNK_SIZE`.
 
@@ -20,8 +20,10 @@ from nlgmetrics.shannon.api import (
     DEFAULT_MODEL,
     DEFAULT_NUM_UPSTREAM,
     DEFAULT_TOKEN_BUDGET,
+    RULES,
     ShannonResult,
     ShannonTokenScores,
+    refusals,
     shannon_score,
 )
 from nlgmetrics.shannon.ratios import shannon_ratios
@@ -31,8 +33,10 @@ __all__ = [
     "DEFAULT_MODEL",
     "DEFAULT_NUM_UPSTREAM",
     "DEFAULT_TOKEN_BUDGET",
+    "RULES",
     "ShannonResult",
     "ShannonTokenScores",
+    "refusals",
     "shannon_ratios",
     "shannon_score",
 ]

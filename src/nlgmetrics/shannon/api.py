@@ -86,7 +86,21 @@ from nlgmetrics.core.explanations import TokenBreakdown
 from nlgmetrics.core.result import Column, MetricResult
 from nlgmetrics.core.sentences import SentenceSplitter, resolve_splitter
 from nlgmetrics.core.signature import make_signature
-from nlgmetrics.core.validation import check_bool, check_engine_options, check_int, check_source_inputs
+from nlgmetrics.core.refusals import Refusal, refusal_sentences
+from nlgmetrics.core.sentences import SPLITTER_OUTPUT_RULE, SPLITTER_RULE
+from nlgmetrics.core.tokens import START_TOKEN_RULE, START_TOKEN_VOCABULARY_RULE, check_start_token
+from nlgmetrics.core.validation import (
+    BATCH_SIZE_RULE,
+    CHUNK_SIZE_RULE,
+    MAX_LENGTH_RULE,
+    SWITCH_RULE,
+    TOKEN_BUDGET_RULE,
+    check_engine_options,
+    check_int,
+    check_source_inputs,
+    check_switches,
+    resolve_token_budget,
+)
 from nlgmetrics.shannon.explain import shannon_breakdowns
 from nlgmetrics.shannon.ratios import shannon_ratios
 from nlgmetrics.shannon.scoring import (
@@ -94,7 +108,6 @@ from nlgmetrics.shannon.scoring import (
     TRUNCATED_SUMMARIES,
     PairScores,
     ScoringSetup,
-    checked_splitter,
     resolve_start_token,
     score_chunk,
 )
@@ -112,6 +125,30 @@ MIN_MAX_LENGTH = 3
 #: Signature value of ``first_token``: the first token of each sentence is predicted after the
 #: whole prompt, as the paper defines (blanc predicts it from the start token alone).
 FIRST_TOKEN = "paper"
+
+MAX_LENGTH_ROOM_RULE = Refusal(
+    ("max_length",), f"a `max_length` below {MIN_MAX_LENGTH}",
+    "every sequence holds the start token, a summary token and a document token")
+NUM_UPSTREAM_RULE = Refusal(
+    ("num_upstream",), "a `num_upstream` that is not an integer >= 0",
+    "it is a count of preceding sentences given as context")
+#: Every rule the Shannon score's checks apply, in the order of its options (:func:`refusals`).
+RULES: tuple[Refusal, ...] = (
+    TOKEN_BUDGET_RULE, BATCH_SIZE_RULE, MAX_LENGTH_RULE, MAX_LENGTH_ROOM_RULE, NUM_UPSTREAM_RULE,
+    CHUNK_SIZE_RULE, SWITCH_RULE, SPLITTER_RULE, SPLITTER_OUTPUT_RULE, START_TOKEN_RULE,
+    START_TOKEN_VOCABULARY_RULE,
+)
+
+
+def refusals() -> list[str]:
+    """What the Shannon score refuses and why, one plain sentence per rule its option checks
+    enforce (the checks raise these very rules, so the list cannot drift from them).
+
+    >>> any("`num_upstream`" in sentence for sentence in refusals())
+    True
+    """
+    return refusal_sentences(RULES)
+
 
 #: One warning per kind per call (:class:`nlgmetrics.engine.bookkeeping.WarnOnce`).
 WARNINGS = {
@@ -229,7 +266,7 @@ def shannon_score(
     device: Any = None,
     dtype: Any = None,
     max_length: int | None = None,
-    token_budget: int = DEFAULT_TOKEN_BUDGET,
+    token_budget: int | None = DEFAULT_TOKEN_BUDGET,
     batch_size: int | None = None,
     progress: bool = True,
     num_upstream: int = DEFAULT_NUM_UPSTREAM,
@@ -253,13 +290,16 @@ def shannon_score(
         max_length: tokens per sequence (at least 3); None: the model's context; a larger value
             is capped at it. Every sentence is cut to ``max_length - 1 - len(summary tokens)``
             tokens and every summary to ``max_length - 2`` (as blanc does with the context).
-        token_budget, batch_size: engine batching; they do not change the numbers.
+        token_budget, batch_size: engine batching; they do not change the numbers
+            (``token_budget=None``: the default budget, as for every LM metric).
         progress: show a progress bar over the (summary, document) pairs of the whole call.
         num_upstream: number of preceding sentences given as context (paper/blanc default 0).
         splitter: sentence splitter: ``None``/"pysbd" (offline default), "punkt" (blanc's, needs
             nltk data) or a callable ``str -> list[str]``.
-        start_token: token starting every prompt (an id or a token string); None: ``<|endoftext|>``
-            when the vocabulary has it, else the model's EOS (blanc: ``config.eos_token_id``).
+        start_token: token starting every prompt (an id or a token string of the vocabulary, even
+            one that is also the unknown token: :mod:`nlgmetrics.core.tokens`); None:
+            ``<|endoftext|>`` when the vocabulary has it, else the model's EOS (blanc:
+            ``config.eos_token_id``).
         prefix_cache: reuse the ``<start> + summary`` KV cache across a summary's sentences
             (speed only).
         chunk_size: distinct documents planned and scored at a time (with all their summaries);
@@ -287,22 +327,25 @@ def shannon_score(
     summaries, documents = check_source_inputs(predictions, sources)
     # Every option is checked before the model loads (a wrong type would fail deep in the engine).
     token_budget, batch_size, max_length = check_engine_options(token_budget, batch_size, max_length)
+    token_budget = resolve_token_budget(token_budget, DEFAULT_TOKEN_BUDGET)
     if max_length is not None and max_length < MIN_MAX_LENGTH:
-        raise ValueError(
+        raise MAX_LENGTH_ROOM_RULE.error(
             f"`max_length`={max_length} leaves no room for the start token, a summary token and a "
             f"document token; pass max_length >= {MIN_MAX_LENGTH} (or None: the model's context)."
         )
-    num_upstream = check_int("num_upstream", num_upstream, minimum=0, message=(
-        f"`num_upstream` must be an integer >= 0 (preceding sentences given as context; the paper "
-        f"uses 0), got {num_upstream!r}."))
-    chunk_size = check_int("chunk_size", chunk_size, minimum=1, message=(
-        f"`chunk_size` must be an integer >= 1 (distinct documents scored at a time; it does not "
-        f"change the numbers), got {chunk_size!r}."))
-    prefix_cache = check_bool("prefix_cache", prefix_cache)
-    return_token_scores = check_bool("return_token_scores", return_token_scores)
-    explain = check_bool("explain", explain)
-    progress = check_bool("progress", progress)
+    with NUM_UPSTREAM_RULE.enforced():
+        num_upstream = check_int("num_upstream", num_upstream, minimum=0, message=(
+            f"`num_upstream` must be an integer >= 0 (preceding sentences given as context; the paper "
+            f"uses 0), got {num_upstream!r:.60}."))
+    with CHUNK_SIZE_RULE.enforced():
+        chunk_size = check_int("chunk_size", chunk_size, minimum=1, message=(
+            f"`chunk_size` must be an integer >= 1 (distinct documents scored at a time; it does not "
+            f"change the numbers), got {chunk_size!r:.60}."))
+    switches = check_switches(prefix_cache=prefix_cache, return_token_scores=return_token_scores,
+                              explain=explain, progress=progress)
+    prefix_cache, return_token_scores, explain, progress = switches.values()
     split, splitter_name = resolve_splitter(splitter)
+    start_token = check_start_token(start_token)
 
     lm = load_lm(model, kind="causal", tokenizer=tokenizer, device=device, dtype=dtype, revision=revision)
     if lm.kind != "causal":
@@ -312,7 +355,7 @@ def shannon_score(
         )
     max_length = int(lm.max_length) if max_length is None else min(max_length, int(lm.max_length))
     setup = ScoringSetup(
-        lm=lm, split=checked_splitter(split, splitter_name), start_id=resolve_start_token(lm, start_token),
+        lm=lm, split=split, start_id=resolve_start_token(lm, start_token),
         num_upstream=num_upstream, max_length=max_length, token_budget=token_budget,
         batch_size=batch_size, prefix_cache=prefix_cache,
     )

@@ -16,13 +16,13 @@ True
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from nlgmetrics.core.tokens import start_token_id
 from nlgmetrics.shannon.planning import Ids, Piece, causal_query_registry, plan_pair
 
 if TYPE_CHECKING:  # torch is imported lazily; the annotations only
@@ -39,27 +39,13 @@ CUT_SENTENCES = "cut_sentences"
 
 
 def resolve_start_token(lm: LoadedLM, start_token: int | str | None) -> int:
-    """The id of the token every prompt starts with: ``start_token`` (an id or a token string),
-    or by default ``<|endoftext|>`` when the vocabulary has it, else the model's EOS or BOS."""
+    """The id of the token every prompt starts with: ``start_token`` (an id or a token string, by
+    the rule every causal metric shares: :func:`nlgmetrics.core.tokens.start_token_id`), or by
+    default ``<|endoftext|>`` when the vocabulary has it, else the model's EOS or BOS."""
     tokenizer = lm.tokenizer
-    if isinstance(start_token, (bool, np.bool_)):
-        raise ValueError(f"start_token must be a token id or token string, got {start_token!r}.")
-    if isinstance(start_token, numbers.Integral):  # Python or numpy integer (e.g. from an array)
-        if not 0 <= start_token < len(tokenizer):
-            raise ValueError(
-                f"start_token={start_token} is outside the vocabulary (size {len(tokenizer)})."
-            )
-        return int(start_token)
-    if isinstance(start_token, str):
-        token_id = tokenizer.convert_tokens_to_ids(start_token)
-        if token_id is None or token_id == tokenizer.unk_token_id:
-            raise ValueError(
-                f"start_token={start_token!r} is not a single token of this tokenizer; pass a token "
-                f"string from its vocabulary or a token id."
-            )
-        return int(token_id)
-    if start_token is not None:
-        raise ValueError(f"start_token must be None, a token id or a token string, got {start_token!r}.")
+    chosen = start_token_id(tokenizer, start_token)
+    if chosen is not None:
+        return chosen
     vocab = tokenizer.get_vocab()
     if END_OF_TEXT in vocab:
         return int(vocab[END_OF_TEXT])
@@ -73,40 +59,6 @@ def resolve_start_token(lm: LoadedLM, start_token: int | str | None) -> int:
         "This tokenizer has no end-of-text, EOS or BOS token to start the prompts with; pass "
         "start_token=<token id or token string>."
     )
-
-
-def checked_splitter(split: Callable[[str], Iterable[str]], name: str) -> Callable[[str], list[str]]:
-    """``split``, with its output checked: a custom splitter that returns something other than
-    strings fails here with its name, instead of an AttributeError deep in the tokenisation.
-
-    >>> checked_splitter(lambda text: text.split("."), "dots")("a. b")
-    ['a', ' b']
-    >>> def by_words(text):
-    ...     return [len(w) for w in text.split()]
-    >>> checked_splitter(by_words, "by_words")("a b")
-    Traceback (most recent call last):
-    ...
-    ValueError: The sentence splitter 'by_words' returned int (1) as sentence 0 of a document; a splitter must return a list of strings, one per sentence.
-    """
-
-    def split_checked(text: str) -> list[str]:
-        pieces = split(text)
-        if isinstance(pieces, str) or not isinstance(pieces, Iterable):
-            raise ValueError(
-                f"The sentence splitter {name!r} returned {type(pieces).__name__} ({pieces!r:.40}) for a "
-                f"document; a splitter must return a list of strings, one per sentence."
-            )
-        sentences = list(pieces)
-        for index, sentence in enumerate(sentences):
-            if not isinstance(sentence, str):
-                raise ValueError(
-                    f"The sentence splitter {name!r} returned {type(sentence).__name__} ({sentence!r:.40}) "
-                    f"as sentence {index} of a document; a splitter must return a list of strings, one "
-                    f"per sentence."
-                )
-        return sentences
-
-    return split_checked
 
 
 def make_encoder(tokenizer: Any) -> Callable[[str], Ids]:

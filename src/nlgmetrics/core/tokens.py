@@ -1,0 +1,92 @@
+"""The start token of the causal LM metrics (Shannon score, FFLM): one rule for both.
+
+``start_token`` is None (the metric's default token), a token id, or a token *string*. A string is
+accepted when it is a token of the vocabulary, **even when it is also the unknown token** (SmolLM2's
+``<|endoftext|>`` is its UNK token and the Shannon score's default start token); a string that is
+not in the vocabulary is refused, though ``convert_tokens_to_ids`` would silently map it to UNK.
+
+Two steps: :func:`check_start_token` (the type, before any model loads) and
+:func:`start_token_id` (the vocabulary, once the tokenizer is there).
+
+>>> class Vocab:  # a tokenizer whose unknown token is a real vocabulary token, as SmolLM2's
+...     unk_token, unk_token_id = "<|endoftext|>", 0
+...     def get_vocab(self): return {"<|endoftext|>": 0, "a": 1}
+...     def __len__(self): return 2
+>>> start_token_id(Vocab(), "<|endoftext|>"), start_token_id(Vocab(), 1), start_token_id(Vocab(), None)
+(0, 1, None)
+>>> start_token_id(Vocab(), "<nope>")
+Traceback (most recent call last):
+...
+nlgmetrics.core.refusals.OptionError: start_token='<nope>' is not a single token of this tokenizer; pass a token string from its vocabulary, a token id, or None for the metric's default start token.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from nlgmetrics.core.refusals import AFTER_LOADING, Refusal
+
+__all__ = ["START_TOKEN_RULE", "START_TOKEN_VOCABULARY_RULE", "check_start_token", "start_token_id"]
+
+START_TOKEN_RULE = Refusal(
+    ("start_token",), "a `start_token` that is not None, a non-negative token id or a token string",
+    "it names the one token every sequence starts with")
+START_TOKEN_VOCABULARY_RULE = Refusal(
+    ("start_token",),
+    "a `start_token` id at or past the end of the vocabulary, or a token string that is not in the "
+    "vocabulary (one that is in it is accepted, even when it is also the unknown token)",
+    "the model has no embedding for such an id, and the tokenizer would silently replace such a "
+    "string by its unknown token",
+    AFTER_LOADING)
+
+
+def check_start_token(start_token: Any) -> int | str | None:
+    """The type of ``start_token`` (None, a non-negative token id, or a token string), checked before
+    any model is loaded; :func:`start_token_id` checks it against the vocabulary.
+
+    >>> check_start_token(np.int64(3)), check_start_token("<s>")
+    (3, '<s>')
+    >>> check_start_token(-1)
+    Traceback (most recent call last):
+    ...
+    nlgmetrics.core.refusals.OptionError: start_token=-1 must be None, a non-negative token id or a token string (e.g. '<|endoftext|>').
+    """
+    if start_token is None or isinstance(start_token, str):
+        return start_token
+    if isinstance(start_token, numbers.Integral) and not isinstance(start_token, (bool, np.bool_)):
+        if start_token >= 0:
+            return int(start_token)
+    raise START_TOKEN_RULE.error(
+        f"start_token={start_token!r:.60} must be None, a non-negative token id or a token string "
+        f"(e.g. '<|endoftext|>')."
+    )
+
+
+def start_token_id(tokenizer: Any, start_token: Any) -> int | None:
+    """The id of ``start_token`` in ``tokenizer``'s vocabulary; None for None (the caller's default).
+
+    An id must be below ``len(tokenizer)``; a string must be a vocabulary token (looked up in
+    ``get_vocab()``, not through ``convert_tokens_to_ids``, which maps any unknown string to UNK).
+    """
+    start_token = check_start_token(start_token)
+    if start_token is None:
+        return None
+    if isinstance(start_token, int):
+        size = len(tokenizer)
+        # An id past the vocabulary would fail deep in the embedding with a bare IndexError.
+        if start_token >= size:
+            raise START_TOKEN_VOCABULARY_RULE.error(
+                f"start_token={start_token} is outside the vocabulary (size {size}); pass an id "
+                f"below it, a token string, or None for the metric's default start token."
+            )
+        return start_token
+    vocab = tokenizer.get_vocab()
+    if start_token not in vocab:
+        raise START_TOKEN_VOCABULARY_RULE.error(
+            f"start_token={start_token!r:.60} is not a single token of this tokenizer; pass a token "
+            f"string from its vocabulary, a token id, or None for the metric's default start token."
+        )
+    return int(vocab[start_token])
