@@ -41,6 +41,9 @@ DEFAULT_WORD_ORDER = 0
 DEFAULT_BETA = 2
 CHRF_PLUS_PLUS_WORD_ORDER = 2
 
+#: Largest ``beta``: its square, the weight of precision in F-beta, must be a finite float.
+MAX_BETA = 1e150
+
 
 @functools.lru_cache(maxsize=1 << 15)
 def _reference_ngrams(text: str, lowercase: bool, char_order: int, word_order: int, whitespace: bool) -> TextNgrams:
@@ -99,6 +102,9 @@ class ChrfOptions:
         beta = check_real("beta", beta, minimum=0, exclusive_minimum=True, message=(
             f"beta={beta!r} must be a finite number > 0 (recall is beta times as important as "
             f"precision; chrF uses 2)."))
+        if beta > MAX_BETA:  # F-beta weighs precision by beta**2, which must stay a float
+            raise ValueError(f"beta={beta!r} is too large: beta**2 must fit a float, so beta <= {MAX_BETA:g} "
+                             f"(recall is beta times as important as precision; chrF uses 2).")
         switches = {}
         for name, value in (("lowercase", lowercase), ("whitespace", whitespace), ("eps_smoothing", eps_smoothing)):
             switches[name] = check_bool(name, value, message=f"{name}={value!r} must be True or False.")
@@ -167,7 +173,8 @@ def chrf(
         references: per example, one reference or a list of references (ragged allowed).
         char_order: largest character n-gram order (default 6).
         word_order: largest word n-gram order (default 0: chrF; 2: chrF++).
-        beta: recall is ``beta`` times as important as precision (default 2).
+        beta: recall is ``beta`` times as important as precision (default 2); a number in
+            ``(0, MAX_BETA]`` (``beta**2`` must fit a float).
         lowercase: lower-case hypotheses and references first.
         whitespace: keep whitespace inside character n-grams (default: removed first).
         eps_smoothing: average the per-order F-scores with epsilon smoothing (chrF++.py, NLTK,
