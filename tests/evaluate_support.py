@@ -1,6 +1,7 @@
-"""Helpers for the tests of the reference-based ``evaluate`` modules (ROUGE, BLEU, InfoLM): feeding
-a module in batches, ordering a corpus of mixed reference shapes, and the references in the shapes
-the reference implementations take.
+"""Helpers for the tests of the reference-based ``evaluate`` modules (ROUGE, BLEU, chrF, TER,
+InfoLM) and of the drop-in tests (tests/test_dropin.py): feeding a module in batches, ordering a
+corpus of mixed reference shapes, and the references in the shapes the reference implementations
+take (sacrebleu's streams: what evaluate's sacrebleu, chrf and ter pass to sacrebleu).
 
 Imported by test modules as ``from tests.evaluate_support import ...``.
 """
