@@ -119,7 +119,7 @@ def test_fallback_full_logits_path_agrees(causal_lm, oracle):
 @pytest.mark.parametrize("unmasked", [True, False])
 def test_attention_mask_only_where_the_model_needs_it(causal_lm, oracle, unmasked):
     """Both forms equal the per-query oracle; the flag decides whether plain passes send a mask."""
-    assert causal_lm.unmasked_right_padding  # gpt2 and llama pass the load-time check
+    assert causal_lm.unmasked_right_padding  # gpt2 and llama: causal attention
     lm = dataclasses.replace(causal_lm, unmasked_right_padding=unmasked)
     queries, expected = oracle
     seen: list[bool] = []
@@ -134,18 +134,15 @@ def test_attention_mask_only_where_the_model_needs_it(causal_lm, oracle, unmaske
         assert np.max(np.abs(scores.logprobs - want)) <= 1e-5
 
 
-def test_padding_probe_rejects_a_bidirectional_model(tiny_llama_dir):
-    """A model that reads the pads after a token (non-causal attention) must keep its mask."""
+def test_a_config_without_causal_attention_keeps_its_padding_mask(causal_lm, tiny_llama_dir):
+    """A model whose config turns causal attention off (it would read the pads after a token)
+    is loaded with the padding mask kept; a causal one without it."""
     from transformers import AutoModelForCausalLM
 
-    from nlgmetrics.engine.padding import right_padding_needs_no_mask
-
-    model = AutoModelForCausalLM.from_pretrained(tiny_llama_dir).eval()
-    assert right_padding_needs_no_mask(model)
-    for module in model.modules():
-        if hasattr(module, "is_causal"):
-            module.is_causal = False
-    assert not right_padding_needs_no_mask(model)
+    causal, bidirectional = (AutoModelForCausalLM.from_pretrained(tiny_llama_dir).eval() for _ in range(2))
+    bidirectional.config.is_causal = False
+    assert load_lm(causal, "causal", tokenizer=causal_lm.tokenizer).unmasked_right_padding
+    assert not load_lm(bidirectional, "causal", tokenizer=causal_lm.tokenizer).unmasked_right_padding
 
 
 def test_empty_target_gets_empty_logits(causal_lm):

@@ -340,12 +340,11 @@ print(json.dumps({"mmapped_growth": libc.mallinfo2().hblkhd - before}))
 """
 
 
-@pytest.mark.parametrize("setting, served_by_mmap", [("1", False), ("0", True)])
-def test_cpu_model_load_keeps_large_buffers_in_the_heap(tiny_llama_dir, tmp_path, setting, served_by_mmap):
-    """After a CPU model load a 48 MB buffer comes from the heap (reused by the next pass, no page
-    faults), not from a fresh mmap; NLGMETRICS_KEEP_FREED_MEMORY=0 leaves glibc's default. Read
-    from glibc's own accounting (mallinfo2: bytes in mmapped chunks), in a fresh process because
-    the setting is process-wide."""
+def test_cpu_model_load_leaves_the_allocator_as_it_was(tiny_llama_dir, tmp_path):
+    """A library must not retune its user's process: after a CPU model load a 48 MB buffer still
+    comes from a fresh mmap, as glibc serves it by default (a load used to raise the mmap
+    threshold process-wide). Read from glibc's own accounting (mallinfo2: bytes in mmapped
+    chunks), in a fresh process so that nothing earlier in the test run decides it."""
     import ctypes
     import json
     import subprocess
@@ -355,8 +354,8 @@ def test_cpu_model_load_keeps_large_buffers_in_the_heap(tiny_llama_dir, tmp_path
         pytest.skip("not glibc >= 2.33: no mallinfo2 to read the allocator's accounting")
     script = tmp_path / "check.py"
     script.write_text(_MALLINFO_CHECK)
-    env = dict(os.environ, NLGMETRICS_KEEP_FREED_MEMORY=setting)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MALLOC_", "GLIBC_TUNABLES"))}
     out = subprocess.run([sys.executable, str(script), str(tiny_llama_dir)], env=env, capture_output=True,
                          text=True, timeout=120, check=True).stdout
     growth = json.loads(out.strip().splitlines()[-1])["mmapped_growth"]
-    assert (growth >= 48 << 20) == served_by_mmap, growth
+    assert growth >= 48 << 20, growth

@@ -10,9 +10,7 @@ forward passes. One module per job:
 - planning the work: ``planning`` (dedupe, token-budget batches, chunks by document, OOM
   back-off), ``bookkeeping`` (distinct queries, the per-example progress bar, warn-once counters);
 - running it: ``masked`` / ``causal`` (the two scoring passes), ``heads`` (LM head at the needed
-  rows only), ``padding`` (causal batches without a mask), ``self_checks`` (the load-time probes
-  that grant those two fast paths, judged against float32 truth in half precision), ``memory`` (freed CPU buffers kept
-  mapped), ``transfer`` (host<->device copies), ``runner`` / ``distributed`` (progress,
+  rows only), ``transfer`` (host<->device copies), ``runner`` / ``distributed`` (progress,
   accelerate).
 
 >>> from nlgmetrics.engine import load_lm, CausalQuery, causal_target_scores

@@ -255,7 +255,7 @@ def _forward_plain(
            _causal_pairs([len(s) for s in sequences]) if _COUNTS is not None else 0)
     device = lm.device
     inputs = {"input_ids": to_device(input_ids, device), "use_cache": False}
-    if not lm.unmasked_right_padding:  # else SDPA's causal kernel, no mask (engine.padding)
+    if not lm.unmasked_right_padding:  # else SDPA's causal kernel (loading.right_padding_needs_no_mask)
         lengths = torch.tensor([len(s) for s in sequences])
         inputs["attention_mask"] = to_device((torch.arange(width) < lengths[:, None]).long(), device)
     with torch.inference_mode():

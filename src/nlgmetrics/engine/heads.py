@@ -8,9 +8,9 @@ soft-capping...), we let the model run its *own* forward and intercept the base 
 with a forward hook: the hook replaces ``last_hidden_state [B, S, H]`` by the gathered rows
 ``[1, N, H]``, so whatever the model does after its base model (the head) runs on N rows only.
 
-Because this relies on the head being position-wise, :func:`gather_head_works` checks it once per
-model at load time against a plain forward; models failing the check use the plain forward and
-slice its logits (correct, just slower).
+This relies on the head being position-wise, as every LM head is (the architecture matrix,
+tests/test_architectures.py, compares it with a plain forward on every family); a model without
+a separate base model uses the plain forward and slices its logits.
 
 >>> import torch
 >>> from transformers import GPT2Config, GPT2LMHeadModel
@@ -31,7 +31,6 @@ from typing import Any
 
 import torch
 
-from nlgmetrics.engine.self_checks import probe_passes
 
 _HOOK_LOCK = threading.RLock()
 
@@ -94,21 +93,3 @@ def float32_rows(logits: torch.Tensor, start: int, stop: int) -> torch.Tensor:
     (True, torch.float32)
     """
     return logits[start:stop].float()
-
-
-def gather_head_works(model: torch.nn.Module, kind: str) -> bool:
-    """Check once that gathered-row logits equal a plain forward's logits on a short probe."""
-    if getattr(model, "base_model", model) is model:
-        return False
-    def probe(candidate: torch.nn.Module) -> list[tuple[torch.Tensor, torch.Tensor]]:
-        device = next(candidate.parameters()).device
-        vocab = candidate.get_output_embeddings().weight.shape[0]
-        ids = (torch.arange(8, device=device) * 7 + 5) % max(vocab, 1)
-        inputs: dict[str, Any] = {"input_ids": ids.unsqueeze(0), "attention_mask": torch.ones_like(ids).unsqueeze(0)}
-        if kind == "causal":
-            inputs["use_cache"] = False
-        rows = torch.tensor([1, 3, 7], device=device)
-        full = candidate(**inputs).logits[0, rows].float()
-        return [(logits_at(candidate, True, inputs, torch.zeros_like(rows), rows), full)]
-
-    return probe_passes(model, probe)

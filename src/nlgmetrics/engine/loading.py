@@ -54,7 +54,6 @@ from nlgmetrics.engine.kinds import (
     kind_from_architectures,
     kind_from_model_type,
 )
-from nlgmetrics.engine.memory import keep_freed_memory
 from nlgmetrics.engine.smollm2 import SMOLLM2_ALIAS, is_alias, recorded_source, smollm2_dir
 from nlgmetrics.engine.tokenizer_probe import check_tokenizer
 
@@ -74,11 +73,11 @@ class LoadedLM:
     device: torch.device
     dtype: torch.dtype
     max_length: int
-    # Whether logits may be computed from gathered hidden states (see engine.heads); decided by a
-    # self-check at load time. Private: the metrics never need it.
+    # Whether logits may be computed from gathered hidden states (engine.heads: the model has a
+    # base model under its head). Private: the metrics never need it.
     gather_head: bool = field(default=True, repr=False)
-    # Whether right-padded causal batches may skip the attention mask (see engine.padding);
-    # decided by a self-check at load time. Private, like gather_head.
+    # Whether right-padded causal batches may skip the attention mask
+    # (:func:`right_padding_needs_no_mask`). Private, like gather_head.
     unmasked_right_padding: bool = field(default=False, repr=False)
 
     # The Hub revision asked for (None when not pinned); ``fingerprint`` is what was loaded.
@@ -183,8 +182,6 @@ def load_lm(
     else:
         loaded = _load_named(os.fspath(model), kind, tokenizer, resolve_device(device), torch_dtype, revision)
     warn_if_emulated(loaded.device, loaded.dtype)
-    if loaded.device.type == "cpu":
-        keep_freed_memory()  # forward passes reuse their large buffers instead of page-faulting them in
     return loaded
 
 
@@ -350,10 +347,6 @@ def _prepare(
     model: torch.nn.Module, kind: Kind, architectures: list[str], name: str, fingerprint: str,
     device: torch.device, dtype: torch.dtype, revision: str | None, state: Any, owned: bool = True,
 ) -> _Weights:
-    from nlgmetrics.engine.heads import gather_head_works
-    from nlgmetrics.engine.padding import right_padding_needs_no_mask
-    from nlgmetrics.engine.self_checks import sharing_float32_copies
-
     if model.get_output_embeddings() is None:
         raise head_less_error(name, [type(model).__name__], kind)
     first = next(model.parameters())
@@ -361,9 +354,10 @@ def _prepare(
         model = model.to(device=device, dtype=dtype).eval()
     if owned:  # a caller's module keeps its flags; inference_mode makes them irrelevant anyway
         model.requires_grad_(False)
-    with sharing_float32_copies():  # the load-time self-checks (engine.self_checks)
-        gather_head = gather_head_works(model, kind)
-        unmasked_right_padding = kind == "causal" and right_padding_needs_no_mask(model)
+    # No probe at load time: both fast paths follow from what transformers guarantees, and the
+    # architecture matrix (tests/test_architectures.py) checks them against a naive forward.
+    gather_head = getattr(model, "base_model", model) is not model  # engine.heads
+    unmasked_right_padding = kind == "causal" and right_padding_needs_no_mask(model)
     return _Weights(
         model=model,
         kind=kind,
@@ -376,6 +370,30 @@ def _prepare(
         unmasked_right_padding=unmasked_right_padding,
         state=state,
     )
+
+
+def right_padding_needs_no_mask(model: torch.nn.Module) -> bool:
+    """Whether a right-padded causal batch may go without its padding mask: unless the config
+    turns causal attention off (transformers' ``is_causal`` switch, which its mask functions
+    honour), every real token comes before every pad, so causal attention keeps the pads out of
+    the real tokens' view, and positions count from the start of the row as in an unpadded pass:
+    the mask changes nothing that is scored.
+
+    Leaving it out matters on a GPU: with a padding mask transformers materialises a
+    ``[batch, 1, length, length]`` mask, so SDPA cannot use its causal kernel (which skips the
+    blocks above the diagonal), and it first reads the mask to see whether it may drop it (a
+    host-device synchronisation per pass). On CPU both forms take the same time.
+
+    >>> from transformers import LlamaConfig, LlamaForCausalLM
+    >>> model = LlamaForCausalLM(LlamaConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+    ...                                      intermediate_size=32, vocab_size=64))
+    >>> right_padding_needs_no_mask(model)
+    True
+    >>> model.config.is_causal = False
+    >>> right_padding_needs_no_mask(model)
+    False
+    """
+    return getattr(getattr(model, "config", None), "is_causal", True) is not False
 
 
 def _pair(entry: _Weights, name: str, tokenizer: Any, own: Callable[[], tuple[Any, str]] | None) -> LoadedLM:
