@@ -254,7 +254,7 @@ def test_seed_none_draws_fresh_resamples_and_one_document_is_refused():
 def test_confidence_outside_the_open_unit_interval_is_refused(confidence):
     from benchmarks.meta.tables import correlation_tables
 
-    pattern = r"`confidence` must be a fraction strictly between 0 and 1 \(e\.g\. 0\.95 for a 95% interval\)"
+    pattern = r"confidence=.* must be a number strictly between 0 and 1 \(a fraction: 0\.95 for a 95% interval\)"
     with pytest.raises(ValueError, match=pattern):
         bootstrap_ci(METRIC, HUMAN, n_resamples=10, confidence=confidence)
     with pytest.raises(ValueError, match=pattern):

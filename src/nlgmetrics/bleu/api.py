@@ -35,13 +35,14 @@ counts, totals, precisions, bp, sys_len, ref_len): :class:`BleuScorer` (fixed op
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from nlgmetrics.bleu.ngrams import ReferenceStats, reference_stats, segment_stats
 from nlgmetrics.bleu.result import BleuResult
 from nlgmetrics.bleu.score import SMOOTH_DEFAULTS, BleuScore, bleu_from_stats
 from nlgmetrics.bleu.streams import examples_from_streams, references_of_one
 from nlgmetrics.bleu.tokenizers import TOKENIZERS, get_tokenizer, tokenizer_signature
+from nlgmetrics.core.corpus import score_examples
 from nlgmetrics.core.signature import make_signature
 from nlgmetrics.core.validation import (
     as_texts,
@@ -49,7 +50,6 @@ from nlgmetrics.core.validation import (
     check_choice,
     check_int,
     check_real,
-    check_reference_inputs,
 )
 
 SMOOTH_METHODS = tuple(SMOOTH_DEFAULTS)
@@ -58,6 +58,9 @@ TOKENIZER_NAMES = tuple(TOKENIZERS)
 DEFAULT_TOKENIZE = "13a"
 DEFAULT_SMOOTH_METHOD = "exp"
 DEFAULT_MAX_NGRAM_ORDER = 4
+#: One example's sufficient statistics: hypothesis length, closest reference length, matched
+#: n-grams per order, hypothesis n-grams per order.
+SegmentStats = tuple[int, int, list[int], list[int]]
 
 
 @functools.lru_cache(maxsize=1 << 17)
@@ -77,11 +80,6 @@ def clear_caches() -> None:
     """Empty the tokenization and reference caches (e.g. to bound memory or to time cold runs)."""
     _tokens.cache_clear()
     _reference.cache_clear()
-
-
-def _nrefs(refs: Sequence[Sequence[str]]) -> int | str:
-    counts = {len(r) for r in refs}
-    return counts.pop() if len(counts) == 1 else "var"
 
 
 class BleuScorer:
@@ -142,18 +140,21 @@ class BleuScorer:
             },
         )
 
-    def _inputs(
-        self, predictions: Sequence[str], references: Sequence[str | Sequence[str]]
-    ) -> tuple[list[str], list[list[str]]]:
-        return check_reference_inputs(predictions, references)
-
-    def _stats(
-        self, predictions: Sequence[str], references: Sequence[Sequence[str]]
-    ) -> Iterator[tuple[int, int, list[int], list[int]]]:
+    def segment(self, prediction: str, references: Sequence[str]) -> SegmentStats:
+        """``(hypothesis length, closest reference length, matches per order, hypothesis n-grams
+        per order)`` of one example: the sufficient statistics that corpus BLEU sums."""
         order = self.max_ngram_order
-        for prediction, refs in zip(predictions, references):
-            reference = _reference(self.tokenize, self.lowercase, order, tuple(refs))
-            yield segment_stats(_tokens(self.tokenize, self.lowercase, prediction), reference, order)
+        reference = _reference(self.tokenize, self.lowercase, order, tuple(references))
+        return segment_stats(_tokens(self.tokenize, self.lowercase, prediction), reference, order)
+
+    def _corpus(self, segments: Sequence[SegmentStats]) -> BleuScore:
+        """Corpus BLEU: the segments' statistics summed, then one BLEU with this scorer's options."""
+        order = self.max_ngram_order
+        sys_len = sum(hyp_len for hyp_len, _, _, _ in segments)
+        ref_len = sum(closest for _, closest, _, _ in segments)
+        correct = [sum(seg_correct[k] for _, _, seg_correct, _ in segments) for k in range(order)]
+        total = [sum(seg_total[k] for _, _, _, seg_total in segments) for k in range(order)]
+        return self._score(correct, total, sys_len, ref_len, self.effective_order)
 
     def _score(self, correct: Sequence[int], total: Sequence[int], sys_len: int, ref_len: int,
                effective_order: bool) -> BleuScore:
@@ -164,63 +165,35 @@ class BleuScorer:
     def score(self, predictions: Sequence[str], references: Sequence[str | Sequence[str]]) -> BleuResult:
         """The metric (:func:`bleu`): corpus BLEU with this scorer's options, and sentence BLEU of
         each example with the same options but always effective order."""
-        preds, refs = self._inputs(predictions, references)
-        order = self.max_ngram_order
-        sys_len = ref_len = 0
-        correct = [0] * order
-        total = [0] * order
-        sentences: list[float] = []
-        hyp_lens: list[int] = []
-        closest_lens: list[int] = []
-        for hyp_len, closest, seg_correct, seg_total in self._stats(preds, refs):
-            sentences.append(self._score(seg_correct, seg_total, hyp_len, closest, True).score)
-            hyp_lens.append(hyp_len)
-            closest_lens.append(closest)
-            sys_len += hyp_len
-            ref_len += closest
-            for k in range(order):
-                correct[k] += seg_correct[k]
-                total[k] += seg_total[k]
-        corpus = self._score(correct, total, sys_len, ref_len, self.effective_order)
+        segments, nrefs = score_examples(self.segment, predictions, references)
+        corpus = self._corpus(segments)
         return BleuResult(
-            scores={"sentence_bleu": sentences},
-            signature=self.signature(_nrefs(refs)),
+            scores={"sentence_bleu": [self._score(correct, total, hyp_len, closest, True).score
+                                      for hyp_len, closest, correct, total in segments]},
+            signature=self.signature(nrefs),
             bleu=corpus.score,
             bp=corpus.bp,
-            sys_len=sys_len,
-            ref_len=ref_len,
+            sys_len=corpus.sys_len,
+            ref_len=corpus.ref_len,
             precisions=tuple(corpus.precisions),
             counts=tuple(corpus.counts),
             totals=tuple(corpus.totals),
-            sentence_sys_len=tuple(hyp_lens),
-            sentence_ref_len=tuple(closest_lens),
+            sentence_sys_len=tuple(hyp_len for hyp_len, _, _, _ in segments),
+            sentence_ref_len=tuple(closest for _, closest, _, _ in segments),
         )
 
     def corpus(self, predictions: Sequence[str], references: Sequence[str | Sequence[str]]) -> BleuScore:
         """Corpus BLEU: statistics summed over segments, then one BLEU."""
-        preds, refs = self._inputs(predictions, references)
-        order = self.max_ngram_order
-        sys_len = ref_len = 0
-        correct = [0] * order
-        total = [0] * order
-        for hyp_len, closest, seg_correct, seg_total in self._stats(preds, refs):
-            sys_len += hyp_len
-            ref_len += closest
-            for k in range(order):
-                correct[k] += seg_correct[k]
-                total[k] += seg_total[k]
-        return self._score(correct, total, sys_len, ref_len, self.effective_order)
+        return self._corpus(score_examples(self.segment, predictions, references)[0])
 
     def sentences(
         self, predictions: Sequence[str], references: Sequence[str | Sequence[str]]
     ) -> list[BleuScore]:
         """One BLEU per example, with this scorer's ``effective_order`` (sacrebleu's
         ``sentence_score`` with the same options)."""
-        preds, refs = self._inputs(predictions, references)
-        return [
-            self._score(correct, total, hyp_len, closest, self.effective_order)
-            for hyp_len, closest, correct, total in self._stats(preds, refs)
-        ]
+        segments, _ = score_examples(self.segment, predictions, references)
+        return [self._score(correct, total, hyp_len, closest, self.effective_order)
+                for hyp_len, closest, correct, total in segments]
 
 
 def bleu(

@@ -25,14 +25,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from nlgmetrics.core.result import Column, MetricResult
+from nlgmetrics.core.corpus import CorpusResult
+from nlgmetrics.core.result import Column
 
 #: What the headline number (``aggregate()["bleu"]``, not a per-example column) means.
 CORPUS_BLEU = Column(True, 0.0, 100.0, "corpus BLEU (0-100): n-gram statistics summed over the corpus, then one BLEU")
 
 
 @dataclass(frozen=True)
-class BleuResult(MetricResult):
+class BleuResult(CorpusResult):
     """Sentence BLEU per example and the corpus BLEU with its statistics (module docstring)."""
 
     metric: ClassVar[str] = "bleu"
@@ -42,6 +43,10 @@ class BleuResult(MetricResult):
             True, 0.0, 100.0,
             "sentence BLEU (0-100) of each example, with effective order (sacrebleu's sentence default)",
         ),
+    }
+    corpus_column: ClassVar[Column] = CORPUS_BLEU
+    plain_tuples: ClassVar[Mapping[str, type]] = {
+        "precisions": float, "counts": int, "totals": int, "sentence_sys_len": int, "sentence_ref_len": int,
     }
 
     bleu: float = 0.0  #: corpus BLEU, 0-100
@@ -54,22 +59,10 @@ class BleuResult(MetricResult):
     sentence_sys_len: tuple[int, ...] = ()  #: hypothesis tokens of each example
     sentence_ref_len: tuple[int, ...] = ()  #: closest-reference tokens of each example
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        object.__setattr__(self, "precisions", tuple(float(p) for p in self.precisions))
-        for name in ("counts", "totals", "sentence_sys_len", "sentence_ref_len"):
-            object.__setattr__(self, name, tuple(int(v) for v in getattr(self, name)))
-
     @property
     def ratio(self) -> float:
         """Corpus hypothesis / reference length (0 when the reference length is 0)."""
         return self.sys_len / self.ref_len if self.ref_len else 0.0
-
-    def column(self, name: str) -> Column:
-        """Direction and range of a column, or of the headline ``bleu``."""
-        if name == "bleu":
-            return CORPUS_BLEU
-        return super().column(name)
 
     def aggregate(self) -> dict[str, float]:
         """Corpus ``bleu``, ``bp``, ``ratio``, ``precision_1..N``, ``sys_len``, ``ref_len``, and

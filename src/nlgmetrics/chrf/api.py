@@ -32,8 +32,9 @@ import numpy as np
 from nlgmetrics.chrf.ngrams import TextNgrams, pair_statistics, text_ngrams
 from nlgmetrics.chrf.result import ChrfResult
 from nlgmetrics.chrf.score import chrf_score
+from nlgmetrics.core.corpus import check_summed_statistics, score_examples, score_rows
 from nlgmetrics.core.signature import make_signature
-from nlgmetrics.core.validation import check_bool, check_int, check_real, check_reference_inputs
+from nlgmetrics.core.validation import check_bool, check_int, check_real
 
 #: Defaults of every chrF entry point (sacrebleu's ``CHRF()``); chrF++ is ``word_order=2``.
 DEFAULT_CHAR_ORDER = 6
@@ -54,11 +55,6 @@ def _reference_ngrams(text: str, lowercase: bool, char_order: int, word_order: i
 def clear_caches() -> None:
     """Empty the reference n-gram cache (e.g. to bound memory or to time cold runs)."""
     _reference_ngrams.cache_clear()
-
-
-def _nrefs(refs: Sequence[Sequence[str]]) -> int | str:
-    counts = {len(r) for r in refs}
-    return counts.pop() if len(counts) == 1 else "var"
 
 
 @dataclass(frozen=True)
@@ -149,11 +145,6 @@ class ChrfOptions:
         return chrf_score(stats, self.beta, self.eps_smoothing)
 
 
-def _segments(options: ChrfOptions, predictions: Any, references: Any):
-    preds, refs = check_reference_inputs(predictions, references)
-    return refs, [options.segment(p, r) for p, r in zip(preds, refs)]
-
-
 def chrf(
     predictions: Sequence[str],
     references: Sequence[str | Sequence[str]],
@@ -192,13 +183,13 @@ def chrf(
     """
     options = ChrfOptions.checked(char_order=char_order, word_order=word_order, beta=beta, lowercase=lowercase,
                                   whitespace=whitespace, eps_smoothing=eps_smoothing)
-    refs, segments = _segments(options, predictions, references)
+    segments, nrefs = score_examples(options.segment, predictions, references)
     totals = [0] * (3 * options.n_orders)
     for stats, _, _ in segments:
         totals = [a + b for a, b in zip(totals, stats)]
     return ChrfResult(
         scores={"sentence_chrf": [score for _, score, _ in segments]},
-        signature=options.signature(_nrefs(refs)),
+        signature=options.signature(nrefs),
         chrf=options.score(totals),
         statistics=tuple(totals),
         char_order=options.char_order,
@@ -232,7 +223,7 @@ def chrf_statistics(predictions: Sequence[str], references: Sequence[str | Seque
         ((2, 18), True)
     """
     checked = ChrfOptions.checked(**options)
-    _, segments = _segments(checked, predictions, references)
+    segments, _ = score_examples(checked.segment, predictions, references)
     return np.array([stats for stats, _, _ in segments], dtype=np.int64).reshape(len(segments), 3 * checked.n_orders)
 
 
@@ -246,17 +237,8 @@ def chrf_from_statistics(summed_stats: Any, **options: Any) -> float | np.ndarra
         44.41318327974276
     """
     checked = ChrfOptions.checked(**options)
-    array = np.asarray(summed_stats)
-    width = 3 * checked.n_orders
-    if array.ndim not in (1, 2) or array.shape[-1] != width:
-        raise ValueError(
-            f"summed_stats has shape {array.shape}; expected ({width},) or (n, {width}): "
-            f"[hyp, ref, match] for each of the {checked.n_orders} orders (char_order={checked.char_order}, "
-            f"word_order={checked.word_order}), e.g. chrf_statistics(...).sum(axis=0) with the same options."
-        )
-    if not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)) \
-            or np.issubdtype(array.dtype, np.bool_) or not np.isfinite(array).all() or (array < 0).any():
-        raise ValueError("summed_stats must hold finite non-negative counts (sums of chrf_statistics rows).")
-    if array.ndim == 1:
-        return checked.score(array.tolist())
-    return np.array([checked.score(row) for row in array.tolist()], dtype=np.float64)
+    layout = (f"[hyp, ref, match] for each of the {checked.n_orders} orders (char_order={checked.char_order}, "
+              f"word_order={checked.word_order})")
+    array = check_summed_statistics(summed_stats, 3 * checked.n_orders, layout=layout, source="chrf_statistics",
+                                    values="counts")
+    return score_rows(array, checked.score)

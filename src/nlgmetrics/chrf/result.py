@@ -23,7 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from nlgmetrics.core.result import Column, MetricResult
+from nlgmetrics.core.corpus import CorpusResult
+from nlgmetrics.core.result import Column
 
 #: What the headline number (``aggregate()["chrf"]``, not a per-example column) means.
 CORPUS_CHRF = Column(True, 0.0, 100.0,
@@ -31,7 +32,7 @@ CORPUS_CHRF = Column(True, 0.0, 100.0,
 
 
 @dataclass(frozen=True)
-class ChrfResult(MetricResult):
+class ChrfResult(CorpusResult):
     """Sentence chrF per example and the corpus chrF with its statistics (module docstring)."""
 
     metric: ClassVar[str] = "chrf"
@@ -40,6 +41,8 @@ class ChrfResult(MetricResult):
         "sentence_chrf": Column(True, 0.0, 100.0,
                                 "sentence chrF (0-100) of each example against its best reference"),
     }
+    corpus_column: ClassVar[Column] = CORPUS_CHRF
+    plain_tuples: ClassVar[Mapping[str, type]] = {"statistics": int, "best_reference": int}
 
     chrf: float = 0.0  #: corpus chrF, 0-100
     statistics: tuple[int, ...] = ()  #: corpus [hyp, ref, match] per order (characters, then words)
@@ -48,21 +51,10 @@ class ChrfResult(MetricResult):
     beta: float = 2.0
     best_reference: tuple[int, ...] = ()  #: per example, the index of the reference used
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        object.__setattr__(self, "statistics", tuple(int(v) for v in self.statistics))
-        object.__setattr__(self, "best_reference", tuple(int(v) for v in self.best_reference))
-
     @property
     def name(self) -> str:
         """sacrebleu's name of the variant: ``chrF2`` (chrF), ``chrF2++`` (word order 2), ..."""
         return f"chrF{self.beta:g}" + "+" * self.word_order
-
-    def column(self, name: str) -> Column:
-        """Direction and range of a column, or of the headline ``chrf``."""
-        if name == "chrf":
-            return CORPUS_CHRF
-        return super().column(name)
 
     def aggregate(self) -> dict[str, float]:
         """Corpus ``chrf`` and the mean ``sentence_chrf``."""

@@ -352,6 +352,25 @@ def check_bool(name: str, value: Any, *, message: str | None = None) -> bool:
     return bool(value)
 
 
+def check_confidence(confidence: Any) -> float:
+    """The level of a confidence interval as a plain float strictly between 0 and 1 (numpy
+    scalars converted), else a ValueError; a percentage such as 95 is the common slip.
+
+    >>> check_confidence(np.float64(0.9))
+    0.9
+    >>> check_confidence(95)
+    Traceback (most recent call last):
+    ...
+    ValueError: confidence=95 must be a number strictly between 0 and 1 (a fraction: 0.95 for a 95% interval).
+    """
+    message = (f"confidence={confidence!r} must be a number strictly between 0 and 1 "
+               f"(a fraction: 0.95 for a 95% interval).")
+    value = check_real("confidence", confidence, minimum=0, exclusive_minimum=True, maximum=1, message=message)
+    if value == 1:  # check_real's maximum is inclusive; a 100% interval has no finite bounds
+        raise ValueError(message)
+    return value
+
+
 # ------------------------------------------------------------------------------------------------
 # the options every LM metric shares
 

@@ -16,22 +16,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nlgmetrics.core.validation import check_int, check_real
+from nlgmetrics.core.validation import check_confidence, check_int
 
 _CHUNK_CELLS = 4_000_000  # resample counts held at once (bounded memory on big corpora)
-
-
-def check_confidence(confidence: object) -> float:
-    """``confidence`` as a float strictly between 0 and 1, else a ValueError naming the fix.
-
-    >>> check_confidence(0.95)
-    0.95
-    """
-    message = f"confidence={confidence!r} must be a number strictly between 0 and 1, e.g. 0.95."
-    value = check_real("confidence", confidence, minimum=0, exclusive_minimum=True, message=message)
-    if value >= 1:
-        raise ValueError(message)
-    return value
 
 
 def bootstrap_columns(

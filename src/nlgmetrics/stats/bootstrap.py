@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from nlgmetrics.core.validation import check_choice, check_int, check_real
+from nlgmetrics.core.validation import check_choice, check_confidence, check_int
 from nlgmetrics.stats.coefficients import METHODS, MIN_POINTS, TIE_TOLERANCE, batched_correlate
 from nlgmetrics.stats.correlation import (
     LEVEL_FUNCTIONS,
@@ -158,27 +158,6 @@ def check_resampling(n_resamples: Any, seed: Any) -> tuple[int, int | None]:
         f"`seed` must be a non-negative integer or None (the seed of numpy.random.default_rng, "
         f"e.g. 0), got {seed!r}."))
     return n_resamples, seed
-
-
-def check_confidence(confidence: Any) -> float:
-    """The interval's level as a plain float strictly between 0 and 1, or a clear error.
-
-    A percentage (95) or a numpy scalar are the common slips: the first is refused, the second
-    converted (float32 arithmetic on the quantile level would move the interval bounds).
-
-    >>> check_confidence(np.float64(0.9))
-    0.9
-    >>> check_confidence(95)
-    Traceback (most recent call last):
-    ...
-    ValueError: `confidence` must be a fraction strictly between 0 and 1 (e.g. 0.95 for a 95% interval), got 95.
-    """
-    message = (f"`confidence` must be a fraction strictly between 0 and 1 (e.g. 0.95 for a 95% "
-               f"interval), got {confidence!r}.")
-    value = check_real("confidence", confidence, minimum=0, exclusive_minimum=True, maximum=1, message=message)
-    if value >= 1:
-        raise ValueError(message)
-    return value
 
 
 def resample_indices(n_docs: int, n_resamples: int, seed: int | None) -> np.ndarray:

@@ -31,16 +31,12 @@ from typing import Any
 
 import numpy as np
 
+from nlgmetrics.core.corpus import check_summed_statistics, score_examples, score_rows
 from nlgmetrics.core.signature import make_signature
-from nlgmetrics.core.validation import check_bool, check_reference_inputs
+from nlgmetrics.core.validation import check_bool
 from nlgmetrics.ter.result import TerResult
 from nlgmetrics.ter.shifts import shifted_edits
 from nlgmetrics.ter.tokenize import tercom_words
-
-
-def _nrefs(refs: Sequence[Sequence[str]]) -> int | str:
-    counts = {len(r) for r in refs}
-    return counts.pop() if len(counts) == 1 else "var"
 
 
 def ter_score(num_edits: float, ref_length: float) -> float:
@@ -121,11 +117,6 @@ class TerOptions:
         return int(best), total_length / len(references)
 
 
-def _segments(options: TerOptions, predictions: Any, references: Any):
-    preds, refs = check_reference_inputs(predictions, references)
-    return refs, [options.segment(p, r) for p, r in zip(preds, refs)]
-
-
 def ter(
     predictions: Sequence[str],
     references: Sequence[str | Sequence[str]],
@@ -167,14 +158,14 @@ def ter(
     options = TerOptions.checked(normalized=normalized, no_punct=no_punct, asian_support=asian_support,
                                  case_sensitive=case_sensitive,
                                  normalize_references_twice=normalize_references_twice)
-    refs, segments = _segments(options, predictions, references)
+    segments, nrefs = score_examples(options.segment, predictions, references)
     num_edits = sum(edits for edits, _ in segments)
     ref_length = 0.0
     for _, length in segments:  # in order, as sacrebleu sums them
         ref_length += length
     return TerResult(
         scores={"sentence_ter": [ter_score(e, length) for e, length in segments]},
-        signature=options.signature(_nrefs(refs)),
+        signature=options.signature(nrefs),
         ter=ter_score(num_edits, ref_length),
         num_edits=num_edits,
         ref_length=ref_length,
@@ -193,7 +184,7 @@ def ter_statistics(predictions: Sequence[str], references: Sequence[str | Sequen
         >>> stats.tolist(), ter_from_statistics(stats.sum(axis=0))
         ([[1.0, 3.0], [0.0, 1.0]], 25.0)
     """
-    _, segments = _segments(TerOptions.checked(**options), predictions, references)
+    segments, _ = score_examples(TerOptions.checked(**options).segment, predictions, references)
     return np.array(segments, dtype=np.float64).reshape(len(segments), 2)
 
 
@@ -207,14 +198,5 @@ def ter_from_statistics(summed_stats: Any, **options: Any) -> float | np.ndarray
         [25.0, 0.0]
     """
     TerOptions.checked(**options)
-    array = np.asarray(summed_stats)
-    if array.ndim not in (1, 2) or array.shape[-1] != 2:
-        raise ValueError(f"summed_stats has shape {array.shape}; expected (2,) or (n, 2): [edits, reference "
-                         f"length], e.g. ter_statistics(...).sum(axis=0).")
-    if not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)) \
-            or not np.isfinite(array).all() or (array < 0).any():
-        raise ValueError("summed_stats must hold finite non-negative numbers (sums of ter_statistics rows).")
-    if array.ndim == 1:
-        edits, length = array.tolist()
-        return ter_score(edits, length)
-    return np.array([ter_score(e, length) for e, length in array.tolist()], dtype=np.float64)
+    array = check_summed_statistics(summed_stats, 2, layout="[edits, reference length]", source="ter_statistics")
+    return score_rows(array, lambda row: ter_score(*row))

@@ -21,7 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from nlgmetrics.core.result import Column, MetricResult
+from nlgmetrics.core.corpus import CorpusResult
+from nlgmetrics.core.result import Column
 
 #: What the headline number (``aggregate()["ter"]``, not a per-example column) means.
 CORPUS_TER = Column(False, 0.0, math.inf,
@@ -29,7 +30,7 @@ CORPUS_TER = Column(False, 0.0, math.inf,
 
 
 @dataclass(frozen=True)
-class TerResult(MetricResult):
+class TerResult(CorpusResult):
     """Sentence TER per example and the corpus TER with its statistics (module docstring)."""
 
     metric: ClassVar[str] = "ter"
@@ -38,23 +39,14 @@ class TerResult(MetricResult):
         "sentence_ter": Column(False, 0.0, math.inf,
                                "sentence TER (0-100+) of each example: fewest edits / mean reference length"),
     }
+    corpus_column: ClassVar[Column] = CORPUS_TER
+    plain_tuples: ClassVar[Mapping[str, type]] = {"sentence_num_edits": int, "sentence_ref_length": float}
 
     ter: float = 0.0  #: corpus TER, 0-100+ (lower is better)
     num_edits: int = 0  #: edits summed over the corpus (each example: its best reference)
     ref_length: float = 0.0  #: mean reference lengths (words) summed over the corpus
     sentence_num_edits: tuple[int, ...] = ()
     sentence_ref_length: tuple[float, ...] = ()
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        object.__setattr__(self, "sentence_num_edits", tuple(int(v) for v in self.sentence_num_edits))
-        object.__setattr__(self, "sentence_ref_length", tuple(float(v) for v in self.sentence_ref_length))
-
-    def column(self, name: str) -> Column:
-        """Direction and range of a column, or of the headline ``ter``."""
-        if name == "ter":
-            return CORPUS_TER
-        return super().column(name)
 
     def aggregate(self) -> dict[str, float]:
         """Corpus ``ter``, ``num_edits``, ``ref_length`` and the mean ``sentence_ter``."""

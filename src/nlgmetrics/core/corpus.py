@@ -1,0 +1,118 @@
+"""What the corpus-level metrics with references (BLEU, chrF, TER) share, declared once.
+
+Such a metric scores each example against its references, sums per-example sufficient statistics
+over the corpus and computes one headline number from the sums (not the mean of the sentence
+scores). The shared pieces:
+
+- :func:`score_examples`: the inputs checked (:func:`~nlgmetrics.core.validation.check_reference_inputs`),
+  one value per example from a per-example function, and the reference count of the signature;
+- :func:`reference_count`: the signature's ``nrefs``, sacrebleu's convention (the number of
+  references per example, or ``"var"`` when it varies);
+- :func:`check_summed_statistics` and :func:`score_rows`: the corpus score from statistics summed
+  over the examples (one row), or from many such sums at once (one per resample);
+- :class:`CorpusResult`: a result whose headline is that corpus number, with its own direction
+  and range, and whose detail fields are tuples of plain Python numbers.
+
+>>> values, nrefs = score_examples(lambda p, refs: len(refs), ["a", "b"], [["a", "x"], "b"])
+>>> values, nrefs
+([2, 1], 'var')
+>>> score_rows(check_summed_statistics([[1, 2], [3, 4]], 2, layout="[a, b]", source="toy_statistics"), sum).tolist()
+[3.0, 7.0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
+
+import numpy as np
+
+from nlgmetrics.core.result import Column, MetricResult
+from nlgmetrics.core.validation import check_reference_inputs
+
+T = TypeVar("T")
+
+
+def reference_count(references: Sequence[Sequence[str]]) -> int | str:
+    """The signature's ``nrefs``: the number of references of every example, or ``"var"`` when
+    examples have different numbers (sacrebleu's convention).
+
+    >>> reference_count([["a"], ["b"]]), reference_count([["a", "b"], ["c"]])
+    (1, 'var')
+    """
+    counts = {len(refs) for refs in references}
+    return counts.pop() if len(counts) == 1 else "var"
+
+
+def score_examples(
+    score_one: Callable[[str, list[str]], T], predictions: Any, references: Any
+) -> tuple[list[T], int | str]:
+    """``([score_one(prediction, its references) for each example], nrefs)``.
+
+    The inputs are checked first (a clear error for a bad shape or type); each example's
+    references reach ``score_one`` as a non-empty list of strings (a single string is one
+    reference). ``nrefs`` is :func:`reference_count` of the checked references.
+    """
+    preds, refs = check_reference_inputs(predictions, references)
+    return [score_one(p, r) for p, r in zip(preds, refs)], reference_count(refs)
+
+
+def check_summed_statistics(summed_stats: Any, width: int, *, layout: str, source: str,
+                            values: str = "numbers") -> np.ndarray:
+    """``summed_stats`` as an array of shape ``(width,)`` (one corpus) or ``(n, width)`` (one
+    summed row per resample), holding finite non-negative integers or floats; else a ValueError
+    naming the expected ``layout`` and the function (``source``) whose rows sum to it. ``values``
+    names what the entries are in the error (e.g. ``"counts"``).
+
+    >>> check_summed_statistics([1, 2, 3], 2, layout="[edits, reference length]", source="ter_statistics")
+    Traceback (most recent call last):
+    ...
+    ValueError: summed_stats has shape (3,); expected (2,) or (n, 2): [edits, reference length], e.g. ter_statistics(...).sum(axis=0) with the same options.
+    """
+    array = np.asarray(summed_stats)
+    if array.ndim not in (1, 2) or array.shape[-1] != width:
+        raise ValueError(f"summed_stats has shape {array.shape}; expected ({width},) or (n, {width}): {layout}, "
+                         f"e.g. {source}(...).sum(axis=0) with the same options.")
+    # A bool array is neither integer nor floating to numpy, so it is refused here too.
+    numeric = np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)
+    if not numeric or not np.isfinite(array).all() or (array < 0).any():
+        raise ValueError(f"summed_stats must hold finite non-negative {values} (sums of {source} rows).")
+    return array
+
+
+def score_rows(array: np.ndarray, score: Callable[[list[Any]], float]) -> float | np.ndarray:
+    """``score`` of a 1-D array of summed statistics (a float), or of each row of a 2-D one (a
+    float64 array). ``score`` receives plain Python numbers (``tolist``), so integer counts stay
+    ints, as in the unresampled corpus score."""
+    if array.ndim == 1:
+        return score(array.tolist())
+    return np.array([score(row) for row in array.tolist()], dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class CorpusResult(MetricResult):
+    """A result whose headline (``aggregate()[main]``) is one corpus-level number, computed from
+    statistics summed over the examples, rather than the mean of a per-example column.
+
+    Subclasses set, besides the base's class attributes:
+
+    - ``corpus_column``: what the headline means (direction, range), returned by
+      ``column(main)``;
+    - ``plain_tuples``: ``{field: int or float}``, their tuple fields, stored as tuples of plain
+      Python numbers whatever sequence (of numpy scalars, say) was passed.
+    """
+
+    corpus_column: ClassVar[Column]
+    plain_tuples: ClassVar[Mapping[str, type]] = {}
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name, kind in self.plain_tuples.items():
+            object.__setattr__(self, name, tuple(kind(v) for v in getattr(self, name)))
+
+    def column(self, name: str) -> Column:
+        """Direction and range of a column, or of the corpus headline ``main``."""
+        if name == self.main:
+            return self.corpus_column
+        return super().column(name)
