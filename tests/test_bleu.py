@@ -1,5 +1,6 @@
 """BLEU: parity with sacrebleu across options, tokenizer fuzzing, hand cases, bad input, the
-result contract, the evaluate module and its card.
+result contract and the numbers of its card. What BLEU shares with chrF and TER (the evaluate
+module on mixed reference shapes, the card and module examples) is in tests/test_text_metrics.py.
 
 Expected numbers come from sacrebleu (same options) or from hand computation.
 """
@@ -16,14 +17,8 @@ import pytest
 
 from nlgmetrics.bleu import BleuResult, BleuScorer, bleu, clear_caches, corpus_bleu, get_tokenizer, sentence_bleu
 from nlgmetrics.core.signature import parse_signature
-from tests.evaluate_support import (
-    FIRST_SHAPES,
-    compute_in_two_batches,
-    mixed_shapes_first,
-    reference_lists,
-    sacrebleu_streams,
-)
-from tests.markdown_examples import REPO_ROOT, run_examples
+from tests.evaluate_support import sacrebleu_streams
+from tests.markdown_examples import REPO_ROOT
 
 sacrebleu = pytest.importorskip("sacrebleu")
 from sacrebleu.metrics import BLEU  # noqa: E402
@@ -463,56 +458,7 @@ def test_corpus_effective_order_does_not_leak_into_sentence_scores():
     assert plain.scores == effective.scores == {"sentence_bleu": [100.0, 100.0]}
 
 
-def test_evaluate_module_loads_offline_and_batches(metrics_dir, monkeypatch):
-    evaluate = pytest.importorskip("evaluate")
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    module = evaluate.load(str(metrics_dir / "bleu"))
-    hyps, refs = varied_corpus(seed=8, size=12)
-    out = compute_in_two_batches(module, hyps, refs, 5, tokenize="intl")
-    expected = BLEU(tokenize="intl").corpus_score(hyps, sacrebleu_streams(refs))
-    assert abs(out["score"] - expected.score) <= 1e-9 and 0.0 <= out["score"] <= 100.0
-    assert list(out)[0] == "score" and isinstance(out["score"], float)
-    sentence = BLEU(tokenize="intl", effective_order=True)
-    want = [sentence.sentence_score(h, r).score for h, r in zip(hyps, refs)]
-    each = compute_in_two_batches(module, hyps, refs, 5, tokenize="intl", use_aggregator=False)
-    assert each["score"] == pytest.approx(want, abs=1e-9)
-    single = module.compute(predictions=["a b c d e"], references=["a b c d e"], return_signature=True)
-    assert single["score"] == 100.0 and single["signature"].startswith("bleu|")
-
-
-MIXED_HYPOTHESES = ["the cat is on the mat", "there is a dog", "a bird sings today"]
-MIXED_REFERENCES = [["the cat is on the mat", "a cat is on the mat"], "there is a big dog",
-                    ["a bird sang today", "the bird is singing"]]
-
-
-@pytest.mark.parametrize("first", FIRST_SHAPES)
-def test_evaluate_mixed_string_and_list_references_give_the_library_numbers(metrics_dir, first):
-    evaluate = pytest.importorskip("evaluate")
-    hyps, refs = mixed_shapes_first(MIXED_HYPOTHESES, MIXED_REFERENCES, first)
-    lists = reference_lists(refs)
-    theirs = sacrebleu.corpus_bleu(hyps, sacrebleu_streams(lists))
-    sentences = [sacrebleu.sentence_bleu(h, r).score for h, r in zip(hyps, lists)]
-    library = bleu(hyps, refs)
-    module = evaluate.load(str(metrics_dir / "bleu"))
-    # the first batch decides evaluate's feature format: one of single strings or lists, then the other
-    options = {"use_aggregator": False, "return_signature": True}
-    for out in (compute_in_two_batches(module, hyps, refs, 1), module.compute(predictions=hyps, references=refs)):
-        assert abs(out["score"] - theirs.score) <= 1e-9
-        assert out["sentence_bleu"] == library.aggregate()["sentence_bleu"]
-    for each in (compute_in_two_batches(module, hyps, refs, 1, **options),
-                 module.compute(predictions=hyps, references=refs, **options)):
-        assert each["score"] == pytest.approx(sentences, abs=1e-9)
-        assert each["signature"] == library.signature and "nrefs:var" in each["signature"]
-
-
 # --------------------------------------------------------------------------- model card
-
-
-@pytest.mark.parametrize("path, minimum", [("metrics/bleu/README.md", 14), ("metrics/bleu/bleu.py", 4)])
-def test_card_and_module_examples_print_what_they_show(path, minimum):
-    pytest.importorskip("evaluate")
-    result, _ = run_examples(REPO_ROOT / path)
-    assert result.attempted >= minimum and result.failed == 0, f"{result.failed} of {result.attempted} examples of {path} failed"
 
 
 def test_card_numbers_are_sacrebleus():
@@ -537,13 +483,8 @@ def test_card_zh_range_cases_are_sacrebleus():
 
 
 def test_speed_benchmark_rows_have_identical_numbers(shared_data_dir):
-    import importlib.util
-    from pathlib import Path
+    from benchmarks import speed_text
 
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "speed_text.py"
-    spec = importlib.util.spec_from_file_location("speed_text", path)
-    speed_text = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(speed_text)
     rows = speed_text.run(shared_data_dir, limit=3)
     assert len(rows) == 10
     for row in rows:

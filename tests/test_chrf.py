@@ -1,5 +1,7 @@
 """chrF / chrF++: parity with sacrebleu on WebNLG 2020 and REALSumm and on edge cases, hand cases,
-the sufficient-statistics interface, bad input, signatures, the evaluate module and its card.
+the sufficient-statistics interface, bad input, signatures and the numbers of its card. What
+chrF shares with BLEU and TER (the evaluate module on mixed reference shapes, the card and module
+examples) is in tests/test_text_metrics.py.
 
 Expected numbers come from sacrebleu's ``CHRF`` (same options) or from hand computation.
 """
@@ -24,14 +26,8 @@ from nlgmetrics.chrf import (
     clear_caches,
 )
 from nlgmetrics.core.signature import parse_signature
-from tests.evaluate_support import (
-    FIRST_SHAPES,
-    compute_in_two_batches,
-    mixed_shapes_first,
-    reference_lists,
-    sacrebleu_streams,
-)
-from tests.markdown_examples import REPO_ROOT, run_examples
+from tests.evaluate_support import sacrebleu_streams
+from tests.markdown_examples import REPO_ROOT
 
 sacrebleu = pytest.importorskip("sacrebleu")
 from sacrebleu.metrics import CHRF  # noqa: E402
@@ -312,50 +308,7 @@ def test_caches_never_change_results():
             hyps, sacrebleu_streams(refs)).score
 
 
-# --------------------------------------------------------------------------- evaluate module and card
-
-
-def test_evaluate_module_loads_offline_and_batches(metrics_dir, monkeypatch):
-    evaluate = pytest.importorskip("evaluate")
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    module = evaluate.load(str(metrics_dir / "chrf"))
-    out = compute_in_two_batches(module, EDGE_HYPOTHESES, EDGE_REFERENCES, 5, word_order=2)
-    anchor = CHRF(word_order=2)
-    assert out["score"] == anchor.corpus_score(EDGE_HYPOTHESES, sacrebleu_streams(EDGE_REFERENCES)).score
-    assert list(out)[0] == "score" and isinstance(out["score"], float)
-    each = compute_in_two_batches(module, EDGE_HYPOTHESES, EDGE_REFERENCES, 5, word_order=2,
-                                  use_aggregator=False, return_signature=True)
-    assert each["score"] == [anchor.sentence_score(h, r).score for h, r in zip(EDGE_HYPOTHESES, EDGE_REFERENCES)]
-    assert parse_signature(each["signature"])["word_order"] == "2"
-
-
-MIXED_HYPOTHESES = ["the cat is on the mat", "there is a dog", "a bird sings today"]
-MIXED_REFERENCES = [["the cat is on the mat", "a cat is on the mat"], "there is a big dog",
-                    ["a bird sang today", "the bird is singing"]]
-
-
-@pytest.mark.parametrize("first", FIRST_SHAPES)
-def test_evaluate_mixed_string_and_list_references_give_the_library_numbers(metrics_dir, first):
-    evaluate = pytest.importorskip("evaluate")
-    hyps, refs = mixed_shapes_first(MIXED_HYPOTHESES, MIXED_REFERENCES, first)
-    lists = reference_lists(refs)
-    theirs = CHRF().corpus_score(hyps, sacrebleu_streams(lists)).score
-    library = chrf(hyps, refs)
-    module = evaluate.load(str(metrics_dir / "chrf"))
-    options = {"use_aggregator": False, "return_signature": True}
-    for out in (compute_in_two_batches(module, hyps, refs, 1), module.compute(predictions=hyps, references=refs)):
-        assert out["score"] == theirs and out["sentence_chrf"] == library.aggregate()["sentence_chrf"]
-    for each in (compute_in_two_batches(module, hyps, refs, 1, **options),
-                 module.compute(predictions=hyps, references=refs, **options)):
-        assert each["score"] == library.scores["sentence_chrf"]
-        assert each["signature"] == library.signature and "nrefs:var" in each["signature"]
-
-
-@pytest.mark.parametrize("path, minimum", [("metrics/chrf/README.md", 10), ("metrics/chrf/chrf.py", 4)])
-def test_card_and_module_examples_print_what_they_show(path, minimum):
-    pytest.importorskip("evaluate")
-    result, _ = run_examples(REPO_ROOT / path)
-    assert result.attempted >= minimum and result.failed == 0, f"{result.failed} of {result.attempted} examples of {path} failed"
+# --------------------------------------------------------------------------- card and benchmark
 
 
 def test_card_numbers_are_sacrebleus():
@@ -368,13 +321,8 @@ def test_card_numbers_are_sacrebleus():
 
 
 def test_speed_benchmark_rows_have_identical_numbers(shared_data_dir):
-    import importlib.util
-    from pathlib import Path
+    from benchmarks import speed_text
 
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "speed_text.py"
-    spec = importlib.util.spec_from_file_location("speed_text", path)
-    speed_text = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(speed_text)
     rows = speed_text.run(shared_data_dir, limit=3, sections=("chrf",))
     assert len(rows) == 4 and all("chrF" in row["metric"] for row in rows)
     for row in rows:

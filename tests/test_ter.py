@@ -1,7 +1,8 @@
 """TER: parity with sacrebleu on WebNLG 2020 and REALSumm text, on random word sequences (the
 shift search and the beam) and on edge cases; the normalisation against sacrebleu's tokenizer;
-hand cases, the sufficient-statistics interface, bad input, signatures, the evaluate module and
-its card.
+hand cases, the sufficient-statistics interface, bad input, signatures and the numbers of its
+card. What TER shares with BLEU and chrF (the evaluate module on mixed reference shapes, the card
+and module examples) is in tests/test_text_metrics.py.
 
 Expected numbers come from sacrebleu's ``TER`` (same options) or from hand computation.
 """
@@ -20,14 +21,8 @@ import pytest
 
 from nlgmetrics.core.signature import parse_signature
 from nlgmetrics.ter import TerResult, shifted_edits, ter, ter_from_statistics, ter_statistics, tercom_words
-from tests.evaluate_support import (
-    FIRST_SHAPES,
-    compute_in_two_batches,
-    mixed_shapes_first,
-    reference_lists,
-    sacrebleu_streams,
-)
-from tests.markdown_examples import REPO_ROOT, run_examples
+from tests.evaluate_support import sacrebleu_streams
+from tests.markdown_examples import REPO_ROOT
 
 sacrebleu = pytest.importorskip("sacrebleu")
 from sacrebleu.metrics import TER  # noqa: E402
@@ -310,38 +305,7 @@ def test_bad_input_errors_name_the_problem(call, message):
         call()
 
 
-# --------------------------------------------------------------------------- evaluate module and card
-
-
-MIXED_HYPOTHESES = ["the cat is on the mat", "there is a dog", "a bird sings today"]
-MIXED_REFERENCES = [["the cat is on the mat", "a cat is on the mat"], "there is a big dog",
-                    ["a bird sang today", "the bird is singing"]]
-
-
-@pytest.mark.parametrize("first", FIRST_SHAPES)
-def test_evaluate_module_gives_sacrebleus_numbers(metrics_dir, first):
-    evaluate = pytest.importorskip("evaluate")
-    hyps, refs = mixed_shapes_first(MIXED_HYPOTHESES, MIXED_REFERENCES, first)
-    lists = reference_lists(refs)
-    theirs = TER(normalized=True).corpus_score(hyps, sacrebleu_streams(lists)).score
-    library = ter(hyps, refs, normalized=True)
-    module = evaluate.load(str(metrics_dir / "ter"))
-    for out in (compute_in_two_batches(module, hyps, refs, 1, normalized=True),
-                module.compute(predictions=hyps, references=refs, normalized=True)):
-        assert out["score"] == theirs and list(out)[0] == "score"
-        assert out["sentence_ter"] == library.aggregate()["sentence_ter"]
-    options = {"normalized": True, "use_aggregator": False, "return_signature": True}
-    for each in (compute_in_two_batches(module, hyps, refs, 1, **options),
-                 module.compute(predictions=hyps, references=refs, **options)):
-        assert each["score"] == library.scores["sentence_ter"]
-        assert each["signature"] == library.signature and "nrefs:var" in each["signature"]
-
-
-@pytest.mark.parametrize("path, minimum", [("metrics/ter/README.md", 10), ("metrics/ter/ter.py", 4)])
-def test_card_and_module_examples_print_what_they_show(path, minimum):
-    pytest.importorskip("evaluate")
-    result, _ = run_examples(REPO_ROOT / path)
-    assert result.attempted >= minimum and result.failed == 0, f"{result.failed} of {result.attempted} examples of {path} failed"
+# --------------------------------------------------------------------------- card and benchmark
 
 
 def test_card_numbers_are_sacrebleus():
@@ -355,12 +319,8 @@ def test_card_numbers_are_sacrebleus():
 
 
 def test_speed_benchmark_rows_have_identical_numbers():
-    import importlib.util
+    from benchmarks import speed_text
 
-    path = REPO_ROOT / "benchmarks" / "speed_text.py"
-    spec = importlib.util.spec_from_file_location("speed_text", path)
-    speed_text = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(speed_text)
     systems = {"a": (["b c a d", "the cat"], [["a b c d"], ["the cat sat", "a cat"]]), "b": (["x"], [["y z"]])}
     row = speed_text._ter_rows("toy", systems)
     assert row["max_abs_diff"] == 0.0 and "3 outputs" in row["metric"] and row["ours_s"] >= 0, row
