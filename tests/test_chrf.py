@@ -8,7 +8,6 @@ Expected numbers come from sacrebleu's ``CHRF`` (same options) or from hand comp
 
 from __future__ import annotations
 
-import copy
 import itertools
 import json
 import math
@@ -267,15 +266,6 @@ def test_signature_records_every_option():
     assert chrf(["a"], ["a"], beta=np.float64(2.0), char_order=np.int64(6)).signature == chrf(["a"], ["a"]).signature
 
 
-def test_inputs_not_mutated():
-    hyps = ["the cat", "a dog"]
-    refs = [["the cat", "a cat"], "a dog"]
-    before = (copy.deepcopy(hyps), copy.deepcopy(refs))
-    chrf(hyps, refs, word_order=2, lowercase=True)
-    chrf_statistics(hyps, refs)
-    assert (hyps, refs) == before
-
-
 @pytest.mark.parametrize("call, message", [
     (lambda: chrf("a cat", ["a cat"]), r"`predictions` is a single string"),
     (lambda: chrf(["a", "b"], ["a"]), r"`references` has 1 items but there are 2 predictions"),
@@ -290,6 +280,8 @@ def test_inputs_not_mutated():
     (lambda: chrf(["a"], ["a"], lowercase="no"), r"lowercase='no' must be True or False"),
     (lambda: chrf(["a"], ["a"], tokenize="13a"), r"unexpected keyword argument 'tokenize'"),
     (lambda: chrf_statistics(["a"], ["a"], beta=0), r"beta=0 must be a finite number > 0"),
+    (lambda: chrf_statistics(["a"], ["a"], tokenize="13a"),
+     r"unexpected keyword argument 'tokenize': the options of chrF are \['char_order', 'word_order', 'beta', "),
     (lambda: chrf_from_statistics([0] * 18, word_order=-2), r"word_order=-2 must be a non-negative integer"),
 ])
 def test_bad_input_errors_name_the_problem(call, message):

@@ -9,7 +9,6 @@ Expected numbers come from sacrebleu's ``TER`` (same options) or from hand compu
 
 from __future__ import annotations
 
-import copy
 import itertools
 import json
 import math
@@ -279,15 +278,6 @@ def test_signature_records_every_option():
     assert ter(["a"], ["a"], normalized=np.bool_(True)).signature == ter(["a"], ["a"], normalized=True).signature
 
 
-def test_inputs_not_mutated():
-    hyps = ["the cat", "a dog"]
-    refs = [["the cat", "a cat"], "a dog"]
-    before = copy.deepcopy((hyps, refs))
-    ter(hyps, refs, normalized=True)
-    ter_statistics(hyps, refs)
-    assert (hyps, refs) == before
-
-
 @pytest.mark.parametrize("call, message", [
     (lambda: ter("a cat", ["a cat"]), r"`predictions` is a single string"),
     (lambda: ter(["a", "b"], ["a"]), r"`references` has 1 items but there are 2 predictions"),
@@ -299,6 +289,8 @@ def test_inputs_not_mutated():
     (lambda: ter(["a"], ["a"], normalize_references_twice=True),
      r"normalize_references_twice=True only acts with normalized=True"),
     (lambda: ter_from_statistics([1, 2], no_punct=1), r"no_punct=1 must be True or False"),
+    (lambda: ter_statistics(["a"], ["a"], lowercase=True),
+     r"unexpected keyword argument 'lowercase': the options of TER are \['normalized', 'no_punct', "),
 ])
 def test_bad_input_errors_name_the_problem(call, message):
     with pytest.raises((ValueError, TypeError), match=message):

@@ -1,6 +1,7 @@
 """What the text metrics are checked for alike, written once: each evaluate module of the sacrebleu
 family (BLEU, chrF, TER) gives sacrebleu's numbers on a corpus of mixed reference shapes and
-counts, whichever shape comes first and however it is batched; and every example of the text
+counts, whichever shape comes first and however it is batched; no face of theirs (the metric, the
+sufficient statistics, sacrebleu's names) changes its inputs; and every example of the text
 metrics' model cards and module docstrings (BLEU, chrF, TER, ROUGE) prints what it shows.
 
 Expected numbers come from sacrebleu with the same options (the oracle), never from nlgmetrics.
@@ -9,16 +10,17 @@ What is specific to one metric (parity on real text, hand cases, its options) st
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from nlgmetrics.bleu import bleu
-from nlgmetrics.chrf import chrf
+from nlgmetrics.bleu import BleuScorer, bleu, corpus_bleu
+from nlgmetrics.chrf import chrf, chrf_statistics
 from nlgmetrics.core.result import MetricResult
-from nlgmetrics.ter import ter
+from nlgmetrics.ter import ter, ter_statistics
 from tests.evaluate_support import (
     FIRST_SHAPES,
     compute_in_two_batches,
@@ -94,6 +96,27 @@ def test_module_gives_sacrebleus_numbers_on_mixed_reference_shapes(name, first, 
                  module.compute(predictions=hyps, references=refs, **options)):
         assert each["score"] == pytest.approx(sentences, rel=0, abs=family.tolerance)
         assert each["signature"] == library.signature and "nrefs:var" in each["signature"]
+
+
+#: Each family's faces besides the metric, called as ``face(predictions, references per example,
+#: sacrebleu's reference streams)``.
+OTHER_FACES: dict[str, tuple[Callable[[list[str], list[Any], list[Any]], Any], ...]] = {
+    "bleu": (lambda hyps, refs, streams: corpus_bleu(hyps, streams),
+             lambda hyps, refs, streams: BleuScorer().sentences(hyps, refs)),
+    "chrf": (lambda hyps, refs, streams: chrf_statistics(hyps, refs, word_order=2),),
+    "ter": (lambda hyps, refs, streams: ter_statistics(hyps, refs, normalized=True),),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FAMILY))
+def test_no_face_changes_its_inputs(name):
+    hyps, refs = list(MIXED_HYPOTHESES), copy.deepcopy(MIXED_REFERENCES)
+    streams = sacrebleu_streams(reference_lists(refs))
+    before = copy.deepcopy((hyps, refs, streams))
+    FAMILY[name].library(hyps, refs, **FAMILY[name].options)
+    for face in OTHER_FACES[name]:
+        face(hyps, refs, streams)
+    assert (hyps, refs, streams) == before
 
 
 #: Each text metric's card and evaluate module, with the fewest examples each must hold (so that

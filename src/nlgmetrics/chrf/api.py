@@ -32,7 +32,7 @@ import numpy as np
 from nlgmetrics.chrf.ngrams import TextNgrams, pair_statistics, text_ngrams
 from nlgmetrics.chrf.result import ChrfResult
 from nlgmetrics.chrf.score import chrf_score
-from nlgmetrics.core.corpus import check_summed_statistics, score_examples, score_rows
+from nlgmetrics.core.corpus import check_summed_statistics, declared_options, score_examples, score_rows
 from nlgmetrics.core.signature import make_signature
 from nlgmetrics.core.validation import check_bool, check_int, check_real
 
@@ -77,17 +77,11 @@ class ChrfOptions:
     eps_smoothing: bool = False
 
     @classmethod
-    def checked(
-        cls,
-        *,
-        char_order: int = DEFAULT_CHAR_ORDER,
-        word_order: int = DEFAULT_WORD_ORDER,
-        beta: float = DEFAULT_BETA,
-        lowercase: bool = False,
-        whitespace: bool = False,
-        eps_smoothing: bool = False,
-    ) -> ChrfOptions:
-        """Check every option; clear errors naming the option and the valid values."""
+    def checked(cls, **options: Any) -> ChrfOptions:
+        """The options of :func:`chrf` (the fields above; their defaults for those not given),
+        each checked; clear errors naming the option and the valid values."""
+        given = declared_options(cls, options, "chrF")
+        char_order, word_order, beta = given["char_order"], given["word_order"], given["beta"]
         char_order = check_int("char_order", char_order, minimum=0, message=(
             f"char_order={char_order!r} must be a non-negative integer (chrF uses 6)."))
         word_order = check_int("word_order", word_order, minimum=0, message=(
@@ -101,9 +95,8 @@ class ChrfOptions:
         if beta > MAX_BETA:  # F-beta weighs precision by beta**2, which must stay a float
             raise ValueError(f"beta={beta!r} is too large: beta**2 must fit a float, so beta <= {MAX_BETA:g} "
                              f"(recall is beta times as important as precision; chrF uses 2).")
-        switches = {}
-        for name, value in (("lowercase", lowercase), ("whitespace", whitespace), ("eps_smoothing", eps_smoothing)):
-            switches[name] = check_bool(name, value, message=f"{name}={value!r} must be True or False.")
+        switches = {name: check_bool(name, given[name], message=f"{name}={given[name]!r} must be True or False.")
+                    for name in ("lowercase", "whitespace", "eps_smoothing")}
         # An integral beta stays an int: sacrebleu computes beta ** 2 on the int it is given.
         beta_value: float = int(beta) if beta.is_integer() else beta
         return cls(char_order, word_order, beta_value, **switches)

@@ -4,6 +4,8 @@ Such a metric scores each example against its references, sums per-example suffi
 over the corpus and computes one headline number from the sums (not the mean of the sentence
 scores). The shared pieces:
 
+- :func:`declared_options`: the options given to a metric, over the defaults its options class
+  declares (a frozen dataclass, one field per option), unknown names refused;
 - :func:`score_examples`: the inputs checked (:func:`~nlgmetrics.core.validation.check_reference_inputs`),
   one value per example from a per-example function, and the reference count of the signature;
 - :func:`reference_count`: the signature's ``nrefs``, sacrebleu's convention (the number of
@@ -22,6 +24,7 @@ scores). The shared pieces:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
@@ -32,6 +35,31 @@ from nlgmetrics.core.result import Column, MetricResult
 from nlgmetrics.core.validation import check_reference_inputs
 
 T = TypeVar("T")
+
+
+def declared_options(options_class: type, given: Mapping[str, Any], metric: str) -> dict[str, Any]:
+    """Every field of the dataclass ``options_class`` (the metric's options, declared once with
+    their defaults) with its value from ``given`` or its default, in declaration order; a name in
+    ``given`` that is not a field is a TypeError naming the ``metric``'s options. The values are
+    returned unchecked.
+
+    >>> @dataclass(frozen=True)
+    ... class ToyOptions:
+    ...     order: int = 4
+    ...     lowercase: bool = False
+    >>> declared_options(ToyOptions, {"lowercase": True}, "toy")
+    {'order': 4, 'lowercase': True}
+    >>> declared_options(ToyOptions, {"tokenize": "13a"}, "toy")
+    Traceback (most recent call last):
+    ...
+    TypeError: unexpected keyword argument 'tokenize': the options of toy are ['order', 'lowercase'].
+    """
+    fields = dataclasses.fields(options_class)
+    names = [f.name for f in fields]
+    unknown = [name for name in given if name not in names]
+    if unknown:
+        raise TypeError(f"unexpected keyword argument {unknown[0]!r}: the options of {metric} are {names}.")
+    return {f.name: given.get(f.name, f.default) for f in fields}
 
 
 def reference_count(references: Sequence[Sequence[str]]) -> int | str:

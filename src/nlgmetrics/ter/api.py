@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from nlgmetrics.core.corpus import check_summed_statistics, score_examples, score_rows
+from nlgmetrics.core.corpus import check_summed_statistics, declared_options, score_examples, score_rows
 from nlgmetrics.core.signature import make_signature
 from nlgmetrics.core.validation import check_bool
 from nlgmetrics.ter.result import TerResult
@@ -65,13 +65,11 @@ class TerOptions:
     normalize_references_twice: bool = False
 
     @classmethod
-    def checked(cls, *, normalized: bool = False, no_punct: bool = False, asian_support: bool = False,
-                case_sensitive: bool = False, normalize_references_twice: bool = False) -> TerOptions:
-        values = {}
-        for name, value in (("normalized", normalized), ("no_punct", no_punct), ("asian_support", asian_support),
-                            ("case_sensitive", case_sensitive),
-                            ("normalize_references_twice", normalize_references_twice)):
-            values[name] = check_bool(name, value, message=f"{name}={value!r} must be True or False.")
+    def checked(cls, **options: Any) -> TerOptions:
+        """The options of :func:`ter` (the fields above, all switches; False for those not given),
+        each checked."""
+        values = {name: check_bool(name, value, message=f"{name}={value!r} must be True or False.")
+                  for name, value in declared_options(cls, options, "TER").items()}
         if values["normalize_references_twice"] and not values["normalized"]:
             # Without the normaliser a second pass changes nothing; refusing says so instead of
             # recording an option in the signature that did not act.
