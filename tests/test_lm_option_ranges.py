@@ -231,6 +231,33 @@ def test_blanc_tune_options_at_their_edges(tiny_bert_dir):
         _assert_refused_with_range(caught.value, RULES["tune"], str(options))
 
 
+_HUGE = 10**5000  # beyond Python's 4300-digit printing limit and beyond float64
+
+
+@pytest.mark.parametrize("metric, options", [
+    ("infolm", dict(information_measure="alpha_divergence", alpha=_HUGE)), ("infolm", dict(temperature=_HUGE)),
+    ("infolm", dict(idf={1: _HUGE})), ("infolm", dict(chunk_size=-_HUGE)), ("blanc_help", dict(gap=-_HUGE)),
+    ("blanc_help", dict(max_length=-_HUGE)), ("blanc_tune", dict(p_mask=_HUGE)), ("blanc_tune", dict(seed=_HUGE)),
+    ("shannon_score", dict(num_upstream=-_HUGE)), ("shannon_score", dict(start_token=-_HUGE)),
+    ("fflm", dict(weights=(_HUGE, 0, 0))), ("fflm", dict(token_budget=-_HUGE)),
+], ids=lambda value: value if isinstance(value, str) else "-".join(value))
+def test_numbers_too_long_to_print_are_refused_by_their_rule(metric, options):
+    """A number with thousands of digits is refused by the option's own rule, its size described,
+    before any model loads (not Python's integer-conversion limit, nor an OverflowError)."""
+    from nlgmetrics.blanc import blanc
+    from nlgmetrics.fflm import fflm
+    from nlgmetrics.infolm import infolm
+    from nlgmetrics.shannon import shannon_score
+
+    run = {"infolm": infolm, "shannon_score": shannon_score, "fflm": fflm,
+           "blanc_help": lambda *a, **o: blanc(*a, variant="help", **o),
+           "blanc_tune": lambda *a, **o: blanc(*a, variant="tune", **o)}[metric]
+    rules, _ = _rules_and_sentences(metric)
+    with pytest.raises(ValueError, match=r"integer of about 5001 digits|number too long to print") as caught:
+        run(["a cat"], ["a dog"], model="no-such-org/no-such-model", progress=False, **options)
+    _assert_refused_with_range(caught.value, rules, str(list(options)))
+
+
 # ----------------------------------------------------------------------------------------------
 # one rule per shared option, followed by every metric that takes it
 

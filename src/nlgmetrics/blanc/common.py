@@ -24,7 +24,13 @@ from nlgmetrics.blanc.masking import MaskingOptions, MinTokenLengths
 from nlgmetrics.core.sentences import SentenceSplitter
 from nlgmetrics.core.signature import make_signature
 from nlgmetrics.core.refusals import AFTER_LOADING, Refusal
-from nlgmetrics.core.validation import check_choice, check_engine_options, check_int, resolve_token_budget
+from nlgmetrics.core.validation import (
+    check_choice,
+    check_engine_options,
+    check_int,
+    resolve_token_budget,
+    shown_value,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from nlgmetrics.engine import LoadedLM, MaskedQuery
@@ -122,7 +128,7 @@ def check_model_options(
     with MAX_LENGTH_ROOM_RULE.enforced():
         check_int("max_length", length, minimum=MIN_MAX_LENGTH, allow_none=True, message=(
             f"`max_length` must be at least {MIN_MAX_LENGTH} for BLANC ([CLS], one token, [SEP]) or None "
-            f"(blanc's {BLANC_MAX_LENGTH}-token window, capped at the model's positions), got {length!r}."))
+            f"(blanc's {BLANC_MAX_LENGTH}-token window, capped at the model's positions), got {shown_value(length)}."))
     return resolve_token_budget(budget, DEFAULT_TOKEN_BUDGET), batch, length
 
 

@@ -88,6 +88,7 @@ from nlgmetrics.core.validation import (
     check_seed,
     check_source_inputs,
     check_switches,
+    shown_value,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -175,13 +176,13 @@ class TuneOptions:
         with PROBABILITY_RULE.enforced():
             p_mask, p_token_replace, p_token_original = (
                 check_real(name, getattr(self, name), minimum=0, maximum=1,
-                           message=f"`{name}` must be a probability in [0, 1], got {getattr(self, name)!r:.60}.")
+                           message=f"`{name}` must be a probability in [0, 1], got {shown_value(getattr(self, name))}.")
                 for name in ("p_mask", "p_token_replace", "p_token_original"))
         if p_token_replace + p_token_original > 1.0:
             raise PROBABILITY_RULE.error("`p_token_replace` + `p_token_original` must not exceed 1.")
         with LEARNING_RATE_RULE.enforced():
             learning_rate = check_real("learning_rate", self.learning_rate, minimum=0, exclusive_minimum=True,
-                                       message=f"`learning_rate` must be positive, got {self.learning_rate!r:.60}.")
+                                       message=f"`learning_rate` must be positive, got {shown_value(self.learning_rate)}.")
         return dataclasses.replace(
             self, masking=masking, batch_size=batch_size, epochs=epochs, mask_evenly=mask_evenly,
             chunk_size=chunk_size, chunk_stride=chunk_stride, top_fully=top_fully,

@@ -20,6 +20,7 @@ import functools
 from collections.abc import Callable, Iterable
 
 from nlgmetrics.core.refusals import WHILE_SCORING, Refusal
+from nlgmetrics.core.validation import shown_value
 
 SentenceSplitter = Callable[[str], list[str]]
 
@@ -64,14 +65,14 @@ def checked_splitter(split: Callable[[str], Iterable[str]], name: str) -> Senten
         pieces = split(text)
         if isinstance(pieces, str) or not isinstance(pieces, Iterable):
             raise SPLITTER_OUTPUT_RULE.error(
-                f"The sentence splitter {name!r} returned {type(pieces).__name__} ({pieces!r:.40}) for a "
+                f"The sentence splitter {name!r} returned {type(pieces).__name__} ({shown_value(pieces, 40)}) for a "
                 f"document; a splitter must return a list of strings, one per sentence."
             )
         sentences = list(pieces)
         for index, sentence in enumerate(sentences):
             if not isinstance(sentence, str):
                 raise SPLITTER_OUTPUT_RULE.error(
-                    f"The sentence splitter {name!r} returned {type(sentence).__name__} ({sentence!r:.40}) "
+                    f"The sentence splitter {name!r} returned {type(sentence).__name__} ({shown_value(sentence, 40)}) "
                     f"as sentence {index} of a document; a splitter must return a list of strings, one "
                     f"per sentence."
                 )

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from nlgmetrics.core.refusals import AFTER_LOADING, Refusal
+from nlgmetrics.core.validation import shown_value
 
 __all__ = ["START_TOKEN_RULE", "START_TOKEN_VOCABULARY_RULE", "check_start_token", "start_token_id"]
 
@@ -60,7 +61,7 @@ def check_start_token(start_token: Any) -> int | str | None:
         if start_token >= 0:
             return int(start_token)
     raise START_TOKEN_RULE.error(
-        f"start_token={start_token!r:.60} must be None, a non-negative token id or a token string "
+        f"start_token={shown_value(start_token)} must be None, a non-negative token id or a token string "
         f"(e.g. '<|endoftext|>')."
     )
 
@@ -86,7 +87,7 @@ def start_token_id(tokenizer: Any, start_token: Any) -> int | None:
     vocab = tokenizer.get_vocab()
     if start_token not in vocab:
         raise START_TOKEN_VOCABULARY_RULE.error(
-            f"start_token={start_token!r:.60} is not a single token of this tokenizer; pass a token "
+            f"start_token={shown_value(start_token)} is not a single token of this tokenizer; pass a token "
             f"string from its vocabulary, a token id, or None for the metric's default start token."
         )
     return int(vocab[start_token])

@@ -29,6 +29,24 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
+def shown_value(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` for an error message, cut to ``limit`` characters; an integer of more than
+    about 60 digits is described by its size (Python refuses to print more than 4300 digits, and
+    a message need not).
+
+    >>> shown_value(12), shown_value("x" * 100)[-5:], shown_value(-10**5000)
+    ('12', 'xx...', 'a negative integer of about 5001 digits')
+    """
+    if isinstance(value, numbers.Integral) and not _is_bool(value) and abs(int(value)).bit_length() > 200:
+        digits = int(abs(int(value)).bit_length() * math.log10(2)) + 1
+        return f"{'a negative' if value < 0 else 'an'} integer of about {digits} digits"
+    try:
+        text = repr(value)
+    except ValueError:  # a container holding such an integer
+        return f"a {_type_name(value)} holding a number too long to print"
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def _reject_unordered(name: str, values: Any) -> None:
     """A set has no order (rows would be silently misaligned with the other argument) and a dict
     iterates over its keys: neither is a list of examples."""
@@ -237,7 +255,7 @@ def check_int(
     if not ok:
         if message is None:
             message = (f"`{name}` must be {_int_requirement(minimum, maximum)}"
-                       f"{' or None' if allow_none else ''}, got {value!r}.")
+                       f"{' or None' if allow_none else ''}, got {shown_value(value)}.")
         raise ValueError(message)
     return value
 
@@ -314,7 +332,11 @@ def check_real(
         return None
     ok = isinstance(value, numbers.Real) and not _is_bool(value)
     if ok:
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:  # an integer beyond float64 (more than 309 digits)
+            ok = False
+    if ok:
         ok = ((math.isfinite(value) or not finite)
               and (minimum is None or (value > minimum if exclusive_minimum else value >= minimum))
               and (maximum is None or value <= maximum))
@@ -329,7 +351,7 @@ def check_real(
             else:
                 bounds = ""
             message = (f"`{name}` must be a {'finite ' if finite else ''}number{bounds}"
-                       f"{' or None' if allow_none else ''}, got {value!r}.")
+                       f"{' or None' if allow_none else ''}, got {shown_value(value)}.")
         raise ValueError(message)
     return value
 
@@ -420,15 +442,15 @@ def check_engine_options(
     with TOKEN_BUDGET_RULE.enforced():
         budget = check_int("token_budget", token_budget, minimum=1, allow_none=True, message=(
             f"`token_budget` must be a positive integer or None (padded tokens per forward pass, e.g. "
-            f"8192; None: the metric's default; it does not change the numbers), got {token_budget!r}."))
+            f"8192; None: the metric's default; it does not change the numbers), got {shown_value(token_budget)}."))
     with BATCH_SIZE_RULE.enforced():
         batch = check_int("batch_size", batch_size, minimum=1, allow_none=True, message=(
             f"`batch_size` must be a positive integer or None (sequences per forward pass; it does not "
-            f"change the numbers), got {batch_size!r}."))
+            f"change the numbers), got {shown_value(batch_size)}."))
     with MAX_LENGTH_RULE.enforced():
         length = check_int("max_length", max_length, minimum=1, allow_none=True, message=(
             f"`max_length` must be a positive integer or None (tokens per sequence; None: the model's "
-            f"context), got {max_length!r}."))
+            f"context), got {shown_value(max_length)}."))
     return budget, batch, length
 
 
@@ -471,13 +493,6 @@ def check_seed(seed: Any, *, name: str = "seed", allow_none: bool = False) -> in
     with SEED_RULE.enforced():
         return check_int(name, seed, minimum=0, maximum=MAX_SEED, allow_none=allow_none, message=(
             f"`{name}` must be an integer between 0 and 2**64 - 1{' or None' if allow_none else ''}, "
-            f"got {_shown_value(seed)} (torch's generator takes no larger seed and numpy's no negative one)."))
+            f"got {shown_value(seed)} (torch's generator takes no larger seed and numpy's no negative one)."))
 
 
-def _shown_value(value: Any) -> str:
-    """``repr(value)`` for an error message; an integer of more than about 60 digits is described
-    by its size instead (Python refuses to print more than 4300 digits, and a message need not)."""
-    if isinstance(value, numbers.Integral) and not _is_bool(value) and abs(int(value)).bit_length() > 200:
-        digits = int(abs(int(value)).bit_length() * math.log10(2)) + 1
-        return f"{'a negative' if value < 0 else 'an'} integer of about {digits} digits"
-    return repr(value)

@@ -14,6 +14,7 @@ True
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ from nlgmetrics.core.validation import (
     check_source_inputs,
     check_switches,
     resolve_token_budget,
+    shown_value,
 )
 from nlgmetrics.fflm.components import (
     COMPONENT_BOUND,
@@ -191,9 +193,12 @@ def check_weights(weights: Any) -> tuple[float, float, float]:
     try:
         values = tuple(float(w) for w in weights)
     except (TypeError, ValueError):
-        raise WEIGHTS_RULE.error(f"weights={weights!r:.80} must be numbers, e.g. (0.25, 0.25, 0.5).") from None
+        raise WEIGHTS_RULE.error(f"weights={shown_value(weights, 80)} must be numbers, e.g. (0.25, 0.25, 0.5).") from None
+    except OverflowError:  # an integer beyond float64: a number, but not in [0, 1]
+        values = (math.inf,)
     if not all(np.isfinite(w) and 0.0 <= w <= 1.0 for w in values):
-        raise WEIGHTS_RULE.error(f"weights={values!r}: each weight must be a finite number in [0, 1].")
+        raise WEIGHTS_RULE.error(
+            f"weights={shown_value(weights, 80)}: each weight must be a finite number in [0, 1].")
     if abs(sum(values) - 1.0) > WEIGHT_SUM_TOLERANCE:
         raise WEIGHTS_RULE.error(
             f"weights={values!r} sum to {sum(values):g}; FFLM needs a + b + d = 1 "
@@ -295,10 +300,10 @@ def fflm(
     with CHUNK_SIZE_RULE.enforced():
         chunk_size = check_int("chunk_size", chunk_size, minimum=1, message=(
             f"`chunk_size` must be a positive integer (distinct documents scored at a time, e.g. "
-            f"{DEFAULT_CHUNK_SIZE}; it does not change the numbers), got {chunk_size!r:.60}."))
+            f"{DEFAULT_CHUNK_SIZE}; it does not change the numbers), got {shown_value(chunk_size)}."))
     if not isinstance(separator, str):
         raise SEPARATOR_RULE.error(
-            f"separator={separator!r:.60} must be a string (the authors use {DEFAULT_SEPARATOR!r}).")
+            f"separator={shown_value(separator)} must be a string (the authors use {DEFAULT_SEPARATOR!r}).")
     start_token = check_start_token(start_token)
     switches = check_switches(prefix_cache=prefix_cache, return_probabilities=return_probabilities,
                               explain=explain, progress=progress)

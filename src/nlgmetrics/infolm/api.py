@@ -68,6 +68,7 @@ from nlgmetrics.core.validation import (
     check_int,
     check_reference_inputs,
     check_switches,
+    shown_value,
 )
 from nlgmetrics.engine import LoadedLM, is_main_process, load_lm
 from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
@@ -285,11 +286,11 @@ def infolm_multi(
         elif isinstance(item, (tuple, list)) and len(item) in (3, 4):
             name, alpha, beta, *temperature = item
             if temperature and temperature[0] is None:
-                raise MEASURES_ENTRY_RULE.error(f"Bad entry {item!r:.80} in `measures`: give its temperature as a number > 0, "
+                raise MEASURES_ENTRY_RULE.error(f"Bad entry {shown_value(item, 80)} in `measures`: give its temperature as a number > 0, "
                                  f"or use a (name, alpha, beta) tuple for the `temperature` option.")
             specs.append((name, alpha, beta, temperature[0] if temperature else None))
         else:
-            raise MEASURES_ENTRY_RULE.error(f"Bad entry {item!r:.80} in `measures`; use a name, a (name, alpha, beta) tuple or a "
+            raise MEASURES_ENTRY_RULE.error(f"Bad entry {shown_value(item, 80)} in `measures`; use a name, a (name, alpha, beta) tuple or a "
                              f"(name, alpha, beta, temperature) tuple.")
     for name in _MEASURE_OPTIONS:
         if name in options:
@@ -320,7 +321,7 @@ def _infolm(
     checked: list[MeasureSpec] = [
         (m, *check_measure(m, a, b), temperature if t is None else check_temperature(t)) for m, a, b, t in specs]
     if not isinstance(idf, (bool, Mapping, IdfTable)):
-        raise IDF_RULE.error(f"`idf` must be True, False or a {{token_id: weight}} mapping, got {idf!r:.60}.")
+        raise IDF_RULE.error(f"`idf` must be True, False or a {{token_id: weight}} mapping, got {shown_value(idf)}.")
     user_table = as_idf_table(idf)
     with MODEL_KIND_RULE.enforced():
         check_choice("model_kind", model_kind, [None, "masked", "causal"])
@@ -328,7 +329,7 @@ def _infolm(
     with CHUNK_SIZE_RULE.enforced():
         chunk_size = check_int("chunk_size", chunk_size, minimum=1, message=(
             f"`chunk_size` must be a positive integer (distinct texts whose distributions are held at "
-            f"once, e.g. {DEFAULT_CHUNK_SIZE}; it does not change the numbers), got {chunk_size!r:.60}."))
+            f"once, e.g. {DEFAULT_CHUNK_SIZE}; it does not change the numbers), got {shown_value(chunk_size)}."))
     switches = check_switches(progress=progress, explain=explain)
     progress, explain = switches["progress"], switches["explain"]
 

@@ -28,7 +28,14 @@ from typing import Any
 import torch
 
 from nlgmetrics.core.refusals import AFTER_LOADING, Refusal
-from nlgmetrics.core.validation import as_texts, check_engine_options, check_int, check_real, resolve_token_budget
+from nlgmetrics.core.validation import (
+    as_texts,
+    check_engine_options,
+    check_int,
+    check_real,
+    resolve_token_budget,
+    shown_value,
+)
 from nlgmetrics.engine import CausalQuery, LoadedLM, MaskedQuery, iter_causal, iter_masked, load_lm
 from nlgmetrics.engine.bookkeeping import WarnOnce
 
@@ -125,7 +132,7 @@ def resolve_max_length(lm: LoadedLM, max_length: int | None) -> int:
         return lm.max_length
     max_length = check_int("max_length", max_length, minimum=1, message=(
         f"`max_length` must be a positive integer or None (tokens per sequence; None: the model's "
-        f"context), got {max_length!r}."))
+        f"context), got {shown_value(max_length)}."))
     minimum = 3 if lm.kind == "masked" else 2
     if max_length < minimum:
         raise MAX_LENGTH_ROOM_RULE.error(
@@ -239,11 +246,21 @@ def as_idf_table(idf: Any) -> IdfTable | None:
     for key, value in idf.items():
         # numbers.Integral / Real: numpy scalars (an idf table built with numpy) are fine too.
         if isinstance(key, bool) or not isinstance(key, numbers.Integral):
-            raise IDF_RULE.error(f"`idf` keys must be token ids (int), got {key!r:.60}.")
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0:
-            raise IDF_RULE.error(f"`idf[{key}]`={value!r:.60}; weights must be finite numbers >= 0.")
+            raise IDF_RULE.error(f"`idf` keys must be token ids (int), got {shown_value(key)}.")
+        if not _is_weight(value):
+            raise IDF_RULE.error(f"`idf[{shown_value(key)}]`={shown_value(value)}; weights must be finite numbers >= 0.")
         weights[int(key)] = float(value)
     return IdfTable(weights, max(weights.values()), source="user")
+
+
+def _is_weight(value: Any) -> bool:
+    """A finite real number >= 0 (numpy scalars too); an integer beyond float64 is not finite."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False
+    try:
+        return math.isfinite(value) and value >= 0
+    except OverflowError:  # math.isfinite of an integer with more than 309 digits
+        return False
 
 
 def position_weights(text: TokenizedText, table: IdfTable | None) -> list[float]:
@@ -275,7 +292,7 @@ def check_temperature(temperature: Any) -> float:
     """A finite temperature > 0, as a float (every such value is computed without overflow)."""
     with TEMPERATURE_RULE.enforced():
         value = check_real("temperature", temperature, finite=False,
-                           message=f"`temperature` must be a positive number, got {temperature!r:.60}.")
+                           message=f"`temperature` must be a positive number, got {shown_value(temperature)}.")
     if not math.isfinite(value) or value <= 0:
         raise TEMPERATURE_RULE.error(f"`temperature`={temperature} must be finite and > 0 (e.g. 0.25).")
     return value

@@ -73,7 +73,7 @@ import torch
 
 from nlgmetrics.core.measure_names import INFORMATION_MEASURES, InformationMeasureName
 from nlgmetrics.core.refusals import WHILE_SCORING, Refusal
-from nlgmetrics.core.validation import check_real
+from nlgmetrics.core.validation import check_real, shown_value
 
 __all__ = [
     "AB_MIN_SCALE",
@@ -177,7 +177,7 @@ def _as_real(name: str, value: object, measure: str) -> float:
     # numpy scalars (np.float32 from a sweep) are real numbers too.
     with PARAMETER_TYPE_RULE.enforced():
         value = check_real(name, value, finite=False, message=(
-            f"`{name}` must be a real number for information_measure={measure!r}, got {value!r:.60}; "
+            f"`{name}` must be a real number for information_measure={measure!r}, got {shown_value(value)}; "
             f"pass e.g. {name}=0.5."))
     if not math.isfinite(value):
         raise PARAMETER_TYPE_RULE.error(f"`{name}`={value} is not finite; pass a finite number.")
@@ -213,7 +213,7 @@ def check_measure(
     """
     if measure not in INFORMATION_MEASURES:
         raise UNKNOWN_MEASURE_RULE.error(
-            f"Unknown information_measure={measure!r:.60}; choose one of {list(INFORMATION_MEASURES)}."
+            f"Unknown information_measure={shown_value(measure)}; choose one of {list(INFORMATION_MEASURES)}."
         )
     a = b = None
     if measure in NEEDS_ALPHA:

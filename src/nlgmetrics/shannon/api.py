@@ -84,10 +84,9 @@ import numpy as np
 
 from nlgmetrics.core.explanations import TokenBreakdown
 from nlgmetrics.core.result import Column, MetricResult
-from nlgmetrics.core.sentences import SentenceSplitter, resolve_splitter
+from nlgmetrics.core.sentences import SPLITTER_OUTPUT_RULE, SPLITTER_RULE, SentenceSplitter, resolve_splitter
 from nlgmetrics.core.signature import make_signature
 from nlgmetrics.core.refusals import Refusal, refusal_sentences
-from nlgmetrics.core.sentences import SPLITTER_OUTPUT_RULE, SPLITTER_RULE
 from nlgmetrics.core.tokens import START_TOKEN_RULE, START_TOKEN_VOCABULARY_RULE, check_start_token
 from nlgmetrics.core.validation import (
     BATCH_SIZE_RULE,
@@ -100,6 +99,7 @@ from nlgmetrics.core.validation import (
     check_source_inputs,
     check_switches,
     resolve_token_budget,
+    shown_value,
 )
 from nlgmetrics.shannon.explain import shannon_breakdowns
 from nlgmetrics.shannon.ratios import shannon_ratios
@@ -336,11 +336,11 @@ def shannon_score(
     with NUM_UPSTREAM_RULE.enforced():
         num_upstream = check_int("num_upstream", num_upstream, minimum=0, message=(
             f"`num_upstream` must be an integer >= 0 (preceding sentences given as context; the paper "
-            f"uses 0), got {num_upstream!r:.60}."))
+            f"uses 0), got {shown_value(num_upstream)}."))
     with CHUNK_SIZE_RULE.enforced():
         chunk_size = check_int("chunk_size", chunk_size, minimum=1, message=(
             f"`chunk_size` must be an integer >= 1 (distinct documents scored at a time; it does not "
-            f"change the numbers), got {chunk_size!r:.60}."))
+            f"change the numbers), got {shown_value(chunk_size)}."))
     switches = check_switches(prefix_cache=prefix_cache, return_token_scores=return_token_scores,
                               explain=explain, progress=progress)
     prefix_cache, return_token_scores, explain, progress = switches.values()
