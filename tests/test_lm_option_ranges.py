@@ -229,6 +229,10 @@ def test_blanc_tune_options_at_their_edges(tiny_bert_dir):
         with pytest.raises(ValueError) as caught:
             blanc_tune(SUMMARIES, DOCUMENTS, model=str(tiny_bert_dir), progress=False, **options)
         _assert_refused_with_range(caught.value, RULES["tune"], str(options))
+    # A learning rate that blows the weights up gave 0.0 (the argmax of NaN logits): now an error.
+    with pytest.raises(ValueError, match=r"learning_rate=1e\+10 made some weights NaN or infinite.*smaller"):
+        blanc_tune(SUMMARIES, DOCUMENTS, model=str(tiny_bert_dir), progress=False, finetune_epochs=1,
+                   learning_rate=1e10)
 
 
 _HUGE = 10**5000  # beyond Python's 4300-digit printing limit and beyond float64
