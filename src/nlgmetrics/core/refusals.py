@@ -35,7 +35,7 @@ __all__ = [
 #: When a rule is checked: the option alone (no model needed) ...
 BEFORE_LOADING = "before any model loads"
 #: ... against the loaded model's tokenizer or context ...
-AFTER_LOADING = "once the model is loaded, since it needs the model's vocabulary or context"
+AFTER_LOADING = "once the model is loaded, since it depends on the model (its vocabulary, context or parameters)"
 #: ... or against the numbers themselves (it depends on the texts and the model's predictions).
 WHILE_SCORING = "while scoring, since it depends on the model's predictions for the texts"
 
