@@ -6,7 +6,7 @@ Imported by the ``tests/test_properties_*.py`` and ``tests/test_errors_all_metri
 ``tests/test_properties_common.py`` tests the strategies and helpers themselves.
 
 Every metric is called as the command line, the demos and the Trainer hook call it:
-``get_spec(name).run(predictions, others, **options)`` (:func:`run_metric`), which returns the
+``get_protocol(name).run(predictions, others, **options)`` (:func:`run_metric`), which returns the
 library's :class:`~nlgmetrics.core.result.MetricResult`; the checks read ``result.scores``
 (``{column: [float, ...]}``, one value per example) and ``result.column(name)`` (direction and
 range). There is no per-metric adapter: one set of property checks serves every metric.
@@ -198,11 +198,11 @@ def permutation(n: int, seed: int) -> list[int]:
 
 
 def run_metric(name: str, predictions: Any, others: Any, **options: Any) -> MetricResult:
-    """``get_spec(name).run(predictions, others, progress=False, **options)``: the registry's call
+    """``get_protocol(name).run(predictions, others, progress=False, **options)``: the registry's call
     (``others``: references or sources, as the metric reads), the library's result unchanged."""
-    from nlgmetrics.apps.registry import get_spec
+    from nlgmetrics.registry import get_protocol
 
-    return get_spec(name).run(predictions, others, progress=False, **options)
+    return get_protocol(name).run(predictions, others, progress=False, **options)
 
 
 def assert_in_declared_range(result: MetricResult, context: str = "", slack: float = 1e-9) -> None:

@@ -180,12 +180,12 @@ def test_clear_errors(tmp_path, capsys, argv, message):
 @pytest.mark.parametrize("flag", ["--json", "--csv"])
 def test_unwritable_output_is_refused_before_any_scoring(tmp_path, capsys, monkeypatch, flag):
     """A long LM run must not be lost at the end: the output path is checked first."""
-    from nlgmetrics.apps import registry
+    from nlgmetrics.core.protocol import MetricProtocol
 
     def must_not_run(*args, **kwargs):
         raise AssertionError("scoring started before the output path was checked")
 
-    monkeypatch.setattr(registry.MetricSpec, "run", must_not_run)
+    monkeypatch.setattr(MetricProtocol, "run", must_not_run)
     preds = _write_lines(tmp_path / "p.txt", PREDICTIONS)
     locked = tmp_path / "locked"
     locked.mkdir()

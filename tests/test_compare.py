@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import csv
+import dataclasses
 import json
 import math
 
@@ -21,17 +22,10 @@ import numpy as np
 import pytest
 
 from nlgmetrics.apps.cli import main as cli_main
-from nlgmetrics.apps.registry import MetricSpec, metric_names
-from nlgmetrics.bleu import bleu
-from nlgmetrics.compare import (
-    CORPUS_STATISTICS,
-    CorpusStatistics,
-    bleu_from_statistics,
-    bleu_statistics,
-    compare_systems,
-    corpus_statistics,
-    register_corpus_statistics,
-)
+from nlgmetrics.bleu import bleu, bleu_from_statistics, bleu_statistics
+from nlgmetrics.compare import compare_systems
+from nlgmetrics.core.protocol import MetricProtocol, Resampling
+from nlgmetrics.registry import get_protocol, metric_names
 from nlgmetrics.stats.significance import bootstrap_interval, p_value
 from nlgmetrics.rouge import rouge_family
 
@@ -139,7 +133,7 @@ def test_bleu_statistics_equal_sacrebleus_and_reproduce_bleu(webnlg):
 
 
 def _has_chrf() -> bool:
-    return "chrf" in metric_names() and corpus_statistics("chrf") is not None
+    return "chrf" in metric_names() and get_protocol("chrf").resampling is not None
 
 
 @pytest.mark.slow
@@ -165,7 +159,7 @@ def test_chrf_paired_tests_equal_sacrebleu(webnlg):
 
 
 def _has_ter() -> bool:
-    return "ter" in metric_names() and corpus_statistics("ter") is not None
+    return "ter" in metric_names() and get_protocol("ter").resampling is not None
 
 
 @pytest.mark.slow
@@ -357,13 +351,13 @@ def test_inputs_are_not_modified_and_options_reach_the_metric():
 
 def test_the_metric_runs_once_per_system(monkeypatch):
     calls = []
-    original = MetricSpec.run
+    original = MetricProtocol.run
 
     def counting(self, predictions, others, **options):
         calls.append(self.name)
         return original(self, predictions, others, **options)
 
-    monkeypatch.setattr(MetricSpec, "run", counting)
+    monkeypatch.setattr(MetricProtocol, "run", counting)
     compare_systems({"a": SYSTEM_A, "b": SYSTEM_B, "c": SYSTEM_C}, REFERENCES, metric="rouge_family",
                     n_bootstrap=300, n_permutations=300)
     assert calls == ["rouge_family"] * 3
@@ -390,7 +384,7 @@ def test_an_lm_metric_is_compared_through_its_per_example_scores(tiny_gpt2_dir):
 
 
 # ---------------------------------------------------------------------------------------------
-# the corpus-statistics extension point
+# the protocol's resampling: how a corpus-level metric is resampled
 
 CALLS: list[str] = []
 
@@ -409,40 +403,47 @@ def wrong_from_statistics(summed, **options):
     return bleu_from_statistics(summed, **options) + 1.0
 
 
-def test_a_registered_entry_is_what_resamples_a_corpus_metric(monkeypatch):
-    monkeypatch.setitem(CORPUS_STATISTICS, "bleu", CorpusStatistics(
-        "tests.test_compare:recording_statistics", "tests.test_compare:recording_from_statistics"))
+def _bleu_resampled_by(statistics: str, from_statistics: str) -> MetricProtocol:
+    """BLEU's protocol with another declared resampling (a protocol compare takes directly)."""
+    return dataclasses.replace(get_protocol("bleu"), resampling=Resampling(statistics, from_statistics))
+
+
+def test_the_declared_resampling_is_what_resamples_a_corpus_metric():
+    protocol = _bleu_resampled_by("tests.test_compare:recording_statistics",
+                                  "tests.test_compare:recording_from_statistics")
     CALLS.clear()
-    result = compare_systems({"a": SYSTEM_A, "b": SYSTEM_B}, REFERENCES, metric="bleu", n_bootstrap=30,
+    result = compare_systems({"a": SYSTEM_A, "b": SYSTEM_B}, REFERENCES, metric=protocol, n_bootstrap=30,
                              n_permutations=20)
+    assert result.metric == "bleu"
     assert result.corpus_level
     assert CALLS.count("statistics") == 2
     assert CALLS.count("from_statistics") == 2 + 2 * 30 + 2 * 20  # scores, resamples, trials
 
 
-def test_an_entry_that_does_not_reproduce_the_metric_is_a_bug(monkeypatch):
-    monkeypatch.setitem(CORPUS_STATISTICS, "bleu", CorpusStatistics(
-        "tests.test_compare:recording_statistics", "tests.test_compare:wrong_from_statistics"))
+def test_a_resampling_that_does_not_reproduce_the_metric_is_a_bug():
+    protocol = _bleu_resampled_by("tests.test_compare:recording_statistics", "tests.test_compare:wrong_from_statistics")
     with pytest.raises(RuntimeError, match="this is a bug"):
-        compare_systems({"a": SYSTEM_A, "b": SYSTEM_B}, REFERENCES, metric="bleu", n_bootstrap=5)
+        compare_systems({"a": SYSTEM_A, "b": SYSTEM_B}, REFERENCES, metric=protocol, n_bootstrap=5)
 
 
-def test_a_corpus_metric_without_statistics_is_a_clear_error(monkeypatch):
-    monkeypatch.delitem(CORPUS_STATISTICS, "bleu")
-    with pytest.raises(ValueError, match="corpus-level and has no resampling statistics"):
-        compare_systems({"a": SYSTEM_A, "b": SYSTEM_B}, REFERENCES, metric="bleu", n_bootstrap=5)
+def test_a_corpus_metric_without_statistics_is_a_clear_error():
+    protocol = dataclasses.replace(get_protocol("bleu"), resampling=None)
+    with pytest.raises(ValueError, match="corpus-level and its protocol declares no resampling"):
+        compare_systems({"a": SYSTEM_A, "b": SYSTEM_B}, REFERENCES, metric=protocol, n_bootstrap=5)
 
 
-def test_register_checks_import_paths_and_planned_entries_resolve():
+def test_every_corpus_level_metric_declares_its_resampling():
+    """A metric whose main score is not a per-example column (a corpus score) declares how
+    compare resamples it, with functions that exist; the others declare none."""
     with pytest.raises(ValueError, match="import path"):
-        register_corpus_statistics("toy", "no_colon", "a:b")
-    for metric in ("chrf", "ter"):
-        entry = corpus_statistics(metric)
-        if entry is None:  # the package does not provide both functions (yet)
-            assert metric not in metric_names(), f"{metric} is a registry metric without resampling statistics"
-        else:
-            assert entry.statistics_path == f"nlgmetrics.{metric}:{metric}_statistics"
-            assert entry.from_statistics_path == f"nlgmetrics.{metric}:{metric}_from_statistics"
+        Resampling("a:b", "no_colon").score([1.0])
+    for name in metric_names():
+        protocol = get_protocol(name)
+        corpus_level = protocol.main is not None and protocol.main not in protocol.columns
+        assert (protocol.resampling is not None) == corpus_level, name
+        if corpus_level:
+            rows = protocol.resampling.statistics(["a b c d"], [["a b c d"]])
+            assert rows.shape[0] == 1 and math.isfinite(protocol.resampling.score(rows.sum(axis=0))), name
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from nlgmetrics.apps.demo import build_demo, score_pair, split_references
-from nlgmetrics.apps.registry import get_spec, metric_names
+from nlgmetrics.registry import get_protocol, metric_names
 
 DOCUMENT = "The storm closed the harbour on Monday. Boats stayed in port. Officials expect calm seas."
 SUMMARY = "A storm closed the harbour."
@@ -27,7 +27,7 @@ def test_every_metric_has_a_demo():
     for name in metric_names():
         demo = build_demo(name)
         ids = {getattr(block, "elem_id", None) for block in demo.blocks.values()}
-        second = "reference" if get_spec(name).second_input == "references" else "source"
+        second = "reference" if get_protocol(name).second_input == "references" else "source"
         assert {"prediction", second, "submit", "score", "scores", "signature", "options"} <= ids, name
 
 
@@ -36,18 +36,18 @@ def test_reference_free_demos_equal_library(tiny_gpt2_dir, tiny_llama_dir, tiny_
     from nlgmetrics.fflm import fflm
     from nlgmetrics.shannon import shannon_score
 
-    score, scores, signature = score_pair(get_spec("shannon_score"), SUMMARY, DOCUMENT, {"model": str(tiny_gpt2_dir)})
+    score, scores, signature = score_pair(get_protocol("shannon_score"), SUMMARY, DOCUMENT, {"model": str(tiny_gpt2_dir)})
     want = shannon_score([SUMMARY], sources=[DOCUMENT], model=str(tiny_gpt2_dir), progress=False)
     assert float(score) == want.scores["shannon_score"][0] and signature == want.signature
     assert scores["ll_help"] == want.scores["ll_help"][0]
     assert scores == want.aggregate()
 
-    score, _, signature = score_pair(get_spec("fflm"), SUMMARY, DOCUMENT, {"model": str(tiny_llama_dir)})
+    score, _, signature = score_pair(get_protocol("fflm"), SUMMARY, DOCUMENT, {"model": str(tiny_llama_dir)})
     want = fflm([SUMMARY], sources=[DOCUMENT], model=str(tiny_llama_dir), progress=False)
     assert float(score) == want.scores["fflm"][0] and signature == want.signature
 
     # through blanc(variant="help") in the demo, blanc_help directly here
-    score, _, signature = score_pair(get_spec("blanc"), SUMMARY, DOCUMENT, {"model": str(tiny_bert_dir), "gap": 3})
+    score, _, signature = score_pair(get_protocol("blanc"), SUMMARY, DOCUMENT, {"model": str(tiny_bert_dir), "gap": 3})
     want = blanc_help([SUMMARY], sources=[DOCUMENT], model=str(tiny_bert_dir), gap=3, progress=False)
     assert float(score) == want.scores["blanc"][0] and signature == want.signature
     assert "gap:3" in signature
@@ -57,10 +57,10 @@ def test_reference_demos_equal_library():
     from nlgmetrics.bleu import bleu
     from nlgmetrics.rouge import rouge_family
 
-    score, scores, signature = score_pair(get_spec("bleu"), "the cat sat", "the cat sat down\n---\na cat sat", {})
+    score, scores, signature = score_pair(get_protocol("bleu"), "the cat sat", "the cat sat down\n---\na cat sat", {})
     want = bleu(["the cat sat"], [["the cat sat down", "a cat sat"]])
     assert float(score) == want.main_score and scores == want.aggregate() and signature == want.signature
-    score, scores, signature = score_pair(get_spec("rouge_family"), "the cat sat", "a cat sat",
+    score, scores, signature = score_pair(get_protocol("rouge_family"), "the cat sat", "a cat sat",
                                           {"rouge_types": ["rouge2", "rouge1"], "n_bootstrap": 10})
     want = rouge_family(["the cat sat"], ["a cat sat"], rouge_types=["rouge2", "rouge1"], n_bootstrap=10)
     assert float(score) == want.aggregate()["rouge2"] == 0.5  # the first requested type is the main score
@@ -71,11 +71,11 @@ def test_option_widgets_start_at_the_library_defaults():
     """Each widget shows the default of the library function's signature (read here independently)."""
     import inspect
 
-    from nlgmetrics.apps.registry import resolve
+    from nlgmetrics.core.protocol import resolve
 
     for name in metric_names():
-        spec = get_spec(name)
-        signatures = [inspect.signature(resolve(path)) for path in (spec.function, *spec.forwards_to)]
+        spec = get_protocol(name)
+        signatures = [inspect.signature(resolve(path)) for path in (spec.compute, *spec.forwards_to)]
         for option in spec.resolved_options():
             defaults = [sig.parameters[option.name].default for sig in signatures if option.name in sig.parameters]
             assert defaults, (name, option.name)
@@ -84,7 +84,7 @@ def test_option_widgets_start_at_the_library_defaults():
 
 def test_bad_input_is_a_clear_error():
     with pytest.raises(ValueError, match="does not take"):
-        score_pair(get_spec("bleu"), "a", "b", {"temperature": 1.0})
+        score_pair(get_protocol("bleu"), "a", "b", {"temperature": 1.0})
 
 
 @pytest.mark.slow
@@ -127,7 +127,7 @@ def test_space_app_py_serves_the_demo(metrics_dir):
 def test_infolm_widgets_leave_its_device_dependent_token_budget_alone(tiny_bert_dir):
     """InfoLM's token budget defaults to 2048 on CPU and 8192 on a GPU (infolm.default_token_budget);
     the demo passes only options that differ from the widget default, so that default must be None."""
-    budgets = {name: get_spec(name).option("token_budget").default
+    budgets = {name: get_protocol(name).option("token_budget").default
                for name in ("infolm", "shannon_score", "blanc", "fflm")}
     assert budgets == {"infolm": None, "shannon_score": 8192, "blanc": 8192, "fflm": 8192}
 
@@ -143,10 +143,10 @@ def test_widget_values_become_option_values():
     comma-separated; an empty box or widget is the library default."""
     from nlgmetrics.apps.demo import _coerce
 
-    start = get_spec("fflm").option("start_token")
+    start = get_protocol("fflm").option("start_token")
     assert _coerce(start, "50256") == 50256 and _coerce(start, "<|endoftext|>") == "<|endoftext|>"
     assert _coerce(start, "") is start.default is None
-    weights = get_spec("fflm").option("weights")
+    weights = get_protocol("fflm").option("weights")
     assert _coerce(weights, "0.5, 0.2,0.3") == [0.5, 0.2, 0.3]
-    gap = get_spec("blanc").option("gap")
+    gap = get_protocol("blanc").option("gap")
     assert _coerce(gap, 3.0) == 3 and _coerce(gap, None) == gap.default

@@ -3,7 +3,7 @@ names the problem and the fix. Messages are matched by content, not by exact wor
 the wording is the point (the argument name, the index, what to pass instead).
 
 Every metric is called through the registry, as the CLI, the demos and the Trainer hook call it
-(``tests.properties_support.run_metric``: ``get_spec(name).run(predictions, others, **options)``,
+(``tests.properties_support.run_metric``: ``get_protocol(name).run(predictions, others, **options)``,
 ``others`` being references or sources), with the tiny random models of ``tests/conftest.py``;
 the model cards and the evaluate modules are checked too. BLANC-tune is the registry's ``blanc``
 with ``variant="tune"``.
@@ -403,26 +403,26 @@ def test_unusable_device(metric, device, model_for) -> None:
 
 
 def test_registry_unknown_metric_and_option() -> None:
-    from nlgmetrics.apps.registry import get_spec, metric_names
+    from nlgmetrics.registry import get_protocol, metric_names
 
     with pytest.raises(ValueError, match=r"Unknown metric 'rouge'; choose from \[.*'rouge_family'"):
-        get_spec("rouge")
+        get_protocol("rouge")
     assert set(metric_names()) == {"rouge_family", "bleu", "chrf", "ter", "infolm", "shannon_score", "blanc", "fflm"}
     with pytest.raises(ValueError, match=r"bleu does not take option\(s\) \['tokenizer'\]; valid: .*'tokenize'"):
-        get_spec("bleu").run(["a"], ["a"], tokenizer="13a")
+        get_protocol("bleu").run(["a"], ["a"], tokenizer="13a")
     with pytest.raises(ValueError, match=r"Option smooth_method='bogus': choose one of"):
-        get_spec("bleu").option("smooth_method").parse("bogus")
+        get_protocol("bleu").option("smooth_method").parse("bogus")
     with pytest.raises(ValueError, match=r"blanc option\(s\) \['finetune_epochs'\] apply to variant='tune' only"
                                          r".*pass variant='tune'"):
-        get_spec("blanc").run(["a"], ["a b."], model="unused", finetune_epochs=1)
+        get_protocol("blanc").run(["a"], ["a b."], model="unused", finetune_epochs=1)
 
 
 @pytest.mark.parametrize("name", ["rouge_family", "bleu", "chrf", "ter"])
 def test_registry_passes_input_errors_through(name) -> None:
-    from nlgmetrics.apps.registry import get_spec
+    from nlgmetrics.registry import get_protocol
 
     with pytest.raises(ValueError, match=r"`references` has 1 items but there are 2 predictions"):
-        get_spec(name).run(["a", "b"], ["a"])
+        get_protocol(name).run(["a", "b"], ["a"])
 
 
 # ------------------------------------------------------------------------------------------------

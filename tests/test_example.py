@@ -61,7 +61,7 @@ def _assert_prints_chrf_and_ter(out: str) -> None:
 
 
 def test_example_runs_every_metric_by_default_chrf_and_ter_included(capsys):
-    from nlgmetrics.apps.registry import metric_names
+    from nlgmetrics.registry import metric_names
 
     assert default_metrics() == metric_names() and {"chrf", "ter"} <= set(default_metrics())
     with pytest.raises(SystemExit):

@@ -37,7 +37,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nlgmetrics.apps.cli import one_line
-from nlgmetrics.apps.registry import get_spec
+from nlgmetrics.registry import get_protocol as get_spec
 from tests.hypothesis_support import (
     LM_FACE_SETTINGS,
     OUTSIDE,

@@ -8,12 +8,12 @@ tests/conftest.py):
 - ``evaluate.load("metrics/<name>")`` from the repository root, whose output follows the one rule
   of :func:`nlgmetrics.apps.evaluate_adapter.evaluate_output` (numbers; per-example lists with
   ``use_aggregator=False``; the signature with ``return_signature=True``);
-- ``nlgmetrics score ... --json``, i.e. the registry's ``spec.run``;
+- ``nlgmetrics score ... --json``, i.e. the metric's protocol's ``run``;
 
 must agree on the main score, every per-example column and the signature. Then: every result class
 declares direction and range for every column it returns (and the values respect the range), every
-module's output has the same key layout, and the registry is a table of what each metric is, with
-one way of calling them all.
+module's output has the same key layout, and the registry is a list of protocols (what each metric
+is), with one way of calling them all.
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ from typing import ClassVar
 
 import pytest
 
-from nlgmetrics.apps import registry
-from nlgmetrics.apps.registry import FROM_LIBRARY, get_spec, metric_names
+from nlgmetrics.core import protocol as protocol_module
+from nlgmetrics.core.protocol import FROM_LIBRARY, MetricProtocol, Option
+from nlgmetrics.registry import get_protocol, metric_names
 from nlgmetrics.core.result import Column, MetricResult
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -222,7 +223,7 @@ def test_library_module_and_cli_agree(name, library_results, module_outputs, mod
     if name not in SCORE_COLUMN:
         assert out == want.aggregate()
 
-    # the command line (the registry's spec.run underneath)
+    # the command line (the protocol's run underneath)
     cli = _run_cli(name, tmp_path, model_options(name))
     assert cli["main"] == want.main
     assert cli["aggregate"][want.main] == want.main_score
@@ -230,10 +231,10 @@ def test_library_module_and_cli_agree(name, library_results, module_outputs, mod
     assert cli["scores"] == want.scores
     assert cli["signature"] == want.signature
 
-    # the registry itself, as the demos and the Trainer hook call it
+    # the protocol itself, as the demos and the Trainer hook call it
     second, others = _second(name)
     kwargs = {**OPTIONS[name], **model_options(name)}
-    got = get_spec(name).run(PREDICTIONS, others, progress=False, **kwargs)
+    got = get_protocol(name).run(PREDICTIONS, others, progress=False, **kwargs)
     assert type(got) is type(want) and got.scores == want.scores and got.signature == want.signature
 
 
@@ -300,40 +301,43 @@ def test_module_output_has_the_shared_layout(name, library_results, module_outpu
 
 @pytest.mark.parametrize("name", METRICS)
 def test_module_passes_options_through(name):
-    """Each default is defined once, in the library: a module's ``_compute`` takes ``**options``
-    and restates none."""
+    """Each default is defined once, in the library: a module defines no code of its own (its
+    ``_compute`` is the adapter's, which takes ``**options`` and restates no default)."""
     import ast
 
+    from nlgmetrics.apps.evaluate_adapter import ProtocolModule
+
     source = (REPO_ROOT / "metrics" / name / f"{name}.py").read_text(encoding="utf-8")
-    compute = next(node for node in ast.walk(ast.parse(source))
+    functions = [node.name for node in ast.walk(ast.parse(source)) if isinstance(node, ast.FunctionDef)]
+    assert not functions, f"metrics/{name} defines {functions}; its protocol and the adapter say what it does"
+    compute = next(node for node in ast.walk(ast.parse(inspect.getsource(ProtocolModule)))
                    if isinstance(node, ast.FunctionDef) and node.name == "_compute")
-    assert compute.args.kwarg is not None, f"metrics/{name}: _compute takes no **options"
-    assert not compute.args.defaults and not compute.args.kw_defaults, f"metrics/{name}: _compute restates defaults"
+    assert compute.args.kwarg is not None, "ProtocolModule._compute takes no **options"
+    assert not compute.args.defaults and not compute.args.kw_defaults, "ProtocolModule._compute restates defaults"
 
 
 # ------------------------------------------------------------------------------------------------
-# the registry: what each metric is, one way to call them
+# the registry: the list of protocols (what each metric is), one way to call them
 
 
-def test_registry_is_a_table_without_per_metric_code():
+def test_registry_is_a_list_of_protocols():
     assert metric_names() == ["rouge_family", "bleu", "chrf", "ter", "infolm", "shannon_score", "blanc", "fflm"]
-    assert not [n for n in vars(registry) if n.startswith("_run_")], "per-metric runner functions"
-    assert not hasattr(registry, "ScoreReport")
-    fields = {f.name for f in dataclasses.fields(registry.MetricSpec)}
-    assert fields == {"name", "title", "second_input", "function", "options", "description", "forwards_to"}
+    fields = {f.name for f in dataclasses.fields(MetricProtocol)}
+    assert fields == {"name", "title", "description", "citation", "second_input", "compute", "options",
+                      "forwards_to", "resampling", "evaluate", "codebase_urls", "reference_urls"}
     for name in metric_names():
-        spec = get_spec(name)
-        # no default restated in the table: each is read from the library signature
-        assert all(option.default is FROM_LIBRARY for option in spec.options), name
+        protocol = get_protocol(name)
+        # no default restated in a protocol: each is read from the library signature
+        assert all(option.default is FROM_LIBRARY for option in protocol.options), name
 
 
 @pytest.mark.parametrize("name", METRICS)
 def test_library_call_follows_the_contract(name):
     """Candidate first, the second input named as the registry says, everything else keyword-only;
     every offered option is a keyword of the call; the return annotation is the result class."""
-    spec = get_spec(name)
+    spec = get_protocol(name)
     function = _library_call(name)
-    assert registry.resolve(spec.function) is function
+    assert protocol_module.resolve(spec.compute) is function
     parameters = list(inspect.signature(function).parameters.values())
     assert [p.name for p in parameters[:2]] == ["predictions", spec.second_input]
     assert all(p.kind in (p.KEYWORD_ONLY, p.VAR_KEYWORD) for p in parameters[2:]), parameters
@@ -348,8 +352,8 @@ def test_library_call_follows_the_contract(name):
             assert shared in accepted, (name, shared)
 
 
-def test_spec_run_is_one_call_for_every_metric(monkeypatch):
-    """``spec.run(predictions, others, **options)`` is ``function(predictions, <second_input>=others,
+def test_protocol_run_is_one_call_for_every_metric(monkeypatch):
+    """``protocol.run(predictions, others, **options)`` is ``function(predictions, <second_input>=others,
     **options)``, returning the result unchanged; ``progress`` only where the function takes it."""
     @dataclasses.dataclass(frozen=True)
     class FakeResult(MetricResult):
@@ -368,12 +372,12 @@ def test_spec_run_is_one_call_for_every_metric(monkeypatch):
         return FakeResult(scores={"fake": [alpha] * len(predictions)}, signature="fake")
 
     functions = {"fake:with": with_progress, "fake:without": without_progress}
-    monkeypatch.setattr(registry, "resolve", lambda path: functions[path])
-    option = registry.OptionSpec("alpha", "float", "a weight")
-    free = registry.MetricSpec("fake", "Fake", "sources", "fake:with", (option,), "a fake metric")
+    monkeypatch.setattr(protocol_module, "resolve", lambda path: functions[path])
+    option = Option("alpha", "float", "a weight")
+    free = MetricProtocol("fake", "Fake", "a fake metric", "", "sources", "fake:with", (option,))
     result = free.run(["a", "b"], ["x", "y"], alpha=0.25, progress=False)
     assert calls[-1] == (["a", "b"], ["x", "y"], 0.25, False) and result.scores == {"fake": [0.25, 0.25]}
-    based = registry.MetricSpec("fake", "Fake", "references", "fake:without", (option,), "a fake metric")
+    based = MetricProtocol("fake", "Fake", "a fake metric", "", "references", "fake:without", (option,))
     based.run(["a"], [["x"]], progress=True)
     assert calls[-1] == (["a"], [["x"]], 0.5)
     assert based.option("alpha").default == 0.5 and based.default("alpha") == 0.5
@@ -386,7 +390,7 @@ def test_forwarded_options_take_the_forwarded_defaults():
     their defaults (a tune-only option shows BLANC-tune's default)."""
     from nlgmetrics.blanc import blanc_help, blanc_tune
 
-    spec = get_spec("blanc")
+    spec = get_protocol("blanc")
     help_defaults = inspect.signature(blanc_help).parameters
     tune_defaults = inspect.signature(blanc_tune).parameters
     assert spec.default("gap") == help_defaults["gap"].default

@@ -1,7 +1,7 @@
 """Property-based reliability tests of the LM metrics (InfoLM, Shannon score, BLANC-help,
 BLANC-tune, FFLM) on messy input, with the tiny random models of ``tests/conftest.py`` (BERT: 128
 positions; GPT-2 / Llama: 256 positions, so 10k-token texts are far beyond context). Every metric
-is called through the registry (``tests.properties_support.run_metric``: ``get_spec(name).run``)
+is called through the registry (``tests.properties_support.run_metric``: ``get_protocol(name).run``)
 and read from its ``MetricResult`` (``result.scores``; ``result.column(name)`` for the range).
 
 For every generated batch: no exception, no NaN/inf, inputs untouched, and the per-example numbers
@@ -238,9 +238,9 @@ MESSY_ROWS = ["", " \t", "!", "?!.,;", "日本語のテキストです。", "�
 
 @pytest.mark.parametrize("name", ["rouge_family", "bleu", "infolm", "shannon_score", "blanc", "fflm"])
 def test_registry_messy_rows_finite(name, tiny_bert_dir, tiny_gpt2_dir) -> None:
-    from nlgmetrics.apps.registry import get_spec
+    from nlgmetrics.registry import get_protocol
 
-    spec = get_spec(name)
+    spec = get_protocol(name)
     options = {}
     if spec.uses_model:
         options["model"] = str(tiny_bert_dir if name in ("infolm", "blanc") else tiny_gpt2_dir)

@@ -212,24 +212,25 @@ LM_MODULES = ("infolm", "shannon_score", "blanc", "fflm")
 def test_lm_modules_default_to_a_progress_bar_that_evaluate_can_silence(name):
     import evaluate
 
-    from nlgmetrics.apps.evaluate_adapter import compute_options
+    from nlgmetrics.apps.evaluate_adapter import module_options
+    from nlgmetrics.registry import get_protocol
 
-    assert compute_options(name, {"model": "x"}) == {"model": "x", "progress": True}
-    assert compute_options(name, {"progress": False}) == {"progress": False}
+    protocol = get_protocol(name)
+    assert module_options(protocol, {"model": "x"}) == {"model": "x", "progress": True}
+    assert module_options(protocol, {"progress": False}) == {"progress": False}
     evaluate.disable_progress_bar()
     try:
-        assert compute_options(name, {}) == {"progress": False}
+        assert module_options(protocol, {}) == {"progress": False}
     finally:
         evaluate.enable_progress_bar()
-    module = (ROOT / "metrics" / name / f"{name}.py").read_text()
-    assert f'compute_options("{name}", options)' in module
 
 
 def test_text_modules_keep_their_library_default():
-    from nlgmetrics.apps.evaluate_adapter import compute_options
+    from nlgmetrics.apps.evaluate_adapter import module_options
+    from nlgmetrics.registry import get_protocol
 
-    assert compute_options("bleu", {}) == {}
-    assert compute_options("rouge_family", {}) == {"progress": False}  # ROUGE's library default
+    assert module_options(get_protocol("bleu"), {}) == {}
+    assert module_options(get_protocol("rouge_family"), {}) == {"progress": False}  # ROUGE's library default
 
 
 def test_evaluate_infolm_shows_its_bar_by_default(tiny_bert_dir, capfd):
@@ -331,18 +332,18 @@ def test_numeric_options_without_a_default_stay_unset_once_the_options_are_opene
     import gradio as gr
 
     from nlgmetrics.apps.demo import _coerce, _option_widget
-    from nlgmetrics.apps.registry import get_spec
+    from nlgmetrics.registry import get_protocol
 
     for name in ("blanc", "infolm", "shannon_score", "fflm"):
-        spec = get_spec(name)
+        spec = get_protocol(name)
         for option in spec.resolved_options():
             if option.kind in {"int", "float"} and option.allowed() is None:
                 widget = _option_widget(gr, option)
                 expected = gr.Textbox if option.default is None else gr.Number
                 assert isinstance(widget, expected), (name, option.name, type(widget).__name__)
-    batch_size = get_spec("blanc").option("batch_size")
+    batch_size = get_protocol("blanc").option("batch_size")
     assert batch_size.default is None
     assert _coerce(batch_size, "") is None and _coerce(batch_size, "none") is None
     assert _coerce(batch_size, "16") == 16
-    gap = get_spec("blanc").option("gap")  # a numeric option with a default keeps its number box
+    gap = get_protocol("blanc").option("gap")  # a numeric option with a default keeps its number box
     assert _coerce(gap, 2.0) == 2

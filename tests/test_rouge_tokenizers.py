@@ -604,9 +604,9 @@ def test_rouge155_options_work_with_named_tokenizers():
 
 
 def test_registry_cli_parse_and_run():
-    from nlgmetrics.apps.registry import get_spec
+    from nlgmetrics.registry import get_protocol
 
-    spec = get_spec("rouge_family")
+    spec = get_protocol("rouge_family")
     option = spec.option("tokenizer")
     assert option.default == "default" and tuple(option.allowed()) == TOKENIZER_NAMES
     assert option.parse("cjk") == "cjk"

@@ -70,9 +70,9 @@ def _space_names() -> list[str]:
 
 
 def _spec(name: str):
-    from nlgmetrics.apps.registry import get_spec
+    from nlgmetrics.registry import get_protocol
 
-    return get_spec(name)
+    return get_protocol(name)
 
 
 def _pairs(name: str) -> tuple[str, str]:

@@ -1,42 +1,14 @@
-"""BLANC (BLANC-help and BLANC-tune) as a Hugging Face ``evaluate`` module: a thin wrapper over
-:func:`nlgmetrics.blanc.blanc`.
+"""BLANC (BLANC-help and BLANC-tune) as a Hugging Face ``evaluate`` module.
 
-All math and model work live in ``nlgmetrics`` (src/nlgmetrics/blanc/ + the shared engine); the
-output rule (a flat dict of numbers; ``use_aggregator``, ``return_signature``) is
-:func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`'s.
+What the metric is (description, citation, inputs, options, URLs) is declared once, in its protocol
+``nlgmetrics/blanc/protocol.py``; the module runs it through
+:class:`nlgmetrics.apps.evaluate_adapter.ProtocolModule` (the output rule: a flat dict of numbers;
+``use_aggregator``, ``return_signature``). All the math and every default live in ``nlgmetrics``.
 """
-
-from typing import Any
 
 import evaluate
-from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, compute_options, evaluate_output, input_features  # From: nlgmetrics==0.1.0
-from nlgmetrics.apps.evaluate_adapter import pop_output_switches  # From: nlgmetrics==0.1.0
-from nlgmetrics.blanc import blanc  # From: nlgmetrics==0.1.0
-
-_CITATION = """\
-@inproceedings{vasilyev-etal-2020-fill,
-    title = "Fill in the {BLANC}: Human-free quality estimation of document summaries",
-    author = "Vasilyev, Oleg and Dharnidharka, Vedant and Bohannon, John",
-    booktitle = "Proceedings of the First Workshop on Evaluation and Comparison of NLP Systems",
-    year = "2020",
-    publisher = "Association for Computational Linguistics",
-    url = "https://aclanthology.org/2020.eval4nlp-1.2",
-    pages = "11--20",
-}
-"""
-
-_DESCRIPTION = """\
-BLANC (Vasilyev et al. 2020) scores a summary without a reference: how much does it help a masked
-language model fill in blanks in the source document? Every sentence of the document is masked in
-several even patterns (every `gap`-th token, long enough tokens only). BLANC-help unmasks each
-copy with the summary in front of the sentence and with a same-length filler ("." per token);
-BLANC-tune unmasks with the model before and after fine-tuning a copy of it on the summary.
-S[b][h] counts masked tokens by base / helped correctness; relative = (S01 - S10) / total,
-improve = S01 / (S00 + S01 + S11). Numbers equal PyPI blanc's BlancHelp / BlancTune (same seed).
-The signature (return_signature=True) reads blanc|model:...|weights:<hash>|tokenizer:own|revision:...|
-dtype:...|max_length:512|<variant and every option that changes the number>|transformers:...|
-tokenizers:...|version:<nlgmetrics version>.
-"""
+from nlgmetrics.apps.evaluate_adapter import ProtocolModule  # From: nlgmetrics==0.1.0
+from nlgmetrics.blanc.protocol import PROTOCOL  # From: nlgmetrics==0.1.0
 
 _KWARGS_DESCRIPTION = """
 Args:
@@ -82,21 +54,9 @@ Examples:
 """
 
 
-@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Blanc(CheckedTextInputs, evaluate.Metric):
+@evaluate.utils.file_utils.add_start_docstrings(PROTOCOL.description, _KWARGS_DESCRIPTION)
+class Blanc(ProtocolModule, evaluate.Metric):  # evaluate names the module "blanc" from the class
     """BLANC-help and BLANC-tune (Vasilyev, Dharnidharka & Bohannon, 2020)."""
 
-    def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=input_features("sources"),
-            codebase_urls=["https://github.com/PrimerAI/blanc"],
-            reference_urls=["https://aclanthology.org/2020.eval4nlp-1.2"],
-        )
-
-    def _compute(self, predictions: list[str], sources: list[str], **options: Any) -> dict[str, Any]:
-        # The library owns every default and every check (the variant's options included).
-        switches = pop_output_switches(options)
-        return evaluate_output(blanc(predictions, sources, **compute_options("blanc", options)), switches)
+    protocol = PROTOCOL
+    inputs_description = _KWARGS_DESCRIPTION

@@ -1,44 +1,14 @@
-"""FFLM as a Hugging Face ``evaluate`` module: a thin wrapper over :func:`nlgmetrics.fflm.fflm`.
+"""FFLM as a Hugging Face ``evaluate`` module.
 
-All math and model work live in ``nlgmetrics`` (the package src/nlgmetrics/fflm/ + the shared
-engine); the output rule (a flat dict of numbers; ``use_aggregator``, ``return_signature``) is
-:func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`'s.
+What the metric is (description, citation, inputs, options, URLs) is declared once, in its protocol
+``nlgmetrics/fflm/protocol.py``; the module runs it through
+:class:`nlgmetrics.apps.evaluate_adapter.ProtocolModule` (the output rule: a flat dict of numbers;
+``use_aggregator``, ``return_signature``). All the math and every default live in ``nlgmetrics``.
 """
-
-from typing import Any
 
 import evaluate
-from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs  # From: nlgmetrics==0.1.0
-from nlgmetrics.apps.evaluate_adapter import compute_options, evaluate_output, input_features  # From: nlgmetrics==0.1.0
-from nlgmetrics.apps.evaluate_adapter import pop_output_switches  # From: nlgmetrics==0.1.0
-from nlgmetrics.fflm import fflm  # From: nlgmetrics==0.1.0
-
-_CITATION = """\
-@inproceedings{jia-etal-2023-zero,
-    title = "Zero-shot Faithfulness Evaluation for Text Summarization with Foundation Language Model",
-    author = "Jia, Qi and Ren, Siyu and Liu, Yizhu and Zhu, Kenny",
-    booktitle = "Proceedings of the 2023 Conference on Empirical Methods in Natural Language Processing",
-    month = dec,
-    year = "2023",
-    address = "Singapore",
-    publisher = "Association for Computational Linguistics",
-    url = "https://aclanthology.org/2023.emnlp-main.679",
-    doi = "10.18653/v1/2023.emnlp-main.679",
-    pages = "11017--11031",
-}
-"""
-
-_DESCRIPTION = """\
-FFLM scores how faithful a summary is to its source document, zero-shot, from probability changes
-of a foundation causal language model: how much prefixing the document raises the summary's
-probability (Delta_prior(Y)), how much prefixing the summary raises the document's probability
-(Delta_prior(X)), and how little prefixing the summary itself adds once the document is there
-(Delta_cond(Y)). FFLM = a*Delta_prior(Y) + b*Delta_prior(X) + d*Delta_cond(Y). Higher is more
-faithful. Token construction, truncation and weights follow the authors' released scorer.
-The signature (return_signature=True) reads fflm|model:...|weights:<hash>|tokenizer:own|revision:...|
-dtype:...|max_length:...|probability_floor:1e-06|separator:'TL;DR '|start_token:...|
-weights_abd:0.25,0.25,0.5|transformers:...|tokenizers:...|version:<nlgmetrics version>.
-"""
+from nlgmetrics.apps.evaluate_adapter import ProtocolModule  # From: nlgmetrics==0.1.0
+from nlgmetrics.fflm.protocol import PROTOCOL  # From: nlgmetrics==0.1.0
 
 _KWARGS_DESCRIPTION = """
 Args:
@@ -79,20 +49,9 @@ Examples:
 """
 
 
-@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class FFLM(CheckedTextInputs, evaluate.Metric):
+@evaluate.utils.file_utils.add_start_docstrings(PROTOCOL.description, _KWARGS_DESCRIPTION)
+class FFLM(ProtocolModule, evaluate.Metric):  # evaluate names the module "fflm" from the class
     """FFLM faithfulness (Jia et al., EMNLP 2023)."""
 
-    def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=input_features("sources"),
-            codebase_urls=["https://github.com/JiaQiSJTU/FaithEval-FFLM"],
-            reference_urls=["https://aclanthology.org/2023.emnlp-main.679"],
-        )
-
-    def _compute(self, predictions: list[str], sources: list[str], **options: Any) -> dict[str, Any]:
-        switches = pop_output_switches(options)
-        return evaluate_output(fflm(predictions, sources, **compute_options("fflm", options)), switches)
+    protocol = PROTOCOL
+    inputs_description = _KWARGS_DESCRIPTION

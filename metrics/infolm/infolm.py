@@ -1,40 +1,14 @@
-"""InfoLM as a Hugging Face ``evaluate`` module: a thin wrapper over :func:`nlgmetrics.infolm.infolm`.
+"""InfoLM as a Hugging Face ``evaluate`` module.
 
-All math and model work live in ``nlgmetrics`` (src/nlgmetrics/infolm/ + the shared engine);
-the output rule (a flat dict of numbers; ``use_aggregator``, ``return_signature``) is
-:func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`'s.
+What the metric is (description, citation, inputs, options, URLs) is declared once, in its protocol
+``nlgmetrics/infolm/protocol.py``; the module runs it through
+:class:`nlgmetrics.apps.evaluate_adapter.ProtocolModule` (the output rule: a flat dict of numbers;
+``use_aggregator``, ``return_signature``). All the math and every default live in ``nlgmetrics``.
 """
 
 import evaluate
-from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, compute_options, evaluate_output, input_features  # From: nlgmetrics==0.1.0
-from nlgmetrics.apps.evaluate_adapter import pop_output_switches  # From: nlgmetrics==0.1.0
-from nlgmetrics.infolm import infolm  # From: nlgmetrics==0.1.0
-
-_CITATION = """\
-@inproceedings{colombo2022infolm,
-    title = "InfoLM: A New Metric to Evaluate Summarization & Data2Text Generation",
-    author = "Colombo, Pierre and Clavel, Chlo{\\'e} and Piantanida, Pablo",
-    booktitle = "Proceedings of the AAAI Conference on Artificial Intelligence",
-    volume = "36",
-    number = "10",
-    year = "2022",
-    url = "https://arxiv.org/abs/2112.01589",
-}
-"""
-
-_DESCRIPTION = """\
-InfoLM (Colombo, Clavel & Piantanida, AAAI 2022) compares a candidate text with a reference through
-a language model. Each token position j of a text is masked in turn and a masked LM predicts a
-distribution p_j over the vocabulary (softmax of the logits / temperature); a causal LM gives the
-next-token distribution of x_j from BOS + x_<j. The text's "bag of distributions" is the
-(idf-)weighted average of the p_j. InfoLM is an information measure between the two bags:
-KL, alpha, beta, AB, Renyi or Jensen-Shannon divergence, L1 / L2 / L-infinity or Fisher-Rao distance.
-Lower = more similar for every measure (0 = identical). With several references per candidate the
-best (smallest) value is reported. The signature (return_signature=True) reads
-infolm|model:...|weights:<hash>|tokenizer:own|revision:...|dtype:...|max_length:...|alpha:none|beta:none|
-idf:refs|kind:masked|measure:fisher_rao_distance|multi_ref:min|temperature:0.25|transformers:...|tokenizers:...|
-version:<nlgmetrics version>.
-"""
+from nlgmetrics.apps.evaluate_adapter import ProtocolModule  # From: nlgmetrics==0.1.0
+from nlgmetrics.infolm.protocol import PROTOCOL  # From: nlgmetrics==0.1.0
 
 _KWARGS_DESCRIPTION = """
 Args:
@@ -80,21 +54,9 @@ Examples:
 """
 
 
-@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Infolm(CheckedTextInputs, evaluate.Metric):  # evaluate names the module "infolm" from it
+@evaluate.utils.file_utils.add_start_docstrings(PROTOCOL.description, _KWARGS_DESCRIPTION)
+class Infolm(ProtocolModule, evaluate.Metric):  # evaluate names the module "infolm" from the class
     """InfoLM (Colombo et al., AAAI 2022): a divergence between two bags of LM distributions."""
 
-    def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=input_features("references"),
-            codebase_urls=["https://github.com/Lightning-AI/torchmetrics"],
-            reference_urls=["https://arxiv.org/abs/2112.01589"],
-        )
-
-    def _compute(self, predictions, references, **options):
-        # The library owns every default and every check; options pass through unchanged.
-        switches = pop_output_switches(options)
-        return evaluate_output(infolm(predictions, references, **compute_options("infolm", options)), switches)
+    protocol = PROTOCOL
+    inputs_description = _KWARGS_DESCRIPTION

@@ -1,47 +1,14 @@
-"""ROUGE family as a Hugging Face ``evaluate`` module that answers to evaluate's ``rouge``: a thin
-wrapper over :func:`nlgmetrics.rouge.rouge_family`.
+"""The ROUGE family as a Hugging Face ``evaluate`` module that answers to evaluate's ``rouge``.
 
-All the math and every default live in ``nlgmetrics`` (src/nlgmetrics/rouge/). ``compute()``
-takes evaluate's rouge arguments (``rouge_types``, ``use_aggregator``, ``use_stemmer``,
-``tokenizer``; None means the default, as there) and returns its keys, one F-measure per
-requested type (the exact mean over the examples, where evaluate reports a bootstrap median),
-then every other column mean and confidence bound; the output rule (``use_aggregator``,
-``return_signature``) is :func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`'s.
+What the metric is (description, citation, inputs, options, URLs) is declared once, in its protocol
+``nlgmetrics/rouge/protocol.py``; the module runs it through
+:class:`nlgmetrics.apps.evaluate_adapter.ProtocolModule` (the output rule: a flat dict of numbers;
+``use_aggregator``, ``return_signature``). All the math and every default live in ``nlgmetrics``.
 """
-
-from typing import Any
 
 import evaluate
-from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, evaluate_output, input_features  # From: nlgmetrics==0.1.0
-from nlgmetrics.apps.evaluate_adapter import library_defaults_for_none, pop_output_switches  # From: nlgmetrics==0.1.0
-from nlgmetrics.rouge import RougeResult, rouge_family  # From: nlgmetrics==0.1.0
-
-_CITATION = """\
-@inproceedings{lin-2004-rouge,
-    title = "{ROUGE}: A Package for Automatic Evaluation of Summaries",
-    author = "Lin, Chin-Yew",
-    booktitle = "Text Summarization Branches Out",
-    month = jul,
-    year = "2004",
-    address = "Barcelona, Spain",
-    publisher = "Association for Computational Linguistics",
-    url = "https://aclanthology.org/W04-1013",
-    pages = "74--81",
-}
-"""
-
-_DESCRIPTION = """\
-The ROUGE family (Lin, 2004): ROUGE-N (n-gram overlap, any n), ROUGE-L (longest common
-subsequence), ROUGE-Lsum (summary-level union LCS over newline-separated sentences), ROUGE-W
-(weighted LCS, f(k) = k**w), ROUGE-S (skip-bigrams, optional maximum gap) and ROUGE-SU
-(skip-bigrams plus unigrams), with precision, recall and F-beta, multiple references (best
-match, or ROUGE-1.5.5's model average) and bootstrap confidence intervals. ROUGE-1/2/L/Lsum
-equal PyPI rouge-score; ROUGE-W/S/SU/N/L (multi_ref="average") equal ROUGE-1.5.5 (Perl).
-The arguments and keys are evaluate's rouge module's; the aggregate is the exact mean of the
-per-example F-measures where evaluate's rouge reports a bootstrap median (which depends on the
-random state). The signature (return_signature=True) reads
-rouge_family|aggregation:bootstrap|beta:1|confidence:0.95|multi_ref:best|n_bootstrap:1000|nrefs:1|rouge_types:rouge1,rouge2,rougeL,rougeLsum|seed:0|stemmer:no|stopwords:no|tokenize:rouge_score|version:<nlgmetrics version>.
-"""
+from nlgmetrics.apps.evaluate_adapter import ProtocolModule  # From: nlgmetrics==0.1.0
+from nlgmetrics.rouge.protocol import PROTOCOL  # From: nlgmetrics==0.1.0
 
 _KWARGS_DESCRIPTION = """
 Args:
@@ -98,32 +65,9 @@ Examples:
 """
 
 
-def evaluate_keys_first(values: dict[str, Any], result: RougeResult) -> dict[str, Any]:
-    """``values`` with evaluate's rouge keys first (the F-measure of every requested type, in
-    order), then the other columns (precision, recall) and, aggregated, the confidence bounds."""
-    return {**{rouge_type: values[rouge_type] for rouge_type in result.rouge_types}, **values}
-
-
-@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class RougeFamily(CheckedTextInputs, evaluate.Metric):
+@evaluate.utils.file_utils.add_start_docstrings(PROTOCOL.description, _KWARGS_DESCRIPTION)
+class RougeFamily(ProtocolModule, evaluate.Metric):  # evaluate names the module "rouge_family" from the class
     """ROUGE-N/L/Lsum/W/S/SU with rouge-score and ROUGE-1.5.5 numbers, in evaluate's rouge layout."""
 
-    def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=input_features("references"),
-            codebase_urls=[
-                "https://github.com/google-research/google-research/tree/master/rouge",
-                "https://github.com/li-plus/rouge-metric",
-            ],
-            reference_urls=["https://aclanthology.org/W04-1013"],
-        )
-
-    def _compute(self, predictions, references, **options):
-        switches = pop_output_switches(options)
-        # None: the library's default types and tokenizer, as in evaluate's rouge
-        result = rouge_family(predictions, references, **library_defaults_for_none(options, ["rouge_types", "tokenizer"]))
-        return evaluate_output(result, switches, aggregated=evaluate_keys_first(result.aggregate(), result),
-                               per_example=evaluate_keys_first(result.scores, result))
+    protocol = PROTOCOL
+    inputs_description = _KWARGS_DESCRIPTION

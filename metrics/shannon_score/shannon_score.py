@@ -1,42 +1,14 @@
-"""Shannon Score as a Hugging Face ``evaluate`` module: a thin wrapper over
-:func:`nlgmetrics.shannon.shannon_score`.
+"""The Shannon score as a Hugging Face ``evaluate`` module.
 
-All math and model work live in ``nlgmetrics`` (src/nlgmetrics/shannon/ + the shared engine);
-the output rule (a flat dict of numbers; ``use_aggregator``, ``return_signature``) is
-:func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`'s.
+What the metric is (description, citation, inputs, options, URLs) is declared once, in its protocol
+``nlgmetrics/shannon/protocol.py``; the module runs it through
+:class:`nlgmetrics.apps.evaluate_adapter.ProtocolModule` (the output rule: a flat dict of numbers;
+``use_aggregator``, ``return_signature``). All the math and every default live in ``nlgmetrics``.
 """
 
 import evaluate
-from nlgmetrics.apps.evaluate_adapter import CheckedTextInputs, compute_options, evaluate_output, input_features  # From: nlgmetrics==0.1.0
-from nlgmetrics.apps.evaluate_adapter import pop_output_switches  # From: nlgmetrics==0.1.0
-from nlgmetrics.shannon import shannon_score  # From: nlgmetrics==0.1.0
-
-_CITATION = """\
-@inproceedings{egan2022play,
-    title = "Play the Shannon Game With Language Models: A Human-Free Approach to Summary Evaluation",
-    author = "Egan, Nicholas and Vasilyev, Oleg and Bohannon, John",
-    booktitle = "Proceedings of the AAAI Conference on Artificial Intelligence",
-    volume = "36",
-    number = "10",
-    pages = "10599--10607",
-    year = "2022",
-    url = "https://arxiv.org/abs/2103.10918",
-}
-"""
-
-_DESCRIPTION = """\
-Reference-free summary scores from Shannon's guessing game played by a causal language model
-(Egan, Vasilyev & Bohannon, AAAI 2022). The document is split into sentences; each sentence's
-tokens are scored after an end-of-text token and a prompt: nothing (base), the summary (help), or
-the sentence itself (full). Summed over the document: ll_base, ll_help, ll_full.
-Shannon Score = (ll_help - ll_base) / (ll_full - ll_base); Information Difference = ll_help - ll_base;
-BLANC-Shannon = (S01 - S10) / total, where S[b][h] counts document tokens whose argmax prediction
-is right (1) or wrong (0) without (b) and with (h) the summary. Numbers match PyPI blanc's
-`Shannon.go` except for the first token of each sentence (see the model card). The signature
-(return_signature=True) reads shannon_score|model:...|weights:<hash>|tokenizer:own|revision:...|
-dtype:...|max_length:...|first_token:paper|num_upstream:0|splitter:pysbd|start_token:...|
-transformers:...|tokenizers:...|version:<nlgmetrics version>.
-"""
+from nlgmetrics.apps.evaluate_adapter import ProtocolModule  # From: nlgmetrics==0.1.0
+from nlgmetrics.shannon.protocol import PROTOCOL  # From: nlgmetrics==0.1.0
 
 _KWARGS_DESCRIPTION = """
 Args:
@@ -77,21 +49,9 @@ Examples:
 """
 
 
-@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class ShannonScore(CheckedTextInputs, evaluate.Metric):
+@evaluate.utils.file_utils.add_start_docstrings(PROTOCOL.description, _KWARGS_DESCRIPTION)
+class ShannonScore(ProtocolModule, evaluate.Metric):  # evaluate names the module "shannon_score" from the class
     """Shannon Score, Information Difference and BLANC-Shannon (Egan et al., AAAI 2022)."""
 
-    def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=input_features("sources"),
-            codebase_urls=["https://github.com/PrimerAI/blanc"],
-            reference_urls=["https://arxiv.org/abs/2103.10918"],
-        )
-
-    def _compute(self, predictions, sources, **options):
-        # The library owns every default and every check; options pass through unchanged.
-        switches = pop_output_switches(options)
-        return evaluate_output(shannon_score(predictions, sources, **compute_options("shannon_score", options)), switches)
+    protocol = PROTOCOL
+    inputs_description = _KWARGS_DESCRIPTION

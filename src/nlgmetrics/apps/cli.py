@@ -42,7 +42,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from nlgmetrics import __version__
 from nlgmetrics.apps.io import check_output_paths
-from nlgmetrics.apps.registry import MetricSpec, get_spec, metric_names
+from nlgmetrics.core.protocol import MetricProtocol
+from nlgmetrics.registry import get_protocol, metric_names
 
 if TYPE_CHECKING:
     from nlgmetrics.core.result import MetricResult
@@ -74,10 +75,10 @@ def _shown(value: Any) -> str:
     return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
 
 
-def _main_score_text(spec: MetricSpec) -> str:
+def _main_score_text(protocol: MetricProtocol) -> str:
     """The main score and its direction, as the result class declares them (where they do not
     depend on the options: ROUGE's is the first requested type)."""
-    result_class = spec.result_class()
+    result_class = protocol.result_class()
     main = getattr(result_class, "main", None)
     if not isinstance(main, str) or not main:
         return ""
@@ -91,11 +92,11 @@ def _metrics_help() -> str:
     """Every metric with its options and the library's defaults (imports the metric modules)."""
     lines = ["metrics and their options (--option METRIC.NAME=VALUE; defaults are the library's):"]
     for name in metric_names():
-        spec = get_spec(name)
-        needs = "predictions + references" if spec.second_input == "references" else "predictions (summaries) + sources"
-        model = f"; --model {name}=ID|DIR (default {spec.default_model})" if spec.uses_model else ""
-        lines.append(f"  {name}: {spec.title}. Needs {needs}{_main_score_text(spec)}{model}")
-        for option in spec.resolved_options():
+        protocol = get_protocol(name)
+        needs = "predictions + references" if protocol.second_input == "references" else "predictions (summaries) + sources"
+        model = f"; --model {name}=ID|DIR (default {protocol.default_model})" if protocol.uses_model else ""
+        lines.append(f"  {name}: {protocol.title}. Needs {needs}{_main_score_text(protocol)}{model}")
+        for option in protocol.resolved_options():
             shown = [str(c) for c in option.allowed() or () if c is not None]
             choices = f" choices: {', '.join(shown)};" if shown else ""
             lines.append(f"      {option.name} ({option.kind}, default {_shown(option.default)}):{choices} {option.help}")
@@ -238,18 +239,18 @@ def _parse_assignments(values: Sequence[str], what: str) -> list[tuple[str, str]
 def collect_options(
     metrics: Sequence[str], models: Sequence[str], options: Sequence[str], device: str | None
 ) -> dict[str, dict[str, Any]]:
-    """Turn --model / --option / --device into keyword options per metric (checked against specs).
+    """Turn --model / --option / --device into keyword options per metric (checked against protocols).
 
     >>> collect_options(["bleu", "infolm"], ["infolm=/m"], ["bleu.lowercase=true"], None)
     {'bleu': {'lowercase': True}, 'infolm': {'model': '/m'}}
     """
-    specs = {name: get_spec(name) for name in metrics}
+    protocols = {name: get_protocol(name) for name in metrics}
     per_metric: dict[str, dict[str, Any]] = {name: {} for name in metrics}
-    lm_metrics = [name for name, spec in specs.items() if spec.uses_model]
+    lm_metrics = [name for name, protocol in protocols.items() if protocol.uses_model]
     for model in models:
         metric, sep, value = model.partition("=")
-        if sep and metric in specs:
-            if not specs[metric].uses_model:
+        if sep and metric in protocols:
+            if not protocols[metric].uses_model:
                 raise ValueError(f"--model {model}: {metric} uses no language model.")
             per_metric[metric]["model"] = value
         elif sep and metric in metric_names():
@@ -263,16 +264,16 @@ def collect_options(
         metric, dot, name = key.partition(".")
         if not dot:
             raise ValueError(f"--option {key}={value}: write METRIC.NAME=VALUE, e.g. bleu.tokenize=13a.")
-        if metric not in specs:
+        if metric not in protocols:
             raise ValueError(f"--option {key}: metric {metric!r} is not among --metrics {list(metrics)}.")
-        per_metric[metric][name] = specs[metric].option(name).parse(value)
+        per_metric[metric][name] = protocols[metric].option(name).parse(value)
     if device is not None:
         for name in lm_metrics:
             per_metric[name]["device"] = device
     return {name: opts for name, opts in per_metric.items() if opts}
 
 
-def _load_inputs(args: argparse.Namespace, specs: list[MetricSpec]) -> tuple[list[str], list[Any] | None, list[str] | None]:
+def _load_inputs(args: argparse.Namespace, protocols: list[MetricProtocol]) -> tuple[list[str], list[Any] | None, list[str] | None]:
     from nlgmetrics.apps.io import read_column, zip_references
 
     def read(path: str | None, column: str | None, what: str) -> list[Any] | None:
@@ -288,20 +289,20 @@ def _load_inputs(args: argparse.Namespace, specs: list[MetricSpec]) -> tuple[lis
         if not isinstance(item, str):
             raise ValueError(f"predictions[{index}] is a list; each prediction must be one string.")
     references = None
-    if any(spec.second_input == "references" for spec in specs):
+    if any(protocol.second_input == "references" for protocol in protocols):
         if args.references:
             columns = [read(path, args.reference_column, "references") for path in args.references]
             references = zip_references([c for c in columns if c is not None])
         elif args.data is not None:
             references = read(None, args.reference_column, "references")
         if references is None:
-            needing = [s.name for s in specs if s.second_input == "references"]
+            needing = [s.name for s in protocols if s.second_input == "references"]
             raise ValueError(f"{needing} need references: pass -r/--references FILE (repeatable).")
     sources = None
-    if any(spec.second_input == "sources" for spec in specs):
+    if any(protocol.second_input == "sources" for protocol in protocols):
         sources = read(args.sources, args.source_column, "sources")
         if sources is None:
-            needing = [s.name for s in specs if s.second_input == "sources"]
+            needing = [s.name for s in protocols if s.second_input == "sources"]
             raise ValueError(f"{needing} need source documents: pass -s/--sources FILE.")
     for name, items in (("references", references), ("sources", sources)):
         if items is not None and len(items) != len(predictions):
@@ -353,13 +354,13 @@ def write_csv(path: str | Path, results: Sequence[MetricResult]) -> None:
 
 def run_score(args: argparse.Namespace) -> int:
     names = list(dict.fromkeys(args.metrics))  # keep order, drop repeats
-    specs = [get_spec(name) for name in names]
+    protocols = [get_protocol(name) for name in names]
     check_output_paths({"--json": args.json_path, "--csv": args.csv_path, "--explain": args.explain_path})
     options = collect_options(names, args.model, args.option, args.device)
-    explained = _explained_specs(args, specs)
-    for spec in explained:
-        options.setdefault(spec.name, {})["explain"] = True
-    predictions, references, sources = _load_inputs(args, specs)
+    explained = _explained_protocols(args, protocols)
+    for protocol in explained:
+        options.setdefault(protocol.name, {})["explain"] = True
+    predictions, references, sources = _load_inputs(args, protocols)
     if explained and not 0 <= args.explain_example < len(predictions):
         raise ValueError(f"--explain-example {args.explain_example} is not an example index; the input "
                          f"has {len(predictions)} examples (0 to {len(predictions) - 1}).")
@@ -367,12 +368,12 @@ def run_score(args: argparse.Namespace) -> int:
 
     progress = not args.no_progress
     results = []
-    bar = tqdm(specs, desc="metrics", unit="metric", disable=not progress or len(specs) < 2, file=sys.stderr)
-    for spec in bar:
-        bar.set_postfix_str(spec.name)
-        others = references if spec.second_input == "references" else sources
-        results.append(spec.run(predictions, others, progress=progress, **options.get(spec.name, {})))
-    if any(spec.uses_model for spec in specs):
+    bar = tqdm(protocols, desc="metrics", unit="metric", disable=not progress or len(protocols) < 2, file=sys.stderr)
+    for protocol in bar:
+        bar.set_postfix_str(protocol.name)
+        others = references if protocol.second_input == "references" else sources
+        results.append(protocol.run(predictions, others, progress=progress, **options.get(protocol.name, {})))
+    if any(protocol.uses_model for protocol in protocols):
         from nlgmetrics.engine.distributed import is_main_process
 
         # Under `accelerate launch` / torchrun every process computes its share and receives all
@@ -390,15 +391,15 @@ def run_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def _explained_specs(args: argparse.Namespace, specs: Sequence[MetricSpec]) -> list[MetricSpec]:
+def _explained_protocols(args: argparse.Namespace, protocols: Sequence[MetricProtocol]) -> list[MetricProtocol]:
     """The chosen metrics ``--explain`` explains (those taking ``explain``); an error if none does."""
     if not args.explain_path:
         return []
-    explained = [spec for spec in specs if "explain" in spec.accepted_options()]
+    explained = [protocol for protocol in protocols if "explain" in protocol.accepted_options()]
     if not explained:
         raise ValueError(
             f"--explain explains the LM metrics (shannon_score, fflm, blanc, infolm); none of "
-            f"{[spec.name for spec in specs]} has token-level explanations. Add one with -m.")
+            f"{[protocol.name for protocol in protocols]} has token-level explanations. Add one with -m.")
     return explained
 
 

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from nlgmetrics.apps.io import check_output_paths
-from nlgmetrics.apps.registry import MetricSpec, get_spec, metric_names
+from nlgmetrics.core.protocol import MetricProtocol
+from nlgmetrics.registry import get_protocol, metric_names
 from nlgmetrics.compare.api import DEFAULT_N_BOOTSTRAP, DEFAULT_N_PERMUTATIONS, DEFAULT_SEED
 
 
@@ -120,11 +121,11 @@ def chosen_tests(args: argparse.Namespace) -> tuple[str, ...]:
     return chosen or ("bs", "ar")
 
 
-def metric_options(spec: MetricSpec, args: argparse.Namespace) -> dict[str, Any]:
-    """``--option``, ``--model``, ``--device`` as the metric's keyword options (parsed by its spec).
+def metric_options(protocol: MetricProtocol, args: argparse.Namespace) -> dict[str, Any]:
+    """``--option``, ``--model``, ``--device`` as the metric's keyword options (parsed by its protocol).
 
     >>> ns = argparse.Namespace(option=["tokenize=intl", "bleu.lowercase=true"], model=None, device=None)
-    >>> metric_options(get_spec("bleu"), ns)
+    >>> metric_options(get_protocol("bleu"), ns)
     {'tokenize': 'intl', 'lowercase': True}
     """
     options: dict[str, Any] = {}
@@ -133,13 +134,13 @@ def metric_options(spec: MetricSpec, args: argparse.Namespace) -> dict[str, Any]
         if not sep or not key.strip():
             raise ValueError(f"--option {item!r}: expected NAME=VALUE, e.g. tokenize=13a.")
         prefix, dot, name = key.strip().rpartition(".")
-        if dot and prefix != spec.name:
-            raise ValueError(f"--option {item}: this comparison's metric is {spec.name}, not {prefix}.")
-        options[name] = spec.option(name).parse(value)
+        if dot and prefix != protocol.name:
+            raise ValueError(f"--option {item}: this comparison's metric is {protocol.name}, not {prefix}.")
+        options[name] = protocol.option(name).parse(value)
     for flag, name, value in (("--model", "model", args.model), ("--device", "device", args.device)):
         if value is not None:
-            if not spec.uses_model:
-                raise ValueError(f"{flag} {value}: {spec.name} uses no language model.")
+            if not protocol.uses_model:
+                raise ValueError(f"{flag} {value}: {protocol.name} uses no language model.")
             options[name] = value
     return options
 
@@ -170,7 +171,7 @@ def _baseline(args: argparse.Namespace, names: Sequence[str]) -> str:
     raise ValueError(f"--baseline {args.baseline!r} is none of the systems {list(names)} (names or files).")
 
 
-def _read_inputs(args: argparse.Namespace, spec: MetricSpec, names: Sequence[str]) -> tuple[dict[str, list[str]], list[Any]]:
+def _read_inputs(args: argparse.Namespace, protocol: MetricProtocol, names: Sequence[str]) -> tuple[dict[str, list[str]], list[Any]]:
     from nlgmetrics.apps.io import read_column, zip_references
 
     def read(path: str, column: str | None) -> list[Any]:
@@ -183,39 +184,39 @@ def _read_inputs(args: argparse.Namespace, spec: MetricSpec, names: Sequence[str
             if not isinstance(item, str):
                 raise ValueError(f"{path}: item {index} is a list; each system output must be one string.")
         systems[name] = items
-    if spec.second_input == "references":
+    if protocol.second_input == "references":
         if not args.references:
-            raise ValueError(f"{spec.name} needs references: pass -r/--references FILE (repeatable).")
+            raise ValueError(f"{protocol.name} needs references: pass -r/--references FILE (repeatable).")
         others = zip_references([read(path, args.reference_column) for path in args.references])
     else:
         if not args.sources:
-            raise ValueError(f"{spec.name} needs source documents: pass -s/--sources FILE.")
+            raise ValueError(f"{protocol.name} needs source documents: pass -s/--sources FILE.")
         others = read(args.sources, args.source_column)
     lengths = {name: len(items) for name, items in systems.items()}
     if len(set(lengths.values())) > 1 or len(others) != len(systems[names[0]]):
         raise ValueError(
-            f"every file needs one line per example: systems {lengths}, {spec.second_input} {len(others)}."
+            f"every file needs one line per example: systems {lengths}, {protocol.second_input} {len(others)}."
         )
     return systems, others
 
 
 def run_compare(args: argparse.Namespace) -> int:
     """Run ``nlgmetrics compare`` (errors the user can fix raise ValueError / OSError)."""
-    spec = get_spec(args.metric)
+    protocol = get_protocol(args.metric)
     check_output_paths({"--json": args.json_path, "--csv": args.csv_path, "--plot": args.plot_path})
     names = _system_names(args)
     baseline = _baseline(args, names)
-    options = metric_options(spec, args)
-    systems, others = _read_inputs(args, spec, names)
+    options = metric_options(protocol, args)
+    systems, others = _read_inputs(args, protocol, names)
 
     from nlgmetrics.compare import compare_systems, format_table, plot, write_csv
 
     result = compare_systems(
-        systems, others, metric=spec.name, baseline=baseline, column=args.column, tests=chosen_tests(args),
+        systems, others, metric=protocol.name, baseline=baseline, column=args.column, tests=chosen_tests(args),
         n_bootstrap=args.n_bootstrap, n_permutations=args.n_permutations, seed=args.seed,
         count_ties=not args.strict_ties, metric_options=options, progress=not args.no_progress,
     )
-    if spec.uses_model:
+    if protocol.uses_model:
         from nlgmetrics.engine.distributed import is_main_process
 
         if not is_main_process():  # under `accelerate launch`: the main process reports

@@ -3,7 +3,7 @@
 ``evaluate``'s own ``launch_gradio_widget`` builds its widget with ``gr.inputs`` / ``gr.outputs``,
 which Gradio 4 removed, so it fails with the Gradio these demos pin (6.x). The demos are built here
 with ``gr.Blocks`` instead, from the same table of metrics the CLI uses
-(:mod:`nlgmetrics.apps.registry`): one text box for the prediction (or summary), one for the reference(s)
+(:mod:`nlgmetrics.registry`): one text box for the prediction (or summary), one for the reference(s)
 (or source document), one widget per option, a button, and the result.
 
 Stable element ids (used by the browser tests and by anyone scripting the page):
@@ -21,7 +21,7 @@ Stable element ids (used by the browser tests and by anyone scripting the page):
   (:mod:`nlgmetrics.apps.explain_html`), one ``span.nlgm-tok`` per token with its ``data-value``.
 
 Option widgets start at the library's defaults (read from the metric function's signature by
-:mod:`nlgmetrics.apps.registry`); only options changed from them are passed.
+:mod:`nlgmetrics.registry`); only options changed from them are passed.
 
 >>> demo = build_demo("bleu")          # a gr.Blocks; launch_demo("bleu") also serves it
 >>> type(demo).__name__
@@ -42,7 +42,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nlgmetrics.apps.registry import MetricSpec, OptionSpec, get_spec
+from nlgmetrics.core.protocol import MetricProtocol, Option
+from nlgmetrics.registry import get_protocol
 
 if TYPE_CHECKING:
     from nlgmetrics.core.result import MetricResult
@@ -121,7 +122,7 @@ def offline_theme() -> Any:
     return gr.themes.Default(font=["system-ui", "sans-serif"], font_mono=["ui-monospace", "monospace"])
 
 
-def _option_widget(gr: Any, option: OptionSpec) -> Any:
+def _option_widget(gr: Any, option: Option) -> Any:
     elem_id = f"option-{option.name}"
     label = f"{option.name}: {option.help}"
     allowed = option.allowed()
@@ -148,7 +149,7 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
-def _coerce(option: OptionSpec, value: Any) -> Any:
+def _coerce(option: Option, value: Any) -> Any:
     """Widget value -> option value (Gradio numbers come back as float, empty text as '')."""
     if value is None or value == "":
         return option.default
@@ -163,10 +164,10 @@ def _coerce(option: OptionSpec, value: Any) -> Any:
     return value
 
 
-def run_pair(spec: MetricSpec, prediction: str, second: str, options: dict[str, Any]) -> MetricResult:
+def run_pair(protocol: MetricProtocol, prediction: str, second: str, options: dict[str, Any]) -> MetricResult:
     """The library's result for one prediction and the second box (references split on ``---``)."""
-    others: Any = [split_references(second)] if spec.second_input == "references" else [second]
-    return spec.run([prediction], others, progress=False, **options)
+    others: Any = [split_references(second)] if protocol.second_input == "references" else [second]
+    return protocol.run([prediction], others, progress=False, **options)
 
 
 def _same(value: Any, default: Any) -> bool:
@@ -177,13 +178,13 @@ def _same(value: Any, default: Any) -> bool:
 
 
 def score_pair(
-    spec: MetricSpec,
+    protocol: MetricProtocol,
     prediction: str,
     second: str,
     options: dict[str, Any],
 ) -> tuple[str, dict[str, float], str]:
     """Score one prediction for the demo: (main score as repr, ``aggregate()``, signature)."""
-    result = run_pair(spec, prediction, second, options)
+    result = run_pair(protocol, prediction, second, options)
     return repr(float(result.main_score)), result.aggregate(), result.signature
 
 
@@ -192,9 +193,9 @@ def main_label(result: MetricResult) -> str:
     return f"{result.main} ({'higher' if result.higher_is_better else 'lower'} is better)"
 
 
-def columns_text(spec: MetricSpec) -> str:
+def columns_text(protocol: MetricProtocol) -> str:
     """What the per-example columns mean, as the result class declares them (Markdown)."""
-    result_class = spec.result_class()
+    result_class = protocol.result_class()
     columns = getattr(result_class, "columns", None) or {}
     lines = [
         f"- `{name}`: {column.description} ({'higher' if column.higher_is_better else 'lower'} is "
@@ -223,11 +224,11 @@ def build_demo(
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     import gradio as gr
 
-    spec = get_spec(name)
-    second_id = "reference" if spec.second_input == "references" else "source"
-    options_shown = spec.resolved_options()
-    with gr.Blocks(title=f"nlgmetrics: {spec.title}") as demo:
-        gr.Markdown(f"# {spec.title}\n\n{spec.description}\n\n{columns_text(spec)}")
+    protocol = get_protocol(name)
+    second_id = "reference" if protocol.second_input == "references" else "source"
+    options_shown = protocol.resolved_options()
+    with gr.Blocks(title=f"nlgmetrics: {protocol.title}") as demo:
+        gr.Markdown(f"# {protocol.title}\n\n{protocol.description}\n\n{columns_text(protocol)}")
         with gr.Row():
             with gr.Column():
                 prediction = gr.Textbox(
@@ -246,9 +247,9 @@ def build_demo(
                 widgets: list[Any] = []
                 with gr.Accordion("Options", open=False, elem_id="options"):
                     model_box = None
-                    if spec.uses_model:
+                    if protocol.uses_model:
                         model_box = gr.Textbox(
-                            value=model or spec.default_model or "",
+                            value=model or protocol.default_model or "",
                             label="model: Hub id, local directory, or smollm2-135m",
                             elem_id="option-model",
                         )
@@ -260,12 +261,12 @@ def build_demo(
                 scores_box = gr.JSON(label="All scores", elem_id="scores")
                 signature_box = gr.Textbox(label="Signature", elem_id="signature", interactive=False)
                 # LM metrics: where in the text the score comes from (nlgmetrics.core.explanations).
-                explains = "explain" in spec.accepted_options()
+                explains = "explain" in protocol.accepted_options()
                 explanation_box = gr.HTML(elem_id="explanation") if explains else None
 
         def run(prediction_text: str, second_text: str, *values: Any) -> tuple[Any, dict, str]:
             options: dict[str, Any] = {}
-            if spec.uses_model:
+            if protocol.uses_model:
                 model_value, *values = values  # type: ignore[assignment]
                 if (model_value or "").strip():  # empty: the library's default model
                     options["model"] = model_value.strip()
@@ -278,7 +279,7 @@ def build_demo(
             if explains:
                 options["explain"] = True  # changes no number (not in the signature)
             try:
-                result = run_pair(spec, prediction_text or "", second_text or "", options)
+                result = run_pair(protocol, prediction_text or "", second_text or "", options)
             except (ValueError, OSError, ImportError) as error:
                 # Shown to the user as a toast instead of a stack trace.
                 raise gr.Error(str(error)) from error
@@ -293,7 +294,7 @@ def build_demo(
         inputs = [prediction, second] + ([model_box] if model_box is not None else []) + widgets
         outputs = [score_box, scores_box, signature_box] + ([explanation_box] if explanation_box is not None else [])
         submit.click(run, inputs=inputs, outputs=outputs, api_name="score")
-        gr.Examples(examples=[list(_EXAMPLES[spec.second_input])], inputs=[prediction, second])
+        gr.Examples(examples=[list(_EXAMPLES[protocol.second_input])], inputs=[prediction, second])
         card = _card_text(name, card_path)
         if card:
             with gr.Accordion("Model card", open=False):

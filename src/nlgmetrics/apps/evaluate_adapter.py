@@ -1,5 +1,13 @@
 """The one adapter between the library and the ``evaluate`` modules (metrics/<name>/<name>.py).
 
+A module is a thin file: ``class Bleu(ProtocolModule, evaluate.Metric)`` with its metric's
+protocol (:mod:`nlgmetrics.core.protocol`) and its inputs description. :class:`ProtocolModule`
+gives it everything else from the protocol: the description, citation, URLs and input features
+(:func:`input_features`), and ``_compute``, which maps the module's options to the library's
+(:func:`module_options`), calls the library function and lays its result out
+(:func:`module_output`). Where the module answers to an evaluate counterpart, the protocol's
+:class:`~nlgmetrics.core.protocol.EvaluateFace` says how (argument names, keys, inert switches).
+
 Outputs: one rule for every module. :func:`evaluate_output` builds each module's ``compute()``
 result from the library's :class:`~nlgmetrics.core.result.MetricResult`:
 
@@ -25,7 +33,8 @@ that this is its folder name (``Bleu`` -> ``bleu``, ``Infolm`` -> ``infolm``), s
 Options: a module that answers to a counterpart takes the counterpart's argument names; where
 they differ from the library function's (sacrebleu's ``use_effective_order``, the library's
 ``effective_order``), :func:`library_options` maps them, and refuses the library's name with the
-module's (one name per option, no aliases).
+module's (one name per option, no aliases); where the counterpart writes None for "the default",
+:func:`library_defaults_for_none` leaves the library's default in place.
 
 Inputs. The mixin :class:`CheckedTextInputs` checks and normalises the inputs before evaluate's
 own machinery sees them. Three things go wrong inside evaluate 0.4 / datasets before a module's
@@ -81,10 +90,11 @@ from __future__ import annotations
 import numbers
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from nlgmetrics.core.protocol import MetricProtocol
 from nlgmetrics.core.result import MetricResult
 from nlgmetrics.core.validation import as_texts, check_bool, check_text
 
@@ -224,7 +234,7 @@ def input_features(second_input: str) -> list[Any]:
     ]
 
 
-def compute_options(metric: str, options: Mapping[str, Any]) -> dict[str, Any]:
+def compute_options(protocol: MetricProtocol, options: Mapping[str, Any]) -> dict[str, Any]:
     """The options a module's ``_compute`` passes to the library: ``options``, plus ``progress``
     when the caller did not give it.
 
@@ -233,29 +243,55 @@ def compute_options(metric: str, options: Mapping[str, Any]) -> dict[str, Any]:
     silences evaluate's bars); ``progress=False`` in ``compute()`` silences one call. Metrics
     without a bar are left alone.
 
-    >>> compute_options("bleu", {"tokenize": "intl"})
+    >>> from nlgmetrics.registry import get_protocol
+    >>> compute_options(get_protocol("bleu"), {"tokenize": "intl"})
     {'tokenize': 'intl'}
     >>> import evaluate
-    >>> compute_options("infolm", {})["progress"] == evaluate.is_progress_bar_enabled()
+    >>> compute_options(get_protocol("infolm"), {})["progress"] == evaluate.is_progress_bar_enabled()
     True
-    >>> compute_options("infolm", {"progress": False})
+    >>> compute_options(get_protocol("infolm"), {"progress": False})
     {'progress': False}
     """
     import evaluate
 
-    from nlgmetrics.apps.registry import get_spec
-
     given = dict(options)
-    if "progress" in given:
+    if "progress" in given or "progress" not in protocol.accepted_options():
         return given
-    try:
-        spec = get_spec(metric)
-    except ValueError:  # not in the front ends' table: the library's default applies
-        return given
-    if "progress" not in spec.accepted_options():
-        return given
-    given["progress"] = bool(spec.default("progress")) and evaluate.is_progress_bar_enabled()
+    given["progress"] = bool(protocol.default("progress")) and evaluate.is_progress_bar_enabled()
     return given
+
+
+def module_options(protocol: MetricProtocol, options: Mapping[str, Any]) -> dict[str, Any]:
+    """A module's ``compute()`` options (output switches removed) in the library's names, as its
+    protocol's :class:`~nlgmetrics.core.protocol.EvaluateFace` says: the counterpart's inert
+    switches checked and dropped, its None-means-default options dropped when None, its names
+    mapped to the library's; then ``progress`` (:func:`compute_options`). Every default stays
+    the library's.
+
+    >>> from nlgmetrics.registry import get_protocol
+    >>> module_options(get_protocol("bleu"), {"use_effective_order": True, "tokenize": None, "force": True})
+    {'effective_order': True}
+    """
+    given = dict(options)
+    face = protocol.evaluate
+    if face is not None:
+        for name in face.inert:  # the counterpart's switch, which changes nothing here: checked only
+            check_bool(name, given.pop(name, False))
+        given = library_defaults_for_none(given, face.none_is_default)
+        given = library_options(given, face.renamed, face.counterpart)
+    return compute_options(protocol, given)
+
+
+def module_output(protocol: MetricProtocol, result: MetricResult, options: Mapping[str, Any],
+                  switches: OutputSwitches) -> dict[str, Any]:
+    """A module's ``compute()`` output (:func:`evaluate_output`), in its counterpart's layout
+    where its protocol has one (``options``: those the library was called with)."""
+    face = protocol.evaluate
+    if switches.use_aggregator:
+        layout = face.aggregated if face is not None else None
+        return evaluate_output(result, switches, aggregated=None if layout is None else layout(result, options))
+    layout = face.per_example if face is not None else None
+    return evaluate_output(result, switches, per_example=None if layout is None else layout(result, options))
 
 
 #: How the single-example ``add`` names its arguments (evaluate: ``prediction=``, ``reference=``).
@@ -408,3 +444,38 @@ class CheckedTextInputs:
             if "references" in list_columns and isinstance(reference, str):
                 reference = [reference]
         return super().add(prediction=prediction, reference=reference, **kwargs)  # type: ignore[misc]
+
+
+class ProtocolModule(CheckedTextInputs):
+    """Everything an evaluate module does, read from its metric's protocol: a module is
+    ``class Bleu(ProtocolModule, evaluate.Metric)`` with ``protocol`` (the metric's
+    :class:`~nlgmetrics.core.protocol.MetricProtocol`) and ``inputs_description`` (its arguments,
+    outputs and examples). Its description, citation, features, URLs and ``_compute`` come from
+    here; its inputs are checked by :class:`CheckedTextInputs`. A plain class (not an
+    ``evaluate.Metric``), so that ``evaluate.load`` finds the module's own class."""
+
+    protocol: ClassVar[MetricProtocol]
+    inputs_description: ClassVar[str] = ""
+
+    def _info(self) -> Any:
+        import evaluate
+
+        protocol = self.protocol
+        return evaluate.MetricInfo(
+            description=protocol.description,
+            citation=protocol.citation,
+            inputs_description=self.inputs_description,
+            features=input_features(protocol.second_input),
+            codebase_urls=list(protocol.codebase_urls),
+            reference_urls=list(protocol.reference_urls),
+        )
+
+    def _compute(self, predictions: list[Any], **inputs_and_options: Any) -> dict[str, Any]:
+        # evaluate passes the feature columns by name: the second one is the protocol's input.
+        protocol = self.protocol
+        options = dict(inputs_and_options)
+        others = options.pop(protocol.second_input)
+        switches = pop_output_switches(options)
+        options = module_options(protocol, options)
+        result = protocol.library_function()(predictions, others, **options)
+        return module_output(protocol, result, options, switches)

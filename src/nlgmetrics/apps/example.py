@@ -72,7 +72,7 @@ def hub_reachable(host: str = "huggingface.co", timeout: float = 3.0) -> bool:
 
 def default_metrics() -> list[str]:
     """Every metric of the registry, in its order."""
-    from nlgmetrics.apps.registry import metric_names
+    from nlgmetrics.registry import metric_names
 
     return metric_names()
 
@@ -100,22 +100,22 @@ def short_reason(error: BaseException, limit: int = REASON_LENGTH) -> str:
 
 def run_metric(name: str, model: str | None, progress: bool) -> tuple[MetricResult | None, str]:
     """Run one metric on the example; return (its result or None, note)."""
-    from nlgmetrics.apps.registry import get_spec
+    from nlgmetrics.registry import get_protocol
 
-    spec = get_spec(name)
-    others = EXAMPLE["references"] if spec.second_input == "references" else EXAMPLE["documents"]
+    protocol = get_protocol(name)
+    others = EXAMPLE["references"] if protocol.second_input == "references" else EXAMPLE["documents"]
     predictions = EXAMPLE["predictions"]
-    if not spec.uses_model:
-        return spec.run(predictions, others, progress=progress), ""
-    candidates = [model] if model else [spec.default_model, OFFLINE_CAUSAL_ALIAS]
+    if not protocol.uses_model:
+        return protocol.run(predictions, others, progress=progress), ""
+    candidates = [model] if model else [protocol.default_model, OFFLINE_CAUSAL_ALIAS]
     failures: list[str] = []
     for candidate in candidates:
         try:
-            result = spec.run(predictions, others, progress=progress, model=candidate)
+            result = protocol.run(predictions, others, progress=progress, model=candidate)
         except (OSError, ValueError) as error:  # model not available, or wrong kind of model
             failures.append(f"{candidate}: {short_reason(error)}")
             continue
-        note = "" if candidate == spec.default_model else f"model {candidate} (the default {spec.default_model} is not available offline)"
+        note = "" if candidate == protocol.default_model else f"model {candidate} (the default {protocol.default_model} is not available offline)"
         return result, note
     return None, "skipped: " + " | ".join(failures)
 

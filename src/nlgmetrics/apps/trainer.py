@@ -41,7 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from nlgmetrics.apps.registry import MetricSpec, get_spec, metric_names
+from nlgmetrics.core.protocol import MetricProtocol
+from nlgmetrics.registry import get_protocol, metric_names
 from nlgmetrics.core.result import MetricResult
 
 #: The Trainer pads predictions and labels of batches of different lengths with this id (and
@@ -150,10 +151,10 @@ def _our_name(name: Any) -> str:
     return EVALUATE_NAMES.get(name, name)
 
 
-def _resolve_specs(metrics: Sequence[str]) -> list[MetricSpec]:
-    """The specs of the named metrics, each once (``rouge`` and ``rouge_family`` are one metric)."""
+def _resolve_protocols(metrics: Sequence[str]) -> list[MetricProtocol]:
+    """The protocols of the named metrics, each once (``rouge`` and ``rouge_family`` are one metric)."""
     seen: dict[str, str] = {}
-    specs: list[MetricSpec] = []
+    protocols: list[MetricProtocol] = []
     for name in metrics:
         ours = _our_name(name)
         if ours not in metric_names():
@@ -167,12 +168,12 @@ def _resolve_specs(metrics: Sequence[str]) -> list[MetricSpec]:
                 f"metric as ours, give it once."
             )
         seen[ours] = name
-        specs.append(get_spec(ours))
-    return specs
+        protocols.append(get_protocol(ours))
+    return protocols
 
 
 def _resolve_options(metric_options: Mapping[str, Mapping[str, Any]] | None,
-                     specs: Sequence[MetricSpec], metrics: Sequence[str]) -> dict[str, dict[str, Any]]:
+                     protocols: Sequence[MetricProtocol], metrics: Sequence[str]) -> dict[str, dict[str, Any]]:
     """``metric_options`` keyed by our names (evaluate's names accepted), checked against ``metrics``."""
     options: dict[str, dict[str, Any]] = {}
     given_as: dict[str, str] = {}
@@ -183,7 +184,7 @@ def _resolve_options(metric_options: Mapping[str, Mapping[str, Any]] | None,
                 f"metric_options names {ours} twice ({given_as[ours]!r} and {name!r}); merge the options."
             )
         options[ours], given_as[ours] = dict(opts), name
-    unknown = sorted(given_as[name] for name in set(options) - {spec.name for spec in specs})
+    unknown = sorted(given_as[name] for name in set(options) - {protocol.name for protocol in protocols})
     if unknown:
         raise ValueError(
             f"metric_options names {unknown}, which are not in metrics={list(metrics)}; "
@@ -302,7 +303,7 @@ def build_compute_metrics(
 
     Predictions and labels are decoded without special tokens (-100 is padding) and stripped.
 
-    - ``metrics``: any subset of ``nlgmetrics.apps.registry.metric_names()``, or evaluate's names
+    - ``metrics``: any subset of ``nlgmetrics.registry.metric_names()``, or evaluate's names
       for them (:data:`EVALUATE_NAMES`: ``rouge``, ``sacrebleu``, ``chrf``, ``ter``); default
       ``["rouge_family", "bleu"]``.
     - ``sources``: documents for the reference-free metrics (aligned with the evaluation dataset),
@@ -345,11 +346,11 @@ def build_compute_metrics(
         metrics = ("rouge_family", "bleu")
     if isinstance(metrics, str):
         metrics = [metrics]
-    specs = _resolve_specs(metrics)
-    if not specs:
+    protocols = _resolve_protocols(metrics)
+    if not protocols:
         raise ValueError("`metrics` is empty; pass at least one metric name, e.g. ['rouge_family'].")
-    options = _resolve_options(metric_options, specs, metrics)
-    needs_sources = [spec.name for spec in specs if spec.second_input == "sources"]
+    options = _resolve_options(metric_options, protocols, metrics)
+    needs_sources = [protocol.name for protocol in protocols if protocol.second_input == "sources"]
     if needs_sources and sources is None:
         raise ValueError(
             f"{needs_sources} score summaries against source documents; pass sources=[...] "
@@ -385,14 +386,14 @@ def build_compute_metrics(
                 )
         results: dict[str, float] = {}
         metric_results: list[MetricResult] = []
-        for spec in specs:
-            if spec.second_input == "references":
+        for protocol in protocols:
+            if protocol.second_input == "references":
                 if references is None:
-                    raise ValueError(f"{spec.name} needs labels, but the evaluation set has none.")
+                    raise ValueError(f"{protocol.name} needs labels, but the evaluation set has none.")
                 others: list[Any] = references
             else:
                 others = docs  # type: ignore[assignment]
-            result = spec.run(predictions, others, progress=progress, **options.get(spec.name, {}))
+            result = protocol.run(predictions, others, progress=progress, **options.get(protocol.name, {}))
             metric_results.append(result)
             results.update(result_keys(result))
             if per_example:

@@ -14,7 +14,8 @@ Public API (stable):
   an error naming the expected one), and :class:`BleuScorer` (fixed options, references per
   example like :func:`bleu`, caches references across calls; ``corpus()``, ``sentences()`` with
   its own ``effective_order``, ``score()`` = :func:`bleu`); :func:`bleu_from_stats` (BLEU from
-  sufficient statistics);
+  sufficient statistics); :func:`bleu_statistics` / :func:`bleu_from_statistics` (per-example
+  statistics and BLEU from their sum: how ``compare`` resamples BLEU);
 * :func:`get_tokenizer`, :data:`SMOOTH_METHODS`, :data:`TOKENIZER_NAMES`, :func:`clear_caches`.
 
 >>> bleu(["the cat is on the mat"], [["the cat is on the mat"]]).main_score
@@ -35,6 +36,7 @@ from nlgmetrics.bleu.api import (
 )
 from nlgmetrics.bleu.result import BleuResult
 from nlgmetrics.bleu.score import BleuScore, bleu_from_stats
+from nlgmetrics.bleu.statistics import bleu_from_statistics, bleu_statistics
 from nlgmetrics.bleu.tokenizers import get_tokenizer
 
 __all__ = [
@@ -47,7 +49,9 @@ __all__ = [
     "BleuScore",
     "BleuScorer",
     "bleu",
+    "bleu_from_statistics",
     "bleu_from_stats",
+    "bleu_statistics",
     "clear_caches",
     "corpus_bleu",
     "get_tokenizer",

@@ -6,10 +6,10 @@ Public API:
   system's difference to a baseline with the p-values of the paired bootstrap and of approximate
   randomization (sacrebleu's ``--paired-bs`` / ``--paired-ar``, same seed and counts, same numbers);
 * :class:`ComparisonResult`, :class:`SystemScore` - the result (``to_dict()``, ``signature``);
-* :func:`format_table`, :func:`write_csv`, :func:`plot` - a text table, a CSV file, a PNG;
-* :data:`CORPUS_STATISTICS`, :func:`register_corpus_statistics`, :func:`corpus_statistics` - how a
-  corpus-level metric is resampled (sufficient statistics); :func:`bleu_statistics`,
-  :func:`bleu_from_statistics` - BLEU's.
+* :func:`format_table`, :func:`write_csv`, :func:`plot` - a text table, a CSV file, a PNG.
+
+Any registered metric can be compared (:mod:`nlgmetrics.registry`); a corpus-level one is resampled
+through the sufficient statistics its protocol declares (:class:`~nlgmetrics.core.protocol.Resampling`).
 
 >>> result = compare_systems({"a": ["a b c", "d e f"], "b": ["a b c", "d e f"]}, ["a b c", "d e x"],
 ...                          metric="rouge_family", n_bootstrap=50, n_permutations=50)
@@ -18,28 +18,15 @@ Public API:
 """
 
 from nlgmetrics.compare.api import TESTS, compare_systems
-from nlgmetrics.compare.bleu_statistics import bleu_from_statistics, bleu_statistics
 from nlgmetrics.compare.result import ComparisonResult, SystemScore
-from nlgmetrics.compare.statistics import (
-    CORPUS_STATISTICS,
-    CorpusStatistics,
-    corpus_statistics,
-    register_corpus_statistics,
-)
 from nlgmetrics.compare.table import format_table, plot, write_csv
 
 __all__ = [
-    "CORPUS_STATISTICS",
     "TESTS",
     "ComparisonResult",
-    "CorpusStatistics",
     "SystemScore",
-    "bleu_from_statistics",
-    "bleu_statistics",
     "compare_systems",
-    "corpus_statistics",
     "format_table",
     "plot",
-    "register_corpus_statistics",
     "write_csv",
 ]

@@ -2,9 +2,10 @@
 
 Each system is scored once, then the test set is resampled:
 
-- a corpus-level metric (BLEU, chrF, TER: see :mod:`nlgmetrics.compare.statistics`) is
-  recomputed from resampled sufficient statistics, as sacrebleu's paired tests do; the metric
-  itself (``get_spec(metric).run``) runs on the baseline only (its main score, signature, and a
+- a corpus-level metric (BLEU, chrF, TER: those whose protocol declares its ``resampling``,
+  :class:`~nlgmetrics.core.protocol.Resampling`) is recomputed from resampled sufficient
+  statistics, as sacrebleu's paired tests do; the metric itself (``get_protocol(metric).run``)
+  runs on the baseline only (its main score, signature, and a
   check that the statistics reproduce its number), the statistics on every system;
 - any other metric runs once per system (an LM metric's passes are never repeated) and is
   compared through the mean of a per-example column (its main score unless ``column`` names
@@ -42,13 +43,13 @@ from typing import Any
 
 import numpy as np
 
-from nlgmetrics.apps.registry import get_spec
 from nlgmetrics.stats.resampling import bootstrap_indices, bootstrap_scores, swap_masks, swapped_scores
 from nlgmetrics.compare.result import ComparisonResult, SystemScore
 from nlgmetrics.stats.significance import bootstrap_interval, paired_bootstrap_p, randomization_p
-from nlgmetrics.compare.statistics import corpus_statistics
+from nlgmetrics.core.protocol import MetricProtocol
 from nlgmetrics.core.result import MetricResult
 from nlgmetrics.core.validation import as_texts, check_bool, check_choice, check_int
+from nlgmetrics.registry import get_protocol
 
 #: ``"bs"``: paired bootstrap resampling; ``"ar"``: paired approximate randomization.
 TESTS = ("bs", "ar")
@@ -100,7 +101,7 @@ def compare_systems(
     systems: Mapping[str, Sequence[str]],
     references_or_sources: Sequence[Any],
     *,
-    metric: str,
+    metric: str | MetricProtocol,
     baseline: str | None = None,
     column: str | None = None,
     tests: Sequence[str] | str = TESTS,
@@ -115,9 +116,10 @@ def compare_systems(
 
     Args:
         systems: system name -> one output per example (every system the same examples, same order).
-        references_or_sources: what the metric reads besides the outputs (its registry spec's
+        references_or_sources: what the metric reads besides the outputs (its registry protocol's
             ``second_input``): per example one reference or a list of references, or the source.
-        metric: a registry name (``nlgmetrics metrics`` lists them), e.g. ``"bleu"``, ``"rouge_family"``.
+        metric: a registry name (``nlgmetrics metrics`` lists them), e.g. ``"bleu"``, ``"rouge_family"``,
+            or any :class:`~nlgmetrics.core.protocol.MetricProtocol`.
         baseline: the system every other one is compared with (default: the first).
         column: the per-example column compared (default: the metric's main score).
         tests: ``"bs"`` (paired bootstrap), ``"ar"`` (approximate randomization) or both (default).
@@ -154,32 +156,33 @@ def compare_systems(
     options = dict(metric_options or {})  # never modify the caller's dict
     if "progress" in options:
         raise ValueError("pass progress=... to compare_systems, not in metric_options.")
-    spec = get_spec(metric)
+    protocol = metric if isinstance(metric, MetricProtocol) else get_protocol(metric)
+    metric = protocol.name
     n = len(outputs[names[0]])
     if isinstance(references_or_sources, str) or len(references_or_sources) != n:
         given = "a single string" if isinstance(references_or_sources, str) else f"{len(references_or_sources)} items"
         raise ValueError(
             f"`references_or_sources` is {given} but every system has {n} outputs; pass one "
-            f"{spec.second_input[:-1]} (or list of references) per example."
+            f"{protocol.second_input[:-1]} (or list of references) per example."
         )
 
     from tqdm.auto import tqdm
 
     def run(name: str) -> MetricResult:
-        return spec.run(outputs[name], references_or_sources, progress=progress, **options)
+        return protocol.run(outputs[name], references_or_sources, progress=progress, **options)
 
     # The baseline's result says what the metric is: its main score, the columns, the signature.
     reference = run(baseline)
     main = reference.main
     column = main if column is None else column
-    entry = corpus_statistics(metric)
+    entry = protocol.resampling
     corpus_level = column not in reference.scores
     if corpus_level and not (column == main and entry is not None):
         if column == main:
             raise ValueError(
-                f"{metric}'s main score {main!r} is corpus-level and has no resampling statistics; "
-                f"add them with nlgmetrics.compare.register_corpus_statistics, or compare a per-example "
-                f"column: {list(reference.scores)}."
+                f"{metric}'s main score {main!r} is corpus-level and its protocol declares no resampling "
+                f"statistics (MetricProtocol.resampling); compare a per-example column: "
+                f"{list(reference.scores)}."
             )
         raise ValueError(f"{metric} has no per-example column {column!r}; choose one of {list(reference.scores)}.")
     higher_is_better = reference.column(column).higher_is_better

@@ -1,8 +1,8 @@
 """BLEU as sufficient statistics per example, and BLEU from their (resampled) sums.
 
-The paired tests resample examples; for a corpus-level metric they resample each example's
-sufficient statistics and recompute the corpus score from their sum (as sacrebleu does), never
-average sentence scores. One row per example, sacrebleu's column layout:
+How :mod:`nlgmetrics.compare` resamples BLEU (its protocol's ``resampling``): the paired tests
+resample examples; for a corpus-level metric they resample each example's sufficient statistics
+and recompute the corpus score from their sum (as sacrebleu does), never average sentence scores. One row per example, sacrebleu's column layout:
 
 ``[hyp_len, closest_ref_len, matches_1..N, hypothesis_ngrams_1..N]``
 
@@ -28,7 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from nlgmetrics.bleu import BleuScorer, bleu_from_stats, get_tokenizer
+from nlgmetrics.bleu.api import BleuScorer
+from nlgmetrics.bleu.score import bleu_from_stats
+from nlgmetrics.bleu.tokenizers import get_tokenizer
 from nlgmetrics.bleu.ngrams import ReferenceStats, reference_stats, segment_stats
 from nlgmetrics.core.validation import check_reference_inputs
 

@@ -1,0 +1,60 @@
+"""What BLANC is to every face that runs it (:mod:`nlgmetrics.core.protocol`): its own options
+and the model options every LM metric shares. Nothing here imports the model code."""
+
+from __future__ import annotations
+
+from nlgmetrics.core.protocol import MODEL_OPTIONS, MetricProtocol, Option, Range
+from nlgmetrics.core.validation import MAX_SEED
+
+CITATION = """\
+@inproceedings{vasilyev-etal-2020-fill,
+    title = "Fill in the {BLANC}: Human-free quality estimation of document summaries",
+    author = "Vasilyev, Oleg and Dharnidharka, Vedant and Bohannon, John",
+    booktitle = "Proceedings of the First Workshop on Evaluation and Comparison of NLP Systems",
+    year = "2020",
+    publisher = "Association for Computational Linguistics",
+    url = "https://aclanthology.org/2020.eval4nlp-1.2",
+    pages = "11--20",
+}
+"""
+
+DESCRIPTION = """\
+BLANC (Vasilyev et al. 2020) scores a summary without a reference: how much does it help a masked
+language model fill in blanks in the source document? Every sentence of the document is masked in
+several even patterns (every `gap`-th token, long enough tokens only). BLANC-help unmasks each
+copy with the summary in front of the sentence and with a same-length filler ("." per token);
+BLANC-tune unmasks with the model before and after fine-tuning a copy of it on the summary.
+S[b][h] counts masked tokens by base / helped correctness; relative = (S01 - S10) / total,
+improve = S01 / (S00 + S01 + S11). Numbers equal PyPI blanc's BlancHelp / BlancTune (same seed).
+The signature (return_signature=True) reads blanc|model:...|weights:<hash>|tokenizer:own|revision:...|
+dtype:...|max_length:512|<variant and every option that changes the number>|transformers:...|
+tokenizers:...|version:<nlgmetrics version>.
+"""
+
+
+PROTOCOL = MetricProtocol(
+    name="blanc",
+    title="BLANC",
+    description=DESCRIPTION,
+    citation=CITATION,
+    second_input="sources",
+    compute="nlgmetrics.blanc:blanc",
+    forwards_to=("nlgmetrics.blanc:blanc_help", "nlgmetrics.blanc:blanc_tune"),
+    options=(
+        Option("variant", "str", "BLANC-help or BLANC-tune", signature_key="variant"),
+        Option("measure", "str", "relative or improve", signature_key="measure"),
+        Option("gap", "int", "distance between masked tokens", range=Range(1), signature_key="gap"),
+        Option("gap_mask", "int", "tokens masked per gap", range=Range(1), signature_key="gap_mask"),
+        Option("finetune_epochs", "int", "BLANC-tune: epochs of fine-tuning on the summary", range=Range(0),
+               signature_key="finetune_epochs"),
+        Option("p_mask", "float", "BLANC-tune: probability of masking a token for tuning", range=Range(0, 1),
+               signature_key="p_mask"),
+        Option("learning_rate", "float", "BLANC-tune: learning rate", range=Range(0, open_low=True),
+               signature_key="learning_rate"),
+        Option("seed", "int", "BLANC-tune: random seed of the tuning", range=Range(0, MAX_SEED),
+               signature_key="seed"),
+        *MODEL_OPTIONS,
+    ),
+    codebase_urls=("https://github.com/PrimerAI/blanc",),
+    reference_urls=("https://aclanthology.org/2020.eval4nlp-1.2",),
+)

@@ -1,0 +1,99 @@
+"""What BLEU is to every face that runs it (:mod:`nlgmetrics.core.protocol`): its options, how
+``compare`` resamples it, and how its evaluate module answers to evaluate's ``sacrebleu``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from nlgmetrics.core.protocol import EvaluateFace, MetricProtocol, Option, Range, Resampling
+
+if TYPE_CHECKING:
+    from nlgmetrics.bleu.result import BleuResult
+
+CITATION = """\
+@inproceedings{papineni-etal-2002-bleu,
+    title = "{B}leu: a Method for Automatic Evaluation of Machine Translation",
+    author = "Papineni, Kishore and Roukos, Salim and Ward, Todd and Zhu, Wei-Jing",
+    booktitle = "Proceedings of the 40th Annual Meeting of the Association for Computational Linguistics",
+    year = "2002",
+    address = "Philadelphia, Pennsylvania, USA",
+    url = "https://aclanthology.org/P02-1040",
+    pages = "311--318",
+}
+@inproceedings{post-2018-call,
+    title = "A Call for Clarity in Reporting {BLEU} Scores",
+    author = "Post, Matt",
+    booktitle = "Proceedings of the Third Conference on Machine Translation: Research Papers",
+    year = "2018",
+    address = "Belgium, Brussels",
+    url = "https://aclanthology.org/W18-6319",
+    pages = "186--191",
+}
+"""
+
+DESCRIPTION = """\
+BLEU (Papineni et al., 2002): geometric mean of clipped n-gram precisions times a brevity
+penalty, over a corpus (sufficient statistics summed over segments), on sacrebleu's 0-100 scale.
+This module answers to evaluate's `sacrebleu` (its arguments, keys, types and numbers), not to
+evaluate's `bleu` (the NMT implementation on a 0-1 scale, with other tokenization and smoothing),
+which it does not replace. Any number of references per example (ragged allowed), tokenizers
+13a / intl / char / none / zh (and ja-mecab / ko-mecab with the extras nlgmetrics[ja] /
+nlgmetrics[ko]), smoothing none / floor / add-k / exp, lowercasing, maximum n-gram order and
+effective order. The numbers equal sacrebleu's corpus_bleu and sentence_bleu with the same options.
+The signature (return_signature=True) reads
+bleu|case:mixed|effective_order:no|max_ngram_order:4|nrefs:1|smooth:exp|tokenize:13a|version:<nlgmetrics version>.
+"""
+
+
+def sacrebleu_keys(result: BleuResult, options: Mapping[str, Any]) -> dict[str, Any]:
+    """evaluate's sacrebleu output (its keys, order and types), then our extra numbers."""
+    aggregate = result.aggregate()
+    return {
+        "score": result.bleu,
+        "counts": list(result.counts),
+        "totals": list(result.totals),
+        "precisions": list(result.precisions),
+        "bp": result.bp,
+        "sys_len": result.sys_len,
+        "ref_len": result.ref_len,
+        "ratio": aggregate["ratio"],
+        "sentence_bleu": aggregate["sentence_bleu"],
+    }
+
+
+def per_example_keys(result: BleuResult, options: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """The keys with a value per example: sentence BLEU under "score", and the lengths."""
+    return {"score": result.scores["sentence_bleu"], **result.details()}
+
+
+PROTOCOL = MetricProtocol(
+    name="bleu",
+    title="BLEU",
+    description=DESCRIPTION,
+    citation=CITATION,
+    second_input="references",
+    compute="nlgmetrics.bleu:bleu",
+    options=(
+        Option("tokenize", "str", "tokenizer", "nlgmetrics.bleu:TOKENIZER_NAMES", signature_key="tokenize"),
+        Option("smooth_method", "str", "smoothing", "nlgmetrics.bleu:SMOOTH_METHODS", signature_key="smooth"),
+        Option("smooth_value", "float", "value for floor / add-k smoothing (none: the method's own)",
+               range=Range(0), signature_key="smooth"),
+        Option("lowercase", "bool", "lowercase before scoring", signature_key="case"),
+        Option("max_ngram_order", "int", "largest n-gram order", range=Range(1), signature_key="max_ngram_order"),
+        Option("effective_order", "bool",
+               "corpus BLEU: stop the geometric mean at the highest order with n-grams "
+               "(sentence BLEU always does)", signature_key="effective_order"),
+    ),
+    resampling=Resampling("nlgmetrics.bleu:bleu_statistics", "nlgmetrics.bleu:bleu_from_statistics"),
+    evaluate=EvaluateFace(
+        counterpart="sacrebleu",
+        renamed={"use_effective_order": "effective_order"},
+        none_is_default=("tokenize",),  # None: the library's 13a, as in sacrebleu
+        inert=("force",),  # sacrebleu's switch for a warning about tokenized input, which we never give
+        aggregated=sacrebleu_keys,
+        per_example=per_example_keys,
+    ),
+    codebase_urls=("https://github.com/mjpost/sacrebleu",),
+    reference_urls=("https://aclanthology.org/P02-1040", "https://aclanthology.org/W18-6319"),
+)

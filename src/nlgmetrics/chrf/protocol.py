@@ -1,0 +1,97 @@
+"""What chrF / chrF++ is to every face that runs it (:mod:`nlgmetrics.core.protocol`): its options,
+how ``compare`` resamples it, and how its evaluate module answers to evaluate's ``chrf``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from nlgmetrics.chrf.api import MAX_BETA
+from nlgmetrics.core.protocol import EvaluateFace, MetricProtocol, Option, Range, Resampling
+
+if TYPE_CHECKING:
+    from nlgmetrics.chrf.result import ChrfResult
+
+CITATION = """\
+@inproceedings{popovic-2015-chrf,
+    title = "chr{F}: character n-gram {F}-score for automatic {MT} evaluation",
+    author = "Popovi{\\'c}, Maja",
+    booktitle = "Proceedings of the Tenth Workshop on Statistical Machine Translation",
+    year = "2015",
+    address = "Lisbon, Portugal",
+    url = "https://aclanthology.org/W15-3049",
+    pages = "392--395",
+}
+@inproceedings{popovic-2017-chrf,
+    title = "chr{F}++: words helping character n-grams",
+    author = "Popovi{\\'c}, Maja",
+    booktitle = "Proceedings of the Second Conference on Machine Translation",
+    year = "2017",
+    address = "Copenhagen, Denmark",
+    url = "https://aclanthology.org/W17-4770",
+    pages = "612--618",
+}
+@inproceedings{post-2018-call,
+    title = "A Call for Clarity in Reporting {BLEU} Scores",
+    author = "Post, Matt",
+    booktitle = "Proceedings of the Third Conference on Machine Translation: Research Papers",
+    year = "2018",
+    address = "Belgium, Brussels",
+    url = "https://aclanthology.org/W18-6319",
+    pages = "186--191",
+}
+"""
+
+DESCRIPTION = """\
+chrF (Popović, 2015): the F-beta score (beta = 2: recall counts twice as much as precision) of
+character n-grams of orders 1-6, precision and recall averaged over the orders; chrF++
+(Popović, 2017) adds word unigrams and bigrams (word_order=2). Over a corpus (statistics summed
+over segments, each against its best reference) or per sentence. Any number of references per
+example (ragged allowed), lowercasing, whitespace kept or removed, epsilon smoothing. The
+numbers equal sacrebleu's CHRF() / CHRF(word_order=2) with the same options, and the keys and
+arguments are evaluate's chrf module's. The signature (return_signature=True) reads
+chrf|beta:2|case:mixed|char_order:6|eps_smoothing:no|nrefs:1|whitespace:no|word_order:0|version:<nlgmetrics version>.
+"""
+
+
+def chrf_keys(result: ChrfResult, options: Mapping[str, Any]) -> dict[str, Any]:
+    """evaluate's chrf output (its keys, order and types: ``beta`` as given), then our extra number."""
+    return {
+        "score": result.chrf,
+        "char_order": result.char_order,
+        "word_order": result.word_order,
+        "beta": options.get("beta", PROTOCOL.default("beta")),
+        "sentence_chrf": result.aggregate()["sentence_chrf"],
+    }
+
+
+def per_example_keys(result: ChrfResult, options: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """Sentence chrF under "score" (the settings char_order, word_order, beta have no value per example)."""
+    return {"score": result.scores["sentence_chrf"]}
+
+
+PROTOCOL = MetricProtocol(
+    name="chrf",
+    title="chrF / chrF++",
+    description=DESCRIPTION,
+    citation=CITATION,
+    second_input="references",
+    compute="nlgmetrics.chrf:chrf",
+    options=(
+        Option("char_order", "int", "largest character n-gram order", range=Range(0), signature_key="char_order"),
+        Option("word_order", "int", "largest word n-gram order (0: chrF, 2: chrF++)", range=Range(0),
+               signature_key="word_order"),
+        Option("beta", "float", "recall is beta times as important as precision",
+               range=Range(0, MAX_BETA, open_low=True), signature_key="beta"),
+        Option("lowercase", "bool", "lowercase before scoring", signature_key="case"),
+        Option("whitespace", "bool", "keep whitespace in character n-grams", signature_key="whitespace"),
+        Option("eps_smoothing", "bool",
+               "mean of per-order F-scores with epsilon smoothing (chrF++.py) instead of "
+               "sacrebleu's effective-order average", signature_key="eps_smoothing"),
+    ),
+    resampling=Resampling("nlgmetrics.chrf:chrf_statistics", "nlgmetrics.chrf:chrf_from_statistics"),
+    evaluate=EvaluateFace(counterpart="chrf", aggregated=chrf_keys, per_example=per_example_keys),
+    codebase_urls=("https://github.com/mjpost/sacrebleu", "https://github.com/m-popovic/chrF"),
+    reference_urls=("https://aclanthology.org/W15-3049", "https://aclanthology.org/W17-4770",
+                    "https://aclanthology.org/W18-6319"),
+)

@@ -1,0 +1,70 @@
+"""The registry: the list of metric protocols, one line per metric.
+
+Each line names a metric and the module of its package that declares its
+:class:`~nlgmetrics.core.protocol.MetricProtocol` as ``PROTOCOL``. The module is imported on first
+use, so listing the names (``nlgmetrics --help``) imports no metric and no torch. Adding a metric
+is its package (with its ``protocol.py``), its ``metrics/<name>/`` folder and one line here; the
+command line, the evaluate modules, the Trainer hook, ``compare``, the demos and the tests read
+it from here.
+
+>>> metric_names()[:4]
+['rouge_family', 'bleu', 'chrf', 'ter']
+>>> get_protocol("bleu").second_input
+'references'
+>>> get_protocol("blue")
+Traceback (most recent call last):
+...
+ValueError: Unknown metric 'blue'; choose from ['rouge_family', 'bleu', 'chrf', 'ter', 'infolm', 'shannon_score', 'blanc', 'fflm'].
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from nlgmetrics.core.protocol import MetricProtocol
+
+#: Metric name -> the module declaring its ``PROTOCOL``, in the order of the design table.
+PROTOCOLS: dict[str, str] = {
+    "rouge_family": "nlgmetrics.rouge.protocol",
+    "bleu": "nlgmetrics.bleu.protocol",
+    "chrf": "nlgmetrics.chrf.protocol",
+    "ter": "nlgmetrics.ter.protocol",
+    "infolm": "nlgmetrics.infolm.protocol",
+    "shannon_score": "nlgmetrics.shannon.protocol",
+    "blanc": "nlgmetrics.blanc.protocol",
+    "fflm": "nlgmetrics.fflm.protocol",
+}
+
+#: What a front end scores when it is given no metric: the two fast ones that need no model.
+DEFAULT_METRICS = ("rouge_family", "bleu")
+
+
+def metric_names() -> list[str]:
+    """Names of every metric, in the registry's order (imports nothing)."""
+    return list(PROTOCOLS)
+
+
+def get_protocol(name: str) -> MetricProtocol:
+    """The protocol of ``name`` (clear error listing the valid names)."""
+    if name not in PROTOCOLS:
+        raise ValueError(f"Unknown metric {name!r}; choose from {list(PROTOCOLS)}.")
+    protocol = importlib.import_module(PROTOCOLS[name]).PROTOCOL
+    if not isinstance(protocol, MetricProtocol) or protocol.name != name:
+        raise TypeError(f"{PROTOCOLS[name]}.PROTOCOL is not the MetricProtocol of {name!r}; this is a bug "
+                        f"in nlgmetrics, please report it.")
+    return protocol
+
+
+def protocols() -> list[MetricProtocol]:
+    """Every protocol, in the registry's order (imports every metric package, torch included)."""
+    return [get_protocol(name) for name in PROTOCOLS]
+
+
+def by_counterpart(name: str) -> MetricProtocol | None:
+    """The metric whose evaluate module answers to evaluate's module ``name`` (``"sacrebleu"`` ->
+    BLEU), or None.
+
+    >>> by_counterpart("sacrebleu").name, by_counterpart("bertscore")
+    ('bleu', None)
+    """
+    return next((p for p in protocols() if p.evaluate is not None and p.evaluate.counterpart == name), None)

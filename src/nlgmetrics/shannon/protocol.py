@@ -1,0 +1,54 @@
+"""What the Shannon score is to every face that runs it (:mod:`nlgmetrics.core.protocol`): its own options
+and the model options every LM metric shares. Nothing here imports the model code."""
+
+from __future__ import annotations
+
+from nlgmetrics.core.protocol import MODEL_OPTIONS, MetricProtocol, Option, Range
+
+CITATION = """\
+@inproceedings{egan2022play,
+    title = "Play the Shannon Game With Language Models: A Human-Free Approach to Summary Evaluation",
+    author = "Egan, Nicholas and Vasilyev, Oleg and Bohannon, John",
+    booktitle = "Proceedings of the AAAI Conference on Artificial Intelligence",
+    volume = "36",
+    number = "10",
+    pages = "10599--10607",
+    year = "2022",
+    url = "https://arxiv.org/abs/2103.10918",
+}
+"""
+
+DESCRIPTION = """\
+Reference-free summary scores from Shannon's guessing game played by a causal language model
+(Egan, Vasilyev & Bohannon, AAAI 2022). The document is split into sentences; each sentence's
+tokens are scored after an end-of-text token and a prompt: nothing (base), the summary (help), or
+the sentence itself (full). Summed over the document: ll_base, ll_help, ll_full.
+Shannon Score = (ll_help - ll_base) / (ll_full - ll_base); Information Difference = ll_help - ll_base;
+BLANC-Shannon = (S01 - S10) / total, where S[b][h] counts document tokens whose argmax prediction
+is right (1) or wrong (0) without (b) and with (h) the summary. Numbers match PyPI blanc's
+`Shannon.go` except for the first token of each sentence (see the model card). The signature
+(return_signature=True) reads shannon_score|model:...|weights:<hash>|tokenizer:own|revision:...|
+dtype:...|max_length:...|first_token:paper|num_upstream:0|splitter:pysbd|start_token:...|
+transformers:...|tokenizers:...|version:<nlgmetrics version>.
+"""
+
+
+PROTOCOL = MetricProtocol(
+    name="shannon_score",
+    title="Shannon score",
+    description=DESCRIPTION,
+    citation=CITATION,
+    second_input="sources",
+    compute="nlgmetrics.shannon:shannon_score",
+    options=(
+        Option("num_upstream", "int", "preceding sentences given as context", range=Range(0),
+               signature_key="num_upstream"),
+        Option("splitter", "str", "sentence splitter: pysbd (none: the default) or punkt (needs nltk data)",
+               signature_key="splitter"),
+        Option("start_token", "token", "first token of every prompt: an id or a token string",
+               signature_key="start_token"),
+        *MODEL_OPTIONS,
+    ),
+    codebase_urls=("https://github.com/PrimerAI/blanc",),
+    reference_urls=("https://arxiv.org/abs/2103.10918",),
+)
