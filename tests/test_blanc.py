@@ -180,17 +180,17 @@ def test_max_length_is_the_window_capped_at_the_model(tiny_bert_dir):
     assert sum(map(sum, small.counts[0])) < sum(map(sum, default.counts[0]))
 
 
-def test_model_instance_with_tokenizer(tiny_bert_dir):
+def test_model_instance_with_model_tokenizer(tiny_bert_dir):
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
     instance = AutoModelForMaskedLM.from_pretrained(str(tiny_bert_dir))
     tokenizer = AutoTokenizer.from_pretrained(str(tiny_bert_dir))
     summaries, documents = ["Jack bought apples."], ["Jack bought apples. Jill sold pears."]
     from_dir = blanc_help(summaries, documents, model=str(tiny_bert_dir), device="cpu", progress=False)
-    from_instance = blanc_help(summaries, documents, model=instance, tokenizer=tokenizer, device="cpu",
+    from_instance = blanc_help(summaries, documents, model=instance, model_tokenizer=tokenizer, device="cpu",
                                progress=False)
     assert from_instance.counts == from_dir.counts and sum(map(sum, from_dir.counts[0])) > 0
-    with pytest.raises(ValueError, match="needs tokenizer="):
+    with pytest.raises(ValueError, match="does not carry its tokenizer; pass model_tokenizer="):
         blanc_help(summaries, documents, model=instance, progress=False)
 
 

@@ -96,11 +96,11 @@ def test_matches_oracle_with_truncation(model_dir, oracle_model, max_length):
     _assert_matches_oracle(result, lists, scores)
 
 
-def test_model_instance_with_tokenizer_matches_the_directory(oracle_model, model_dir):
-    """``model=<PreTrainedModel>, tokenizer=<tokenizer>`` scores exactly as the directory does."""
+def test_model_instance_with_model_tokenizer_matches_the_directory(oracle_model, model_dir):
+    """``model=<PreTrainedModel>, model_tokenizer=<tokenizer>`` scores exactly as the directory does."""
     model, tokenizer = oracle_model
     by_path = fflm(SUMMARIES[:2], DOCUMENTS[:2], model=model_dir, progress=False)
-    by_instance = fflm(SUMMARIES[:2], DOCUMENTS[:2], model=model, tokenizer=tokenizer, progress=False)
+    by_instance = fflm(SUMMARIES[:2], DOCUMENTS[:2], model=model, model_tokenizer=tokenizer, progress=False)
     for name in COLUMNS:
         np.testing.assert_allclose(by_instance.scores[name], by_path.scores[name], rtol=0, atol=TOL, err_msg=name)
 

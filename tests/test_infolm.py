@@ -555,7 +555,7 @@ def test_nan_or_inf_logits_are_a_clear_error(tiny_bert_dir):
     with torch.no_grad():
         model.get_output_embeddings().bias[7] = float("inf")
     with pytest.raises(FloatingPointError, match=r"returned NaN or \+inf logits in float32.*check the model"):
-        infolm(["a cat"], ["a dog"], model=model, tokenizer=tokenizer, progress=False)
+        infolm(["a cat"], ["a dog"], model=model, model_tokenizer=tokenizer, progress=False)
 
 
 # Measures directly, on distributions with exact zeros, one-hot rows, near-ties: every admissible

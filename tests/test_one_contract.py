@@ -347,7 +347,7 @@ def test_library_call_follows_the_contract(name):
     result_class = spec.result_class()
     assert result_class is not None and issubclass(result_class, MetricResult) and result_class.metric == name
     if spec.uses_model:
-        for shared in ("model", "tokenizer", "revision", "device", "dtype", "max_length", "token_budget",
+        for shared in ("model", "model_tokenizer", "revision", "device", "dtype", "max_length", "token_budget",
                        "batch_size", "progress"):
             assert shared in accepted, (name, shared)
 

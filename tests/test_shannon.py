@@ -319,6 +319,19 @@ def test_masked_model_is_rejected(tiny_bert_dir):
         _score(tiny_bert_dir, [SUMM_B], [DOC_B])
 
 
+def test_model_instance_takes_its_model_tokenizer(tiny_gpt2_dir):
+    """A model instance with ``model_tokenizer=`` scores as its directory; without it, the error
+    names ``model_tokenizer`` (the option of every LM metric), not the engine's ``tokenizer``."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    instance = AutoModelForCausalLM.from_pretrained(str(tiny_gpt2_dir))
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_gpt2_dir))
+    by_instance = shannon_score([SUMM_B], [DOC_B], model=instance, model_tokenizer=tokenizer, progress=False)
+    assert by_instance.scores == _score(tiny_gpt2_dir, [SUMM_B], [DOC_B]).scores
+    with pytest.raises(ValueError, match=r"GPT2LMHeadModel instance.*pass model_tokenizer="):
+        shannon_score([SUMM_B], [DOC_B], model=instance, progress=False)
+
+
 def test_unknown_model_offline_names_the_fix(tmp_path):
     with pytest.raises(OSError, match=r"smollm2-135m"):
         _score(tmp_path / "no-such-model", [SUMM_B], [DOC_B])

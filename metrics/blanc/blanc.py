@@ -20,7 +20,7 @@ Args:
         variant only is refused with an error naming it.
     model (str): masked LM: Hub id or a local directory. Default nlgmetrics.blanc.DEFAULT_MODEL
         ("bert-base-uncased", the paper's).
-    tokenizer: the tokenizer of a model instance.
+    model_tokenizer: the Hugging Face tokenizer of a model instance.
     revision (str or None), device (str or None), dtype (str or None): model loading.
     max_length (int or None): the window of one input, at least 3 tokens; default None: blanc's
         512, capped at the model's positions.

@@ -18,7 +18,7 @@ Args:
     (defined once there):
     model (str): causal LM: Hub id, local directory, or the offline alias "smollm2-135m".
         Default nlgmetrics.fflm.DEFAULT_MODEL ("HuggingFaceTB/SmolLM2-1.7B").
-    tokenizer: the tokenizer to use with model (default: the model's own).
+    model_tokenizer: the Hugging Face tokenizer to use with model (default: the model's own).
     revision (str or None), device (str or None), dtype (str or None): model loading.
     max_length (int or None): tokens per sequence, start token included (default the authors'
         2048; None: the model's context); capped at the model context.

@@ -17,8 +17,8 @@ Args:
         (a batch may mix both shapes).
     model (str): masked LM (paper default "bert-base-uncased") or causal LM: Hub id, local directory,
         or the offline alias "smollm2-135m" (causal SmolLM2-135M-Instruct).
-    tokenizer, revision (str or None), device (str or None), dtype (str or None): model loading
-        (float32 by default).
+    model_tokenizer, revision (str or None), device (str or None), dtype (str or None): model
+        loading (float32 by default).
     max_length (int or None): tokens per text incl. special tokens; None (default): the model's
         positions, and a larger value is capped at them. Longer texts are truncated (one warning).
     token_budget (int or None), batch_size (int or None), chunk_size (int): speed / memory only, same

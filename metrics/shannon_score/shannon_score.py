@@ -16,7 +16,7 @@ Args:
     sources (list of str): the source document of each summary (one per prediction).
     model (str): causal LM: Hub id (paper default "gpt2"), local directory, or the offline alias
         "smollm2-135m".
-    tokenizer, revision (str or None), device (str or None), dtype (str or None): model loading.
+    model_tokenizer, revision (str or None), device (str or None), dtype (str or None): model loading.
     max_length (int or None): tokens per sequence; None (default): the model's context, and a
         larger value is capped at it. Sentences are cut to max_length - 1 - summary tokens.
     token_budget (int), batch_size (int or None), prefix_cache (bool): speed only, same numbers.

@@ -28,6 +28,7 @@ from nlgmetrics.core.validation import (
     check_choice,
     check_engine_options,
     check_int,
+    check_model_tokenizer,
     resolve_token_budget,
     shown_value,
 )
@@ -136,14 +137,15 @@ def check_model_options(
 # the model
 
 
-def load_masked_lm(model: Any, *, tokenizer: Any = None, device: Any = None, dtype: Any = None,
+def load_masked_lm(model: Any, *, model_tokenizer: Any = None, device: Any = None, dtype: Any = None,
                    revision: str | None = None) -> LoadedLM:
     """The engine's masked LM (cached per process); clear errors for causal or missing models."""
     from nlgmetrics.engine import load_lm
 
     if isinstance(model, str) and not model.strip():
         raise ValueError("`model` is an empty string; pass a Hub id or a local model directory.")
-    return load_lm(model, kind="masked", tokenizer=tokenizer, device=device, dtype=dtype,
+    check_model_tokenizer(model, model_tokenizer)
+    return load_lm(model, kind="masked", tokenizer=model_tokenizer, device=device, dtype=dtype,
                    revision=revision)
 
 

@@ -161,7 +161,7 @@ def blanc_help(
     sources: Sequence[str],
     *,
     model: Any = DEFAULT_MODEL,
-    tokenizer: Any = None,
+    model_tokenizer: Any = None,
     revision: str | None = None,
     device: Any = None,
     dtype: Any = None,
@@ -188,8 +188,8 @@ def blanc_help(
         predictions, sources: one summary and its document per example (same length); a document
             may repeat (several summaries of one document share its tokenization and base passes).
         model: masked LM: Hub id, local directory, ``LoadedLM`` or a model instance (then pass
-            ``tokenizer``); default ``bert-base-uncased`` as in the paper.
-        tokenizer: the tokenizer of a model instance.
+            ``model_tokenizer``); default ``bert-base-uncased`` as in the paper.
+        model_tokenizer: the Hugging Face tokenizer of a model instance (default: the model's own).
         revision, device, dtype: which Hub revision, where and in which precision to run (engine
             defaults: CUDA if available, float32).
         max_length: the window of one input ``[CLS] help sentence [SEP]``, at least 3 tokens;
@@ -234,7 +234,7 @@ def blanc_help(
     progress, explain = check_switches(progress=progress, explain=explain).values()
     split, splitter_name = resolve_splitter(splitter)
 
-    lm: LoadedLM = load_masked_lm(model, tokenizer=tokenizer, device=device, dtype=dtype,
+    lm: LoadedLM = load_masked_lm(model, model_tokenizer=model_tokenizer, device=device, dtype=dtype,
                                   revision=revision)
     tok = lm.tokenizer
     cls_id, sep_id, _ = special_ids(tok)

@@ -390,7 +390,7 @@ def blanc_tune(
     sources: Sequence[str],
     *,
     model: Any = DEFAULT_MODEL,
-    tokenizer: Any = None,
+    model_tokenizer: Any = None,
     revision: str | None = None,
     device: Any = None,
     dtype: Any = None,
@@ -430,7 +430,7 @@ def blanc_tune(
     """BLANC-tune of each summary ``predictions[i]`` for its document ``sources[i]`` (blanc's
     ``BlancTune``).
 
-    The inputs, the model options (``model``, ``tokenizer``, ``revision``, ``device``, ``dtype``,
+    The inputs, the model options (``model``, ``model_tokenizer``, ``revision``, ``device``, ``dtype``,
     ``max_length``, ``token_budget``, ``batch_size``, ``progress``), ``measure``, the masking
     options and ``splitter`` are those of :func:`nlgmetrics.blanc.help.blanc_help`. The tuning
     options keep blanc's names and defaults; ``*_tune`` options left at ``None`` take the value of
@@ -469,7 +469,7 @@ def blanc_tune(
     token_budget, batch_size, max_length = check_model_options(token_budget, batch_size, max_length)
     split, splitter_name = resolve_splitter(splitter)
 
-    lm = load_masked_lm(model, tokenizer=tokenizer, device=device, dtype=dtype, revision=revision)
+    lm = load_masked_lm(model, model_tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision)
     check_freezing(lm.model, options)
     tok = lm.tokenizer
     window = resolve_window(lm, max_length)

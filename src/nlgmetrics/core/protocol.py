@@ -197,7 +197,7 @@ class Option:
 MODEL_OPTIONS: tuple[Option, ...] = (
     Option("model", "str", "Hub id, local directory, or the offline alias smollm2-135m",
            signature_key="model", offered=False),
-    Option("tokenizer", "str", "the tokenizer to use with model (default: the model's own)",
+    Option("model_tokenizer", "str", "the Hugging Face tokenizer of a model instance (default: its own)",
            signature_key="tokenizer", offered=False),
     Option("device", "str", "torch device (default: cuda when available, else cpu)", offered=False),
     Option("max_length", "int", "tokens per sequence (none: the model's context; capped at it)",

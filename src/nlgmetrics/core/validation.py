@@ -464,6 +464,26 @@ def resolve_token_budget(token_budget: int | None, default: int) -> int:
     return default if token_budget is None else token_budget
 
 
+def check_model_tokenizer(model: Any, model_tokenizer: Any) -> None:
+    """Refuse a model *instance* (a ``torch.nn.Module``) given without ``model_tokenizer``: an
+    instance does not carry its tokenizer, and every LM metric names the option this way (the
+    engine's loader calls it ``tokenizer``). Names, directories and loaded models carry theirs.
+
+    >>> class Module:  # what matters is a module's parameters(), not its class
+    ...     def parameters(self): return iter(())
+    >>> check_model_tokenizer("gpt2", None)
+    >>> check_model_tokenizer(Module(), None)
+    Traceback (most recent call last):
+    ...
+    ValueError: model is a Module instance, which does not carry its tokenizer; pass model_tokenizer=<its tokenizer> (e.g. AutoTokenizer.from_pretrained(<its checkpoint>)).
+    """
+    is_instance = not isinstance(model, str) and callable(getattr(model, "parameters", None))
+    if is_instance and model_tokenizer is None:
+        raise ValueError(
+            f"model is a {_type_name(model)} instance, which does not carry its tokenizer; pass "
+            f"model_tokenizer=<its tokenizer> (e.g. AutoTokenizer.from_pretrained(<its checkpoint>)).")
+
+
 def check_switches(**switches: Any) -> dict[str, bool]:
     """Every named switch checked by :func:`check_bool` under :data:`SWITCH_RULE`; returned as plain
     bools, in the given order.

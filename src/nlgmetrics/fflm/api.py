@@ -35,6 +35,7 @@ from nlgmetrics.core.validation import (
     TOKEN_BUDGET_RULE,
     check_engine_options,
     check_int,
+    check_model_tokenizer,
     check_source_inputs,
     check_switches,
     resolve_token_budget,
@@ -238,7 +239,7 @@ def fflm(
     sources: Sequence[str],
     *,
     model: str | os.PathLike | LoadedLM | Any = DEFAULT_MODEL,
-    tokenizer: Any = None,
+    model_tokenizer: Any = None,
     revision: str | None = None,
     device: str | None = None,
     dtype: str | None = None,
@@ -261,10 +262,10 @@ def fflm(
         sources: source documents X, one per example (repeat a document for each of its summaries:
             repeated documents are detected and their shared work is done once).
         model: a causal LM: Hub id, local directory, the offline alias ``"smollm2-135m"``, a
-            :class:`nlgmetrics.engine.LoadedLM`, or a model instance with ``tokenizer=``.
+            :class:`nlgmetrics.engine.LoadedLM`, or a model instance with ``model_tokenizer=``.
             Default :data:`DEFAULT_MODEL`.
-        tokenizer: the tokenizer to use with ``model``; needed when ``model`` is a model instance
-            (default: the model's own).
+        model_tokenizer: the Hugging Face tokenizer to use with ``model``; needed when ``model`` is
+            a model instance (default: the model's own).
         revision, device, dtype: passed to :func:`nlgmetrics.engine.load_lm` (default float32).
         max_length: tokens per sequence including the start token (default the authors' 2048);
             None = the model's context; a value above the model's context is capped at it.
@@ -313,7 +314,8 @@ def fflm(
     from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
     from nlgmetrics.engine.planning import chunk_by_key
 
-    lm = load_lm(model, kind="causal", tokenizer=tokenizer, device=device, dtype=dtype, revision=revision)
+    check_model_tokenizer(model, model_tokenizer)
+    lm = load_lm(model, kind="causal", tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision)
     start = resolve_start_token(lm.tokenizer, start_token)
     context = int(lm.max_length)
     limit = context if max_length is None else min(max_length, context)

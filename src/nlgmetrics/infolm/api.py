@@ -66,6 +66,7 @@ from nlgmetrics.core.validation import (
     check_choice,
     check_engine_options,
     check_int,
+    check_model_tokenizer,
     check_reference_inputs,
     check_switches,
     shown_value,
@@ -176,7 +177,7 @@ def infolm(
     references: Sequence[str | Sequence[str]],
     *,
     model: str | os.PathLike | LoadedLM | torch.nn.Module = DEFAULT_MODEL,
-    tokenizer: Any = None,
+    model_tokenizer: Any = None,
     revision: str | None = None,
     device: str | torch.device | None = None,
     dtype: str | torch.dtype | None = None,
@@ -200,9 +201,9 @@ def infolm(
         references: per example a string or a non-empty list of strings; the best (smallest)
             distance over an example's references is its score.
         model: Hub id, local directory, ``"smollm2-135m"`` (offline causal LM), a ``LoadedLM`` or a
-            ``PreTrainedModel`` (with ``tokenizer=``). Masked or causal is detected from the config
+            ``PreTrainedModel`` (with ``model_tokenizer=``). Masked or causal is detected from the config
             (force with ``model_kind="masked"|"causal"``). Default :data:`DEFAULT_MODEL`.
-        tokenizer: the tokenizer of a model instance.
+        model_tokenizer: the Hugging Face tokenizer of a model instance (default: the model's own).
         revision, device, dtype: passed to :func:`nlgmetrics.engine.load_lm` (default float32).
         max_length: tokens per text including special tokens (None: the model's positions; a
             larger value is capped at them); longer texts are truncated (one warning).
@@ -238,8 +239,8 @@ def infolm(
     (True, 0.0)
     """
     return _infolm(
-        predictions, references, [(information_measure, alpha, beta, None)], model=model, tokenizer=tokenizer,
-        revision=revision, device=device, dtype=dtype, max_length=max_length, token_budget=token_budget,
+        predictions, references, [(information_measure, alpha, beta, None)], model=model,
+        model_tokenizer=model_tokenizer, revision=revision, device=device, dtype=dtype, max_length=max_length, token_budget=token_budget,
         batch_size=batch_size, progress=progress, temperature=temperature, idf=idf, model_kind=model_kind,
         chunk_size=chunk_size, explain=explain,
     )[0]
@@ -308,7 +309,7 @@ def infolm_multi(
 
 def _infolm(
     predictions: Sequence[str], references: Sequence[str | Sequence[str]], specs: list[tuple[str, Any, Any]], *,
-    model: str | os.PathLike | LoadedLM | torch.nn.Module, tokenizer: Any, revision: str | None,
+    model: str | os.PathLike | LoadedLM | torch.nn.Module, model_tokenizer: Any, revision: str | None,
     device: str | torch.device | None, dtype: str | torch.dtype | None, max_length: int | None,
     token_budget: int | None, batch_size: int | None, progress: bool, temperature: float,
     idf: bool | Mapping[int, float], model_kind: str | None, chunk_size: int, explain: bool = False,
@@ -330,10 +331,11 @@ def _infolm(
         chunk_size = check_int("chunk_size", chunk_size, minimum=1, message=(
             f"`chunk_size` must be a positive integer (distinct texts whose distributions are held at "
             f"once, e.g. {DEFAULT_CHUNK_SIZE}; it does not change the numbers), got {shown_value(chunk_size)}."))
+    check_model_tokenizer(model, model_tokenizer)
     switches = check_switches(progress=progress, explain=explain)
     progress, explain = switches["progress"], switches["explain"]
 
-    lm = load_lm(model, model_kind, tokenizer=tokenizer, device=device, dtype=dtype, revision=revision)
+    lm = load_lm(model, model_kind, tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision)
     token_budget = default_token_budget(lm, token_budget)
     limit = resolve_max_length(lm, max_length)
 

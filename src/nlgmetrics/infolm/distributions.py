@@ -32,6 +32,7 @@ from nlgmetrics.core.validation import (
     as_texts,
     check_engine_options,
     check_int,
+    check_model_tokenizer,
     check_real,
     resolve_token_budget,
     shown_value,
@@ -446,7 +447,7 @@ def text_distributions(
     temperature: float = DEFAULT_TEMPERATURE,
     idf: bool | Mapping[int, float] | IdfTable = False,
     max_length: int | None = None,
-    tokenizer: Any = None,
+    model_tokenizer: Any = None,
     revision: str | None = None,
     device: str | torch.device | None = None,
     dtype: str | torch.dtype | None = None,
@@ -463,7 +464,8 @@ def text_distributions(
     temperature = check_temperature(temperature)
     token_budget, batch_size, max_length = check_engine_options(token_budget, batch_size, max_length)
     table = as_idf_table(idf)
-    lm = load_lm(model, tokenizer=tokenizer, device=device, dtype=dtype, revision=revision)
+    check_model_tokenizer(model, model_tokenizer)
+    lm = load_lm(model, tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision)
     token_budget = default_token_budget(lm, token_budget)
     limit = resolve_max_length(lm, max_length)
     tokenized, truncated = tokenize(lm, texts, limit)

@@ -96,6 +96,7 @@ from nlgmetrics.core.validation import (
     TOKEN_BUDGET_RULE,
     check_engine_options,
     check_int,
+    check_model_tokenizer,
     check_source_inputs,
     check_switches,
     resolve_token_budget,
@@ -261,7 +262,7 @@ def shannon_score(
     sources: Sequence[str],
     *,
     model: Any = DEFAULT_MODEL,
-    tokenizer: Any = None,
+    model_tokenizer: Any = None,
     revision: str | None = None,
     device: Any = None,
     dtype: Any = None,
@@ -285,7 +286,8 @@ def shannon_score(
             document may repeat: its summary-independent passes run once).
         model: Hub id (paper default ``"gpt2"``), local directory, the offline alias
             ``"smollm2-135m"``, a :class:`~nlgmetrics.engine.LoadedLM`, or a model instance.
-        tokenizer: the tokenizer, required when ``model`` is a model instance.
+        model_tokenizer: the Hugging Face tokenizer of a model instance (required then; default:
+            the model's own).
         revision, device, dtype: passed to :func:`nlgmetrics.engine.load_lm`.
         max_length: tokens per sequence (at least 3); None: the model's context; a larger value
             is capped at it. Every sentence is cut to ``max_length - 1 - len(summary tokens)``
@@ -347,7 +349,8 @@ def shannon_score(
     split, splitter_name = resolve_splitter(splitter)
     start_token = check_start_token(start_token)
 
-    lm = load_lm(model, kind="causal", tokenizer=tokenizer, device=device, dtype=dtype, revision=revision)
+    check_model_tokenizer(model, model_tokenizer)
+    lm = load_lm(model, kind="causal", tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision)
     if lm.kind != "causal":
         raise ValueError(
             f"shannon_score needs a causal LM (e.g. 'gpt2' or 'smollm2-135m'); {lm.name!r} is a "
