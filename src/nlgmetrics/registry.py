@@ -37,6 +37,8 @@ PROTOCOLS: dict[str, str] = {
 
 #: What a front end scores when it is given no metric: the two fast ones that need no model.
 DEFAULT_METRICS = ("rouge_family", "bleu")
+#: What ``nlgmetrics compare`` tests when it is given no metric: sacrebleu's paired tests' metric.
+DEFAULT_COMPARE_METRIC = "bleu"
 
 
 def metric_names() -> list[str]:

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from nlgmetrics import __version__
 from nlgmetrics.apps.io import check_output_paths
 from nlgmetrics.core.protocol import MetricProtocol
-from nlgmetrics.registry import get_protocol, metric_names
+from nlgmetrics.registry import DEFAULT_METRICS, get_protocol, metric_names, protocols
 
 if TYPE_CHECKING:
     from nlgmetrics.core.result import MetricResult
@@ -76,13 +76,12 @@ def _shown(value: Any) -> str:
 
 
 def _main_score_text(protocol: MetricProtocol) -> str:
-    """The main score and its direction, as the result class declares them (where they do not
-    depend on the options: ROUGE's is the first requested type)."""
-    result_class = protocol.result_class()
-    main = getattr(result_class, "main", None)
-    if not isinstance(main, str) or not main:
+    """The main score and its direction, as the protocol's result class declares them (where they
+    do not depend on the options: ROUGE's is the first requested type)."""
+    main = protocol.main
+    if main is None:
         return ""
-    column = getattr(result_class, "columns", {}).get(main)
+    column = protocol.columns.get(main)
     if column is None:  # a corpus-level number (BLEU), not a per-example column
         return f"; main score {main}"
     return f"; main score {main} ({'higher' if column.higher_is_better else 'lower'} is better, {column.range_text()})"
@@ -129,7 +128,7 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
         help="references; repeat for several references per example (one file each), or use a "
         "column holding lists of strings",
     )
-    group.add_argument("-s", "--sources", help="source documents (for shannon_score, blanc, fflm)")
+    group.add_argument("-s", "--sources", help="source documents (for the metrics that read sources)")
     group.add_argument("--data", help="one dataset/file holding every column")
     group.add_argument("--prediction-column", help="column of the predictions (JSONL / datasets)")
     group.add_argument("--reference-column", help="column of the references (string or list of strings)")
@@ -146,8 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation tools and tests)."""
     parser = Parser(
         prog="nlgmetrics",
-        description="Evaluation metrics for text generation: InfoLM, Shannon score, BLANC, FFLM, "
-        "the ROUGE family and BLEU, on one fast LM engine.",
+        description="Evaluation metrics for text generation (`nlgmetrics metrics` lists them), the "
+        "LM metrics on one fast engine.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Run `nlgmetrics score --help` for scoring options and `nlgmetrics metrics` for the "
         "options of every metric. Offline: set HF_HUB_OFFLINE=1 and pass local model directories "
@@ -167,8 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_input_arguments(score)
     chosen = score.add_argument_group("metrics")
     chosen.add_argument(
-        "-m", "--metrics", nargs="+", default=["rouge_family", "bleu"], metavar="METRIC",
-        help=f"metrics to run (default: rouge_family bleu); any of: {', '.join(metric_names())}",
+        "-m", "--metrics", nargs="+", default=list(DEFAULT_METRICS), metavar="METRIC",
+        help=f"metrics to run (default: {' '.join(DEFAULT_METRICS)}); any of: {', '.join(metric_names())}",
     )
     chosen.add_argument(
         "--model", action="append", default=[], metavar="METRIC=MODEL",
@@ -191,9 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--quiet", action="store_true", help="do not print the table")
     out.add_argument(
         "--explain", dest="explain_path", metavar="FILE.html",
-        help="write token-level explanations of the LM metrics (shannon_score, fflm, blanc, infolm) "
-        "for one example to this self-contained HTML page (the LM metrics then run with explain=True; "
-        "no number changes)",
+        help="write token-level explanations of the metrics that have them (the LM metrics) for one "
+        "example to this self-contained HTML page (they then run with explain=True; no number changes)",
     )
     out.add_argument(
         "--explain-example", type=int, default=0, metavar="N",
@@ -239,18 +237,18 @@ def _parse_assignments(values: Sequence[str], what: str) -> list[tuple[str, str]
 def collect_options(
     metrics: Sequence[str], models: Sequence[str], options: Sequence[str], device: str | None
 ) -> dict[str, dict[str, Any]]:
-    """Turn --model / --option / --device into keyword options per metric (checked against protocols).
+    """Turn --model / --option / --device into keyword options per metric (checked against their protocols).
 
     >>> collect_options(["bleu", "infolm"], ["infolm=/m"], ["bleu.lowercase=true"], None)
     {'bleu': {'lowercase': True}, 'infolm': {'model': '/m'}}
     """
-    protocols = {name: get_protocol(name) for name in metrics}
+    chosen = {name: get_protocol(name) for name in metrics}
     per_metric: dict[str, dict[str, Any]] = {name: {} for name in metrics}
-    lm_metrics = [name for name, protocol in protocols.items() if protocol.uses_model]
+    lm_metrics = [name for name, protocol in chosen.items() if protocol.uses_model]
     for model in models:
         metric, sep, value = model.partition("=")
-        if sep and metric in protocols:
-            if not protocols[metric].uses_model:
+        if sep and metric in chosen:
+            if not chosen[metric].uses_model:
                 raise ValueError(f"--model {model}: {metric} uses no language model.")
             per_metric[metric]["model"] = value
         elif sep and metric in metric_names():
@@ -264,16 +262,16 @@ def collect_options(
         metric, dot, name = key.partition(".")
         if not dot:
             raise ValueError(f"--option {key}={value}: write METRIC.NAME=VALUE, e.g. bleu.tokenize=13a.")
-        if metric not in protocols:
+        if metric not in chosen:
             raise ValueError(f"--option {key}: metric {metric!r} is not among --metrics {list(metrics)}.")
-        per_metric[metric][name] = protocols[metric].option(name).parse(value)
+        per_metric[metric][name] = chosen[metric].option(name).parse(value)
     if device is not None:
         for name in lm_metrics:
             per_metric[name]["device"] = device
     return {name: opts for name, opts in per_metric.items() if opts}
 
 
-def _load_inputs(args: argparse.Namespace, protocols: list[MetricProtocol]) -> tuple[list[str], list[Any] | None, list[str] | None]:
+def _load_inputs(args: argparse.Namespace, chosen: list[MetricProtocol]) -> tuple[list[str], list[Any] | None, list[str] | None]:
     from nlgmetrics.apps.io import read_column, zip_references
 
     def read(path: str | None, column: str | None, what: str) -> list[Any] | None:
@@ -289,20 +287,20 @@ def _load_inputs(args: argparse.Namespace, protocols: list[MetricProtocol]) -> t
         if not isinstance(item, str):
             raise ValueError(f"predictions[{index}] is a list; each prediction must be one string.")
     references = None
-    if any(protocol.second_input == "references" for protocol in protocols):
+    if any(protocol.second_input == "references" for protocol in chosen):
         if args.references:
             columns = [read(path, args.reference_column, "references") for path in args.references]
             references = zip_references([c for c in columns if c is not None])
         elif args.data is not None:
             references = read(None, args.reference_column, "references")
         if references is None:
-            needing = [s.name for s in protocols if s.second_input == "references"]
+            needing = [s.name for s in chosen if s.second_input == "references"]
             raise ValueError(f"{needing} need references: pass -r/--references FILE (repeatable).")
     sources = None
-    if any(protocol.second_input == "sources" for protocol in protocols):
+    if any(protocol.second_input == "sources" for protocol in chosen):
         sources = read(args.sources, args.source_column, "sources")
         if sources is None:
-            needing = [s.name for s in protocols if s.second_input == "sources"]
+            needing = [s.name for s in chosen if s.second_input == "sources"]
             raise ValueError(f"{needing} need source documents: pass -s/--sources FILE.")
     for name, items in (("references", references), ("sources", sources)):
         if items is not None and len(items) != len(predictions):
@@ -354,13 +352,13 @@ def write_csv(path: str | Path, results: Sequence[MetricResult]) -> None:
 
 def run_score(args: argparse.Namespace) -> int:
     names = list(dict.fromkeys(args.metrics))  # keep order, drop repeats
-    protocols = [get_protocol(name) for name in names]
+    chosen = [get_protocol(name) for name in names]
     check_output_paths({"--json": args.json_path, "--csv": args.csv_path, "--explain": args.explain_path})
     options = collect_options(names, args.model, args.option, args.device)
-    explained = _explained_protocols(args, protocols)
+    explained = _explained_protocols(args, chosen)
     for protocol in explained:
         options.setdefault(protocol.name, {})["explain"] = True
-    predictions, references, sources = _load_inputs(args, protocols)
+    predictions, references, sources = _load_inputs(args, chosen)
     if explained and not 0 <= args.explain_example < len(predictions):
         raise ValueError(f"--explain-example {args.explain_example} is not an example index; the input "
                          f"has {len(predictions)} examples (0 to {len(predictions) - 1}).")
@@ -368,12 +366,12 @@ def run_score(args: argparse.Namespace) -> int:
 
     progress = not args.no_progress
     results = []
-    bar = tqdm(protocols, desc="metrics", unit="metric", disable=not progress or len(protocols) < 2, file=sys.stderr)
+    bar = tqdm(chosen, desc="metrics", unit="metric", disable=not progress or len(chosen) < 2, file=sys.stderr)
     for protocol in bar:
         bar.set_postfix_str(protocol.name)
         others = references if protocol.second_input == "references" else sources
         results.append(protocol.run(predictions, others, progress=progress, **options.get(protocol.name, {})))
-    if any(protocol.uses_model for protocol in protocols):
+    if any(protocol.uses_model for protocol in chosen):
         from nlgmetrics.engine.distributed import is_main_process
 
         # Under `accelerate launch` / torchrun every process computes its share and receives all
@@ -391,15 +389,16 @@ def run_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def _explained_protocols(args: argparse.Namespace, protocols: Sequence[MetricProtocol]) -> list[MetricProtocol]:
+def _explained_protocols(args: argparse.Namespace, chosen: Sequence[MetricProtocol]) -> list[MetricProtocol]:
     """The chosen metrics ``--explain`` explains (those taking ``explain``); an error if none does."""
     if not args.explain_path:
         return []
-    explained = [protocol for protocol in protocols if "explain" in protocol.accepted_options()]
+    explained = [protocol for protocol in chosen if "explain" in protocol.accepted_options()]
     if not explained:
+        explaining = [protocol.name for protocol in protocols() if "explain" in protocol.accepted_options()]
         raise ValueError(
-            f"--explain explains the LM metrics (shannon_score, fflm, blanc, infolm); none of "
-            f"{[protocol.name for protocol in protocols]} has token-level explanations. Add one with -m.")
+            f"--explain explains the metrics that have token-level explanations ({', '.join(explaining)}); "
+            f"none of {[protocol.name for protocol in chosen]} has them. Add one with -m.")
     return explained
 
 

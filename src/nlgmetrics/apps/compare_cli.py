@@ -33,7 +33,7 @@ from typing import Any
 
 from nlgmetrics.apps.io import check_output_paths
 from nlgmetrics.core.protocol import MetricProtocol
-from nlgmetrics.registry import get_protocol, metric_names
+from nlgmetrics.registry import DEFAULT_COMPARE_METRIC, get_protocol, metric_names
 from nlgmetrics.compare.api import DEFAULT_N_BOOTSTRAP, DEFAULT_N_PERMUTATIONS, DEFAULT_SEED
 
 
@@ -87,7 +87,8 @@ def add_compare_parser(sub: Any) -> argparse.ArgumentParser:
     inputs.add_argument("--unescape-newlines", action="store_true",
                         help=r"turn the two characters \n into line breaks")
     metric = parser.add_argument_group("metric")
-    metric.add_argument("-m", "--metric", default="bleu", choices=metric_names(), help="the metric (default: bleu)")
+    metric.add_argument("-m", "--metric", default=DEFAULT_COMPARE_METRIC, choices=metric_names(),
+                        help=f"the metric (default: {DEFAULT_COMPARE_METRIC})")
     metric.add_argument("--column", help="per-example column to compare (default: the metric's main score)")
     metric.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                         help="an option of the metric (repeatable), e.g. tokenize=intl (METRIC.NAME=VALUE works too)")

@@ -2,7 +2,7 @@
 
 ``evaluate``'s own ``launch_gradio_widget`` builds its widget with ``gr.inputs`` / ``gr.outputs``,
 which Gradio 4 removed, so it fails with the Gradio these demos pin (6.x). The demos are built here
-with ``gr.Blocks`` instead, from the same table of metrics the CLI uses
+with ``gr.Blocks`` instead, from the metric's protocol, as the CLI reads it
 (:mod:`nlgmetrics.registry`): one text box for the prediction (or summary), one for the reference(s)
 (or source document), one widget per option, a button, and the result.
 
@@ -194,17 +194,14 @@ def main_label(result: MetricResult) -> str:
 
 
 def columns_text(protocol: MetricProtocol) -> str:
-    """What the per-example columns mean, as the result class declares them (Markdown)."""
-    result_class = protocol.result_class()
-    columns = getattr(result_class, "columns", None) or {}
+    """What the per-example columns mean, as the protocol's result class declares them (Markdown)."""
     lines = [
         f"- `{name}`: {column.description} ({'higher' if column.higher_is_better else 'lower'} is "
         f"better, range {column.range_text()})"
-        for name, column in columns.items()
+        for name, column in protocol.columns.items()
     ]
-    main = getattr(result_class, "main", None)
-    if isinstance(main, str) and main:
-        lines.insert(0, f"Main score: `{main}`.")
+    if protocol.main is not None:
+        lines.insert(0, f"Main score: `{protocol.main}`.")
     return "\n".join(lines)
 
 
@@ -228,7 +225,9 @@ def build_demo(
     second_id = "reference" if protocol.second_input == "references" else "source"
     options_shown = protocol.resolved_options()
     with gr.Blocks(title=f"nlgmetrics: {protocol.title}") as demo:
-        gr.Markdown(f"# {protocol.title}\n\n{protocol.description}\n\n{columns_text(protocol)}")
+        # "<hash>", "<nlgmetrics version>" in a description are placeholders, not HTML tags
+        description = protocol.description.replace("<", "&lt;")
+        gr.Markdown(f"# {protocol.title}\n\n{description}\n\n{columns_text(protocol)}")
         with gr.Row():
             with gr.Column():
                 prediction = gr.Textbox(

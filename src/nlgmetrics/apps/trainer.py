@@ -11,10 +11,10 @@
 >>> scores["bleu"] > 0, "rouge_family_rouge1" in scores, "bleu_sentence_bleu" in scores
 (True, True, True)
 
-evaluate's module names are accepted for ours (:data:`EVALUATE_NAMES`: ``rouge`` is
-``rouge_family``, ``sacrebleu`` is ``bleu``; ``chrf`` and ``ter`` are the same names): the same
-metric, options and keys. The transformers examples' own settings are presets
-(:data:`PRESETS`), logging exactly the example's keys:
+evaluate's module names are accepted for ours (:func:`evaluate_names`, from each metric's
+protocol: ``rouge`` is ``rouge_family``, ``sacrebleu`` is ``bleu``; ``chrf`` and ``ter`` are the
+same names): the same metric, options and keys. The transformers examples' own settings are
+presets (:data:`PRESETS`), logging exactly the example's keys:
 
 >>> summarize = build_compute_metrics(tokenizer, preset="summarization", sentence_splitter="pysbd")
 >>> sorted(summarize((ids, labels)))
@@ -42,22 +42,23 @@ from typing import Any
 import numpy as np
 
 from nlgmetrics.core.protocol import MetricProtocol
-from nlgmetrics.registry import get_protocol, metric_names
+from nlgmetrics.registry import DEFAULT_METRICS, by_counterpart, get_protocol, metric_names, protocols
 from nlgmetrics.core.result import MetricResult
 
 #: The Trainer pads predictions and labels of batches of different lengths with this id (and
 #: ``DataCollatorForSeq2Seq`` pads labels with it): the one negative id that is padding.
 IGNORE_INDEX = -100
 
-#: evaluate's module names, accepted in ``metrics`` and ``metric_options`` for ours: the same
-#: metric with the same options, logged under the same keys as our name.
-EVALUATE_NAMES: Mapping[str, str] = {"rouge": "rouge_family", "sacrebleu": "bleu", "chrf": "chrf", "ter": "ter"}
-
-#: The transformers examples' ``compute_metrics``, as presets (see :func:`build_compute_metrics`).
-PRESETS = ("summarization", "translation")
+#: The transformers examples' ``compute_metrics``, as presets (see :func:`build_compute_metrics`):
+#: preset -> the evaluate module the example loads, run here as the metric answering to it.
+PRESET_COUNTERPARTS: Mapping[str, str] = {"summarization": "rouge", "translation": "sacrebleu"}
+PRESETS = tuple(PRESET_COUNTERPARTS)
 
 #: The summarization preset's ROUGE types: evaluate's ``rouge`` defaults, the example's keys.
 SUMMARIZATION_ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+
+#: The key the translation example logs its corpus BLEU under (``{"bleu": result["score"]}``).
+TRANSLATION_KEY = "bleu"
 
 #: The summarization preset's sentence splitter (``"punkt"``: ``nltk.sent_tokenize``, the example's).
 DEFAULT_PRESET_SPLITTER = "punkt"
@@ -144,11 +145,22 @@ def result_keys(result: MetricResult) -> dict[str, float]:
 # metric names
 
 
+def evaluate_names() -> dict[str, str]:
+    """evaluate's module names accepted in ``metrics`` and ``metric_options`` for ours (each
+    metric's protocol names its evaluate counterpart): the same metric with the same options,
+    logged under the same keys as our name.
+
+    >>> evaluate_names()
+    {'rouge': 'rouge_family', 'sacrebleu': 'bleu', 'chrf': 'chrf', 'ter': 'ter'}
+    """
+    return {p.evaluate.counterpart: p.name for p in protocols() if p.evaluate is not None}
+
+
 def _our_name(name: Any) -> str:
-    """Our name of a metric given by ours or evaluate's (:data:`EVALUATE_NAMES`)."""
+    """Our name of a metric given by ours or evaluate's (:func:`evaluate_names`)."""
     if not isinstance(name, str):
         raise ValueError(f"Metric names are strings, got {type(name).__name__} ({name!r:.40}).")
-    return EVALUATE_NAMES.get(name, name)
+    return name if name in metric_names() else evaluate_names().get(name, name)
 
 
 def _resolve_protocols(metrics: Sequence[str]) -> list[MetricProtocol]:
@@ -160,7 +172,7 @@ def _resolve_protocols(metrics: Sequence[str]) -> list[MetricProtocol]:
         if ours not in metric_names():
             raise ValueError(
                 f"Unknown metric {name!r}; choose from {metric_names()}, or evaluate's names for them "
-                f"{list(EVALUATE_NAMES)}."
+                f"{list(evaluate_names())}."
             )
         if ours in seen:
             raise ValueError(
@@ -205,6 +217,15 @@ def _unpack(eval_pred: Any) -> tuple[Any, Any, Any]:
 # the transformers examples' settings
 
 
+def _preset_protocol(preset: str) -> MetricProtocol:
+    """The metric that answers to the evaluate module the preset's example loads."""
+    protocol = by_counterpart(PRESET_COUNTERPARTS[preset])
+    if protocol is None:  # a registry without it: a bug, the presets are the examples' own
+        raise ValueError(f"no registered metric answers to evaluate's {PRESET_COUNTERPARTS[preset]!r}, "
+                         f"which preset={preset!r} needs; this is a bug in nlgmetrics, please report it.")
+    return protocol
+
+
 def summarization_scores(predictions: Sequence[str], references: Sequence[str],
                          split: Callable[[str], Sequence[str]]) -> tuple[dict[str, float], MetricResult]:
     """ROUGE as the transformers summarization example logs it, and the result it came from.
@@ -216,10 +237,9 @@ def summarization_scores(predictions: Sequence[str], references: Sequence[str],
     def lines(text: str) -> str:
         return "\n".join(split(text.strip()))
 
-    from nlgmetrics.rouge import rouge_family
-
-    result = rouge_family([lines(t) for t in predictions], [lines(t) for t in references],
-                          rouge_types=SUMMARIZATION_ROUGE_TYPES, use_stemmer=True, n_bootstrap=0)
+    result = _preset_protocol("summarization").run(
+        [lines(t) for t in predictions], [lines(t) for t in references],
+        rouge_types=SUMMARIZATION_ROUGE_TYPES, use_stemmer=True, n_bootstrap=0)
     scores = {name: float(round(np.mean(result.scores[name]) * 100, 4)) for name in SUMMARIZATION_ROUGE_TYPES}
     return scores, result
 
@@ -227,10 +247,8 @@ def summarization_scores(predictions: Sequence[str], references: Sequence[str],
 def translation_scores(predictions: Sequence[str], references: Sequence[str]) -> tuple[dict[str, float], MetricResult]:
     """BLEU as the transformers translation example logs it (``bleu``: sacrebleu's corpus score with
     its defaults, one reference per example, rounded to 4 places), and the result it came from."""
-    from nlgmetrics.bleu import bleu
-
-    result = bleu([t.strip() for t in predictions], [[t.strip()] for t in references])
-    return {"bleu": round(float(result.main_score), 4)}, result
+    result = _preset_protocol("translation").run([t.strip() for t in predictions], [[t.strip()] for t in references])
+    return {TRANSLATION_KEY: round(float(result.main_score), 4)}, result
 
 
 def _preset_splitter(preset: str | None, sentence_splitter: Any) -> Callable[[str], Sequence[str]] | None:
@@ -304,8 +322,8 @@ def build_compute_metrics(
     Predictions and labels are decoded without special tokens (-100 is padding) and stripped.
 
     - ``metrics``: any subset of ``nlgmetrics.registry.metric_names()``, or evaluate's names
-      for them (:data:`EVALUATE_NAMES`: ``rouge``, ``sacrebleu``, ``chrf``, ``ter``); default
-      ``["rouge_family", "bleu"]``.
+      for them (:func:`evaluate_names`: ``rouge``, ``sacrebleu``, ``chrf``, ``ter``); default
+      :data:`nlgmetrics.registry.DEFAULT_METRICS` (``rouge_family``, ``bleu``).
     - ``sources``: documents for the reference-free metrics (aligned with the evaluation dataset),
       or ``"inputs"`` to decode ``eval_pred.inputs``. Required when such a metric is asked for.
     - ``metric_options``: per-metric keyword options of the library functions, e.g.
@@ -343,7 +361,7 @@ def build_compute_metrics(
         return _preset_compute_metrics(tokenizer, preset, _preset_splitter(preset, sentence_splitter))
     _preset_splitter(None, sentence_splitter)  # refuses a splitter without the preset that uses it
     if metrics is None:
-        metrics = ("rouge_family", "bleu")
+        metrics = DEFAULT_METRICS
     if isinstance(metrics, str):
         metrics = [metrics]
     protocols = _resolve_protocols(metrics)
