@@ -10,7 +10,11 @@ folder ``metrics/<name>/`` holding an evaluate module ``<name>.py``:
   configured index, the Gradio of the Space;
 - ``app.py``: the demo, after the offline model's start-up install where the Space takes it;
 - in the card (``README.md``) the Space fields of the YAML header (``sdk_version``,
-  ``python_version``, ``suggested_hardware``);
+  ``python_version``, ``suggested_hardware``), and its "What we refuse and why" section, between
+  the markers ``<!-- refusals:start ... -->`` and ``<!-- refusals:end -->`` (added before
+  ``## Citation`` where missing): one line per rule of the metric's ``refusals()`` (BLANC: both
+  variants), the rules its option checks apply (:mod:`nlgmetrics.core.refusals`), read from the
+  ``nlgmetrics`` that this Python imports;
 - in ``<name>.py`` the ``# From:`` comment of the ``nlgmetrics`` imports, which is what evaluate's
   "you need to install ..." message tells a user whose environment lacks nlgmetrics.
 
@@ -181,6 +185,90 @@ def card_with_fields(text: str, fields: dict[str, str]) -> str:
     return f"---\n{chr(10).join(lines)}\n---\n" + text[match.end():]
 
 
+# ---- the cards' "What we refuse and why" section
+
+REFUSALS_START = "<!-- refusals:start"
+REFUSALS_END = "<!-- refusals:end -->"
+REFUSALS_HEADING = "## What we refuse and why"
+
+
+@dataclass(frozen=True)
+class RefusalList:
+    """One list of rules a card shows: ``label`` (a variant's name, or "" for the metric's one
+    list), the ``package`` whose ``refusals(*args)`` gives its sentences."""
+
+    label: str
+    package: str
+    args: tuple[str, ...] = ()
+
+    def call(self) -> str:
+        return f"{self.package}.refusals({', '.join(repr(a) for a in self.args)})"
+
+    def sentences(self) -> list[str]:
+        import importlib
+
+        return list(importlib.import_module(self.package).refusals(*self.args))
+
+
+#: Space folder -> the refusal lists of its card (one per variant where the rules differ).
+CARD_REFUSALS: dict[str, tuple[RefusalList, ...]] = {
+    "rouge_family": (RefusalList("", "nlgmetrics.rouge"),),
+    "bleu": (RefusalList("", "nlgmetrics.bleu"),),
+    "chrf": (RefusalList("", "nlgmetrics.chrf"),),
+    "ter": (RefusalList("", "nlgmetrics.ter"),),
+    "infolm": (RefusalList("", "nlgmetrics.infolm"),),
+    "shannon_score": (RefusalList("", "nlgmetrics.shannon"),),
+    "blanc": (RefusalList('BLANC-help (`variant="help"`)', "nlgmetrics.blanc", ("help",)),
+              RefusalList('BLANC-tune (`variant="tune"`)', "nlgmetrics.blanc", ("tune",))),
+    "fflm": (RefusalList("", "nlgmetrics.fflm"),),
+}
+
+
+def _bullets(sentences: list[str]) -> list[str]:
+    return [f"- {sentence}" for sentence in sentences]
+
+
+def refusals_section(name: str) -> str:
+    """The generated "What we refuse and why" section of the card of Space ``name``, markers
+    included. Several lists (BLANC's variants): the rules they share first, then each one's own.
+
+    >>> print(refusals_section("ter").splitlines()[0])
+    <!-- refusals:start: written by `python scripts/release.py write` from nlgmetrics.ter.refusals(); do not edit -->
+    """
+    lists = CARD_REFUSALS[name]
+    calls = " and ".join(source.call() for source in lists)
+    lines = [f"{REFUSALS_START}: written by `python scripts/release.py write` from {calls}; do not edit -->",
+             REFUSALS_HEADING, "",
+             "A refused call raises a `ValueError` (a `TypeError` for an argument the function does not take) "
+             "whose message names the value and what to pass instead. One line per rule that the option "
+             f"checks apply, as {' and '.join(f'`{source.call()}`' for source in lists)} "
+             f"{'lists' if len(lists) == 1 else 'list'} them:", ""]
+    sentences = [source.sentences() for source in lists]
+    if len(lists) == 1:
+        lines += _bullets(sentences[0])
+    else:
+        shared = [s for s in sentences[0] if all(s in other for other in sentences[1:])]
+        lines += [f"{'Both variants' if len(lists) == 2 else 'Every variant'}:", "", *_bullets(shared)]
+        for source, own in zip(lists, sentences):
+            lines += ["", f"{source.label} only:", "", *_bullets([s for s in own if s not in shared])]
+    return "\n".join([*lines, REFUSALS_END]) + "\n"
+
+
+def card_with_refusals(text: str, section: str) -> str:
+    """``text`` (a card) with its refusals section replaced by ``section``; where the card has no
+    markers, ``section`` goes before ``## Citation`` (or at the end), between blank lines."""
+    start = text.find(REFUSALS_START)
+    end = text.find(REFUSALS_END, max(start, 0))
+    if start >= 0 and end >= 0:
+        return text[:start] + section + text[end + len(REFUSALS_END):].removeprefix("\n")
+    if start >= 0 or REFUSALS_END in text:
+        return text  # one marker without the other: left as it is, and reported by stale_files
+    citation = re.search(r"^## Citation\b", text, re.MULTILINE)
+    if citation is None:
+        return text.rstrip("\n") + "\n\n" + section
+    return text[:citation.start()].rstrip("\n") + "\n\n" + section + "\n" + text[citation.start():]
+
+
 _NLGMETRICS_IMPORT = re.compile(r"^((?:from|import) nlgmetrics[.\w]*(?: import [^#\n]*?)?)[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
 
 
@@ -199,7 +287,10 @@ def expected_files(release: Release, root: Path = ROOT) -> Iterator[tuple[Path, 
         yield folder / "app.py", app_py(release, name)
         card = folder / "README.md"
         if card.is_file():
-            yield card, card_with_fields(card.read_text(encoding="utf-8"), card_fields(release))
+            text = card_with_fields(card.read_text(encoding="utf-8"), card_fields(release))
+            if name in CARD_REFUSALS:
+                text = card_with_refusals(text, refusals_section(name))
+            yield card, text
         module = folder / f"{name}.py"
         yield module, module_with_install_hint(module.read_text(encoding="utf-8"), release)
 
@@ -219,6 +310,9 @@ def stale_files(root: Path = ROOT) -> list[str]:
             problems.append(f"{card.relative_to(root)}: no YAML header (a Space needs sdk, sdk_version, app_file)")
         if not re.search(r"^## Hardware\b", text, re.MULTILINE):
             problems.append(f"{card.relative_to(root)}: no '## Hardware' section")
+        if (REFUSALS_START in text) != (REFUSALS_END in text):
+            problems.append(f"{card.relative_to(root)}: a refusals marker without its pair "
+                            f"({REFUSALS_START} ... -->, {REFUSALS_END}); delete the lone one and write again")
     return problems
 
 

@@ -34,6 +34,7 @@ from nlgmetrics.bleu.api import (
     corpus_bleu,
     sentence_bleu,
 )
+from nlgmetrics.bleu.refusals import RULES, refusals
 from nlgmetrics.bleu.result import BleuResult
 from nlgmetrics.bleu.score import BleuScore, bleu_from_stats
 from nlgmetrics.bleu.statistics import bleu_from_statistics, bleu_statistics
@@ -43,6 +44,7 @@ __all__ = [
     "DEFAULT_MAX_NGRAM_ORDER",
     "DEFAULT_SMOOTH_METHOD",
     "DEFAULT_TOKENIZE",
+    "RULES",
     "SMOOTH_METHODS",
     "TOKENIZER_NAMES",
     "BleuResult",
@@ -55,5 +57,6 @@ __all__ = [
     "clear_caches",
     "corpus_bleu",
     "get_tokenizer",
+    "refusals",
     "sentence_bleu",
 ]

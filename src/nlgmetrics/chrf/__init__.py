@@ -27,6 +27,7 @@ from nlgmetrics.chrf.api import (
     chrf_statistics,
     clear_caches,
 )
+from nlgmetrics.chrf.refusals import RULES, refusals
 from nlgmetrics.chrf.result import ChrfResult
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "DEFAULT_BETA",
     "DEFAULT_CHAR_ORDER",
     "DEFAULT_WORD_ORDER",
+    "RULES",
     "ChrfOptions",
     "ChrfResult",
     "chrf",
@@ -41,4 +43,5 @@ __all__ = [
     "chrf_plus_plus",
     "chrf_statistics",
     "clear_caches",
+    "refusals",
 ]

@@ -6,6 +6,10 @@ A check refuses a value by raising :class:`OptionError` (a ``ValueError``) that 
 (``with RULE.enforced(): check_int(...)``). Each LM metric's package lists the rules its checks
 use (e.g. :func:`nlgmetrics.infolm.refusals`), and the tests make every listed rule fire on a
 probe input and every refused option carry a listed rule: the list and the checks cannot drift.
+The text metrics (ROUGE, BLEU, chrF, TER) list their rules alike (``nlgmetrics.bleu.refusals()``);
+their checks raise plain ``ValueError``/``TypeError``, so there the tests fire each rule with a probe
+whose message it names, and map every refusal of the documented out-of-range settings to a rule.
+The model cards' "What we refuse and why" sections are written from these lists.
 
 >>> RULE = Refusal(("gap",), "a `gap` that is not a positive integer", "it is a step between masked tokens")
 >>> with RULE.enforced():
@@ -26,7 +30,9 @@ from dataclasses import dataclass
 __all__ = [
     "AFTER_LOADING",
     "BEFORE_LOADING",
+    "BEFORE_SCORING",
     "WHILE_SCORING",
+    "WHILE_SCORING_TEXTS",
     "OptionError",
     "Refusal",
     "refusal_sentences",
@@ -38,6 +44,10 @@ BEFORE_LOADING = "before any model loads"
 AFTER_LOADING = "once the model is loaded, since it depends on the model (its vocabulary, context or parameters)"
 #: ... or against the numbers themselves (it depends on the texts and the model's predictions).
 WHILE_SCORING = "while scoring, since it depends on the model's predictions for the texts"
+#: A metric without a model (ROUGE, BLEU, chrF, TER) checks the option alone ...
+BEFORE_SCORING = "before any text is scored"
+#: ... or against the texts (their tokens, their lengths).
+WHILE_SCORING_TEXTS = "while scoring, since it depends on the texts"
 
 
 @dataclass(frozen=True)

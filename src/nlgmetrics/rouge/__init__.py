@@ -27,6 +27,7 @@ from nlgmetrics.rouge.api import (
     rouge_family,
     rouge_w_weight_limit,
 )
+from nlgmetrics.rouge.refusals import RULES, refusals
 from nlgmetrics.rouge.result import RougeResult
 from nlgmetrics.rouge.scoring import Score
 from nlgmetrics.rouge.tokenize import tokenize
@@ -40,12 +41,14 @@ __all__ = [
     "MAX_SKIP_GAP",
     "MULTI_REF_MODES",
     "ROUGE_W_NORMALIZATIONS",
+    "RULES",
     "TOKENIZER_NAMES",
     "RougeResult",
     "RougeType",
     "Score",
     "clear_cache",
     "parse_rouge_type",
+    "refusals",
     "rouge_family",
     "rouge_w_weight_limit",
     "tokenize",

@@ -16,9 +16,10 @@ Public API (stable):
 """
 
 from nlgmetrics.ter.api import TerOptions, ter, ter_from_statistics, ter_score, ter_statistics
+from nlgmetrics.ter.refusals import RULES, refusals
 from nlgmetrics.ter.result import TerResult
 from nlgmetrics.ter.shifts import shifted_edits
 from nlgmetrics.ter.tokenize import tercom_words
 
-__all__ = ["TerOptions", "TerResult", "shifted_edits", "ter", "ter_from_statistics", "ter_score",
-           "ter_statistics", "tercom_words"]
+__all__ = ["RULES", "TerOptions", "TerResult", "refusals", "shifted_edits", "ter", "ter_from_statistics",
+           "ter_score", "ter_statistics", "tercom_words"]
