@@ -308,3 +308,26 @@ def test_attention_pairs_counted_are_the_causal_pairs_of_real_tokens(causal_lm, 
         causal_target_scores(causal_lm, queries, prefix_cache=prefix_cache, progress=False)
     assert counts.positions > counts.real  # padding was there, and is not in the pairs
     assert counts.attention_pairs == expected
+
+
+@pytest.mark.parametrize("prefix_cache", [True, False])
+def test_sliding_window_behind_a_shared_prefix_equals_the_naive_loop(tiny_llama_dir, prefix_cache):
+    """A Mistral with a 16-token window, one 40-token prefix shared by three targets longer than
+    the window (one document, three summaries): the cached pass gets its masks from the model's
+    own sliding-window cache and equals the naive loop (it crashed on mismatched mask sizes)."""
+    from transformers import MistralConfig, MistralForCausalLM
+
+    tokenizer = load_lm(str(tiny_llama_dir), device="cpu").tokenizer
+    torch.manual_seed(0)
+    config = MistralConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                           num_key_value_heads=2, intermediate_size=64, max_position_embeddings=256,
+                           sliding_window=16)
+    model = MistralForCausalLM(config).eval()
+    lm = load_lm(model, "causal", tokenizer=tokenizer)
+    prefix = tuple(range(100, 140))
+    queries = [CausalQuery(prefix, tuple(range(200 + 7 * k, 230 + 10 * k))) for k in range(3)]
+    got = causal_target_scores(lm, queries, prefix_cache=prefix_cache, progress=False)
+    for query, scores in zip(queries, got):
+        want, argmax = naive_logprobs(model, query)
+        assert np.max(np.abs(scores.logprobs - want)) <= 1e-5
+        np.testing.assert_array_equal(scores.argmax, argmax)
