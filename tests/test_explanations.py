@@ -2,9 +2,9 @@
 
 For every metric: the per-token contributions add up to the reported score, each span slices the
 user's string to the token's own text (checked against the tokenizer's decoding), the values are
-the per-token quantities recomputed here by hand from the metric's independent per-token outputs
-(``return_token_scores``, ``return_probabilities``, the counts), and no number or signature
-changes with ``explain`` on or off.
+the per-token quantities recomputed here by hand from the metric's raw per-token numbers (Shannon's
+``token_scores``, FFLM's ``token_probabilities``, which ``explain=True`` returns beside the
+breakdowns; BLANC's counts), and no number or signature changes with ``explain`` on or off.
 """
 
 from __future__ import annotations
@@ -59,13 +59,14 @@ def test_shannon_breakdown_sums_and_values(tiny_gpt2_dir):
     from transformers import AutoTokenizer
 
     kwargs = dict(model=str(tiny_gpt2_dir), progress=False)
-    plain = shannon_score(SUMMARIES, DOCS, return_token_scores=True, **kwargs)
     result = shannon_score(SUMMARIES, DOCS, explain=True, **kwargs)
-    _same_numbers(shannon_score(SUMMARIES, DOCS, **kwargs), result)
+    plain = shannon_score(SUMMARIES, DOCS, **kwargs)
+    _same_numbers(plain, result)
+    assert plain.token_scores is None and len(result.token_scores) == len(SUMMARIES)
     tokenizer = AutoTokenizer.from_pretrained(tiny_gpt2_dir)
     for i, explanation in enumerate(result.explanations):
         assert set(explanation) == {"shannon_score", "information_difference", "blanc_shannon"}
-        token = plain.token_scores[i]
+        token = result.token_scores[i]
         for name, breakdown in explanation.items():
             assert breakdown.score == result.scores[name][i]
             breakdown.check_total()
@@ -94,13 +95,14 @@ def test_fflm_breakdown_sums_and_values(tiny_llama_dir):
     from transformers import AutoTokenizer
 
     kwargs = dict(model=str(tiny_llama_dir), progress=False, weights=(0.2, 0.3, 0.5))
-    plain = fflm(SUMMARIES, DOCS, return_probabilities=True, **kwargs)
     result = fflm(SUMMARIES, DOCS, explain=True, **kwargs)
-    _same_numbers(fflm(SUMMARIES, DOCS, **kwargs), result)
+    plain = fflm(SUMMARIES, DOCS, **kwargs)
+    _same_numbers(plain, result)
+    assert plain.token_probabilities is None and len(result.token_probabilities) == len(SUMMARIES)
     tokenizer = AutoTokenizer.from_pretrained(tiny_llama_dir)
     doc_ids = tokenizer(DOC, add_special_tokens=False)["input_ids"]
     for i, explanation in enumerate(result.explanations):
-        probs = plain.probabilities[i]
+        probs = result.token_probabilities[i]
         summary_ids = tokenizer(SUMMARIES[i], add_special_tokens=False)["input_ids"] if SUMMARIES[i] else []
         for name, breakdown in explanation.items():
             assert breakdown.score == result.scores[name][i]
@@ -370,7 +372,7 @@ def test_cli_explain_writes_the_page(tmp_path, tiny_gpt2_dir):
 
 
 @pytest.mark.parametrize("argv_tail, message", [
-    (["-m", "bleu", "--explain", "{page}"], "none of ['bleu'] has token-level explanations"),
+    (["-m", "bleu", "--explain", "{page}"], "none of ['bleu'] has"),
     (["-m", "shannon_score", "--model", "{model}", "--explain", "{page}", "--explain-example", "5"],
      "--explain-example 5 is not an example index"),
 ])

@@ -55,9 +55,9 @@ def oracle_model(model_dir):
 
 
 def _assert_matches_oracle(result: FFLMResult, oracle_lists, oracle_scores):
-    assert result.probabilities is not None
+    assert result.token_probabilities is not None
     scores = result.scores
-    for i, (ours, theirs) in enumerate(zip(result.probabilities, oracle_lists)):
+    for i, (ours, theirs) in enumerate(zip(result.token_probabilities, oracle_lists)):
         for name, mine, ref in zip(("s2s", "lm", "prefix", "s2s_doc", "lm_doc"), (ours.s2s, ours.lm, ours.prefix, ours.s2s_doc, ours.lm_doc), theirs):
             assert len(mine) == len(ref), (i, name)
             assert len(ref) > 0, (i, name)
@@ -74,7 +74,7 @@ def _assert_matches_oracle(result: FFLMResult, oracle_lists, oracle_scores):
 
 def test_matches_oracle_without_truncation(model_dir, oracle_model):
     model, tokenizer = oracle_model
-    result = fflm(SUMMARIES, DOCUMENTS, model=model_dir, return_probabilities=True, progress=False)
+    result = fflm(SUMMARIES, DOCUMENTS, model=model_dir, explain=True, progress=False)
     lists, scores = naive_fflm(model, tokenizer, DOCUMENTS, SUMMARIES, bos=tokenizer.bos_token_id)
     assert not any(result.truncated)
     _assert_matches_oracle(result, lists, scores)
@@ -88,7 +88,7 @@ def test_matches_oracle_with_truncation(model_dir, oracle_model, max_length):
     model, tokenizer = oracle_model
     with pytest.warns(UserWarning, match="truncated"):
         result = fflm(SUMMARIES, DOCUMENTS, model=model_dir, max_length=max_length, weights=(0.2, 0.3, 0.5),
-                      return_probabilities=True, progress=False)
+                      explain=True, progress=False)
     lists, scores = naive_fflm(model, tokenizer, DOCUMENTS, SUMMARIES, bos=tokenizer.bos_token_id,
                                max_len=max_length, weights=(0.2, 0.3, 0.5))
     assert all(result.truncated[i] for i in (0, 2, 4))
@@ -136,7 +136,7 @@ def test_chunk_size_does_not_change_results(tiny_llama_dir):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             runs[chunk_size] = fflm(summaries, documents, model=tiny_llama_dir, max_length=40,
-                                    chunk_size=chunk_size, return_probabilities=True, progress=False)
+                                    chunk_size=chunk_size, explain=True, progress=False)
         # One warning per kind per call, whatever the number of chunks, counting all examples.
         truncation = [w for w in caught if "truncated" in str(w.message)]
         assert len(truncation) == 1, [str(w.message) for w in caught]
@@ -152,15 +152,15 @@ def test_chunk_size_does_not_change_results(tiny_llama_dir):
         assert other.document_tokens == base.document_tokens
         assert other.truncated == base.truncated
         assert other.signature == base.signature  # chunk_size does not change the numbers
-        for mine, ref in zip(other.probabilities, base.probabilities):
+        for mine, ref in zip(other.token_probabilities, base.token_probabilities):
             for name in ("s2s", "lm", "prefix", "s2s_doc", "lm_doc"):
                 np.testing.assert_allclose(getattr(mine, name), getattr(ref, name), rtol=0, atol=1e-6)
     # Results come back in input order: duplicated rows get identical scores.
     assert base.scores["fflm"][5] == base.scores["fflm"][1] and base.scores["fflm"][6] == base.scores["fflm"][0]
-    assert runs[1].probabilities is not None and len(runs[1].probabilities) == len(order)
-    # Without return_probabilities, nothing per-token is kept.
+    assert runs[1].token_probabilities is not None and len(runs[1].token_probabilities) == len(order)
+    # Without explain, nothing per-token is kept.
     assert fflm(summaries[:2], documents[:2], model=tiny_llama_dir, chunk_size=1,
-                progress=False).probabilities is None
+                progress=False).token_probabilities is None
 
 
 def test_inputs_not_mutated(tiny_llama_dir):
@@ -279,7 +279,7 @@ def test_bad_weights(weights, message):
         (["a"], ["a"], {"chunk_size": True}, "`chunk_size` must be a positive integer"),
         (["a"], ["a"], {"chunk_size": 2.5}, "`chunk_size` must be a positive integer"),
         (["a"], ["a"], {"prefix_cache": "no"}, "`prefix_cache` must be True or False"),
-        (["a"], ["a"], {"return_probabilities": 1}, "`return_probabilities` must be True or False"),
+        (["a"], ["a"], {"explain": 1}, "`explain` must be True or False"),
         (["a"], ["a"], {"progress": None}, "`progress` must be True or False"),
     ],
 )
@@ -354,7 +354,7 @@ def test_empty_and_whitespace_texts_are_defined(model_dir, oracle_model):
     documents = [DOC_B, "", "   ", DOC_C, ""]
     summaries = ["", SUMMARIES[1], "Roads flooded.", " \n ", ""]
     with pytest.warns(UserWarning, match="empty summary or no document tokens"):
-        result = fflm(summaries, documents, model=model_dir, progress=False, return_probabilities=True)
+        result = fflm(summaries, documents, model=model_dir, progress=False, explain=True)
     s = result.scores
     for name in COLUMNS:
         assert all(math.isfinite(v) for v in s[name])
@@ -376,7 +376,7 @@ def test_empty_and_whitespace_texts_are_defined(model_dir, oracle_model):
         _assert_matches_oracle(
             FFLMResult(scores={name: [s[name][i]] for name in COLUMNS}, signature="", weights=result.weights,
                        summary_tokens=[0], document_tokens=[0], truncated=[False],
-                       probabilities=[result.probabilities[i]]),
+                       token_probabilities=[result.token_probabilities[i]]),
             [lists], [naive_scores(lists)],
         )
     assert s["fflm"][4] == 0.0
@@ -389,7 +389,7 @@ def test_over_long_inputs_are_truncated_never_an_index_error(tiny_gpt2_dir):
     long_summary = "summary " * 400
     with pytest.warns(UserWarning, match="truncated"):
         result = fflm([SUMMARIES_A[0], long_summary, long_summary], [long_document, DOC_A, long_document],
-                      model=tiny_gpt2_dir, progress=False, return_probabilities=True)
+                      model=tiny_gpt2_dir, progress=False, explain=True)
     assert all(result.truncated)
     assert all(math.isfinite(v) for v in result.scores["fflm"])
     sep_tokens = 4  # "TL;DR " -> TL ; DR Ġ in the SmolLM2 vocabulary
@@ -399,7 +399,7 @@ def test_over_long_inputs_are_truncated_never_an_index_error(tiny_gpt2_dir):
     # Summary longer than the context: cut to the room after the start token + separator, the same
     # cut in the three summary lists; no document token is left (Delta_prior(X) = 0).
     assert result.summary_tokens[1] == room and result.document_tokens[1] == 0
-    probs = result.probabilities[1]
+    probs = result.token_probabilities[1]
     assert len(probs.s2s) == len(probs.lm) == len(probs.prefix) == room
     assert result.scores["delta_prior_document"][1] == 0.0
 
@@ -439,11 +439,9 @@ def test_evaluate_module_loads_offline_and_matches_library(tiny_llama_dir, metri
 
 
 def test_evaluate_module_restates_no_defaults(metrics_dir):
-    """The module passes options through; every default is defined once, in nlgmetrics.fflm."""
+    """The module runs FFLM's protocol; every default is defined once, in nlgmetrics.fflm."""
     source = (metrics_dir / "fflm" / "fflm.py").read_text()
-    assert "def _compute(self, predictions: list[str], sources: list[str], **options: Any)" in source
-    # compute_options adds only the progress switch (evaluate's own), never a metric default.
-    assert 'evaluate_output(fflm(predictions, sources, **compute_options("fflm", options)), switches)' in source
+    assert "class FFLM(ProtocolModule, evaluate.Metric)" in source and "protocol = PROTOCOL" in source
     for restated in ("DEFAULT_", "SmolLM2-1.7B\",", "2048,", "8192", "bos_token_id", "mean_fflm"):
         assert restated not in source.split("class FFLM")[1], restated
 

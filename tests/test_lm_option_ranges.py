@@ -363,7 +363,7 @@ PROBES = {
     "fflm": [
         dict(weights=(1, 1, 1)), dict(token_budget=0), dict(batch_size=0), dict(max_length=0), dict(max_length=3),
         dict(chunk_size=0), dict(separator=None), dict(start_token=True), dict(start_token=10**9),
-        dict(return_probabilities=1),
+        dict(explain=1),
     ],
     "blanc_help": [
         *_BLANC_SHARED_PROBES, dict(filler_token=None), dict(filler_token="notatoken_zz"),

@@ -253,7 +253,7 @@ def test_only_the_two_inputs_are_positional(tiny_gpt2_dir):
         ({"max_length": 0}, r"`max_length` must be a positive integer or None"),
         ({"max_length": 2}, r"`max_length`=2 leaves no room .*pass max_length >= 3"),
         ({"prefix_cache": "no"}, r"`prefix_cache` must be True or False"),
-        ({"return_token_scores": 1}, r"`return_token_scores` must be True or False"),
+        ({"explain": 1}, r"`explain` must be True or False"),
     ],
 )
 def test_bad_options_raise_clear_errors(tiny_gpt2_dir, options, match):
@@ -371,10 +371,10 @@ def test_chunks_bound_the_work_and_keep_the_numbers(tiny_gpt2_dir, monkeypatch):
     value equals the default single-chunk run; base/full reuse holds inside a chunk."""
     docs = [DOC_A, DOC_B, DOC_A, "", DOC_B, DOC_A]
     summs = [SUMM_A1, SUMM_B, SUMM_A2, SUMM_B, "", ""]
-    reference = _score(tiny_gpt2_dir, summs, docs, return_token_scores=True)
+    reference = _score(tiny_gpt2_dir, summs, docs, explain=True)
 
     seen = _record_engine_calls(monkeypatch)
-    chunked = _score(tiny_gpt2_dir, summs, docs, chunk_size=1, return_token_scores=True)
+    chunked = _score(tiny_gpt2_dir, summs, docs, chunk_size=1, explain=True)
     # Three distinct documents; the empty one has no query, so two engine calls, one per document.
     assert len(seen) == 2
     start = seen[0][0].prefix_ids[:1]
@@ -431,7 +431,7 @@ def test_inputs_are_not_mutated(tiny_gpt2_dir):
 
 
 def test_result_fields_signature_and_token_detail(tiny_gpt2_dir):
-    result = _score(tiny_gpt2_dir, [SUMM_A1], [DOC_A], return_token_scores=True)
+    result = _score(tiny_gpt2_dir, [SUMM_A1], [DOC_A], explain=True)
     detail = result.token_scores[0]
     assert len(detail.token_ids) == result.num_doc_tokens[0] == sum(detail.sentence_lengths)
     assert abs(detail.base_logprobs.sum() - _col(result, "ll_base")[0]) < 1e-9

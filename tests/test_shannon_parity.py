@@ -112,7 +112,7 @@ def _ours(model_dir, docs, summs, **kwargs):
     from nlgmetrics.shannon import shannon_score
 
     return shannon_score(summs, docs, model=str(model_dir), progress=False,
-                         return_token_scores=True, **kwargs)
+                         explain=True, **kwargs)
 
 
 def _split_by_sentence(values, lengths):

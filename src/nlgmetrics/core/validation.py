@@ -412,7 +412,7 @@ CHUNK_SIZE_RULE = Refusal(
     ("chunk_size",), "a `chunk_size` that is not a positive integer",
     "it is a count of texts or documents held in memory at once")
 SWITCH_RULE = Refusal(
-    ("progress", "explain", "prefix_cache", "return_token_scores", "return_probabilities"),
+    ("progress", "explain", "prefix_cache"),
     "a switch (`progress`, `explain`, `prefix_cache`, ...) that is not True or False",
     "a string such as 'no' would silently turn it on")
 #: Largest seed: torch.manual_seed takes at most 2**64 - 1 (beyond, "Overflow when unpacking

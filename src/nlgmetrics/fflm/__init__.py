@@ -47,7 +47,7 @@ once per distinct document and ``lm`` once per distinct summary.
 Memory: work is planned and run ``chunk_size`` (default 64) distinct documents at a time, each with
 all of its summaries, so the reuse above is unchanged; only one chunk's queries and per-token
 log-probabilities are alive at once, and only the per-example results (plus the probability lists
-when ``return_probabilities=True``) are kept. The numbers do not depend on ``chunk_size``, which is
+when ``explain=True``) are kept. The numbers do not depend on ``chunk_size``, which is
 therefore not part of the signature. Warnings (truncation, empty targets) come once per call.
 
 Layout: the formula in :mod:`nlgmetrics.fflm.components`, tokens, truncation and queries in

@@ -134,15 +134,18 @@ class FFLMResult(MetricResult):
 
     Details (:meth:`details`): ``summary_tokens`` (summary tokens scored, after truncation),
     ``document_tokens`` (document tokens scored in s2s_doc / lm_doc, after truncation), ``truncated``
-    (any of the example's sequences was cut to max_length). ``probabilities``: the five floored
-    per-token lists of each example when ``return_probabilities=True``, else None.
+    (any of the example's sequences was cut to max_length). With ``explain=True`` (else None):
+    ``token_probabilities``, per example the five floored per-token probability lists
+    (:class:`FFLMProbabilities`), and ``explanations``, per example the per-token breakdown of each
+    column.
     """
 
     weights: tuple[float, float, float] = DEFAULT_WEIGHTS
     summary_tokens: list[int] = field(default_factory=list)
     document_tokens: list[int] = field(default_factory=list)
     truncated: list[bool] = field(default_factory=list)
-    probabilities: list[FFLMProbabilities] | None = field(default=None, repr=False)
+    #: ``explain=True``: per example the five floored per-token probability lists.
+    token_probabilities: list[FFLMProbabilities] | None = field(default=None, repr=False)
     #: ``explain=True``: per example ``{column: TokenBreakdown}`` (:mod:`nlgmetrics.fflm.explain`).
     explanations: list[dict[str, TokenBreakdown]] | None = field(default=None, repr=False)
 
@@ -251,7 +254,6 @@ def fflm(
     separator: str = DEFAULT_SEPARATOR,
     start_token: int | str | None = None,
     prefix_cache: bool = True,
-    return_probabilities: bool = False,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     explain: bool = False,
 ) -> FFLMResult:
@@ -278,12 +280,12 @@ def fflm(
             tokenizer's BOS token, else EOS).
         prefix_cache: share the ``(start, X, sep)`` prefix across summaries of a document (KV
             cache); the numbers do not change (within 1e-5 in float32).
-        return_probabilities: also return the five floored per-token probability lists.
         chunk_size: distinct documents planned and scored at a time, each with all of its
             summaries (bounds memory on a large call; the numbers do not change, so it is not in
             the signature).
-        explain: also return per-token breakdowns of the four columns (``explanations``,
-            :mod:`nlgmetrics.fflm.explain`); no number changes.
+        explain: also return everything per token: the per-token breakdowns of the four columns
+            (``explanations``, :mod:`nlgmetrics.fflm.explain`) and the five floored per-token
+            probability lists they come from (``token_probabilities``); no number changes.
 
     Returns:
         :class:`FFLMResult`: columns ``fflm``, ``delta_prior_summary``, ``delta_prior_document``,
@@ -306,9 +308,8 @@ def fflm(
         raise SEPARATOR_RULE.error(
             f"separator={shown_value(separator)} must be a string (the authors use {DEFAULT_SEPARATOR!r}).")
     start_token = check_start_token(start_token)
-    switches = check_switches(prefix_cache=prefix_cache, return_probabilities=return_probabilities,
-                              explain=explain, progress=progress)
-    prefix_cache, return_probabilities, explain, progress = switches.values()
+    switches = check_switches(prefix_cache=prefix_cache, explain=explain, progress=progress)
+    prefix_cache, explain, progress = switches.values()
 
     from nlgmetrics.engine import is_main_process, iter_causal, load_lm
     from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
@@ -361,9 +362,8 @@ def fflm(
                     name: floored_probabilities(slot_logprobs(logprobs, where)) for name, where in slot.items()
                 })
                 components[i] = fflm_components(probs.s2s, probs.lm, probs.prefix, probs.s2s_doc, probs.lm_doc)
-                if return_probabilities:
-                    kept[i] = probs
                 if explain:
+                    kept[i] = probs
                     explained[i] = (plan, probs)
                 summary_tokens[i] = len(plan.summary)
                 document_tokens[i] = plan.cond_budget
@@ -407,6 +407,6 @@ def fflm(
         summary_tokens=summary_tokens,
         document_tokens=document_tokens,
         truncated=truncated,
-        probabilities=kept if return_probabilities else None,  # type: ignore[arg-type]
+        token_probabilities=kept if explain else None,  # type: ignore[arg-type]
         explanations=explanations,
     )

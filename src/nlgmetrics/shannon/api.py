@@ -168,7 +168,7 @@ WARNINGS = {
 
 @dataclass(frozen=True)
 class ShannonTokenScores:
-    """Per-token detail of one (document, summary) pair (``return_token_scores=True``).
+    """The per-token numbers of one (document, summary) pair (``explain=True``).
 
     Arrays are aligned with ``token_ids`` (the document's tokens after per-sentence truncation,
     sentences concatenated); ``sentence_lengths`` gives each sentence's share.
@@ -193,8 +193,10 @@ class ShannonResult(MetricResult):
     (nats), ``blanc_shannon`` in [-1, 1], and the summed log-likelihoods ``ll_base``, ``ll_help``,
     ``ll_full`` (<= 0). Details, one item per example: ``s[i][b][h]`` counts tokens predicted
     right (1) / wrong (0) without (``b``) and with (``h``) the summary; ``num_doc_tokens``,
-    ``num_summary_tokens``, ``num_sentences`` say what was scored. ``token_scores``: the per-token
-    detail with ``return_token_scores=True``, else None.
+    ``num_summary_tokens``, ``num_sentences`` say what was scored. With ``explain=True`` (else
+    None): ``token_scores``, per example the per-token log-probabilities and hits
+    (:class:`ShannonTokenScores`), and ``explanations``, per example the per-token breakdown of each
+    score.
 
     >>> r = ShannonResult(scores={"shannon_score": [0.5, 1.0], "blanc_shannon": [0.0, 0.5]}, signature="x")
     >>> r.mean(), r.main_score, r.column("ll_base").range_text()
@@ -228,6 +230,7 @@ class ShannonResult(MetricResult):
     num_doc_tokens: list[int] = field(default_factory=list)
     num_summary_tokens: list[int] = field(default_factory=list)
     num_sentences: list[int] = field(default_factory=list)
+    #: ``explain=True``: per example the per-token log-probabilities and hits.
     token_scores: list[ShannonTokenScores] | None = field(default=None, repr=False)
     #: ``explain=True``: per example ``{column: TokenBreakdown}`` (:mod:`nlgmetrics.shannon.explain`).
     explanations: list[dict[str, TokenBreakdown]] | None = field(default=None, repr=False)
@@ -275,7 +278,6 @@ def shannon_score(
     start_token: int | str | None = None,
     prefix_cache: bool = True,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
-    return_token_scores: bool = False,
     explain: bool = False,
 ) -> ShannonResult:
     """Score each summary by how much it helps a causal LM predict its source document.
@@ -306,9 +308,9 @@ def shannon_score(
             (speed only).
         chunk_size: distinct documents planned and scored at a time (with all their summaries);
             bounds memory on a large call, does not change the numbers.
-        return_token_scores: also return per-token log-probabilities and hits (``token_scores``).
-        explain: also return per-document-token breakdowns of the three scores
-            (``explanations``, :mod:`nlgmetrics.shannon.explain`); no number changes.
+        explain: also return everything per token: the per-document-token breakdowns of the three
+            scores (``explanations``, :mod:`nlgmetrics.shannon.explain`) and the per-token
+            log-probabilities and hits they come from (``token_scores``); no number changes.
 
     Returns:
         :class:`ShannonResult`: the six columns per example, the details and a signature.
@@ -343,9 +345,8 @@ def shannon_score(
         chunk_size = check_int("chunk_size", chunk_size, minimum=1, message=(
             f"`chunk_size` must be an integer >= 1 (distinct documents scored at a time; it does not "
             f"change the numbers), got {shown_value(chunk_size)}."))
-    switches = check_switches(prefix_cache=prefix_cache, return_token_scores=return_token_scores,
-                              explain=explain, progress=progress)
-    prefix_cache, return_token_scores, explain, progress = switches.values()
+    switches = check_switches(prefix_cache=prefix_cache, explain=explain, progress=progress)
+    prefix_cache, explain, progress = switches.values()
     split, splitter_name = resolve_splitter(splitter)
     start_token = check_start_token(start_token)
 
@@ -388,9 +389,8 @@ def shannon_score(
                 num_doc_tokens[i] = len(pair.base_correct)
                 num_summary_tokens[i] = len(pair.summary_ids)
                 num_sentences[i] = len(pair.sentences)
-                if return_token_scores:
-                    token_scores[i] = _token_scores(lm.tokenizer, pair)
                 if explain:
+                    token_scores[i] = _token_scores(lm.tokenizer, pair)
                     explained[i] = pair
     counts.emit(WARNINGS, max_length=max_length, summary_limit=max_length - 2)
 
@@ -418,6 +418,6 @@ def shannon_score(
         num_doc_tokens=num_doc_tokens,
         num_summary_tokens=num_summary_tokens,
         num_sentences=num_sentences,
-        token_scores=token_scores if return_token_scores else None,  # type: ignore[arg-type]
+        token_scores=token_scores if explain else None,  # type: ignore[arg-type]
         explanations=explanations,
     )
