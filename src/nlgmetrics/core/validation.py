@@ -192,7 +192,7 @@ def check_source_inputs(predictions: Any, sources: Any) -> tuple[list[str], list
 def check_choice(name: str, value: Any, choices: Sequence[Any]) -> Any:
     """Reject an unknown option value, listing the valid ones."""
     if value not in choices:
-        raise ValueError(f"Unknown {name}={value!r}; choose one of {list(choices)}.")
+        raise ValueError(f"Unknown {name}={shown_value(value)}; choose one of {list(choices)}.")
     return value
 
 
@@ -370,7 +370,7 @@ def check_bool(name: str, value: Any, *, message: str | None = None) -> bool:
     ValueError: `lowercase` must be True or False, got 'no'.
     """
     if not _is_bool(value):
-        raise ValueError(message if message is not None else f"`{name}` must be True or False, got {value!r}.")
+        raise ValueError(message if message is not None else f"`{name}` must be True or False, got {shown_value(value)}.")
     return bool(value)
 
 
@@ -385,7 +385,7 @@ def check_confidence(confidence: Any) -> float:
     ...
     ValueError: confidence=95 must be a number strictly between 0 and 1 (a fraction: 0.95 for a 95% interval).
     """
-    message = (f"confidence={confidence!r} must be a number strictly between 0 and 1 "
+    message = (f"confidence={shown_value(confidence)} must be a number strictly between 0 and 1 "
                f"(a fraction: 0.95 for a 95% interval).")
     value = check_real("confidence", confidence, minimum=0, exclusive_minimum=True, maximum=1, message=message)
     if value == 1:  # check_real's maximum is inclusive; a 100% interval has no finite bounds
