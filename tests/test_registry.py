@@ -90,14 +90,22 @@ def test_each_metric_has_its_thin_module_folder(name):
 # ------------------------------------------------------------------------------------------------
 # no front end names a metric
 
+#: The front ends. The meta-evaluation's runner is one; its table of families
+#: (benchmarks/meta/metrics.py) is not: it is the experiment's declaration of which metric runs
+#: in which configuration (as data, each run through its protocol).
 FRONT_ENDS = [*sorted((REPO / "src" / "nlgmetrics" / "apps").glob("*.py")),
-              *sorted((REPO / "src" / "nlgmetrics" / "compare").glob("*.py"))]
+              *sorted((REPO / "src" / "nlgmetrics" / "compare").glob("*.py")),
+              *sorted(p for p in (REPO / "benchmarks" / "meta").glob("*.py") if p.name != "metrics.py")]
 #: (file, name): why that front end names it. The Trainer's presets reproduce the transformers
 #: examples, which load evaluate's ``rouge`` and ``sacrebleu`` and log BLEU under ``"bleu"``.
 NAMED_FOR_A_REASON = {
     ("src/nlgmetrics/apps/trainer.py", "rouge"): "the summarization example loads evaluate's rouge",
     ("src/nlgmetrics/apps/trainer.py", "sacrebleu"): "the translation example loads evaluate's sacrebleu",
     ("src/nlgmetrics/apps/trainer.py", "bleu"): "the translation example's key",
+    ("benchmarks/meta/runner.py", "bleu"): "WebNLG's baseline: the output of the family of that name",
+    ("benchmarks/meta/runner.py", "infolm"): "the InfoLM temperature sweep (--temperatures), the paper's figure",
+    ("benchmarks/meta/runner.py", "sacrebleu"): "a package whose version each result records",
+    ("benchmarks/meta/runner.py", "rouge"): "the plots leave rouge-score's configuration out next to REALSumm's ROUGE",
 }
 
 

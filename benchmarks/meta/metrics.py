@@ -1,20 +1,25 @@
-"""Metric families for the meta-evaluation runner: name -> function(examples, options) -> scores.
+"""What the meta-evaluation runs: its families, name -> function(examples, options) -> scores.
 
-A *family* is one library call that yields one or more per-example score lists (ROUGE gives
-rouge1/rouge2/rougeL/...; the Shannon game gives shannon_score/information_difference/
-blanc_shannon). Every family returns ``({output: [score per example]}, signature)``. Library
-metrics return a :class:`~nlgmetrics.core.result.MetricResult`; a family reads the columns it
-needs by name and orients them by the direction the result declares, so that **higher is better**
-for every output: InfoLM's divergences and distances (lower = more similar) are negated, and a
-positive correlation always means agreement with humans.
+A *family* is a configuration of one metric that yields one or more per-example score lists
+(ROUGE gives rouge1/rouge2/rougeL/...; the Shannon game gives shannon_score/information_difference/
+blanc_shannon). Every family returns ``({output: [score per example]}, signature)``. This module
+is the experiment's table: which registered metric each family runs (through its protocol,
+:mod:`nlgmetrics.registry`), with which options, which result columns become which outputs, and
+which runner option holds its model. One function runs every such family (:func:`library_scores`);
+the metric's protocol says what it reads (references or sources) and whether it runs a model.
+Library metrics return a :class:`~nlgmetrics.core.result.MetricResult`; a family reads the columns
+it needs by name and orients them by the direction the result declares, so that **higher is
+better** for every output: InfoLM's divergences and distances (lower = more similar) are negated,
+and a positive correlation always means agreement with humans.
 
 A family that cannot run here (library module not there yet, model not available offline)
 raises :class:`MetricUnavailable` with a one-line reason; the runner skips it and says why.
 
-Two kinds of families:
+Three kinds of families:
 
-- library metrics (``nlgmetrics.rouge``, ``nlgmetrics.bleu``, ``nlgmetrics.chrf``, ``nlgmetrics.infolm``,
-  ``nlgmetrics.shannon``, ``nlgmetrics.blanc``, ``nlgmetrics.fflm``);
+- registered metrics, declared as data (:func:`library_family`);
+- InfoLM, whose experiment is its own: one model pass for every information measure and
+  temperature (``infolm_multi``), and idf weights from the whole dataset's references;
 - anchors (PyPI ``rouge-score``, ``sacrebleu``) named ``rouge-score:*`` / ``sacrebleu:*``, as a
   cross-check of the library numbers and a baseline that is always available.
 
@@ -27,14 +32,17 @@ Two kinds of families:
 
 from __future__ import annotations
 
+import argparse
+import functools
 import hashlib
 import importlib
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from nlgmetrics.core.result import MetricResult
+from nlgmetrics.registry import get_protocol
 from benchmarks.meta.data import Example
 
 
@@ -48,14 +56,33 @@ class MetricUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class Family:
-    """One library call producing ``outputs`` (per-example score lists)."""
+    """One configuration of a metric producing ``outputs`` (per-example score lists).
+
+    ``metric``: the registered metric it runs (None: an anchor package, which reads references
+    and runs no model); its protocol says what the family needs and whether it runs a model.
+    ``option_names``: the runner options that change its numbers (its cache key).
+    ``model_option``, ``model_default``, ``model_help``: the runner option (``--<name>``) that
+    holds its model. ``note``: what its outputs are, for the report.
+    """
 
     name: str
     outputs: tuple[str, ...]
-    needs: str  # "references" or "source": examples without it get nan for this family
-    uses_model: bool
-    option_names: tuple[str, ...]  # runner options that change the numbers (cache key)
     fn: Callable[[list[Example], dict[str, Any]], FamilyScores]
+    metric: str | None = None
+    option_names: tuple[str, ...] = ()
+    model_option: str | None = None
+    model_default: str | None = None
+    model_help: str = ""
+    note: str = ""
+
+    @property
+    def needs(self) -> str:
+        """``"references"`` or ``"sources"``: examples without it get nan for this family."""
+        return "references" if self.metric is None else get_protocol(self.metric).second_input
+
+    @property
+    def uses_model(self) -> bool:
+        return self.metric is not None and get_protocol(self.metric).uses_model
 
 
 def _import(module: str, what: str):
@@ -148,19 +175,6 @@ ROUGE_COLUMNS = {**{t: t for t in ROUGE_TYPES}, "rouge1_r": "rouge1_recall", "ro
 ROUGE_OUTPUTS = tuple(ROUGE_COLUMNS)
 
 
-def _rouge(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
-    module = _import("nlgmetrics.rouge", "ROUGE")
-    # rouge-score's configuration (NLTK's Porter stemmer, use_stemmer=True), kept as it is because
-    # its stored scores and committed tables name it; REALSumm's ROUGE-1.5.5 ``-m`` stemmer is the
-    # ``rouge155`` family. Best reference per type for multi-reference rows.
-    # n_bootstrap=0: only the per-example columns are read (the tables bootstrap over documents).
-    result = module.rouge_family(
-        [e.prediction for e in examples], _refs(examples), rouge_types=list(ROUGE_TYPES), use_stemmer=True,
-        n_bootstrap=0,
-    )
-    return read_outputs(result, ROUGE_COLUMNS), result.signature
-
-
 #: REALSumm's classic baselines: ROUGE-1/2/L recall, precision and F with ROUGE-1.5.5's own Porter
 #: stemmer (Perl ``-m``), no stopword removal, F1. Output name -> RougeResult column. ``RL`` is
 #: the summary-level LCS over sentence lines (our ``rougeLsum``), which is what the Perl script
@@ -180,31 +194,66 @@ ROUGE155_DESCRIPTION = (
 )
 
 
-def _rouge155(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
-    module = _import("nlgmetrics.rouge", "ROUGE")
-    result = module.rouge_family(
-        [e.prediction for e in examples], _refs(examples), rouge_types=list(ROUGE155_TYPES), use_stemmer="rouge155",
-        remove_stopwords=False, n_bootstrap=0,
+@dataclass(frozen=True)
+class Run:
+    """One library call of a family: the metric's ``options`` and ``outputs``, output name ->
+    column of the result."""
+
+    outputs: Mapping[str, str]
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def library_scores(metric: str, runs: tuple[Run, ...], model_option: str | None, no_model: str,
+                   examples: list[Example], options: dict[str, Any]) -> FamilyScores:
+    """Every run of ``metric`` (through its protocol) on the examples' predictions and references
+    or sources, with the model of ``options[model_option]`` for an LM metric; the outputs read
+    from each result (oriented higher = better) and the runs' signatures joined by " ; ".
+
+    A package that cannot be imported, a model that is not given (``no_model`` says why) or
+    cannot be loaded make the family unavailable.
+    """
+    try:
+        protocol = get_protocol(metric)
+    except ImportError as error:
+        raise MetricUnavailable(f"{metric}: cannot import its package ({error})") from None
+    predictions = [e.prediction for e in examples]
+    others = _refs(examples) if protocol.second_input == "references" else [e.source for e in examples]
+    model_options: dict[str, Any] = {}
+    if model_option is not None:
+        if not options.get(model_option):
+            raise MetricUnavailable(no_model)
+        model_options = {"model": options[model_option], "progress": options.get("progress", False), **_dtype(options)}
+    scores: dict[str, list[float]] = {}
+    signatures = []
+    for run in runs:
+        try:
+            result = protocol.run(predictions, others, **model_options, **run.options)
+        except (OSError, ImportError) as error:
+            if model_option is None:
+                raise
+            raise _unavailable(protocol.title, model_options["model"], error) from None
+        scores.update(read_outputs(result, run.outputs))
+        signatures.append(result.signature)
+    return scores, " ; ".join(signatures)
+
+
+def library_family(name: str, metric: str, *runs: Run, model_default: str | None = None, model_help: str = "",
+                   no_model: str = "", note: str = "") -> Family:
+    """A family running the registered ``metric`` once per run (see :func:`library_scores`); an LM
+    metric takes its model from the runner option ``--<name>-model`` (default ``model_default``).
+
+    >>> family = library_family("bleu", "bleu", Run({"bleu": "sentence_bleu"}))
+    >>> family.outputs, family.needs, family.uses_model
+    (('bleu',), 'references', False)
+    """
+    model_option = f"{name}_model" if get_protocol(metric).uses_model else None
+    outputs = tuple(output for run in runs for output in run.outputs)
+    return Family(
+        name, outputs, functools.partial(library_scores, metric, runs, model_option,
+                                         no_model or f"{name} needs a model (--{name}-model)"),
+        metric=metric, option_names=(model_option,) if model_option else (), model_option=model_option,
+        model_default=model_default, model_help=model_help, note=note,
     )
-    return read_outputs(result, ROUGE155_COLUMNS), result.signature
-
-
-def _bleu(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
-    module = _import("nlgmetrics.bleu", "BLEU")
-    # Per example: sentence BLEU (effective order, sacrebleu's sentence default).
-    result = module.bleu([e.prediction for e in examples], _refs(examples))
-    return read_outputs(result, {"bleu": "sentence_bleu"}), result.signature
-
-
-def _chrf(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
-    module = _import("nlgmetrics.chrf", "chrF")
-    predictions, references = [e.prediction for e in examples], _refs(examples)
-    # Sentence chrF (sacrebleu's defaults: character 6-grams, beta 2) and chrF++ (word bigrams too,
-    # the WebNLG 2020 organisers' chrF++), each example against its best reference.
-    plain = module.chrf(predictions, references, word_order=0)
-    plus = module.chrf(predictions, references, word_order=2)
-    return ({**read_outputs(plain, {"chrF": "sentence_chrf"}), **read_outputs(plus, {"chrF++": "sentence_chrf"})},
-            f"{plain.signature} ; {plus.signature}")
 
 
 #: How the dataset idf table weighs a token that is in no reference: log(N + 1), the library's
@@ -306,61 +355,51 @@ def infolm_temperature_sweep(
 SHANNON_OUTPUTS = ("shannon_score", "information_difference", "blanc_shannon")
 
 
-def _on_sources(
-    function: Callable[..., MetricResult], what: str, examples: list[Example], options: dict[str, Any],
-    model_option: str, outputs: dict[str, str], **call_options: Any,
-) -> FamilyScores:
-    """A reference-free LM metric on the examples' (prediction, source) pairs, with the model of
-    ``options[model_option]``; a model that cannot be loaded makes the family unavailable."""
-    try:
-        result = function(
-            [e.prediction for e in examples],
-            [e.source for e in examples],
-            model=options[model_option],
-            progress=options.get("progress", False),
-            **_dtype(options),
-            **call_options,
-        )
-    except (OSError, ImportError) as error:
-        raise _unavailable(what, options[model_option], error) from None
-    return read_outputs(result, outputs), result.signature
-
-
-def _shannon(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
-    module = _import("nlgmetrics.shannon", "Shannon")
-    return _on_sources(module.shannon_score, "Shannon", examples, options, "shannon_model",
-                       {name: name for name in SHANNON_OUTPUTS})
-
-
-def _blanc(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
-    module = _import("nlgmetrics.blanc", "BLANC")
-    if not options.get("blanc_model"):
-        raise MetricUnavailable("BLANC needs a masked LM (--blanc-model); none is available offline")
-    return _on_sources(module.blanc, "BLANC", examples, options, "blanc_model", {"blanc_help": "blanc"},
-                       variant="help")
-
-
-def _fflm(examples: list[Example], options: dict[str, Any]) -> FamilyScores:
-    module = _import("nlgmetrics.fflm", "FFLM")
-    return _on_sources(module.fflm, "FFLM", examples, options, "fflm_model", {"fflm": "fflm"})
-
-
+#: The families, in the order of the tables. The output names are those of the cached scores and
+#: the committed tables: renaming one orphans both.
 FAMILIES: dict[str, Family] = {
     f.name: f
     for f in (
-        Family("rouge", ROUGE_OUTPUTS, "references", False, (), _rouge),
-        Family("rouge155", tuple(ROUGE155_COLUMNS), "references", False, (), _rouge155),
-        Family("bleu", ("bleu",), "references", False, (), _bleu),
-        Family("chrf", ("chrF", "chrF++"), "references", False, (), _chrf),
-        Family("rouge-score", tuple(f"rouge-score:{t}" for t in ROUGE_TYPES), "references", False, (), _rouge_score_anchor),
-        Family("sacrebleu", ("sacrebleu:bleu",), "references", False, (), _sacrebleu_anchor),
-        Family(
-            "infolm", (), "references", True,
-            ("infolm_model", "infolm_measures", "infolm_temperature", "infolm_alpha", "infolm_beta", "infolm_idf"), _infolm,
+        # rouge-score's configuration (NLTK's Porter stemmer, use_stemmer=True), kept as it is because
+        # its stored scores and committed tables name it; REALSumm's ROUGE-1.5.5 ``-m`` stemmer is the
+        # ``rouge155`` family. Best reference per type for multi-reference rows. n_bootstrap=0: only
+        # the per-example columns are read (the tables bootstrap over documents).
+        library_family(
+            "rouge", "rouge_family",
+            Run(ROUGE_COLUMNS, {"rouge_types": list(ROUGE_TYPES), "use_stemmer": True, "n_bootstrap": 0}),
+            note="`rouge1` ... `rougeLsum`, `rouge1_r`, `rouge2_r`: rouge-score's configuration (NLTK's Porter "
+            "stemmer, F1 unless `_r` = recall; `rougeL` sentence-level LCS, `rougeLsum` summary-level).",
         ),
-        Family("shannon", SHANNON_OUTPUTS, "source", True, ("shannon_model",), _shannon),
-        Family("blanc", ("blanc_help",), "source", True, ("blanc_model",), _blanc),
-        Family("fflm", ("fflm",), "source", True, ("fflm_model",), _fflm),
+        library_family(
+            "rouge155", "rouge_family",
+            Run(ROUGE155_COLUMNS, {"rouge_types": list(ROUGE155_TYPES), "use_stemmer": "rouge155",
+                                   "remove_stopwords": False, "n_bootstrap": 0}),
+            note=f"ROUGE as REALSumm: {ROUGE155_DESCRIPTION}.",
+        ),
+        # Per example: sentence BLEU (effective order, sacrebleu's sentence default).
+        library_family("bleu", "bleu", Run({"bleu": "sentence_bleu"})),
+        # Sentence chrF (sacrebleu's defaults: character 6-grams, beta 2) and chrF++ (word bigrams too,
+        # the WebNLG 2020 organisers' chrF++), each example against its best reference.
+        library_family(
+            "chrf", "chrf", Run({"chrF": "sentence_chrf"}, {"word_order": 0}), Run({"chrF++": "sentence_chrf"}, {"word_order": 2}),
+            note="`chrF` / `chrF++`: sentence chrF of nlgmetrics.chrf.chrf (sacrebleu's numbers: character 6-grams, "
+            "beta 2, word_order 0 / 2), best reference per output; chrF++ is the WebNLG 2020 organisers' metric.",
+        ),
+        Family("rouge-score", tuple(f"rouge-score:{t}" for t in ROUGE_TYPES), _rouge_score_anchor),
+        Family("sacrebleu", ("sacrebleu:bleu",), _sacrebleu_anchor),
+        Family(
+            "infolm", (), _infolm, metric="infolm",
+            option_names=("infolm_model", "infolm_measures", "infolm_temperature", "infolm_alpha", "infolm_beta",
+                          "infolm_idf"),
+            model_option="infolm_model", model_default="smollm2-135m",
+            model_help="masked or causal LM for InfoLM (paper: bert-base-uncased)",
+        ),
+        library_family("shannon", "shannon_score", Run({name: name for name in SHANNON_OUTPUTS}),
+                       model_default="smollm2-135m", model_help="causal LM (paper: gpt2)"),
+        library_family("blanc", "blanc", Run({"blanc_help": "blanc"}, {"variant": "help"}),
+                       model_help="masked LM for BLANC (none offline: skipped unless given)",
+                       no_model="BLANC needs a masked LM (--blanc-model); none is available offline"),
+        library_family("fflm", "fflm", Run({"fflm": "fflm"}), model_default="smollm2-135m", model_help="causal LM"),
     )
 }
 
@@ -371,6 +410,33 @@ GROUPS = {
     "lm": ("infolm", "shannon", "fflm", "blanc"),
 }
 GROUPS["all"] = GROUPS["text"] + GROUPS["anchors"] + GROUPS["lm"]
+
+
+def add_family_arguments(parser: argparse.ArgumentParser) -> None:
+    """The runner options of the families: each LM family's ``--<name>-model``, and InfoLM's
+    experiment (its measures, temperature, alpha and beta)."""
+    for family in FAMILIES.values():
+        if family.model_option is None:
+            continue
+        parser.add_argument(f"--{family.model_option.replace('_', '-')}", default=family.model_default,
+                            help=family.model_help)
+        if family.name == "infolm":
+            parser.add_argument("--infolm-measures", default="fisher_rao_distance,js_divergence,l1_distance",
+                                help="comma list of nlgmetrics.information_measures names")
+            parser.add_argument("--infolm-temperature", type=float, default=0.25, help="library default 0.25 (torchmetrics')")
+            parser.add_argument("--infolm-alpha", type=float, default=None, help="alpha for alpha/AB/Renyi divergences")
+            parser.add_argument("--infolm-beta", type=float, default=None, help="beta for beta/AB divergences")
+
+
+def family_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The families' options from the parsed runner arguments (:func:`add_family_arguments`)."""
+    options = {family.model_option: getattr(args, family.model_option)
+               for family in FAMILIES.values() if family.model_option is not None}
+    options.update(
+        infolm_measures=[m.strip() for m in args.infolm_measures.split(",") if m.strip()],
+        infolm_temperature=args.infolm_temperature, infolm_alpha=args.infolm_alpha, infolm_beta=args.infolm_beta,
+    )
+    return options
 
 
 def family_outputs(family: Family, options: dict[str, Any]) -> tuple[str, ...]:

@@ -54,9 +54,10 @@ from benchmarks.meta.data import HUMAN_KEYS, KEY_COLUMNS, LOADERS, Example, load
 from benchmarks.meta.metrics import (
     DEFAULT_DTYPE,
     FAMILIES,
-    ROUGE155_DESCRIPTION,
     Family,
     MetricUnavailable,
+    add_family_arguments,
+    family_options,
     family_outputs,
     infolm_idf_key,
     infolm_temperature_sweep,
@@ -137,15 +138,7 @@ def build_parser(prog: str = CLI_PROG) -> argparse.ArgumentParser:
                         help="keep every N-th document from the K-th (0-based), e.g. 0/2 and 1/2 in two processes; "
                         "they may share cache files; build the full tables afterwards with --from-scores")
     parser.add_argument("--baseline", default=None, help="metric to compare against (default rouge2 for REALSumm, bleu for WebNLG)")
-    parser.add_argument("--infolm-model", default="smollm2-135m", help="masked or causal LM for InfoLM (paper: bert-base-uncased)")
-    parser.add_argument("--infolm-measures", default="fisher_rao_distance,js_divergence,l1_distance",
-                        help="comma list of nlgmetrics.information_measures names")
-    parser.add_argument("--infolm-temperature", type=float, default=0.25, help="library default 0.25 (torchmetrics')")
-    parser.add_argument("--infolm-alpha", type=float, default=None, help="alpha for alpha/AB/Renyi divergences")
-    parser.add_argument("--infolm-beta", type=float, default=None, help="beta for beta/AB divergences")
-    parser.add_argument("--shannon-model", default="smollm2-135m", help="causal LM (paper: gpt2)")
-    parser.add_argument("--fflm-model", default="smollm2-135m", help="causal LM")
-    parser.add_argument("--blanc-model", default=None, help="masked LM for BLANC (none offline: skipped unless given)")
+    add_family_arguments(parser)
     parser.add_argument("--webnlg-human", choices=("raw", "z"), default="raw", help="raw 0-100 means or per-rater z-scores")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (documents)")
     parser.add_argument("--seed", type=int, default=0)
@@ -165,18 +158,7 @@ def build_parser(prog: str = CLI_PROG) -> argparse.ArgumentParser:
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
-    return {
-        "infolm_model": args.infolm_model,
-        "infolm_measures": [m.strip() for m in args.infolm_measures.split(",") if m.strip()],
-        "infolm_temperature": args.infolm_temperature,
-        "infolm_alpha": args.infolm_alpha,
-        "infolm_beta": args.infolm_beta,
-        "shannon_model": args.shannon_model,
-        "fflm_model": args.fflm_model,
-        "blanc_model": args.blanc_model,
-        "progress": args.progress,
-        "dtype": args.dtype,
-    }
+    return {**family_options(args), "progress": args.progress, "dtype": args.dtype}
 
 
 def _shard(text: str) -> tuple[int, int]:
@@ -532,14 +514,8 @@ def run_dataset(dataset: str, args: argparse.Namespace, families: list[Family], 
                   f"outputs ({info['n_examples_without_score']} outputs without a row)")
     for name, reason in skipped.items():
         md.append(f"- skipped `{name}`: {reason}")
-    if any(info["family"] == "rouge155" for info in runs):
-        md.append(f"- ROUGE as REALSumm: {ROUGE155_DESCRIPTION}.")
-    if any(info["family"] == "chrf" for info in runs):
-        md.append("- `chrF` / `chrF++`: sentence chrF of nlgmetrics.chrf.chrf (sacrebleu's numbers: character 6-grams, "
-                  "beta 2, word_order 0 / 2), best reference per output; chrF++ is the WebNLG 2020 organisers' metric.")
-    if any(info["family"] == "rouge" for info in runs):
-        md.append("- `rouge1` ... `rougeLsum`, `rouge1_r`, `rouge2_r`: rouge-score's configuration (NLTK's Porter stemmer, "
-                  "F1 unless `_r` = recall; `rougeL` sentence-level LCS, `rougeLsum` summary-level).")
+    ran = {info["family"] for info in runs}
+    md.extend(f"- {family.note}" for family in families if family.note and family.name in ran)
     md.append("")
     md.append(to_markdown(tables, f"{dataset}: correlation with human judgment"))
     for plot in plots:
