@@ -1,10 +1,6 @@
-"""BLANC (BLANC-help and BLANC-tune) as a Hugging Face ``evaluate`` module.
+"""BLANC (help and tune) as an evaluate module.
 
-What the metric is (description, citation, inputs, options, URLs) is declared once, in its protocol
-``nlgmetrics/blanc/protocol.py``; the module runs it through
-:class:`nlgmetrics.apps.evaluate_adapter.ProtocolModule` (the output rule: a flat dict of numbers;
-``use_aggregator``, ``return_signature``). All the math and every default live in ``nlgmetrics``.
-"""
+Its protocol, ``nlgmetrics/blanc/protocol.py``, says what it is; ``ProtocolModule`` runs it."""
 
 import evaluate
 from nlgmetrics.apps.evaluate_adapter import ProtocolModule  # From: nlgmetrics==0.1.0
@@ -32,11 +28,10 @@ Args:
         len_sent_allow_cut (int): blanc's masking options, same defaults (2, 1, 4, 2, 100, 100).
     splitter (str): sentence splitter, "pysbd" (default, offline) or "punkt" (blanc's; needs nltk data).
     filler_token (str), help_sep (str): BLANC-help only ("." and "").
-    finetune_epochs, finetune_batch_size, finetune_chunk_size, finetune_chunk_stride,
-        finetune_mask_evenly, finetune_top_fully, p_mask, p_token_replace, p_token_original,
-        learning_rate, warmup_steps, id_layer_freeze_below / _above, gap_tune, gap_mask_tune,
-        min_token_length_*_tune, seed: BLANC-tune only, blanc's names and defaults (10, 1, 64, 32,
-        True, True, 0.15, 0.1, 0.1, 5e-5, 0, -1, None = the inference value); seed default 0.
+    finetune_epochs (int), learning_rate (float), p_mask (float), seed (int): BLANC-tune only,
+        blanc's names and defaults (10, 5e-5, 0.15, 0).
+    tuning (nlgmetrics.blanc.TuneSettings): BLANC-tune only, the rest of blanc's recipe (chunking,
+        summary masking, token replacement, warmup, frozen layers), blanc's defaults.
     use_aggregator (bool): True (default): the mean over the examples; False: a list, one value
         per example, under the same key.
     return_signature (bool): also return "signature" (a string; see the description). Default False.

@@ -1,10 +1,6 @@
-"""chrF / chrF++ as a Hugging Face ``evaluate`` module that answers to evaluate's ``chrf``.
+"""chrF / chrF++ as an evaluate module answering to evaluate's ``chrf``.
 
-What the metric is (description, citation, inputs, options, URLs) is declared once, in its protocol
-``nlgmetrics/chrf/protocol.py``; the module runs it through
-:class:`nlgmetrics.apps.evaluate_adapter.ProtocolModule` (the output rule: a flat dict of numbers;
-``use_aggregator``, ``return_signature``). All the math and every default live in ``nlgmetrics``.
-"""
+Its protocol, ``nlgmetrics/chrf/protocol.py``, says what it is; ``ProtocolModule`` runs it."""
 
 import evaluate
 from nlgmetrics.apps.evaluate_adapter import ProtocolModule  # From: nlgmetrics==0.1.0

@@ -98,7 +98,8 @@ def _metrics_help() -> str:
         for option in protocol.resolved_options():
             shown = [str(c) for c in option.allowed() or () if c is not None]
             choices = f" choices: {', '.join(shown)};" if shown else ""
-            lines.append(f"      {option.name} ({option.kind}, default {_shown(option.default)}):{choices} {option.help}")
+            values = f" range {option.range.text()};" if option.range is not None else ""
+            lines.append(f"      {option.name} ({option.kind}, default {_shown(option.default)}):{choices}{values} {option.help}")
     return "\n".join(lines)
 
 

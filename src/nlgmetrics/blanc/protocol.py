@@ -3,20 +3,8 @@ and the model options every LM metric shares. Nothing here imports the model cod
 
 from __future__ import annotations
 
-from nlgmetrics.core.protocol import MODEL_OPTIONS, MetricProtocol, Option, Range
+from nlgmetrics.core.protocol import MODEL_OPTIONS, MetricProtocol, Option, Range, read_citation
 from nlgmetrics.core.validation import MAX_SEED
-
-CITATION = """\
-@inproceedings{vasilyev-etal-2020-fill,
-    title = "Fill in the {BLANC}: Human-free quality estimation of document summaries",
-    author = "Vasilyev, Oleg and Dharnidharka, Vedant and Bohannon, John",
-    booktitle = "Proceedings of the First Workshop on Evaluation and Comparison of NLP Systems",
-    year = "2020",
-    publisher = "Association for Computational Linguistics",
-    url = "https://aclanthology.org/2020.eval4nlp-1.2",
-    pages = "11--20",
-}
-"""
 
 DESCRIPTION = """\
 BLANC (Vasilyev et al. 2020) scores a summary without a reference: how much does it help a masked
@@ -36,7 +24,7 @@ PROTOCOL = MetricProtocol(
     name="blanc",
     title="BLANC",
     description=DESCRIPTION,
-    citation=CITATION,
+    citation=read_citation(__package__),
     second_input="sources",
     compute="nlgmetrics.blanc:blanc",
     forwards_to=("nlgmetrics.blanc:blanc_help", "nlgmetrics.blanc:blanc_tune"),

@@ -6,31 +6,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from nlgmetrics.core.protocol import EvaluateFace, MetricProtocol, Option, Range, Resampling
+from nlgmetrics.core.protocol import (
+    SACREBLEU_CITATION,
+    EvaluateFace,
+    MetricProtocol,
+    Option,
+    Range,
+    Resampling,
+    read_citation,
+)
 
 if TYPE_CHECKING:
     from nlgmetrics.bleu.result import BleuResult
-
-CITATION = """\
-@inproceedings{papineni-etal-2002-bleu,
-    title = "{B}leu: a Method for Automatic Evaluation of Machine Translation",
-    author = "Papineni, Kishore and Roukos, Salim and Ward, Todd and Zhu, Wei-Jing",
-    booktitle = "Proceedings of the 40th Annual Meeting of the Association for Computational Linguistics",
-    year = "2002",
-    address = "Philadelphia, Pennsylvania, USA",
-    url = "https://aclanthology.org/P02-1040",
-    pages = "311--318",
-}
-@inproceedings{post-2018-call,
-    title = "A Call for Clarity in Reporting {BLEU} Scores",
-    author = "Post, Matt",
-    booktitle = "Proceedings of the Third Conference on Machine Translation: Research Papers",
-    year = "2018",
-    address = "Belgium, Brussels",
-    url = "https://aclanthology.org/W18-6319",
-    pages = "186--191",
-}
-"""
 
 DESCRIPTION = """\
 BLEU (Papineni et al., 2002): geometric mean of clipped n-gram precisions times a brevity
@@ -71,7 +58,7 @@ PROTOCOL = MetricProtocol(
     name="bleu",
     title="BLEU",
     description=DESCRIPTION,
-    citation=CITATION,
+    citation=read_citation(__package__) + SACREBLEU_CITATION,
     second_input="references",
     compute="nlgmetrics.bleu:bleu",
     options=(

@@ -7,40 +7,18 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from nlgmetrics.chrf.api import MAX_BETA
-from nlgmetrics.core.protocol import EvaluateFace, MetricProtocol, Option, Range, Resampling
+from nlgmetrics.core.protocol import (
+    SACREBLEU_CITATION,
+    EvaluateFace,
+    MetricProtocol,
+    Option,
+    Range,
+    Resampling,
+    read_citation,
+)
 
 if TYPE_CHECKING:
     from nlgmetrics.chrf.result import ChrfResult
-
-CITATION = """\
-@inproceedings{popovic-2015-chrf,
-    title = "chr{F}: character n-gram {F}-score for automatic {MT} evaluation",
-    author = "Popovi{\\'c}, Maja",
-    booktitle = "Proceedings of the Tenth Workshop on Statistical Machine Translation",
-    year = "2015",
-    address = "Lisbon, Portugal",
-    url = "https://aclanthology.org/W15-3049",
-    pages = "392--395",
-}
-@inproceedings{popovic-2017-chrf,
-    title = "chr{F}++: words helping character n-grams",
-    author = "Popovi{\\'c}, Maja",
-    booktitle = "Proceedings of the Second Conference on Machine Translation",
-    year = "2017",
-    address = "Copenhagen, Denmark",
-    url = "https://aclanthology.org/W17-4770",
-    pages = "612--618",
-}
-@inproceedings{post-2018-call,
-    title = "A Call for Clarity in Reporting {BLEU} Scores",
-    author = "Post, Matt",
-    booktitle = "Proceedings of the Third Conference on Machine Translation: Research Papers",
-    year = "2018",
-    address = "Belgium, Brussels",
-    url = "https://aclanthology.org/W18-6319",
-    pages = "186--191",
-}
-"""
 
 DESCRIPTION = """\
 chrF (Popović, 2015): the F-beta score (beta = 2: recall counts twice as much as precision) of
@@ -74,7 +52,7 @@ PROTOCOL = MetricProtocol(
     name="chrf",
     title="chrF / chrF++",
     description=DESCRIPTION,
-    citation=CITATION,
+    citation=read_citation(__package__) + SACREBLEU_CITATION,
     second_input="references",
     compute="nlgmetrics.chrf:chrf",
     options=(

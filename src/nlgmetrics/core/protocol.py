@@ -6,8 +6,9 @@ one :class:`MetricProtocol` in its own ``protocol.py`` (e.g. :mod:`nlgmetrics.bl
 Trainer hook, ``compare``, the demos and the meta-evaluation read the protocol and hold no code
 of their own for any one metric. A protocol states:
 
-- ``name``, ``title``, ``description`` and ``citation`` (BibTeX): what the metric is, shown by the
-  evaluate module, the demo and the command line;
+- ``name``, ``title``, ``description`` and ``citation`` (BibTeX, kept as data in the package's
+  ``citation.bib``, :func:`read_citation`): what the metric is, shown by the evaluate module, the
+  demo and the command line;
 - ``second_input``: what it reads besides the predictions, ``"references"`` or ``"sources"``;
 - ``compute``: the library function, as an import path ``"package.module:function"`` resolved on
   first use (an LM metric's package imports torch), called
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.resources
 import inspect
 import math
 import typing
@@ -67,6 +69,20 @@ FROM_LIBRARY: Any = _FromLibrary()
 #: What the front ends pass to every metric; a metric without a progress bar (BLEU) simply does
 #: not receive it.
 FRONT_END_OPTIONS = frozenset({"progress"})
+
+
+def read_citation(package: str, name: str = "citation.bib") -> str:
+    """The BibTeX a package ships beside its protocol (``<package>/citation.bib``): citations are
+    data, kept in a file of their own.
+
+    >>> read_citation("nlgmetrics.core", "sacrebleu.bib").splitlines()[0]
+    '@inproceedings{post-2018-call,'
+    """
+    return importlib.resources.files(package).joinpath(name).read_text(encoding="utf-8")
+
+
+#: sacrebleu's citation (Post, 2018), which every metric with sacrebleu's numbers cites after its own.
+SACREBLEU_CITATION = read_citation(__package__, "sacrebleu.bib")
 
 
 @functools.cache

@@ -3,22 +3,7 @@ and the model options every LM metric shares. Nothing here imports the model cod
 
 from __future__ import annotations
 
-from nlgmetrics.core.protocol import MODEL_OPTIONS, MetricProtocol, Option
-
-CITATION = """\
-@inproceedings{jia-etal-2023-zero,
-    title = "Zero-shot Faithfulness Evaluation for Text Summarization with Foundation Language Model",
-    author = "Jia, Qi and Ren, Siyu and Liu, Yizhu and Zhu, Kenny",
-    booktitle = "Proceedings of the 2023 Conference on Empirical Methods in Natural Language Processing",
-    month = dec,
-    year = "2023",
-    address = "Singapore",
-    publisher = "Association for Computational Linguistics",
-    url = "https://aclanthology.org/2023.emnlp-main.679",
-    doi = "10.18653/v1/2023.emnlp-main.679",
-    pages = "11017--11031",
-}
-"""
+from nlgmetrics.core.protocol import MODEL_OPTIONS, MetricProtocol, Option, read_citation
 
 DESCRIPTION = """\
 FFLM scores how faithful a summary is to its source document, zero-shot, from probability changes
@@ -37,7 +22,7 @@ PROTOCOL = MetricProtocol(
     name="fflm",
     title="FFLM",
     description=DESCRIPTION,
-    citation=CITATION,
+    citation=read_citation(__package__),
     second_input="sources",
     compute="nlgmetrics.fflm:fflm",
     options=(

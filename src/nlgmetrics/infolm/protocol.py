@@ -3,19 +3,7 @@ and the model options every LM metric shares. Nothing here imports the model cod
 
 from __future__ import annotations
 
-from nlgmetrics.core.protocol import MODEL_OPTIONS, MetricProtocol, Option, Range
-
-CITATION = """\
-@inproceedings{colombo2022infolm,
-    title = "InfoLM: A New Metric to Evaluate Summarization & Data2Text Generation",
-    author = "Colombo, Pierre and Clavel, Chlo{\\'e} and Piantanida, Pablo",
-    booktitle = "Proceedings of the AAAI Conference on Artificial Intelligence",
-    volume = "36",
-    number = "10",
-    year = "2022",
-    url = "https://arxiv.org/abs/2112.01589",
-}
-"""
+from nlgmetrics.core.protocol import MODEL_OPTIONS, MetricProtocol, Option, Range, read_citation
 
 DESCRIPTION = """\
 InfoLM (Colombo, Clavel & Piantanida, AAAI 2022) compares a candidate text with a reference through
@@ -36,7 +24,7 @@ PROTOCOL = MetricProtocol(
     name="infolm",
     title="InfoLM",
     description=DESCRIPTION,
-    citation=CITATION,
+    citation=read_citation(__package__),
     second_input="references",
     compute="nlgmetrics.infolm:infolm",
     options=(

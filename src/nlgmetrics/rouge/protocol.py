@@ -6,24 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from nlgmetrics.core.protocol import EvaluateFace, MetricProtocol, Option, Range
+from nlgmetrics.core.protocol import EvaluateFace, MetricProtocol, Option, Range, read_citation
 
 if TYPE_CHECKING:
     from nlgmetrics.rouge.result import RougeResult
-
-CITATION = """\
-@inproceedings{lin-2004-rouge,
-    title = "{ROUGE}: A Package for Automatic Evaluation of Summaries",
-    author = "Lin, Chin-Yew",
-    booktitle = "Text Summarization Branches Out",
-    month = jul,
-    year = "2004",
-    address = "Barcelona, Spain",
-    publisher = "Association for Computational Linguistics",
-    url = "https://aclanthology.org/W04-1013",
-    pages = "74--81",
-}
-"""
 
 DESCRIPTION = """\
 The ROUGE family (Lin, 2004): ROUGE-N (n-gram overlap, any n), ROUGE-L (longest common
@@ -60,7 +46,7 @@ PROTOCOL = MetricProtocol(
     name="rouge_family",
     title="ROUGE family (ROUGE-N, L, Lsum, W, S, SU)",
     description=DESCRIPTION,
-    citation=CITATION,
+    citation=read_citation(__package__),
     second_input="references",
     compute="nlgmetrics.rouge:rouge_family",
     options=(

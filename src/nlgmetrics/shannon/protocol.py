@@ -3,20 +3,7 @@ and the model options every LM metric shares. Nothing here imports the model cod
 
 from __future__ import annotations
 
-from nlgmetrics.core.protocol import MODEL_OPTIONS, MetricProtocol, Option, Range
-
-CITATION = """\
-@inproceedings{egan2022play,
-    title = "Play the Shannon Game With Language Models: A Human-Free Approach to Summary Evaluation",
-    author = "Egan, Nicholas and Vasilyev, Oleg and Bohannon, John",
-    booktitle = "Proceedings of the AAAI Conference on Artificial Intelligence",
-    volume = "36",
-    number = "10",
-    pages = "10599--10607",
-    year = "2022",
-    url = "https://arxiv.org/abs/2103.10918",
-}
-"""
+from nlgmetrics.core.protocol import MODEL_OPTIONS, MetricProtocol, Option, Range, read_citation
 
 DESCRIPTION = """\
 Reference-free summary scores from Shannon's guessing game played by a causal language model
@@ -37,7 +24,7 @@ PROTOCOL = MetricProtocol(
     name="shannon_score",
     title="Shannon score",
     description=DESCRIPTION,
-    citation=CITATION,
+    citation=read_citation(__package__),
     second_input="sources",
     compute="nlgmetrics.shannon:shannon_score",
     options=(

@@ -6,31 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from nlgmetrics.core.protocol import EvaluateFace, MetricProtocol, Option, Resampling
+from nlgmetrics.core.protocol import SACREBLEU_CITATION, EvaluateFace, MetricProtocol, Option, Resampling, read_citation
 
 if TYPE_CHECKING:
     from nlgmetrics.ter.result import TerResult
-
-CITATION = """\
-@inproceedings{snover-etal-2006-study,
-    title = "A Study of Translation Edit Rate with Targeted Human Annotation",
-    author = "Snover, Matthew and Dorr, Bonnie and Schwartz, Rich and Micciulla, Linnea and Makhoul, John",
-    booktitle = "Proceedings of the 7th Conference of the Association for Machine Translation in the Americas",
-    year = "2006",
-    address = "Cambridge, Massachusetts, USA",
-    url = "https://aclanthology.org/2006.amta-papers.25",
-    pages = "223--231",
-}
-@inproceedings{post-2018-call,
-    title = "A Call for Clarity in Reporting {BLEU} Scores",
-    author = "Post, Matt",
-    booktitle = "Proceedings of the Third Conference on Machine Translation: Research Papers",
-    year = "2018",
-    address = "Belgium, Brussels",
-    url = "https://aclanthology.org/W18-6319",
-    pages = "186--191",
-}
-"""
 
 DESCRIPTION = """\
 TER (Snover et al., 2006): the fewest word edits (insertions, deletions, substitutions and shifts
@@ -65,7 +44,7 @@ PROTOCOL = MetricProtocol(
     name="ter",
     title="TER",
     description=DESCRIPTION,
-    citation=CITATION,
+    citation=read_citation(__package__) + SACREBLEU_CITATION,
     second_input="references",
     compute="nlgmetrics.ter:ter",
     options=(
