@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from nlgmetrics import __version__
-from nlgmetrics.apps.io import check_output_paths
+from nlgmetrics.apps.io import check_output_paths, positive_int
 from nlgmetrics.core.protocol import MetricProtocol
 from nlgmetrics.registry import DEFAULT_METRICS, get_protocol, metric_names, protocols
 
@@ -103,18 +103,6 @@ def _metrics_help() -> str:
     return "\n".join(lines)
 
 
-def _positive_int(text: str) -> int:
-    """``--limit``: a count of examples; 0 or a negative number would silently score nothing (or,
-    sliced, all but the last examples)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer (examples to score), got {value}")
-    return value
-
-
 def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "inputs",
@@ -139,7 +127,7 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
         "--unescape-newlines", action="store_true",
         help=r"turn the two characters \n into line breaks (sentence breaks for ROUGE-Lsum in .txt files)",
     )
-    group.add_argument("--limit", type=_positive_int, metavar="N", help="score only the first N examples")
+    group.add_argument("--limit", type=positive_int, metavar="N", help="score only the first N examples")
 
 
 def build_parser() -> argparse.ArgumentParser:

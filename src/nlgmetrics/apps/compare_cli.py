@@ -31,32 +31,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from nlgmetrics.apps.io import check_output_paths
+from nlgmetrics.apps.io import check_output_paths, positive_int, seed_or_none
 from nlgmetrics.core.protocol import MetricProtocol
 from nlgmetrics.registry import DEFAULT_COMPARE_METRIC, get_protocol, metric_names
 from nlgmetrics.compare.api import DEFAULT_N_BOOTSTRAP, DEFAULT_N_PERMUTATIONS, DEFAULT_SEED
-
-
-def _seed(text: str) -> int | None:
-    if text.strip().lower() in {"none", "null"}:
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer or none, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer or none, got {value}")
-    return value
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
 
 
 def add_compare_parser(sub: Any) -> argparse.ArgumentParser:
@@ -98,11 +76,11 @@ def add_compare_parser(sub: Any) -> argparse.ArgumentParser:
     tests.add_argument("--baseline", help="the system compared with (a name or a file given; default: the first)")
     tests.add_argument("--paired-bs", action="store_true", help="paired bootstrap resampling (default: both tests)")
     tests.add_argument("--paired-ar", action="store_true", help="paired approximate randomization (default: both)")
-    tests.add_argument("--n-bootstrap", type=_count, default=DEFAULT_N_BOOTSTRAP,
+    tests.add_argument("--n-bootstrap", type=positive_int, default=DEFAULT_N_BOOTSTRAP,
                        help="bootstrap resamples, for the intervals and --paired-bs (default: %(default)s)")
-    tests.add_argument("--n-permutations", type=_count, default=DEFAULT_N_PERMUTATIONS,
+    tests.add_argument("--n-permutations", type=positive_int, default=DEFAULT_N_PERMUTATIONS,
                        help="approximate randomization trials (default: %(default)s)")
-    tests.add_argument("--seed", type=_seed, default=DEFAULT_SEED,
+    tests.add_argument("--seed", type=seed_or_none, default=DEFAULT_SEED,
                        help="random seed, or none (default: %(default)s, sacrebleu's)")
     tests.add_argument("--strict-ties", action="store_true",
                        help="sacrebleu's p-value count: trials tying the observed difference are not counted "

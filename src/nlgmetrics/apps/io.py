@@ -30,6 +30,7 @@ other encoding is an error naming the file, the first bad byte and how to re-enc
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 from collections.abc import Mapping
@@ -272,3 +273,44 @@ def check_output_paths(paths: Mapping[str, str | None]) -> None:
             # Only a check: the file is written after scoring. Under torchrun / accelerate every
             # process checks the same path, so another one may have removed the probe already.
             path.unlink(missing_ok=True)
+
+
+# ------------------------------------------------------------------------------------------------
+# argparse types of the commands' counts and seeds
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a count (of examples, resamples, trials); 0 or a negative number would
+    silently do nothing (or, as a slice, drop examples from the end).
+
+    >>> positive_int("3")
+    3
+    >>> positive_int("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected a positive integer, got 0
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def seed_or_none(text: str) -> int | None:
+    """An argparse type: a random seed (a non-negative integer), or ``none``/``null`` for fresh entropy.
+
+    >>> seed_or_none("7"), seed_or_none("none")
+    (7, None)
+    """
+    if text.strip().lower() in {"none", "null"}:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer or none, got {text!r}")
+    return value

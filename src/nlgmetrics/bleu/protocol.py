@@ -6,15 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from nlgmetrics.core.protocol import (
-    SACREBLEU_CITATION,
-    EvaluateFace,
-    MetricProtocol,
-    Option,
-    Range,
-    Resampling,
-    read_citation,
-)
+from nlgmetrics.core.protocol import SACREBLEU_CITATION, EvaluateFace, MetricProtocol, Option, Range
+from nlgmetrics.core.protocol import Resampling, read_citation
 
 if TYPE_CHECKING:
     from nlgmetrics.bleu.result import BleuResult

@@ -7,15 +7,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from nlgmetrics.chrf.api import MAX_BETA
-from nlgmetrics.core.protocol import (
-    SACREBLEU_CITATION,
-    EvaluateFace,
-    MetricProtocol,
-    Option,
-    Range,
-    Resampling,
-    read_citation,
-)
+from nlgmetrics.core.protocol import SACREBLEU_CITATION, EvaluateFace, MetricProtocol, Option, Range
+from nlgmetrics.core.protocol import Resampling, read_citation
 
 if TYPE_CHECKING:
     from nlgmetrics.chrf.result import ChrfResult
