@@ -338,8 +338,9 @@ def load_model(which: str, dtype: str, device: str = "cpu", random_weights: bool
 
 
 def fast_paths(lm: Any) -> list[str]:
-    """The engine fast paths the load-time self-checks granted ``lm`` (they differ between CPUs in
-    half precision, and change the positions a run sends through the model)."""
+    """The engine fast paths ``lm`` takes, as its loading decided them from the model (a base model
+    under the head: gathered head rows; causal attention per the config: unmasked right padding);
+    they change the positions a run sends through the model."""
     flags = {"unmasked right padding": "unmasked_right_padding", "gathered head rows": "gather_head"}
     return [name for name, attribute in flags.items() if getattr(lm, attribute, False)]
 
@@ -615,7 +616,7 @@ def render(runs: dict[str, Any], findings: str = "") -> str:
                    f"{d} {m} body {r['body']:.1f}, head {r['head']:.1f} GFLOP/s"
                    for d, per_model in run_["model_shapes"].items() for m, r in per_model.items())]
               if run_.get("model_shapes") else []),
-            *([("- fast paths granted by the load-time self-checks: " + "; ".join(
+            *([("- engine fast paths taken (decided from each model at load): " + "; ".join(
                 f"{d} {m}: {', '.join(paths) or 'none'}"
                 for d, per_model in run_["fast_paths"].items() for m, paths in per_model.items()))]
               if run_.get("fast_paths") else []),

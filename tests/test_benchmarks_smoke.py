@@ -395,8 +395,8 @@ def test_speed_limits_counts_attention_and_compares_dtypes(tiny_llama_dir):
 
 
 def test_speed_limits_records_the_fast_paths_each_model_was_granted(tiny_llama_dir):
-    """The load-time self-checks' outcome is in the run (it changes the positions counted), named
-    per dtype and model in the run's header; a path refused is absent, none granted says so."""
+    """The fast paths each model takes are in the run (they change the positions counted), named
+    per dtype and model in the run's header; a path not taken is absent, none taken says so."""
     import dataclasses
 
     from benchmarks import speed_limits
@@ -413,7 +413,7 @@ def test_speed_limits_records_the_fast_paths_each_model_was_granted(tiny_llama_d
            "fast_paths": {"float32": {"smollm2-135m": speed_limits.fast_paths(lm)},
                           "bfloat16": {"smollm2-135m": speed_limits.fast_paths(plain)}}}
     text = speed_limits.render({"r": run})
-    assert ("- fast paths granted by the load-time self-checks: float32 smollm2-135m: unmasked right "
+    assert ("- engine fast paths taken (decided from each model at load): float32 smollm2-135m: unmasked right "
             "padding, gathered head rows; bfloat16 smollm2-135m: none") in text
 
 
