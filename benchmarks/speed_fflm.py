@@ -272,7 +272,6 @@ def run(
     ours_times, naive_times, ours_peak, naive_peak = [], [], None, None
     for _ in range(max(1, repeats)):
         timing = timed(run_ours, device)
-        ours = timing.result
         ours_times.append(timing.seconds)
         ours_peak = _gib(timing.peak_bytes)  # absolute peak (weights included)
         if naive:

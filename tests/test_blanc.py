@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from nlgmetrics.blanc import (
     BlancResult,
     MinTokenLengths,
+    TuneSettings,
     blanc,
     blanc_help,
     blanc_tune,
@@ -198,20 +199,21 @@ def test_bad_filler_and_tune_options(tiny_bert_dir):
     with pytest.raises(ValueError, match="`filler_token` 'notavocabtoken' is not a token"):
         blanc_help(["A summary."], ["A document."], model=str(tiny_bert_dir), progress=False,
                    filler_token="notavocabtoken")
-    with pytest.raises(ValueError, match="`p_token_replace` must be a probability"):
+    # The recipe's fields are named as the user wrote them: tuning.<field>.
+    for recipe, message in ((TuneSettings(p_token_replace=1.5), "`tuning.p_token_replace` must be a probability"),
+                            (TuneSettings(chunk_stride=0), "`tuning.chunk_stride` must be a positive integer"),
+                            (TuneSettings(gap=0), "`tuning.gap` must be a positive integer"),
+                            # bool("no") is True: a string switch would silently turn the option on.
+                            (TuneSettings(mask_evenly="no"), "`tuning.mask_evenly` must be True or False, got 'no'"),
+                            (TuneSettings(top_fully="no"), "`tuning.top_fully` must be True or False, got 'no'")):
+        with pytest.raises(ValueError, match=message):
+            blanc_tune(["A summary."], ["A document."], model=str(tiny_bert_dir), progress=False, tuning=recipe)
+    # blanc's flat keyword names are not options here: the recipe is one TuneSettings.
+    with pytest.raises(TypeError, match="unexpected keyword argument 'finetune_batch_size'"):
+        blanc_tune(["A summary."], ["A document."], model=str(tiny_bert_dir), progress=False, finetune_batch_size=2)
+    with pytest.raises(ValueError, match=r"`tuning` must be a TuneSettings .*got \{'batch_size': 2\}"):
         blanc_tune(["A summary."], ["A document."], model=str(tiny_bert_dir), progress=False,
-                   p_token_replace=1.5)
-    with pytest.raises(ValueError, match="`finetune_chunk_stride` must be a positive integer"):
-        blanc_tune(["A summary."], ["A document."], model=str(tiny_bert_dir), progress=False,
-                   finetune_chunk_stride=0)
-    with pytest.raises(ValueError, match="`gap_tune` must be a positive integer"):
-        blanc_tune(["A summary."], ["A document."], model=str(tiny_bert_dir), progress=False,
-                   gap_tune=0)
-    # bool("no") is True: a string switch would silently turn the option on.
-    for switch in ("finetune_mask_evenly", "finetune_top_fully"):
-        with pytest.raises(ValueError, match=f"`{switch}` must be True or False, got 'no'"):
-            blanc_tune(["A summary."], ["A document."], model=str(tiny_bert_dir), progress=False,
-                       **{switch: "no"})
+                   tuning={"batch_size": 2})
 
 
 def test_causal_model_and_missing_model_rejected(tiny_gpt2_dir):

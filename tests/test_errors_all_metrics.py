@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from nlgmetrics.blanc import TuneSettings
 from tests.properties_support import run_metric
 
 REFERENCE_METRICS = ["rouge_family", "bleu", "chrf", "ter", "infolm"]
@@ -215,7 +216,7 @@ BAD_OPTIONS = {
         (dict(p_mask=2.0), r"`p_mask` must be a probability in \[0, 1\]"),
         (dict(learning_rate=-1), r"`learning_rate` must be positive"),
         (dict(finetune_epochs=-1), r"`finetune_epochs` must be a non-negative integer"),
-        (dict(finetune_batch_size=0), r"`finetune_batch_size` must be a positive integer"),
+        (dict(tuning=TuneSettings(batch_size=0)), r"`tuning.batch_size` must be a positive integer"),
     ],
     "fflm": [
         (dict(weights=[1, 1, 1]), r"sum to 3; FFLM needs a \+ b \+ d = 1"),

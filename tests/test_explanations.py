@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import torch
 
-from nlgmetrics.blanc import blanc
+from nlgmetrics.blanc import TuneSettings, blanc
 from nlgmetrics.core.explanations import TokenBreakdown, TokenSpan, locate_pieces, normalization_map
 from nlgmetrics.fflm import fflm
 from nlgmetrics.infolm import infolm
@@ -155,7 +155,7 @@ def test_blanc_help_breakdown(copy_bert_dir, measure):
 
 def test_blanc_tune_breakdown(tiny_bert_dir):
     kwargs = dict(model=str(tiny_bert_dir), progress=False, variant="tune", finetune_epochs=1,
-                  finetune_batch_size=4)
+                  tuning=TuneSettings(batch_size=4))
     summaries, documents = ["Jack bought apples quickly."], ["Jack bought apples. Jill sold pears yesterday."]
     result = blanc(summaries, documents, explain=True, **kwargs)
     _same_numbers(blanc(summaries, documents, **kwargs), result)

@@ -26,6 +26,7 @@ import sys
 
 import pytest
 
+from nlgmetrics.blanc import TuneSettings
 from nlgmetrics.core.refusals import OptionError
 
 PREDS = ["the cat sat on the mat", ""]
@@ -217,14 +218,15 @@ def test_blanc_tune_options_at_their_edges(tiny_bert_dir):
     token, every masked token kept, the smallest learning rate, chunks of one token."""
     from nlgmetrics.blanc import RULES, blanc_tune
 
+    edges = TuneSettings(mask_evenly=False, p_token_replace=0.0, p_token_original=1.0, chunk_size=1, chunk_stride=1,
+                         warmup_steps=10**9, freeze_below=0, freeze_above=2)
     result = blanc_tune(SUMMARIES, DOCUMENTS, model=str(tiny_bert_dir), progress=False, finetune_epochs=1,
-                        seed=2**64 - 1, finetune_mask_evenly=False, p_mask=1.0, p_token_replace=0.0,
-                        p_token_original=1.0, learning_rate=5e-324, finetune_chunk_size=1, finetune_chunk_stride=1,
-                        warmup_steps=10**9, id_layer_freeze_below=0, id_layer_freeze_above=2)
+                        seed=2**64 - 1, p_mask=1.0, learning_rate=5e-324, tuning=edges)
     _assert_measured(result, "edges")
-    refused = [dict(seed=2**64), dict(seed=-1), dict(p_mask=1.5), dict(p_token_replace=0.6, p_token_original=0.6),
-               dict(learning_rate=0), dict(finetune_epochs=-1), dict(finetune_chunk_size=0),
-               dict(id_layer_freeze_below=10**9)]
+    refused = [dict(seed=2**64), dict(seed=-1), dict(p_mask=1.5),
+               dict(tuning=TuneSettings(p_token_replace=0.6, p_token_original=0.6)), dict(learning_rate=0),
+               dict(finetune_epochs=-1), dict(tuning=TuneSettings(chunk_size=0)),
+               dict(tuning=TuneSettings(freeze_below=10**9)), dict(tuning={"epochs": 1})]
     for options in refused:
         with pytest.raises(ValueError) as caught:
             blanc_tune(SUMMARIES, DOCUMENTS, model=str(tiny_bert_dir), progress=False, **options)
@@ -369,8 +371,9 @@ PROBES = {
         *_BLANC_SHARED_PROBES, dict(filler_token=None), dict(filler_token="notatoken_zz"),
     ],
     "blanc_tune": [
-        *_BLANC_SHARED_PROBES, dict(gap_tune=0), dict(finetune_epochs=-1), dict(p_mask=2.0), dict(learning_rate=-1),
-        dict(id_layer_freeze_below=10**9), dict(seed=2**70), dict(finetune_epochs=1, learning_rate=1e300),
+        *_BLANC_SHARED_PROBES, dict(tuning=TuneSettings(gap=0)), dict(finetune_epochs=-1), dict(p_mask=2.0),
+        dict(learning_rate=-1), dict(tuning=TuneSettings(freeze_below=10**9)), dict(seed=2**70),
+        dict(finetune_epochs=1, learning_rate=1e300), dict(tuning={"batch_size": 2}),
     ],
 }
 

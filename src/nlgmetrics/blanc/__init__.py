@@ -9,7 +9,9 @@ Public API:
 * the formula: :func:`relative_score`, :func:`improve_score`, :func:`score_from_counts`;
 * the masking: :class:`MinTokenLengths`, :class:`MaskingOptions`, :func:`is_maskable`,
   :func:`even_maskings`, :func:`random_maskings`, :func:`fit_to_window`;
-* BLANC-tune's recipe: :class:`TuneOptions`, :func:`tuning_examples`, :func:`finetune_copy`.
+* BLANC-tune's recipe: :class:`TuneSettings` (what ``blanc_tune(..., tuning=...)`` takes besides
+  its main settings), and the building blocks :class:`TuneOptions` (the resolved recipe),
+  :func:`tuning_examples`, :func:`finetune_copy`.
 
 Modules: ``counts`` (the formula), ``masking`` (which tokens, the window), ``common`` (what both
 variants share), ``help`` and ``tune`` (the variants), ``result`` (:class:`BlancResult`), ``api``
@@ -32,7 +34,7 @@ from nlgmetrics.blanc.masking import (
     random_maskings,
 )
 from nlgmetrics.blanc.result import BlancResult
-from nlgmetrics.blanc.tune import TuneOptions, blanc_tune, finetune_copy, tuning_examples
+from nlgmetrics.blanc.tune import TuneOptions, TuneSettings, blanc_tune, finetune_copy, tuning_examples
 
 __all__ = [
     "BLANC_MAX_LENGTH",
@@ -46,6 +48,7 @@ __all__ = [
     "MaskingOptions",
     "MinTokenLengths",
     "TuneOptions",
+    "TuneSettings",
     "blanc",
     "blanc_help",
     "blanc_tune",

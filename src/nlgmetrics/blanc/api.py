@@ -27,6 +27,7 @@ from nlgmetrics.blanc.tune import (
     PROBABILITY_RULE,
     TUNING_COUNTS_RULE,
     TUNING_DIVERGED_RULE,
+    TUNING_RULE,
     blanc_tune,
 )
 from nlgmetrics.core.refusals import Refusal, refusal_sentences
@@ -57,8 +58,8 @@ SHARED_RULES: tuple[Refusal, ...] = (
 )
 RULES: dict[str, tuple[Refusal, ...]] = {
     "help": (*SHARED_RULES, FILLER_RULE, FILLER_VOCABULARY_RULE),
-    "tune": (*SHARED_RULES, TUNING_COUNTS_RULE, PROBABILITY_RULE, LEARNING_RATE_RULE, FREEZE_RULE, SEED_RULE,
-             TUNING_DIVERGED_RULE),
+    "tune": (*SHARED_RULES, TUNING_RULE, TUNING_COUNTS_RULE, PROBABILITY_RULE, LEARNING_RATE_RULE, FREEZE_RULE,
+             SEED_RULE, TUNING_DIVERGED_RULE),
 }
 
 

@@ -191,7 +191,7 @@ def tokenize_text(tokenizer: Any, text: str) -> list[str]:
 
     BLANC tokenizes whole sentences (and BLANC-tune whole summaries) and then cuts them to its
     window itself (:func:`~nlgmetrics.blanc.masking.fit_to_window`, with its own warning; tuning
-    chunks of ``finetune_chunk_size`` tokens), so that log is false here, and alarming. Fast
+    chunks of ``tuning.chunk_size`` tokens), so that log is false here, and alarming. Fast
     tokenizers take ``verbose=False`` for exactly this check; slow ones never run it in
     ``tokenize`` (and older transformers would log "Keyword arguments not recognized" for the
     keyword).

@@ -67,28 +67,29 @@ class MaskingOptions:
     lengths: MinTokenLengths = field(default_factory=MinTokenLengths)
     len_sent_allow_cut: int = DEFAULT_LEN_SENT_ALLOW_CUT
 
-    def validate(self, suffix: str = "") -> MaskingOptions:
+    def validate(self, prefix: str = "") -> MaskingOptions:
         """Check every option; return a copy holding plain Python ints (numpy ints accepted).
 
-        ``suffix`` names the options in errors (``"_tune"``: BLANC-tune's tuning masking).
+        ``prefix`` names the options in errors (``"tuning."``: BLANC-tune's ``TuneSettings``).
 
-        >>> MaskingOptions(gap=0).validate("_tune")
+        >>> MaskingOptions(gap=0).validate("tuning.")
         Traceback (most recent call last):
         ...
-        nlgmetrics.core.refusals.OptionError: `gap_tune` must be a positive integer, got 0.
+        nlgmetrics.core.refusals.OptionError: `tuning.gap` must be a positive integer, got 0.
         """
         with MASKING_RULE.enforced():
-            gap = check_int(f"gap{suffix}", self.gap, minimum=1)
-            gap_mask = check_int(f"gap_mask{suffix}", self.gap_mask, minimum=1)
+            gap = check_int(f"{prefix}gap", self.gap, minimum=1)
+            gap_mask = check_int(f"{prefix}gap_mask", self.gap_mask, minimum=1)
             lengths = MinTokenLengths(*(
-                check_int(f"min_token_length_{name}{suffix}", value, minimum=0)
+                check_int(f"{prefix}min_token_length_{name}", value, minimum=0)
                 for name, value in zip(LENGTH_KINDS, self.lengths.as_tuple())))
             cut = check_int("len_sent_allow_cut", self.len_sent_allow_cut, minimum=0)
         return MaskingOptions(gap, gap_mask, lengths, cut)
 
     def signature_fields(self, suffix: str = "") -> dict[str, int]:
-        """Which tokens are masked, under the option names of :meth:`validate` (``len_sent_allow_cut``
-        apart: it cuts document sentences, which only the inference masking sees).
+        """Which tokens are masked, under blanc's option names (``suffix="_tune"``: BLANC-tune's
+        tuning masking; ``len_sent_allow_cut`` apart: it cuts document sentences, which only the
+        inference masking sees).
 
         >>> MaskingOptions().signature_fields("_tune")["min_token_length_lead_tune"]
         2

@@ -10,8 +10,10 @@ Definitions and defaults follow PyPI ``blanc`` 0.3.4 (``blanc.BlancTune``): chun
 with stride 32 (plus the leading partial chunk, ``finetune_top_fully``), even masking of the
 chunks, 10% of masked tokens replaced by a random id in [1000, 29999] and 10% kept, AdamW
 (lr 5e-5, eps 1e-8, weight decay 0.01 except biases and LayerNorm weights), linear schedule with
-``warmup_steps`` 0, 10 epochs, batch size 1. The user's model is never touched: training happens
-on a deep copy, one summary at a time.
+``warmup_steps`` 0, 10 epochs, batch size 1. :func:`blanc_tune` takes the main settings
+(``finetune_epochs``, ``learning_rate``, ``p_mask``, ``seed``) as keywords and the rest of the
+recipe as one :class:`TuneSettings`. The user's model is never touched: training happens on a deep
+copy, one summary at a time.
 
 Randomness: blanc seeds Python's ``random`` and torch with ``random_seed`` only when it is > 0 (its
 default 0 leaves both unseeded, so its BLANC-tune numbers change from run to run). We always seed,
@@ -118,22 +120,24 @@ DEFAULT_WARMUP_STEPS = 0
 DEFAULT_SEED = 0
 
 
+TUNING_RULE = Refusal(
+    ("tuning",), "a `tuning` that is not a TuneSettings",
+    "its fields are the tuning recipe, and another object (a dict, blanc's keyword names) would be misread")
 TUNING_COUNTS_RULE = Refusal(
-    ("finetune_batch_size", "finetune_chunk_size", "finetune_chunk_stride", "finetune_epochs",
-     "id_layer_freeze_below", "id_layer_freeze_above", "warmup_steps"),
-    "a `finetune_batch_size`, `finetune_chunk_size` or `finetune_chunk_stride` that is not a positive "
-    "integer, a `finetune_epochs` or `warmup_steps` that is not an integer >= 0, or an "
-    "`id_layer_freeze_*` that is not an integer", "they are counts of sequences, tokens, passes, steps "
-    "and parameters")
+    ("finetune_epochs", "tuning"),
+    "a `finetune_epochs` or `tuning.warmup_steps` that is not an integer >= 0, a `tuning.batch_size`, "
+    "`tuning.chunk_size` or `tuning.chunk_stride` that is not a positive integer, or a `tuning.freeze_*` "
+    "that is not an integer", "they are counts of passes, steps, sequences and tokens, and parameter indices")
 PROBABILITY_RULE = Refusal(
-    ("p_mask", "p_token_replace", "p_token_original"),
-    "a `p_mask`, `p_token_replace` or `p_token_original` outside [0, 1], or `p_token_replace` + "
-    "`p_token_original` above 1", "they are probabilities of one draw per masked token")
+    ("p_mask", "tuning"),
+    "a `p_mask`, `tuning.p_token_replace` or `tuning.p_token_original` outside [0, 1], or "
+    "`tuning.p_token_replace` + `tuning.p_token_original` above 1",
+    "they are probabilities of one draw per masked token")
 LEARNING_RATE_RULE = Refusal(
     ("learning_rate",), "a `learning_rate` that is not a finite number > 0", "the tuning must move the weights")
 FREEZE_RULE = Refusal(
-    ("id_layer_freeze_below", "id_layer_freeze_above"), "an `id_layer_freeze_*` pair that freezes every "
-    "parameter of the model", "nothing would be tuned, and every score would be 0 for no reason", AFTER_LOADING)
+    ("tuning",), "a `tuning.freeze_below` / `tuning.freeze_above` pair that freezes every parameter of the "
+    "model", "nothing would be tuned, and every score would be 0 for no reason", AFTER_LOADING)
 TUNING_DIVERGED_RULE = Refusal(
     ("learning_rate",), "a tuning that makes the model's weights or logits NaN or infinite (e.g. a huge "
     "`learning_rate`)", "the tuned model's argmax predictions, hence the counts, would be meaningless",
@@ -141,10 +145,63 @@ TUNING_DIVERGED_RULE = Refusal(
 
 
 @dataclass(frozen=True)
-class TuneOptions:
-    """blanc's fine-tuning options (names and defaults of ``BlancTune``)."""
+class TuneSettings:
+    """BLANC-tune's fine-tuning recipe besides its main settings (``finetune_epochs``, ``p_mask``,
+    ``learning_rate`` and ``seed`` are keywords of :func:`blanc_tune`), passed as
+    ``blanc_tune(..., tuning=TuneSettings(...))``. Defaults and meaning are blanc's
+    (``BlancTune``), under shorter names:
 
-    masking: MaskingOptions  # masking of the summary chunks (gap_tune, gap_mask_tune, *_tune)
+    ======================  ==================================  =================================
+    field                   ``BlancTune`` option                 default
+    ======================  ==================================  =================================
+    ``batch_size``          ``finetune_batch_size``              1 (sequences per tuning step)
+    ``chunk_size``          ``finetune_chunk_size``              64 (tokens of a summary chunk)
+    ``chunk_stride``        ``finetune_chunk_stride``            32
+    ``top_fully``           ``finetune_top_fully``               True (the leading partial chunk)
+    ``mask_evenly``         ``finetune_mask_evenly``             True (False: random, ``p_mask``)
+    ``p_token_replace``     ``p_token_replace``                  0.1 (a masked token -> random id)
+    ``p_token_original``    ``p_token_original``                 0.1 (a masked token kept)
+    ``warmup_steps``        ``warmup_steps``                     0
+    ``freeze_below``        ``id_layer_freeze_below``            -1 (no parameter frozen)
+    ``freeze_above``        ``id_layer_freeze_above``            -1
+    ``gap``, ``gap_mask``,  ``gap_tune``, ``gap_mask_tune``,     None: the document masking's value
+    ``min_token_length_*``  ``min_token_length_*_tune``          (blanc's -1, also accepted)
+    ======================  ==================================  =================================
+
+    The signature records every field under its ``BlancTune`` name.
+
+    >>> TuneSettings(batch_size=4, mask_evenly=False)
+    TuneSettings(batch_size=4, chunk_size=64, chunk_stride=32, top_fully=True, mask_evenly=False, p_token_replace=0.1, p_token_original=0.1, warmup_steps=0, freeze_below=-1, freeze_above=-1, gap=None, gap_mask=None, min_token_length_normal=None, min_token_length_lead=None, min_token_length_followup=None)
+    """
+
+    batch_size: int = DEFAULT_FINETUNE_BATCH_SIZE
+    chunk_size: int = DEFAULT_FINETUNE_CHUNK_SIZE
+    chunk_stride: int = DEFAULT_FINETUNE_CHUNK_STRIDE
+    top_fully: bool = DEFAULT_FINETUNE_TOP_FULLY
+    mask_evenly: bool = DEFAULT_FINETUNE_MASK_EVENLY
+    p_token_replace: float = DEFAULT_P_TOKEN_REPLACE
+    p_token_original: float = DEFAULT_P_TOKEN_ORIGINAL
+    warmup_steps: int = DEFAULT_WARMUP_STEPS
+    freeze_below: int = DEFAULT_LAYER_FREEZE
+    freeze_above: int = DEFAULT_LAYER_FREEZE
+    gap: int | None = None
+    gap_mask: int | None = None
+    min_token_length_normal: int | None = None
+    min_token_length_lead: int | None = None
+    min_token_length_followup: int | None = None
+
+
+#: blanc's recipe (``blanc_tune``'s default ``tuning``).
+DEFAULT_TUNING = TuneSettings()
+
+
+@dataclass(frozen=True)
+class TuneOptions:
+    """The complete, checked tuning recipe that :func:`tuning_examples` and :func:`finetune_copy`
+    read: a :class:`TuneSettings` resolved by :func:`resolve_tuning` (its masking filled from the
+    document masking), with ``epochs``, ``p_mask`` and ``learning_rate``."""
+
+    masking: MaskingOptions  # masking of the summary chunks
     batch_size: int = DEFAULT_FINETUNE_BATCH_SIZE
     epochs: int = DEFAULT_FINETUNE_EPOCHS
     mask_evenly: bool = DEFAULT_FINETUNE_MASK_EVENLY
@@ -159,39 +216,8 @@ class TuneOptions:
     learning_rate: float = DEFAULT_LEARNING_RATE
     warmup_steps: int = DEFAULT_WARMUP_STEPS
 
-    def validate(self) -> TuneOptions:
-        """Check every option; return a copy holding plain Python numbers (numpy scalars accepted)."""
-        masking = self.masking.validate("_tune")
-        with TUNING_COUNTS_RULE.enforced():
-            batch_size, chunk_size, chunk_stride = (
-                check_int(f"finetune_{name}", getattr(self, name), minimum=1)
-                for name in ("batch_size", "chunk_size", "chunk_stride"))
-            epochs = check_int("finetune_epochs", self.epochs, minimum=0)
-            freeze_below = check_int("id_layer_freeze_below", self.freeze_below)
-            freeze_above = check_int("id_layer_freeze_above", self.freeze_above)
-            warmup_steps = check_int("warmup_steps", self.warmup_steps, minimum=0)
-        with SWITCH_RULE.enforced():
-            mask_evenly = check_bool("finetune_mask_evenly", self.mask_evenly)
-            top_fully = check_bool("finetune_top_fully", self.top_fully)
-        with PROBABILITY_RULE.enforced():
-            p_mask, p_token_replace, p_token_original = (
-                check_real(name, getattr(self, name), minimum=0, maximum=1,
-                           message=f"`{name}` must be a probability in [0, 1], got {shown_value(getattr(self, name))}.")
-                for name in ("p_mask", "p_token_replace", "p_token_original"))
-        if p_token_replace + p_token_original > 1.0:
-            raise PROBABILITY_RULE.error("`p_token_replace` + `p_token_original` must not exceed 1.")
-        with LEARNING_RATE_RULE.enforced():
-            learning_rate = check_real("learning_rate", self.learning_rate, minimum=0, exclusive_minimum=True,
-                                       message=f"`learning_rate` must be positive, got {shown_value(self.learning_rate)}.")
-        return dataclasses.replace(
-            self, masking=masking, batch_size=batch_size, epochs=epochs, mask_evenly=mask_evenly,
-            chunk_size=chunk_size, chunk_stride=chunk_stride, top_fully=top_fully,
-            freeze_below=freeze_below, freeze_above=freeze_above, p_mask=p_mask,
-            p_token_replace=p_token_replace, p_token_original=p_token_original,
-            learning_rate=learning_rate, warmup_steps=warmup_steps)
-
     def signature_fields(self) -> dict[str, Any]:
-        """Every tuning option under its ``blanc_tune`` name (all of them change the number)."""
+        """Every tuning option under its ``BlancTune`` name (all of them change the number)."""
         return {
             **self.masking.signature_fields("_tune"),
             "finetune_batch_size": self.batch_size, "finetune_epochs": self.epochs,
@@ -202,6 +228,67 @@ class TuneOptions:
             "p_token_original": self.p_token_original, "learning_rate": self.learning_rate,
             "warmup_steps": self.warmup_steps,
         }
+
+
+def _tune_value(value: int | None, default: int) -> int:
+    """A masking field of :class:`TuneSettings`: ``None`` (or blanc's negative "unset") takes the
+    document masking's value."""
+    return default if value is None or (isinstance(value, numbers.Integral) and value < 0) else value
+
+
+def _probability(name: str, value: Any) -> float:
+    return check_real(name, value, minimum=0, maximum=1,
+                      message=f"`{name}` must be a probability in [0, 1], got {shown_value(value)}.")
+
+
+def resolve_tuning(tuning: Any, masking: MaskingOptions, epochs: Any, p_mask: Any, learning_rate: Any) -> TuneOptions:
+    """The recipe :func:`blanc_tune` tunes with, every value checked (errors name ``tuning.<field>``
+    or the keyword) and made a plain Python number (numpy scalars accepted): ``tuning``'s fields,
+    its unset masking fields taken from the document ``masking``, and the three keywords.
+
+    >>> resolve_tuning(TuneSettings(gap=3), MaskingOptions(gap=2), 1, 0.15, 5e-5).masking.gap
+    3
+    >>> resolve_tuning(TuneSettings(chunk_stride=0), MaskingOptions(), 1, 0.15, 5e-5)
+    Traceback (most recent call last):
+    ...
+    nlgmetrics.core.refusals.OptionError: `tuning.chunk_stride` must be a positive integer, got 0.
+    """
+    if not isinstance(tuning, TuneSettings):
+        raise TUNING_RULE.error(
+            f"`tuning` must be a TuneSettings (from nlgmetrics.blanc import TuneSettings; e.g. "
+            f"tuning=TuneSettings(batch_size=4)), got {shown_value(tuning)}.")
+    lengths = masking.lengths
+    tune_masking = MaskingOptions(
+        _tune_value(tuning.gap, masking.gap), _tune_value(tuning.gap_mask, masking.gap_mask),
+        MinTokenLengths(_tune_value(tuning.min_token_length_normal, lengths.normal),
+                        _tune_value(tuning.min_token_length_lead, lengths.lead),
+                        _tune_value(tuning.min_token_length_followup, lengths.followup)),
+        masking.len_sent_allow_cut).validate("tuning.")
+    with TUNING_COUNTS_RULE.enforced():
+        batch_size, chunk_size, chunk_stride = (
+            check_int(f"tuning.{name}", getattr(tuning, name), minimum=1)
+            for name in ("batch_size", "chunk_size", "chunk_stride"))
+        epochs = check_int("finetune_epochs", epochs, minimum=0)
+        freeze_below = check_int("tuning.freeze_below", tuning.freeze_below)
+        freeze_above = check_int("tuning.freeze_above", tuning.freeze_above)
+        warmup_steps = check_int("tuning.warmup_steps", tuning.warmup_steps, minimum=0)
+    with SWITCH_RULE.enforced():
+        mask_evenly = check_bool("tuning.mask_evenly", tuning.mask_evenly)
+        top_fully = check_bool("tuning.top_fully", tuning.top_fully)
+    with PROBABILITY_RULE.enforced():
+        p_mask = _probability("p_mask", p_mask)
+        p_token_replace = _probability("tuning.p_token_replace", tuning.p_token_replace)
+        p_token_original = _probability("tuning.p_token_original", tuning.p_token_original)
+    if p_token_replace + p_token_original > 1.0:
+        raise PROBABILITY_RULE.error("`tuning.p_token_replace` + `tuning.p_token_original` must not exceed 1.")
+    with LEARNING_RATE_RULE.enforced():
+        learning_rate = check_real("learning_rate", learning_rate, minimum=0, exclusive_minimum=True,
+                                   message=f"`learning_rate` must be positive, got {shown_value(learning_rate)}.")
+    return TuneOptions(
+        masking=tune_masking, batch_size=batch_size, epochs=epochs, mask_evenly=mask_evenly,
+        chunk_size=chunk_size, chunk_stride=chunk_stride, top_fully=top_fully, freeze_below=freeze_below,
+        freeze_above=freeze_above, p_mask=p_mask, p_token_replace=p_token_replace,
+        p_token_original=p_token_original, learning_rate=learning_rate, warmup_steps=warmup_steps)
 
 
 def tuning_examples(
@@ -273,9 +360,9 @@ def check_freezing(model: Any, options: TuneOptions) -> None:
     count = sum(1 for _ in model.parameters())
     if all(is_frozen(i, count, options.freeze_below, options.freeze_above) for i in range(count)):
         raise FREEZE_RULE.error(
-            f"id_layer_freeze_below={options.freeze_below} and id_layer_freeze_above={options.freeze_above} "
+            f"tuning.freeze_below={options.freeze_below} and tuning.freeze_above={options.freeze_above} "
             f"freeze all {count} parameter tensors of the model, so nothing would be tuned; freeze fewer "
-            f"(blanc's default -1 freezes none)."
+            f"(the default -1 freezes none)."
         )
 
 
@@ -352,11 +439,6 @@ def finetune_copy(lm: Any, examples: Sequence[tuple[list[int], list[int]]], opti
     return model
 
 
-def _tune_value(value: int | None, default: int) -> int:
-    """A ``*_tune`` option: ``None`` (or blanc's negative "unset") takes the inference value."""
-    return default if value is None or (isinstance(value, numbers.Integral) and value < 0) else value
-
-
 def _plan_documents(
     documents: Sequence[str], prep: TextPreparer, lm: LoadedLM, window: int, masking: MaskingOptions,
     warn: WarnOnce,
@@ -406,40 +488,35 @@ def blanc_tune(
     min_token_length_followup: int = DEFAULT_MIN_TOKEN_LENGTH_FOLLOWUP,
     len_sent_allow_cut: int = DEFAULT_LEN_SENT_ALLOW_CUT,
     splitter: SentenceSplitter | str | None = None,
-    gap_tune: int | None = None,
-    gap_mask_tune: int | None = None,
-    min_token_length_normal_tune: int | None = None,
-    min_token_length_lead_tune: int | None = None,
-    min_token_length_followup_tune: int | None = None,
-    finetune_batch_size: int = DEFAULT_FINETUNE_BATCH_SIZE,
     finetune_epochs: int = DEFAULT_FINETUNE_EPOCHS,
-    finetune_mask_evenly: bool = DEFAULT_FINETUNE_MASK_EVENLY,
-    finetune_chunk_size: int = DEFAULT_FINETUNE_CHUNK_SIZE,
-    finetune_chunk_stride: int = DEFAULT_FINETUNE_CHUNK_STRIDE,
-    finetune_top_fully: bool = DEFAULT_FINETUNE_TOP_FULLY,
-    id_layer_freeze_below: int = DEFAULT_LAYER_FREEZE,
-    id_layer_freeze_above: int = DEFAULT_LAYER_FREEZE,
     p_mask: float = DEFAULT_P_MASK,
-    p_token_replace: float = DEFAULT_P_TOKEN_REPLACE,
-    p_token_original: float = DEFAULT_P_TOKEN_ORIGINAL,
     learning_rate: float = DEFAULT_LEARNING_RATE,
-    warmup_steps: int = DEFAULT_WARMUP_STEPS,
     seed: int = DEFAULT_SEED,
+    tuning: TuneSettings = DEFAULT_TUNING,
     explain: bool = False,
 ) -> BlancResult:
     """BLANC-tune of each summary ``predictions[i]`` for its document ``sources[i]`` (blanc's
     ``BlancTune``).
 
-    The inputs, the model options (``model``, ``model_tokenizer``, ``revision``, ``device``, ``dtype``,
-    ``max_length``, ``token_budget``, ``batch_size``, ``progress``), ``measure``, the masking
-    options and ``splitter`` are those of :func:`nlgmetrics.blanc.help.blanc_help`. The tuning
-    options keep blanc's names and defaults; ``*_tune`` options left at ``None`` take the value of
-    the inference option (blanc's ``-1``). ``seed`` seeds the fine-tuning of every summary
-    (``BlancTune(random_seed=seed)`` for seed > 0), an integer in [0, 2**64 - 1]
-    (:func:`~nlgmetrics.core.validation.check_seed`: torch's range). Fine-tuning runs in the model's dtype on its
-    device; the progress bar counts examples as their summary's tuned model has unmasked them.
-    ``explain=True`` also returns, per example, which masked tokens the tuned model turned right or
-    wrong (``explanations``, :mod:`nlgmetrics.blanc.explain`); no number changes.
+    The options come in four groups:
+
+    - the model options every LM metric shares (``model``, ``model_tokenizer``, ``revision``,
+      ``device``, ``dtype``, ``max_length``, ``token_budget``, ``batch_size``, ``progress``);
+    - what is scored, as in :func:`nlgmetrics.blanc.help.blanc_help`: ``measure``, the masking of
+      the document sentences (``gap``, ``gap_mask``, ``min_token_length_*``,
+      ``len_sent_allow_cut``) and ``splitter``;
+    - the main tuning settings, blanc's names and defaults: ``finetune_epochs`` (10, an integer
+      >= 0), ``learning_rate`` (5e-5, > 0), ``p_mask`` (0.15: the share of a chunk's tokens
+      masked at random, read when ``tuning.mask_evenly`` is False), and ``seed`` (0, an integer in
+      [0, 2**64 - 1], :func:`~nlgmetrics.core.validation.check_seed`), which seeds the tuning of
+      every summary (``BlancTune(random_seed=seed)`` for seed > 0);
+    - ``tuning``: the rest of blanc's recipe, a :class:`TuneSettings` (chunking, masking of the
+      summary, token replacement, warmup, frozen layers), blanc's defaults.
+
+    Fine-tuning runs in the model's dtype on its device; the progress bar counts examples as their
+    summary's tuned model has unmasked them. ``explain=True`` also returns, per example, which
+    masked tokens the tuned model turned right or wrong (``explanations``,
+    :mod:`nlgmetrics.blanc.explain`); no number changes.
 
     Returns:
         :class:`~nlgmetrics.blanc.result.BlancResult` (column ``blanc``, ``counts``, ``signature``).
@@ -452,18 +529,7 @@ def blanc_tune(
     measure = check_measure(measure)
     masking = check_masking(gap, gap_mask, min_token_length_normal, min_token_length_lead,
                             min_token_length_followup, len_sent_allow_cut)
-    lengths = masking.lengths
-    # The tuning options, plain Python numbers too (numpy scalars accepted).
-    options = TuneOptions(
-        MaskingOptions(
-            _tune_value(gap_tune, masking.gap), _tune_value(gap_mask_tune, masking.gap_mask),
-            MinTokenLengths(_tune_value(min_token_length_normal_tune, lengths.normal),
-                            _tune_value(min_token_length_lead_tune, lengths.lead),
-                            _tune_value(min_token_length_followup_tune, lengths.followup)),
-            masking.len_sent_allow_cut),
-        finetune_batch_size, finetune_epochs, finetune_mask_evenly, finetune_chunk_size,
-        finetune_chunk_stride, finetune_top_fully, id_layer_freeze_below, id_layer_freeze_above,
-        p_mask, p_token_replace, p_token_original, learning_rate, warmup_steps).validate()
+    options = resolve_tuning(tuning, masking, finetune_epochs, p_mask, learning_rate)
     seed = check_seed(seed)
     progress, explain = check_switches(progress=progress, explain=explain).values()
     token_budget, batch_size, max_length = check_model_options(token_budget, batch_size, max_length)
