@@ -12,9 +12,20 @@ import json
 import math
 import random
 
+import numpy as np
 import pytest
 
-from nlgmetrics.bleu import BleuResult, BleuScorer, bleu, clear_caches, corpus_bleu, get_tokenizer, sentence_bleu
+from nlgmetrics.bleu import (
+    BleuResult,
+    BleuScorer,
+    bleu,
+    bleu_from_statistics,
+    bleu_statistics,
+    clear_caches,
+    corpus_bleu,
+    get_tokenizer,
+    sentence_bleu,
+)
 from nlgmetrics.core.signature import parse_signature
 from tests.evaluate_support import sacrebleu_streams
 from tests.markdown_examples import REPO_ROOT
@@ -399,6 +410,33 @@ def test_signature_records_options():
 def test_bad_input_errors_name_the_problem(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize("entry", [-1, float("nan"), float("inf"), 10**5000], ids=["negative", "nan", "inf", "huge"])
+def test_from_statistics_refuses_negative_or_non_finite_counts_as_chrf_and_ter_do(entry):
+    """A negative count once scored 100.0 (all entries -1) or reached math.log ("math domain
+    error"), a NaN failed in int(); now the check of chrF's and TER's statistics refuses them."""
+    row = [4, 4, 4, 3, 2, 1, 4, 3, 2, 1]
+    for index in (0, 2, 9):
+        bad = list(row)
+        bad[index] = entry
+        with pytest.raises(ValueError, match=r"^summed must hold finite non-negative counts \(sums of bleu_statistics"):
+            bleu_from_statistics(bad)
+    with pytest.raises(ValueError, match=r"^summed must hold finite non-negative counts"):
+        bleu_from_statistics([entry] * 10)
+
+
+def test_from_statistics_scores_each_row_of_a_table_like_one_row():
+    """A 2-D table gives one score per row (as chrF's and TER's versions do), each the 1-D score;
+    a table of another width names the layout."""
+    preds = ["the cat sat on the mat", "a dog", "it is raining today"]
+    refs = [["the cat sat on a mat"], ["a dog"], ["it rains today"]]
+    stats = bleu_statistics(preds, refs)
+    table = np.stack([stats.sum(axis=0), stats[:2].sum(axis=0), stats[1]])
+    assert bleu_from_statistics(table).tolist() == [bleu_from_statistics(row) for row in table.tolist()]
+    assert bleu_from_statistics(stats.sum(axis=0)) == bleu(preds, refs).main_score
+    with pytest.raises(ValueError, match=r"summed has shape \(3, 10\); expected \(12,\) or \(n, 12\)"):
+        bleu_from_statistics(table, max_ngram_order=5)
 
 
 # --------------------------------------------------------------------------- evaluate module

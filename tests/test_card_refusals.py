@@ -14,7 +14,10 @@ so here the list and the checks are tied by probes:
 - every refusal of the documented out-of-range settings (``OUTSIDE`` of tests/hypothesis_support.py)
   matches the pattern of a rule about the option it sets;
 - every option of the metric's public functions is named by some rule (or listed in
-  :data:`UNCHECKED` with the reason).
+  :data:`UNCHECKED` with the reason);
+- every option is given an integer too long to print (:data:`HUGE`, thousands of digits) by some
+  probe: the message must still be the rule's, not Python's "Exceeds the limit (4300 digits) for
+  integer string conversion".
 
 Fast: no model, a few calls of the text metrics on one short pair.
 """
@@ -39,12 +42,15 @@ import nlgmetrics.chrf as chrf_package
 import nlgmetrics.rouge as rouge_package
 import nlgmetrics.ter as ter_package
 from nlgmetrics.core.refusals import Refusal
+from nlgmetrics.core.validation import shown_value
 from tests.hypothesis_support import OUTSIDE, library_function
 
 ROOT = Path(__file__).resolve().parent.parent
 PREDS = ["a b c"]
 REFS = ["a b d"]
 LONG = ["a b c d e f g h i j"]  # ten tokens: ROUGE-W's weight limit is ~17.5 there
+#: An integer Python refuses to print (more than 4300 digits): repr() of it in a message raises.
+HUGE = 10**5000
 
 
 def _release_module():
@@ -77,8 +83,16 @@ class Probe:
         """The parameter names this call binds (``options`` for a ``**options`` catch-all)."""
         return set(inspect.signature(self.function).bind(*self.args, **self.kwargs).arguments)
 
+    def arguments_with_values(self) -> dict[str, Any]:
+        """The values this call binds, by name (keyword arguments caught by ``**options`` by their own)."""
+        bound = dict(inspect.signature(self.function).bind(*self.args, **self.kwargs).arguments)
+        for name, parameter in inspect.signature(self.function).parameters.items():
+            if parameter.kind is inspect.Parameter.VAR_KEYWORD:
+                bound.update(bound.pop(name, {}))
+        return bound
+
     def __str__(self) -> str:
-        return f"{self.function.__name__}({', '.join(f'{k}={v!r:.40}' for k, v in self.kwargs.items())})"
+        return f"{self.function.__name__}({', '.join(f'{k}={shown_value(v, 40)}' for k, v in self.kwargs.items())})"
 
 
 def _split_on_space(text: str) -> list[str]:
@@ -93,100 +107,142 @@ def _returns_ints(text: str) -> list[int]:
     return [1]
 
 
+def _returns_a_huge_int(text: str) -> int:
+    return HUGE
+
+
+def _returns_huge_ints(text: str) -> list[int]:
+    return [HUGE]
+
+
 rouge = rouge_package.rouge_family
 R = rouge_rules
 #: rule -> (the pattern its refusals' messages match, the probes that fire it)
 ROUGE: dict[Refusal, tuple[str, list[Probe]]] = {
     R.TYPE_NAME_RULE: (r"Unknown rouge type", [Probe(rouge, dict(rouge_types=["rougeX"])),
-                                               Probe(rouge, dict(rouge_types=[1]))]),
-    R.TYPE_ORDER_RULE: (r"ROUGE-N accepts n from 1 to 100", [Probe(rouge, dict(rouge_types=["rouge101"]))]),
+                                               Probe(rouge, dict(rouge_types=[1])),
+                                               Probe(rouge, dict(rouge_types=[HUGE]))]),
+    R.TYPE_ORDER_RULE: (r"ROUGE-N accepts n from 1 to 100", [Probe(rouge, dict(rouge_types=["rouge101"])),
+                                                             Probe(rouge, dict(rouge_types=["rouge" + "9" * 5000]))]),
     R.SKIP_GAP_RULE: (r"or rougeS\* / rougeSU\* for any gap",
                       [Probe(rouge, dict(rouge_types=["rougeS1000001"])),
                        Probe(rouge, dict(rouge_types=["rougeSU" + "9" * 5000]))]),
-    R.TYPE_LIST_RULE: (r"`rouge_types` (is empty|has duplicates)",
-                       [Probe(rouge, dict(rouge_types=[])), Probe(rouge, dict(rouge_types=["rouge1", "rouge1"]))]),
+    R.TYPE_LIST_RULE: (r"`rouge_types` (is empty|has duplicates|is int .*not a list of type names)",
+                       [Probe(rouge, dict(rouge_types=[])), Probe(rouge, dict(rouge_types=["rouge1", "rouge1"])),
+                        Probe(rouge, dict(rouge_types=HUGE))]),
     R.TOKENIZER_RULE: (r"Unknown tokenizer=|is a class; pass an instance|is neither a name of",
                        [Probe(rouge, dict(tokenizer="nope")), Probe(rouge, dict(tokenizer=str)),
-                        Probe(rouge, dict(tokenizer=3))]),
+                        Probe(rouge, dict(tokenizer=3)), Probe(rouge, dict(tokenizer=HUGE))]),
     R.TOKENIZER_OUTPUT_RULE: (r"it must return a list of tokens|every token must be a str",
                               [Probe(rouge, dict(tokenizer=_returns_a_string)),
-                               Probe(rouge, dict(tokenizer=_returns_ints))]),
+                               Probe(rouge, dict(tokenizer=_returns_ints)),
+                               Probe(rouge, dict(tokenizer=_returns_a_huge_int)),
+                               Probe(rouge, dict(tokenizer=_returns_huge_ints))]),
     R.STEMMER_RULE: (r"Unknown use_stemmer=", [Probe(rouge, dict(use_stemmer="snowball")),
-                                               Probe(rouge, dict(use_stemmer=1))]),
+                                               Probe(rouge, dict(use_stemmer=1)), Probe(rouge, dict(use_stemmer=HUGE))]),
     R.CALLABLE_STEMMING_RULE: (r"with a callable tokenizer .*Stem or filter inside the callable",
                                [Probe(rouge, dict(tokenizer=_split_on_space, use_stemmer=True)),
                                 Probe(rouge, dict(tokenizer=_split_on_space, remove_stopwords=True))]),
-    R.SWITCH_RULE: (r"remove_stopwords=.* must be True or False", [Probe(rouge, dict(remove_stopwords="no"))]),
+    # progress="no" would draw the bar: bool("no") is True
+    R.SWITCH_RULE: (r"(remove_stopwords|progress)=.* must be True or False",
+                    [Probe(rouge, dict(remove_stopwords="no")), Probe(rouge, dict(remove_stopwords=HUGE)),
+                     Probe(rouge, dict(progress="no")), Probe(rouge, dict(progress=1)),
+                     Probe(rouge, dict(progress=HUGE))]),
     R.CHOICE_RULE: (r"Unknown (multi_ref|rouge_w_normalization|aggregation)=",
                     [Probe(rouge, dict(multi_ref="max")), Probe(rouge, dict(rouge_w_normalization="lin")),
-                     Probe(rouge, dict(aggregation="mean"))]),
+                     Probe(rouge, dict(aggregation="mean")), Probe(rouge, dict(multi_ref=HUGE)),
+                     Probe(rouge, dict(rouge_w_normalization=HUGE)), Probe(rouge, dict(aggregation=-HUGE))]),
     R.BETA_RULE: (r"beta=.* must be a finite positive number",
-                  [Probe(rouge, dict(beta=0.0)), Probe(rouge, dict(beta=float("inf"))), Probe(rouge, dict(beta="1"))]),
+                  [Probe(rouge, dict(beta=0.0)), Probe(rouge, dict(beta=float("inf"))), Probe(rouge, dict(beta="1")),
+                   Probe(rouge, dict(beta=HUGE)), Probe(rouge, dict(beta=-HUGE))]),
     R.ROUGE_W_WEIGHT_RULE: (r"rouge_w_weight=.* must be a finite number >= 1",
-                            [Probe(rouge, dict(rouge_w_weight=0.5)), Probe(rouge, dict(rouge_w_weight=float("nan")))]),
+                            [Probe(rouge, dict(rouge_w_weight=0.5)), Probe(rouge, dict(rouge_w_weight=float("nan"))),
+                             Probe(rouge, dict(rouge_w_weight=HUGE))]),
     R.ROUGE_W_OVERFLOW_RULE: (r"is too large for a text of \d+ tokens.*keeps them finite",
                               [Probe(rouge, dict(rouge_types=["rougeW"], rouge_w_weight=1000.0), (LONG, LONG))]),
-    R.N_BOOTSTRAP_RULE: (r"n_bootstrap=.* must be a non-negative integer",
-                         [Probe(rouge, dict(n_bootstrap=-1)), Probe(rouge, dict(n_bootstrap=1.5))]),
+    R.N_BOOTSTRAP_RULE: (r"n_bootstrap=.* must be a non-negative integer .*, at most 1,000,000",
+                         [Probe(rouge, dict(n_bootstrap=-1)), Probe(rouge, dict(n_bootstrap=1.5)),
+                          Probe(rouge, dict(n_bootstrap=1_000_001)), Probe(rouge, dict(n_bootstrap=HUGE))]),
     R.ROUGE155_RESAMPLES_RULE: (r"aggregation='rouge155' needs n_bootstrap >= 1",
                                 [Probe(rouge, dict(aggregation="rouge155", n_bootstrap=0))]),
     R.CONFIDENCE_RULE: (r"confidence=.* must be a number strictly between 0 and 1",
-                        [Probe(rouge, dict(confidence=95)), Probe(rouge, dict(confidence=1.0))]),
-    R.SEED_RULE: (r"seed=.* must be a non-negative integer, or None", [Probe(rouge, dict(seed=-1)),
-                                                                       Probe(rouge, dict(seed=0.5))]),
+                        [Probe(rouge, dict(confidence=95)), Probe(rouge, dict(confidence=1.0)),
+                         Probe(rouge, dict(confidence=HUGE))]),
+    R.SEED_RULE: (r"seed=.* must be a non-negative integer, or None .*at most 2\*\*64 - 1",
+                  [Probe(rouge, dict(seed=-1)), Probe(rouge, dict(seed=0.5)), Probe(rouge, dict(seed=2**64)),
+                   Probe(rouge, dict(seed=HUGE)), Probe(rouge, dict(seed=-HUGE))]),
 }
 
 bleu, corpus_bleu, sentence_bleu = bleu_package.bleu, bleu_package.corpus_bleu, bleu_package.sentence_bleu
 B = bleu_rules
 BLEU: dict[Refusal, tuple[str, list[Probe]]] = {
     B.TOKENIZE_RULE: (r"Unknown tokenize=", [Probe(bleu, dict(tokenize="moses")), Probe(bleu, dict(tokenize=None)),
-                                             Probe(corpus_bleu, dict(tokenize="moses"), (PREDS, [REFS]))]),
-    B.SMOOTH_METHOD_RULE: (r"Unknown smooth_method=", [Probe(bleu, dict(smooth_method="add"))]),
+                                             Probe(corpus_bleu, dict(tokenize="moses"), (PREDS, [REFS])),
+                                             Probe(bleu, dict(tokenize=HUGE))]),
+    B.SMOOTH_METHOD_RULE: (r"Unknown smooth_method=", [Probe(bleu, dict(smooth_method="add")),
+                                                       Probe(bleu, dict(smooth_method=HUGE))]),
     B.SMOOTH_VALUE_RULE: (r"smooth_value=.* must be a non-negative number or None",
-                          [Probe(bleu, dict(smooth_value=-1.0)), Probe(bleu, dict(smooth_value=float("inf")))]),
-    B.ORDER_RULE: (r"max_ngram_order=.* must be a positive integer",
-                   [Probe(bleu, dict(max_ngram_order=0)), Probe(bleu, dict(max_ngram_order=2.0))]),
+                          [Probe(bleu, dict(smooth_value=-1.0)), Probe(bleu, dict(smooth_value=float("inf"))),
+                           Probe(bleu, dict(smooth_value=HUGE)), Probe(bleu, dict(smooth_value=-HUGE))]),
+    B.ORDER_RULE: (r"max_ngram_order=.* must be a positive integer .*, at most 100",
+                   [Probe(bleu, dict(max_ngram_order=0)), Probe(bleu, dict(max_ngram_order=2.0)),
+                    Probe(bleu, dict(max_ngram_order=101)), Probe(bleu, dict(max_ngram_order=HUGE)),
+                    Probe(bleu_package.bleu_statistics, dict(max_ngram_order=HUGE))]),
     B.SWITCH_RULE: (r"\w+=.* must be True or False",
                     [Probe(bleu, dict(lowercase="no")), Probe(bleu, dict(effective_order=1)),
                      Probe(corpus_bleu, dict(force="no"), (PREDS, [REFS])),
-                     Probe(sentence_bleu, dict(use_effective_order="no"), ("a b c", REFS))]),
+                     Probe(sentence_bleu, dict(use_effective_order="no"), ("a b c", REFS)),
+                     Probe(bleu, dict(lowercase=HUGE)), Probe(bleu, dict(effective_order=-HUGE)),
+                     Probe(corpus_bleu, dict(force=HUGE), (PREDS, [REFS])),
+                     Probe(sentence_bleu, dict(use_effective_order=HUGE), ("a b c", REFS))]),
     B.STREAMS_RULE: (r"corpus_bleu takes sacrebleu's layout",
                      [Probe(corpus_bleu, args=(PREDS, REFS)), Probe(corpus_bleu, args=(PREDS, [["a"], ["b", "c"]]))]),
-    B.STATISTICS_RULE: (r"BLEU statistics have \d+ entries for max_ngram_order=",
-                        [Probe(bleu_package.bleu_from_statistics, args=([1, 2, 3],))]),
+    # negative or NaN entries once reached math.log ("math domain error")
+    B.STATISTICS_RULE: (r"summed (has shape \(3,\); expected \(10,\) or \(n, 10\)|must hold finite non-negative counts)",
+                        [Probe(bleu_package.bleu_from_statistics, args=([1, 2, 3],)),
+                         Probe(bleu_package.bleu_from_statistics, args=([4, 4, -1, 3, 2, 1, 4, 3, 2, 1],)),
+                         Probe(bleu_package.bleu_from_statistics, args=([4, 4, 4, 3, 2, 1, 4, 3, 2, float("nan")],)),
+                         Probe(bleu_package.bleu_from_statistics, args=([[4, 4, 4, 3, 2, 1, 4, 3, 2, -1]],)),
+                         Probe(bleu_package.bleu_from_statistics, args=([HUGE] * 10,))]),
 }
 
 chrf, chrf_statistics, chrf_from_statistics = (chrf_package.chrf, chrf_package.chrf_statistics,
                                                chrf_package.chrf_from_statistics)
 C = chrf_rules
 CHRF: dict[Refusal, tuple[str, list[Probe]]] = {
-    C.ORDER_RULE: (r"(char|word)_order=.* must be a non-negative integer",
+    C.ORDER_RULE: (r"(char|word)_order=.* must be a non-negative integer .*, at most 100",
                    [Probe(chrf, dict(char_order=-1)), Probe(chrf, dict(word_order=-1)),
-                    Probe(chrf, dict(char_order=2.0))]),
+                    Probe(chrf, dict(char_order=2.0)), Probe(chrf, dict(word_order=101)),
+                    Probe(chrf, dict(char_order=HUGE)), Probe(chrf, dict(word_order=-HUGE)),
+                    Probe(chrf_statistics, dict(char_order=HUGE)),
+                    Probe(chrf_from_statistics, dict(word_order=HUGE), ([0] * 18,))]),
     C.NO_NGRAM_RULE: (r"leave no n-grams to compare", [Probe(chrf, dict(char_order=0, word_order=0))]),
     # an integer beyond float64 (10**400) is no finite number
     C.BETA_RULE: (r"beta=.* must be a finite number > 0", [Probe(chrf, dict(beta=0)), Probe(chrf, dict(beta=-2.0)),
                                                          Probe(chrf, dict(beta=float("nan"))),
-                                                         Probe(chrf, dict(beta=10**400))]),
+                                                         Probe(chrf, dict(beta=10**400)),
+                                                         Probe(chrf, dict(beta=HUGE)), Probe(chrf, dict(beta=-HUGE))]),
     C.BETA_RANGE_RULE: (r"beta\*\*2 must fit a float, so beta <= 1e\+150",
                         [Probe(chrf, dict(beta=1e151)), Probe(chrf, dict(beta=1.5e300))]),
     C.SWITCH_RULE: (r"\w+=.* must be True or False",
                     [Probe(chrf, dict(lowercase="no")), Probe(chrf, dict(whitespace=1)),
-                     Probe(chrf, dict(eps_smoothing=None))]),
+                     Probe(chrf, dict(eps_smoothing=None)), Probe(chrf, dict(lowercase=HUGE)),
+                     Probe(chrf, dict(whitespace=-HUGE)), Probe(chrf, dict(eps_smoothing=HUGE))]),
     C.OPTION_NAME_RULE: (r"unexpected keyword argument 'tokenize': the options of chrF are",
                          [Probe(chrf_statistics, dict(tokenize="13a")),
                           Probe(chrf_from_statistics, dict(tokenize="13a"), ([0] * 18,))]),
     C.STATISTICS_RULE: (r"summed_stats (has shape|must hold finite non-negative counts)",
                         [Probe(chrf_from_statistics, args=([1, 2, 3],)),
-                         Probe(chrf_from_statistics, args=([-1] * 18,))]),
+                         Probe(chrf_from_statistics, args=([-1] * 18,)),
+                         Probe(chrf_from_statistics, args=([HUGE] * 18,))]),
 }
 
 ter, ter_statistics, ter_from_statistics = ter_package.ter, ter_package.ter_statistics, ter_package.ter_from_statistics
 T = ter_rules
 TER: dict[Refusal, tuple[str, list[Probe]]] = {
     T.SWITCH_RULE: (r"\w+=.* must be True or False",
-                    [Probe(ter, {name: "no"}) for name in ("normalized", "no_punct", "asian_support", "case_sensitive",
-                                                           "normalize_references_twice")]),
+                    [Probe(ter, {name: value}) for name in ("normalized", "no_punct", "asian_support", "case_sensitive",
+                                                            "normalize_references_twice") for value in ("no", HUGE)]),
     T.TWICE_RULE: (r"normalize_references_twice=True only acts with normalized=True",
                    [Probe(ter, dict(normalize_references_twice=True)),
                     Probe(ter, dict(normalized=False, normalize_references_twice=True))]),
@@ -195,7 +251,8 @@ TER: dict[Refusal, tuple[str, list[Probe]]] = {
                           Probe(ter_from_statistics, dict(lowercase=True), ([0, 1],))]),
     T.STATISTICS_RULE: (r"summed_stats (has shape|must hold finite non-negative numbers)",
                         [Probe(ter_from_statistics, args=([1, 2, 3],)),
-                         Probe(ter_from_statistics, args=([1.0, float("nan")],))]),
+                         Probe(ter_from_statistics, args=([1.0, float("nan")],)),
+                         Probe(ter_from_statistics, args=([HUGE, 1],))]),
 }
 
 #: metric -> (its package, its probes by rule)
@@ -213,10 +270,7 @@ FUNCTIONS: dict[str, list[Callable[..., Any]]] = {
 #: Arguments no rule needs to name: the inputs (checked alike by every metric, see core.validation)
 #: and options that take any value.
 INPUTS = {"predictions", "references", "hypotheses", "hypothesis", "self"}
-UNCHECKED: dict[str, dict[str, str]] = {
-    # progress only draws a bar; its value is not checked (any truthy value shows it)
-    "rouge_family": {"progress": "display only"},
-}
+UNCHECKED: dict[str, dict[str, str]] = {}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -271,6 +325,34 @@ def test_every_option_of_the_public_functions_is_named_by_a_rule(metric):
         parameters = inspect.signature(function).parameters
         missing = set(parameters) - INPUTS - named - set(UNCHECKED.get(metric, {}))
         assert not missing, f"{metric}: {function.__name__} takes {sorted(missing)}, which no rule names"
+
+
+def _holds_huge_int(value: Any) -> bool:
+    """``value`` is, or is a list holding, an integer too long to print."""
+    values = value if isinstance(value, (list, tuple)) else [value]
+    return any(isinstance(v, int) and abs(v) > 10**4300 for v in values)
+
+
+@pytest.mark.parametrize("metric", sorted(TEXT_METRICS))
+def test_every_option_is_probed_with_an_integer_too_long_to_print(metric):
+    """Each option of the metric's public functions (and each statistics argument) is given
+    :data:`HUGE` by some probe, which the rule tests require to be refused with the rule's own
+    message; before, the message's ``{value!r}`` raised Python's "Exceeds the limit (4300 digits)"."""
+    _, table = TEXT_METRICS[metric]
+    probed = {name for _, probes in table.values() for probe in probes
+              for name, value in probe.arguments_with_values().items() if _holds_huge_int(value)}
+    for function in FUNCTIONS[metric]:
+        options = set(inspect.signature(function).parameters) - INPUTS - {"options"}
+        assert options <= probed, f"{metric}: {function.__name__}'s {sorted(options - probed)} have no HUGE probe"
+
+
+@pytest.mark.parametrize("metric", sorted(TEXT_METRICS))
+def test_no_refusal_message_is_pythons_integer_conversion_limit(metric):
+    """Every probe's refusal is a message of ours: Python's limit message names no option."""
+    _, table = TEXT_METRICS[metric]
+    for _, probes in table.values():
+        for probe in probes:
+            assert "Exceeds the limit" not in str(_refusal(probe)), str(probe)
 
 
 def test_a_rouge_tokenizer_splitting_on_spaces_is_no_refusal():

@@ -217,10 +217,28 @@ def test_statistics_resampling_two_dimensional():
     (np.full(18, -1), r"finite non-negative counts"),
     (np.full(18, np.nan), r"finite non-negative counts"),
     (np.array(["1"] * 18), r"finite non-negative counts"),
+    (np.array([10**5000] * 18, dtype=object), r"finite non-negative counts"),
+    ([[0] * 18, [0] * 17], r"is not a table of numbers"),
 ])
 def test_from_statistics_rejects_bad_arrays(bad, pattern):
     with pytest.raises(ValueError, match=pattern):
         chrf_from_statistics(bad)
+
+
+@pytest.mark.parametrize("option", ["char_order", "word_order", "beta", "lowercase", "whitespace", "eps_smoothing"])
+def test_an_integer_too_long_to_print_gets_the_options_message(option):
+    """Every option's message shows such an integer by its size (its repr() raises past 4300
+    digits); the orders are bounded so that none is accepted (it would count every order)."""
+    with pytest.raises(ValueError, match=rf"^{option}=an integer of about 5001 digits must be"):
+        chrf(["a b"], ["a b"], **{option: 10**5000})
+
+
+def test_orders_up_to_one_hundred():
+    """MAX_NGRAM_ORDER: 100 is taken (orders beyond a text's length have no n-grams), 101 refused."""
+    assert chrf(["a cat"], ["a cat"], char_order=100, word_order=100).main_score == 100.0
+    for option in ("char_order", "word_order"):
+        with pytest.raises(ValueError, match=rf"{option}=101 must be a non-negative integer .*, at most 100\."):
+            chrf(["a cat"], ["a cat"], **{option: 101})
 
 
 # --------------------------------------------------------------------------- contract, input, signature

@@ -18,6 +18,7 @@ import sys
 import time
 from fractions import Fraction
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -422,6 +423,38 @@ def test_aggregation_rouge155_replaces_means_and_needs_resamples():
 def test_bad_input_errors_name_the_problem(kwargs, message):
     with pytest.raises(ValueError, match=message):
         rouge_family(**kwargs)
+
+
+@pytest.mark.parametrize("value", ["no", "False", 1, None])
+def test_progress_is_a_switch_not_any_truthy_value(value, capsys):
+    """progress="no" once drew the bar (bool("no") is True); it is checked like every switch."""
+    with pytest.raises(ValueError, match=r"^progress=.* must be True or False\.$"):
+        rouge_family(["a b"], ["a b"], rouge_types=["rouge1"], n_bootstrap=0, progress=value)
+    assert capsys.readouterr().err == ""  # refused before any bar is drawn
+    quiet = rouge_family(["a b"], ["a b"], rouge_types=["rouge1"], n_bootstrap=0, progress=np.bool_(False))
+    assert quiet.scores["rouge1"] == [1.0] and capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("option, pattern", [
+    ("seed", r"seed=an integer of about 5001 digits must be a non-negative integer, or None .*2\*\*64 - 1"),
+    ("n_bootstrap", r"n_bootstrap=an integer of about 5001 digits must be a non-negative integer .*at most 1,000,000"),
+    ("beta", r"beta=an integer of about 5001 digits must be a finite positive number"),
+    ("rouge_w_weight", r"rouge_w_weight=an integer of about 5001 digits must be a finite number >= 1"),
+    ("confidence", r"confidence=an integer of about 5001 digits must be a number strictly between 0 and 1"),
+])
+def test_an_integer_too_long_to_print_gets_the_options_message(option, pattern):
+    """repr() of an integer of more than 4300 digits raises inside an f-string; the message shows
+    its size instead (shown_value), and the ranges are bounded so that no such value is accepted."""
+    with pytest.raises(ValueError, match=pattern):
+        rouge_family(["a b"], ["a b"], rouge_types=["rouge1"], **{option: 10**5000})
+
+
+def test_the_seed_range_is_every_metrics():
+    """Seeds up to 2**64 - 1 (inclusive, the LM metrics' range too) are taken and recorded; 2**64 is refused."""
+    largest = rouge_family(["a b", "a"], ["a b", "b"], rouge_types=["rouge1"], n_bootstrap=50, seed=2**64 - 1)
+    assert "seed:18446744073709551615" in largest.signature and largest.aggregate()["rouge1"] == 0.5
+    with pytest.raises(ValueError, match=r"seed=18446744073709551616 must be a non-negative integer"):
+        rouge_family(["a b"], ["a b"], rouge_types=["rouge1"], n_bootstrap=50, seed=2**64)
 
 
 def test_old_switches_are_gone():

@@ -289,6 +289,8 @@ def test_signature_records_every_option():
     (lambda: ter(["a"], ["a"], normalize_references_twice=True),
      r"normalize_references_twice=True only acts with normalized=True"),
     (lambda: ter_from_statistics([1, 2], no_punct=1), r"no_punct=1 must be True or False"),
+    (lambda: ter(["a"], ["a"], case_sensitive=10**5000), r"case_sensitive=an integer of about 5001 digits must be True"),
+    (lambda: ter_from_statistics([10**5000, 2]), r"summed_stats must hold finite non-negative numbers"),
     (lambda: ter_statistics(["a"], ["a"], lowercase=True),
      r"unexpected keyword argument 'lowercase': the options of TER are \['normalized', 'no_punct', "),
 ])

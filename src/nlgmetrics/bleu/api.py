@@ -42,7 +42,7 @@ from nlgmetrics.bleu.result import BleuResult
 from nlgmetrics.bleu.score import SMOOTH_DEFAULTS, BleuScore, bleu_from_stats
 from nlgmetrics.bleu.streams import examples_from_streams, references_of_one
 from nlgmetrics.bleu.tokenizers import TOKENIZERS, get_tokenizer, tokenizer_signature
-from nlgmetrics.core.corpus import score_examples
+from nlgmetrics.core.corpus import MAX_NGRAM_ORDER, score_examples
 from nlgmetrics.core.signature import make_signature
 from nlgmetrics.core.validation import (
     as_texts,
@@ -50,6 +50,7 @@ from nlgmetrics.core.validation import (
     check_choice,
     check_int,
     check_real,
+    shown_value,
 )
 
 SMOOTH_METHODS = tuple(SMOOTH_DEFAULTS)
@@ -104,14 +105,16 @@ class BleuScorer:
         self._tokenizer = get_tokenizer(tokenize)
         check_choice("smooth_method", smooth_method, SMOOTH_METHODS)
         # Plain Python values (numpy scalars accepted), so the signature does not depend on the type.
-        lowercase = check_bool("lowercase", lowercase, message=f"lowercase={lowercase!r} must be True or False.")
+        lowercase = check_bool("lowercase", lowercase,
+                               message=f"lowercase={shown_value(lowercase)} must be True or False.")
         # bool("no") is True: a string here would silently turn effective order on.
         effective_order = check_bool("effective_order", effective_order,
-                                     message=f"effective_order={effective_order!r} must be True or False.")
-        max_ngram_order = check_int("max_ngram_order", max_ngram_order, minimum=1, message=(
-            f"max_ngram_order={max_ngram_order!r} must be a positive integer (BLEU uses 4)."))
+                                     message=f"effective_order={shown_value(effective_order)} must be True or False.")
+        max_ngram_order = check_int("max_ngram_order", max_ngram_order, minimum=1, maximum=MAX_NGRAM_ORDER, message=(
+            f"max_ngram_order={shown_value(max_ngram_order)} must be a positive integer (BLEU uses 4), "
+            f"at most {MAX_NGRAM_ORDER}."))
         smooth_value = check_real("smooth_value", smooth_value, minimum=0, allow_none=True, message=(
-            f"smooth_value={smooth_value!r} must be a non-negative number or None (default)."))
+            f"smooth_value={shown_value(smooth_value)} must be a non-negative number or None (default)."))
         self.tokenize = tokenize
         self.lowercase = lowercase
         self.smooth_method = smooth_method
@@ -218,7 +221,7 @@ def bleu(
         smooth_method: ``"exp"`` (default), ``"none"``, ``"floor"`` or ``"add-k"``.
         smooth_value: for ``floor`` (default 0.1) and ``add-k`` (default 1).
         lowercase: lower-case before tokenizing.
-        max_ngram_order: the largest n-gram order N (default 4).
+        max_ngram_order: the largest n-gram order N (default 4; at most ``MAX_NGRAM_ORDER``, 100).
         effective_order: for the corpus score, stop the geometric mean at the highest order that
             has hypothesis n-grams. The per-example sentence BLEU always uses effective order
             (sacrebleu's sentence default), whatever this option.
@@ -247,7 +250,7 @@ def _sacrebleu_scorer(smooth_method: str, smooth_value: float | None, lowercase:
         tokenize=DEFAULT_TOKENIZE if tokenize is None else tokenize, lowercase=lowercase,
         smooth_method=smooth_method, smooth_value=smooth_value, max_ngram_order=max_ngram_order,
         effective_order=check_bool("use_effective_order", use_effective_order, message=(
-            f"use_effective_order={use_effective_order!r} must be True or False.")),
+            f"use_effective_order={shown_value(use_effective_order)} must be True or False.")),
     )
 
 
@@ -295,7 +298,7 @@ def corpus_bleu(
         >>> round(corpus_bleu(hypotheses, [refs_a, refs_b]).score, 2)
         66.5
     """
-    check_bool("force", force, message=f"force={force!r} must be True or False.")
+    check_bool("force", force, message=f"force={shown_value(force)} must be True or False.")
     hyps = as_texts("hypotheses", hypotheses)
     refs = examples_from_streams(references, len(hyps), "corpus_bleu")
     scorer = _sacrebleu_scorer(smooth_method, smooth_value, lowercase, tokenize, use_effective_order, max_ngram_order)

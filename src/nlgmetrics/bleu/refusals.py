@@ -13,6 +13,7 @@ True
 from __future__ import annotations
 
 from nlgmetrics.bleu.api import SMOOTH_METHODS, TOKENIZER_NAMES
+from nlgmetrics.core.corpus import MAX_NGRAM_ORDER
 from nlgmetrics.core.refusals import BEFORE_SCORING, Refusal, refusal_sentences
 
 __all__ = ["RULES", "refusals"]
@@ -29,8 +30,9 @@ SMOOTH_VALUE_RULE = Refusal(
     "it is the floor of a zero precision ('floor', default 0.1) or the k added to the counts ('add-k', "
     "default 1)", BEFORE_SCORING)
 ORDER_RULE = Refusal(
-    ("max_ngram_order",), "a `max_ngram_order` that is not a positive integer",
-    "it is the largest n-gram order of the geometric mean (BLEU uses 4)", BEFORE_SCORING)
+    ("max_ngram_order",), f"a `max_ngram_order` that is not an integer between 1 and {MAX_NGRAM_ORDER}",
+    "it is the largest n-gram order of the geometric mean (BLEU uses 4), and every order up to it is counted",
+    BEFORE_SCORING)
 SWITCH_RULE = Refusal(
     ("lowercase", "effective_order", "use_effective_order", "force"),
     "a switch (`lowercase`, `effective_order`, sacrebleu's `use_effective_order` and `force`) that is not "
@@ -41,7 +43,8 @@ STREAMS_RULE = Refusal(
     "references given per example would be silently read as streams: `bleu()` takes that layout",
     BEFORE_SCORING)
 STATISTICS_RULE = Refusal(
-    ("summed",), "`bleu_from_statistics` statistics whose length is not 2 + 2 x `max_ngram_order`",
+    ("summed",), "`bleu_from_statistics` statistics that are not 2 + 2 x `max_ngram_order` finite counts >= 0 "
+    "per row",
     "they must be the sums of `bleu_statistics` rows computed with the same options", BEFORE_SCORING)
 
 #: Every rule BLEU's checks apply, in the order of its options (:func:`refusals`).
@@ -54,6 +57,6 @@ def refusals() -> list[str]:
     """What BLEU refuses and why, one plain sentence per rule its option checks apply.
 
     >>> refusals()[3]
-    'Refused: a `max_ngram_order` that is not a positive integer, because it is the largest n-gram order of the geometric mean (BLEU uses 4); checked before any text is scored.'
+    'Refused: a `max_ngram_order` that is not an integer between 1 and 100, because it is the largest n-gram order of the geometric mean (BLEU uses 4), and every order up to it is counted; checked before any text is scored.'
     """
     return refusal_sentences(RULES)

@@ -32,6 +32,7 @@ from nlgmetrics.bleu.api import BleuScorer
 from nlgmetrics.bleu.score import bleu_from_stats
 from nlgmetrics.bleu.tokenizers import get_tokenizer
 from nlgmetrics.bleu.ngrams import ReferenceStats, reference_stats, segment_stats
+from nlgmetrics.core.corpus import check_summed_statistics
 from nlgmetrics.core.validation import check_reference_inputs
 
 
@@ -81,23 +82,38 @@ def _scorer(**options: Any) -> BleuScorer:
         return BleuScorer(**options)
 
 
-def bleu_from_statistics(summed: Sequence[Any], **options: Any) -> float:
-    """Corpus BLEU (0-100) from summed statistics (one row of :func:`bleu_statistics`' layout).
+def bleu_from_statistics(summed: Any, **options: Any) -> float | np.ndarray:
+    """Corpus BLEU (0-100) from summed statistics (one row of :func:`bleu_statistics`' layout); a
+    2-D array (one summed row per resample) gives one score per row, as chrF's and TER's
+    ``*_from_statistics`` do.
 
+    The statistics are checked as theirs are (:func:`~nlgmetrics.core.corpus.check_summed_statistics`):
+    the row length, and finite counts >= 0 (a negative or NaN entry would reach a logarithm).
     The elements are passed on unconverted: a ``float32`` sum (the paired bootstrap, like
     sacrebleu's) is computed in ``float32`` where sacrebleu's is, so the resampled scores are
     sacrebleu's to the last bit.
 
     >>> bleu_from_statistics([4, 4, 4, 3, 2, 1, 4, 3, 2, 1])
     100.0
+    >>> bleu_from_statistics([4, 4, -1, 3, 2, 1, 4, 3, 2, 1])
+    Traceback (most recent call last):
+    ...
+    ValueError: summed must hold finite non-negative counts (sums of bleu_statistics rows).
     """
     scorer = _scorer(**options)
     order = scorer.max_ngram_order
-    if len(summed) != 2 + 2 * order:
-        raise ValueError(
-            f"BLEU statistics have {2 + 2 * order} entries for max_ngram_order={order}, got {len(summed)}; "
-            f"compute them with bleu_statistics and the same options."
-        )
+    layout = (f"[hyp_len, closest_ref_len, matches_1..{order}, hypothesis_ngrams_1..{order}] for "
+              f"max_ngram_order={order}")
+    array = check_summed_statistics(summed, 2 + 2 * order, layout=layout, source="bleu_statistics",
+                                    values="counts", name="summed")
+    if array.ndim == 2:  # numpy rows: their elements keep the array's dtype
+        return np.array([_score(scorer, row) for row in array], dtype=np.float64)
+    return _score(scorer, summed)
+
+
+def _score(scorer: BleuScorer, summed: Sequence[Any]) -> float:
+    """BLEU of one checked row of summed statistics, with the scorer's options."""
+    order = scorer.max_ngram_order
     return bleu_from_stats(
         summed[2:2 + order], summed[2 + order:], int(summed[0]), int(summed[1]),
         scorer.smooth_method, scorer.smooth_value, scorer.effective_order, order,

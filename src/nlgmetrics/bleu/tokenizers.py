@@ -39,6 +39,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from nlgmetrics.core.validation import shown_value
+
 Tokenizer = Callable[[str], list[str]]
 
 # mteval-v13a's first rule puts spaces around every character of this class:
@@ -216,7 +218,7 @@ def get_tokenizer(name: str) -> Tokenizer:
     try:
         tokenizer = TOKENIZERS[name]
     except (KeyError, TypeError):
-        raise ValueError(f"Unknown tokenize={name!r}; choose one of {list(TOKENIZERS)}.") from None
+        raise ValueError(f"Unknown tokenize={shown_value(name)}; choose one of {list(TOKENIZERS)}.") from None
     if name in _MECAB:
         _mecab_tagger(name)  # fail now, before any scoring, when the extra is not installed
     return tokenizer

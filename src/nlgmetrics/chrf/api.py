@@ -32,9 +32,15 @@ import numpy as np
 from nlgmetrics.chrf.ngrams import TextNgrams, pair_statistics, text_ngrams
 from nlgmetrics.chrf.result import ChrfResult
 from nlgmetrics.chrf.score import chrf_score
-from nlgmetrics.core.corpus import check_summed_statistics, declared_options, score_examples, score_rows
+from nlgmetrics.core.corpus import (
+    MAX_NGRAM_ORDER,
+    check_summed_statistics,
+    declared_options,
+    score_examples,
+    score_rows,
+)
 from nlgmetrics.core.signature import make_signature
-from nlgmetrics.core.validation import check_bool, check_int, check_real
+from nlgmetrics.core.validation import check_bool, check_int, check_real, shown_value
 
 #: Defaults of every chrF entry point (sacrebleu's ``CHRF()``); chrF++ is ``word_order=2``.
 DEFAULT_CHAR_ORDER = 6
@@ -82,20 +88,22 @@ class ChrfOptions:
         each checked; clear errors naming the option and the valid values."""
         given = declared_options(cls, options, "chrF")
         char_order, word_order, beta = given["char_order"], given["word_order"], given["beta"]
-        char_order = check_int("char_order", char_order, minimum=0, message=(
-            f"char_order={char_order!r} must be a non-negative integer (chrF uses 6)."))
-        word_order = check_int("word_order", word_order, minimum=0, message=(
-            f"word_order={word_order!r} must be a non-negative integer (0: chrF, 2: chrF++)."))
+        char_order = check_int("char_order", char_order, minimum=0, maximum=MAX_NGRAM_ORDER, message=(
+            f"char_order={shown_value(char_order)} must be a non-negative integer (chrF uses 6), at most "
+            f"{MAX_NGRAM_ORDER}."))
+        word_order = check_int("word_order", word_order, minimum=0, maximum=MAX_NGRAM_ORDER, message=(
+            f"word_order={shown_value(word_order)} must be a non-negative integer (0: chrF, 2: chrF++), at "
+            f"most {MAX_NGRAM_ORDER}."))
         if char_order + word_order == 0:
             raise ValueError("char_order=0 and word_order=0 leave no n-grams to compare; "
                              "use char_order=6 (chrF), and word_order=2 for chrF++.")
         beta = check_real("beta", beta, minimum=0, exclusive_minimum=True, message=(
-            f"beta={beta!r} must be a finite number > 0 (recall is beta times as important as "
+            f"beta={shown_value(beta)} must be a finite number > 0 (recall is beta times as important as "
             f"precision; chrF uses 2)."))
         if beta > MAX_BETA:  # F-beta weighs precision by beta**2, which must stay a float
-            raise ValueError(f"beta={beta!r} is too large: beta**2 must fit a float, so beta <= {MAX_BETA:g} "
+            raise ValueError(f"beta={shown_value(beta)} is too large: beta**2 must fit a float, so beta <= {MAX_BETA:g} "
                              f"(recall is beta times as important as precision; chrF uses 2).")
-        switches = {name: check_bool(name, given[name], message=f"{name}={given[name]!r} must be True or False.")
+        switches = {name: check_bool(name, given[name], message=f"{name}={shown_value(given[name])} must be True or False.")
                     for name in ("lowercase", "whitespace", "eps_smoothing")}
         # An integral beta stays an int: sacrebleu computes beta ** 2 on the int it is given.
         beta_value: float = int(beta) if beta.is_integer() else beta
@@ -155,8 +163,8 @@ def chrf(
     Args:
         predictions: one hypothesis per example.
         references: per example, one reference or a list of references (ragged allowed).
-        char_order: largest character n-gram order (default 6).
-        word_order: largest word n-gram order (default 0: chrF; 2: chrF++).
+        char_order: largest character n-gram order (default 6; at most ``MAX_NGRAM_ORDER``, 100).
+        word_order: largest word n-gram order (default 0: chrF; 2: chrF++; at most 100).
         beta: recall is ``beta`` times as important as precision (default 2); a number in
             ``(0, MAX_BETA]`` (``beta**2`` must fit a float).
         lowercase: lower-case hypotheses and references first.

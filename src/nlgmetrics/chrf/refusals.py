@@ -14,13 +14,15 @@ True
 from __future__ import annotations
 
 from nlgmetrics.chrf.api import MAX_BETA
+from nlgmetrics.core.corpus import MAX_NGRAM_ORDER
 from nlgmetrics.core.refusals import BEFORE_SCORING, Refusal, refusal_sentences
 
 __all__ = ["RULES", "refusals"]
 
 ORDER_RULE = Refusal(
-    ("char_order", "word_order"), "a `char_order` or `word_order` that is not an integer >= 0",
-    "they are the largest character and word n-gram orders (chrF: 6 and 0; chrF++: 6 and 2)", BEFORE_SCORING)
+    ("char_order", "word_order"), f"a `char_order` or `word_order` that is not an integer between 0 and "
+    f"{MAX_NGRAM_ORDER}", "they are the largest character and word n-gram orders (chrF: 6 and 0; chrF++: 6 and 2), "
+    "and every order up to them is counted", BEFORE_SCORING)
 NO_NGRAM_RULE = Refusal(
     ("char_order", "word_order"), "`char_order=0` with `word_order=0`", "no n-gram would be left to compare",
     BEFORE_SCORING)

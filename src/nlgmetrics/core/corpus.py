@@ -36,6 +36,11 @@ from nlgmetrics.core.validation import check_reference_inputs
 
 T = TypeVar("T")
 
+#: Largest n-gram order of BLEU (``max_ngram_order``) and chrF (``char_order``, ``word_order``),
+#: as of ROUGE-N (``rouge.MAX_ROUGE_N``): published scores use 4 (BLEU) and 6 (chrF), and a far
+#: larger order is a typo that would cost minutes or all the memory (every order is counted).
+MAX_NGRAM_ORDER = 100
+
 
 def declared_options(options_class: type, given: Mapping[str, Any], metric: str) -> dict[str, Any]:
     """Every field of the dataclass ``options_class`` (the metric's options, declared once with
@@ -87,25 +92,37 @@ def score_examples(
 
 
 def check_summed_statistics(summed_stats: Any, width: int, *, layout: str, source: str,
-                            values: str = "numbers") -> np.ndarray:
+                            values: str = "numbers", name: str = "summed_stats") -> np.ndarray:
     """``summed_stats`` as an array of shape ``(width,)`` (one corpus) or ``(n, width)`` (one
     summed row per resample), holding finite non-negative integers or floats; else a ValueError
     naming the expected ``layout`` and the function (``source``) whose rows sum to it. ``values``
-    names what the entries are in the error (e.g. ``"counts"``).
+    names what the entries are in the error (e.g. ``"counts"``), ``name`` the argument.
+
+    Every metric scored from summed statistics (BLEU, chrF, TER) checks them here: a negative or
+    NaN entry would otherwise reach a logarithm or a division ("math domain error", or a silently
+    wrong number).
 
     >>> check_summed_statistics([1, 2, 3], 2, layout="[edits, reference length]", source="ter_statistics")
     Traceback (most recent call last):
     ...
     ValueError: summed_stats has shape (3,); expected (2,) or (n, 2): [edits, reference length], e.g. ter_statistics(...).sum(axis=0) with the same options.
+    >>> check_summed_statistics([[1, 2], [3]], 2, layout="[a, b]", source="toy_statistics", name="summed")
+    Traceback (most recent call last):
+    ...
+    ValueError: summed is not a table of numbers (rows of different lengths?); expected (2,) or (n, 2): [a, b], e.g. toy_statistics(...).sum(axis=0) with the same options.
     """
-    array = np.asarray(summed_stats)
+    expected = f"expected ({width},) or (n, {width}): {layout}, e.g. {source}(...).sum(axis=0) with the same options."
+    try:
+        array = np.asarray(summed_stats)
+    except (ValueError, TypeError):  # ragged rows: numpy's own message names no argument
+        raise ValueError(f"{name} is not a table of numbers (rows of different lengths?); {expected}") from None
     if array.ndim not in (1, 2) or array.shape[-1] != width:
-        raise ValueError(f"summed_stats has shape {array.shape}; expected ({width},) or (n, {width}): {layout}, "
-                         f"e.g. {source}(...).sum(axis=0) with the same options.")
-    # A bool array is neither integer nor floating to numpy, so it is refused here too.
+        raise ValueError(f"{name} has shape {array.shape}; {expected}")
+    # A bool array is neither integer nor floating to numpy, so it is refused here too; so is an
+    # object array (e.g. integers beyond int64).
     numeric = np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)
     if not numeric or not np.isfinite(array).all() or (array < 0).any():
-        raise ValueError(f"summed_stats must hold finite non-negative {values} (sums of {source} rows).")
+        raise ValueError(f"{name} must hold finite non-negative {values} (sums of {source} rows).")
     return array
 
 

@@ -29,7 +29,15 @@ from typing import Any
 import numpy as np
 
 from nlgmetrics.core.signature import make_signature
-from nlgmetrics.core.validation import check_bool, check_choice, check_int, check_real, check_reference_inputs
+from nlgmetrics.core.validation import (
+    MAX_SEED,
+    check_bool,
+    check_choice,
+    check_int,
+    check_real,
+    check_reference_inputs,
+    shown_value,
+)
 from nlgmetrics.rouge.bootstrap import bootstrap_columns, check_confidence
 from nlgmetrics.rouge.lcs import lcs_length, match_masks, union_lcs_hits, wlcs_hits, wlcs_paper
 from nlgmetrics.rouge.ngrams import ngram_counts, overlap, skip_bigram_counts
@@ -48,6 +56,9 @@ from nlgmetrics.rouge.types import DEFAULT_ROUGE_TYPES, RougeType, parse_rouge_t
 MULTI_REF_MODES = ("best", "average")
 ROUGE_W_NORMALIZATIONS = ("rouge155", "paper")
 AGGREGATIONS = ("bootstrap", "rouge155")
+#: Most bootstrap resamples: the interval's percentiles settle long before (ROUGE-1.5.5 uses 1000),
+#: and every resampled mean is held in memory (a larger count is a typo).
+MAX_BOOTSTRAP = 1_000_000
 
 
 @dataclass
@@ -146,7 +157,23 @@ def _stemmer_name(use_stemmer: Any) -> bool | str:
         return "porter" if bool(use_stemmer) else False
     if isinstance(use_stemmer, str) and use_stemmer in STEMMERS:
         return use_stemmer
-    raise ValueError(f"Unknown use_stemmer={use_stemmer!r}; choose False, True, 'porter' or 'rouge155'.")
+    raise ValueError(f"Unknown use_stemmer={shown_value(use_stemmer)}; choose False, True, 'porter' or 'rouge155'.")
+
+
+def _type_names(rouge_types: Any) -> list[Any]:
+    """``rouge_types`` as a list of names (one string is one name); something that is not a
+    collection of names (a number) is a ValueError saying so, not Python's "not iterable".
+
+    >>> _type_names("rougeL"), _type_names(("rouge1", "rouge2"))
+    (['rougeL'], ['rouge1', 'rouge2'])
+    """
+    if isinstance(rouge_types, str):
+        return [rouge_types]
+    try:
+        return list(rouge_types)
+    except TypeError:
+        raise ValueError(f"`rouge_types` is {type(rouge_types).__name__} ({shown_value(rouge_types, 40)}), not a "
+                         f"list of type names; pass e.g. ['rouge1', 'rougeL'].") from None
 
 
 def clear_cache() -> None:
@@ -318,11 +345,13 @@ def rouge_family(
             see :mod:`nlgmetrics.rouge.rouge155`; use with ``multi_ref="average"``).
         n_bootstrap: bootstrap resamples of the confidence interval (ROUGE-1.5.5 uses 1000).
             ``0`` computes no interval (no ``_low``/``_high`` entries, and no resampling time);
-            ``aggregation="rouge155"`` needs at least 1, its averages are means of resamples.
+            ``aggregation="rouge155"`` needs at least 1, its averages are means of resamples; at
+            most ``MAX_BOOTSTRAP`` (1,000,000).
         confidence: the interval's level, strictly between 0 and 1.
-        seed: the bootstrap's seed (an integer >= 0, reproducible; None: unseeded). ROUGE-1.5.5's
-            own seeds are used with ``aggregation="rouge155"``.
-        progress: show a progress bar over examples.
+        seed: the bootstrap's seed (an integer in ``[0, 2**64 - 1]``, every metric's seed range,
+            reproducible; None: unseeded). ROUGE-1.5.5's own seeds are used with
+            ``aggregation="rouge155"``.
+        progress: show a progress bar over examples (True or False).
 
     Returns:
         :class:`~nlgmetrics.rouge.result.RougeResult`: per type ``T`` the per-example columns
@@ -336,8 +365,7 @@ def rouge_family(
         ([1.0], {'rouge2': 1.0, 'rouge2_precision': 1.0, 'rouge2_recall': 1.0})
     """
     preds, refs = check_reference_inputs(predictions, references)
-    if isinstance(rouge_types, str):
-        rouge_types = [rouge_types]
+    rouge_types = _type_names(rouge_types)
     types = [parse_rouge_type(name) for name in rouge_types]
     if not types:
         raise ValueError("`rouge_types` is empty; pass at least one, e.g. ['rouge1', 'rougeL'].")
@@ -349,28 +377,32 @@ def rouge_family(
     stem = _stemmer_name(use_stemmer)
     # bool("no") is True: a string here would silently turn stopword removal on.
     remove_stopwords = check_bool("remove_stopwords", remove_stopwords,
-                                  message=f"remove_stopwords={remove_stopwords!r} must be True or False.")
+                                  message=f"remove_stopwords={shown_value(remove_stopwords)} must be True or False.")
+    # Any truthy value would silently draw a progress bar (progress="no" too).
+    progress = check_bool("progress", progress, message=f"progress={shown_value(progress)} must be True or False.")
     splitter = resolve_tokenizer(tokenizer)
     if splitter.is_callable and (stem or remove_stopwords):
         # rouge-score's RougeScorer ignores use_stemmer when given a tokenizer; we refuse instead
         # of silently scoring something else than asked.
-        asked = f"use_stemmer={use_stemmer!r}" if stem else "remove_stopwords=True"
+        asked = f"use_stemmer={shown_value(use_stemmer)}" if stem else "remove_stopwords=True"
         raise ValueError(
             f"{asked} with a callable tokenizer ({splitter.name}): its tokens are used as they are "
             f"(rouge-score's RougeScorer ignores use_stemmer when given a tokenizer). Stem or filter "
             f"inside the callable, or use a named tokenizer (e.g. tokenizer='unicode')."
         )
     # numpy's default_rng(seed) would fail with a bare TypeError ("SeedSequence expects int...").
-    seed = check_int("seed", seed, minimum=0, allow_none=True, message=(
-        f"seed={seed!r} must be a non-negative integer, or None for an unseeded bootstrap."))
+    # The range is every metric's (MAX_SEED): numpy takes larger seeds, but the signature records it.
+    seed = check_int("seed", seed, minimum=0, maximum=MAX_SEED, allow_none=True, message=(
+        f"seed={shown_value(seed)} must be a non-negative integer, or None for an unseeded bootstrap "
+        f"(at most 2**64 - 1, every metric's seed range)."))
     # Plain floats (numpy scalars accepted): the signature and the numbers do not depend on the type.
     beta = check_real("beta", beta, minimum=0, exclusive_minimum=True,
-                      message=f"beta={beta!r} must be a finite positive number (1.0 gives F1).")
+                      message=f"beta={shown_value(beta)} must be a finite positive number (1.0 gives F1).")
     w = check_real("rouge_w_weight", rouge_w_weight, minimum=1, message=(
-        f"rouge_w_weight={rouge_w_weight!r} must be a finite number >= 1 (ROUGE-1.5.5 uses 1.2)."))
-    n_bootstrap = check_int("n_bootstrap", n_bootstrap, minimum=0, message=(
-        f"n_bootstrap={n_bootstrap!r} must be a non-negative integer (ROUGE-1.5.5 uses 1000; "
-        f"0: no confidence interval)."))
+        f"rouge_w_weight={shown_value(rouge_w_weight)} must be a finite number >= 1 (ROUGE-1.5.5 uses 1.2)."))
+    n_bootstrap = check_int("n_bootstrap", n_bootstrap, minimum=0, maximum=MAX_BOOTSTRAP, message=(
+        f"n_bootstrap={shown_value(n_bootstrap)} must be a non-negative integer (ROUGE-1.5.5 uses 1000; "
+        f"0: no confidence interval), at most {MAX_BOOTSTRAP:,}."))
     if aggregation == "rouge155" and n_bootstrap == 0:
         raise ValueError(
             "aggregation='rouge155' needs n_bootstrap >= 1: ROUGE-1.5.5's averages are means of "

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nlgmetrics.core.validation import check_confidence, check_int
+from nlgmetrics.core.validation import check_confidence, check_int, shown_value
 
 _CHUNK_CELLS = 4_000_000  # resample counts held at once (bounded memory on big corpora)
 
@@ -34,7 +34,7 @@ def bootstrap_columns(
     """
     confidence = check_confidence(confidence)
     n_samples = check_int("n_samples", n_samples, minimum=1,
-                          message=f"n_samples={n_samples!r} must be a positive integer, e.g. 1000.")
+                          message=f"n_samples={shown_value(n_samples)} must be a positive integer, e.g. 1000.")
     data = np.asarray(matrix, dtype=np.float64)
     if data.ndim != 2:
         raise ValueError("matrix must be 2-D: one row per example, one column per measure.")

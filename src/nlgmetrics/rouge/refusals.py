@@ -14,6 +14,7 @@ True
 from __future__ import annotations
 
 from nlgmetrics.core.refusals import BEFORE_SCORING, WHILE_SCORING_TEXTS, Refusal, refusal_sentences
+from nlgmetrics.rouge.api import MAX_BOOTSTRAP
 from nlgmetrics.rouge.tokenizers import TOKENIZER_NAMES
 from nlgmetrics.rouge.types import MAX_ROUGE_N, MAX_SKIP_GAP
 
@@ -32,7 +33,7 @@ SKIP_GAP_RULE = Refusal(
     "`rougeSU*` take any gap)", "a gap at least a text's length already counts every word pair, as `rougeS*` "
     "does, so a larger number is a typo", BEFORE_SCORING)
 TYPE_LIST_RULE = Refusal(
-    ("rouge_types",), "an empty `rouge_types`, or one that names a type twice",
+    ("rouge_types",), "a `rouge_types` that is not a list of type names (a number), is empty or names a type twice",
     "the first type is the headline, and each type gives one set of columns", BEFORE_SCORING)
 TOKENIZER_RULE = Refusal(
     ("tokenizer",), f"a `tokenizer` other than {', '.join(repr(n) for n in TOKENIZER_NAMES)}, None, a callable "
@@ -49,7 +50,7 @@ CALLABLE_STEMMING_RULE = Refusal(
     "`tokenizer`", "its tokens are used as they are (rouge-score silently ignores `use_stemmer` there): stem or "
     "filter inside the callable, or use a named tokenizer", BEFORE_SCORING)
 SWITCH_RULE = Refusal(
-    ("remove_stopwords",), "a `remove_stopwords` that is not True or False",
+    ("remove_stopwords", "progress"), "a switch (`remove_stopwords`, `progress`) that is not True or False",
     "a string such as 'no' would silently turn it on", BEFORE_SCORING)
 CHOICE_RULE = Refusal(
     ("multi_ref", "rouge_w_normalization", "aggregation"), "a `multi_ref` other than 'best' or 'average', a "
@@ -68,8 +69,9 @@ ROUGE_W_OVERFLOW_RULE = Refusal(
     "(the error names the largest weight for its length, `rouge_w_weight_limit`)",
     "an overflowed count would silently give 0 or NaN", WHILE_SCORING_TEXTS)
 N_BOOTSTRAP_RULE = Refusal(
-    ("n_bootstrap",), "an `n_bootstrap` that is not an integer >= 0",
-    "it is a count of resamples (0: no confidence interval)", BEFORE_SCORING)
+    ("n_bootstrap",), f"an `n_bootstrap` that is not an integer between 0 and {MAX_BOOTSTRAP:,}",
+    "it is a count of resamples (0: no confidence interval), each held in memory, and the interval settles long "
+    "before (ROUGE-1.5.5 uses 1000)", BEFORE_SCORING)
 ROUGE155_RESAMPLES_RULE = Refusal(
     ("n_bootstrap", "aggregation"), "`n_bootstrap=0` with `aggregation='rouge155'`",
     "ROUGE-1.5.5's averages are means of bootstrap resamples", BEFORE_SCORING)
@@ -77,8 +79,9 @@ CONFIDENCE_RULE = Refusal(
     ("confidence",), "a `confidence` that is not a number strictly between 0 and 1 (e.g. 95 for 0.95)",
     "it is the interval's level as a fraction, and a 100% interval has no finite bounds", BEFORE_SCORING)
 SEED_RULE = Refusal(
-    ("seed",), "a `seed` that is not an integer >= 0 or None",
-    "numpy's generator takes no negative seed (None: an unseeded bootstrap)", BEFORE_SCORING)
+    ("seed",), "a `seed` that is not an integer between 0 and 2**64 - 1 or None",
+    "numpy's generator takes no negative seed, and every metric's seeds share this range (None: an unseeded "
+    "bootstrap)", BEFORE_SCORING)
 
 #: Every rule ROUGE's checks apply, in the order of its options (:func:`refusals`).
 RULES: tuple[Refusal, ...] = (

@@ -34,6 +34,7 @@ import re
 
 import numpy as np
 
+from nlgmetrics.core.validation import shown_value
 from nlgmetrics.rouge.stopwords import SMART_STOPWORDS
 from nlgmetrics.rouge.tokenizers import split_words
 
@@ -177,7 +178,7 @@ def check_stem(stem: object) -> None:
         return
     layout = " (rouge-score's tokenize(text, stemmer) takes a stemmer object there; this one takes a name)"
     raise ValueError(
-        f"stem={stem!r:.60} names no stemmer; nlgmetrics.rouge.tokenize(text, stem) takes False, True "
+        f"stem={shown_value(stem)} names no stemmer; nlgmetrics.rouge.tokenize(text, stem) takes False, True "
         f"(= 'porter', NLTK's Porter as rouge-score uses it) or 'rouge155'"
         + ("." if isinstance(stem, str) else f"{layout}.")
     )

@@ -52,6 +52,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from nlgmetrics.core.validation import shown_value
+
 #: The named tokenizers of ROUGE (see the module docstring).
 TOKENIZER_NAMES = ("default", "whitespace", "unicode", "cjk", "char")
 #: Signature value of each named tokenizer (the default keeps its historical name).
@@ -165,14 +167,14 @@ def _checked(function: Callable[[str], Any], shown: str) -> Callable[[str], list
         tokens = function(text)
         if isinstance(tokens, (str, bytes, Mapping)) or not isinstance(tokens, Iterable):
             raise ValueError(
-                f"tokenizer {shown} returned {type(tokens).__name__} ({tokens!r:.60}) for the text "
+                f"tokenizer {shown} returned {type(tokens).__name__} ({shown_value(tokens)}) for the text "
                 f"{text!r:.40}; it must return a list of tokens (strings), e.g. text.split()."
             )
         tokens = list(tokens)
         for token in tokens:
             if not isinstance(token, str):
                 raise ValueError(
-                    f"tokenizer {shown} returned a token of type {type(token).__name__} ({token!r:.40}) for "
+                    f"tokenizer {shown} returned a token of type {type(token).__name__} ({shown_value(token, 40)}) for "
                     f"the text {text!r:.40}; every token must be a str."
                 )
         return tokens
@@ -210,7 +212,7 @@ def resolve_tokenizer(tokenizer: str | Callable[[str], Sequence[str]] | Any | No
     function = method if callable(method) else tokenizer if callable(tokenizer) else None
     if function is None:
         raise ValueError(
-            f"tokenizer={tokenizer!r:.60} ({type(tokenizer).__name__}) is neither a name of "
+            f"tokenizer={shown_value(tokenizer)} ({type(tokenizer).__name__}) is neither a name of "
             f"{list(TOKENIZER_NAMES)} nor a callable text -> list of tokens (or an object with a "
             f"tokenize method, as rouge-score's RougeScorer takes)."
         )

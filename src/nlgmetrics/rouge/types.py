@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from nlgmetrics.core.validation import check_digits
+from nlgmetrics.core.validation import check_digits, shown_value
 
 #: The types scored when none are given (rouge-score's and evaluate's usual set).
 DEFAULT_ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
@@ -62,7 +62,7 @@ def parse_rouge_type(name: Any) -> RougeType:
     match = _TYPE_RE.match(name) if isinstance(name, str) else None
     if match is None:
         raise ValueError(
-            f"Unknown rouge type {name!r}; use rouge1..rouge{MAX_ROUGE_N} (n-grams), rougeL, rougeLsum, "
+            f"Unknown rouge type {shown_value(name)}; use rouge1..rouge{MAX_ROUGE_N} (n-grams), rougeL, rougeLsum, "
             f"rougeW, rougeS* / rougeS4 (skip-bigrams, max gap 4) or rougeSU* / rougeSU4."
         )
     if match.group("n"):

@@ -33,7 +33,7 @@ import numpy as np
 
 from nlgmetrics.core.corpus import check_summed_statistics, declared_options, score_examples, score_rows
 from nlgmetrics.core.signature import make_signature
-from nlgmetrics.core.validation import check_bool
+from nlgmetrics.core.validation import check_bool, shown_value
 from nlgmetrics.ter.result import TerResult
 from nlgmetrics.ter.shifts import shifted_edits
 from nlgmetrics.ter.tokenize import tercom_words
@@ -68,7 +68,7 @@ class TerOptions:
     def checked(cls, **options: Any) -> TerOptions:
         """The options of :func:`ter` (the fields above, all switches; False for those not given),
         each checked."""
-        values = {name: check_bool(name, value, message=f"{name}={value!r} must be True or False.")
+        values = {name: check_bool(name, value, message=f"{name}={shown_value(value)} must be True or False.")
                   for name, value in declared_options(cls, options, "TER").items()}
         if values["normalize_references_twice"] and not values["normalized"]:
             # Without the normaliser a second pass changes nothing; refusing says so instead of
