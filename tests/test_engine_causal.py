@@ -141,8 +141,8 @@ def test_a_config_without_causal_attention_keeps_its_padding_mask(causal_lm, tin
 
     causal, bidirectional = (AutoModelForCausalLM.from_pretrained(tiny_llama_dir).eval() for _ in range(2))
     bidirectional.config.is_causal = False
-    assert load_lm(causal, "causal", tokenizer=causal_lm.tokenizer).unmasked_right_padding
-    assert not load_lm(bidirectional, "causal", tokenizer=causal_lm.tokenizer).unmasked_right_padding
+    assert load_lm(causal, "causal", model_tokenizer=causal_lm.tokenizer).unmasked_right_padding
+    assert not load_lm(bidirectional, "causal", model_tokenizer=causal_lm.tokenizer).unmasked_right_padding
 
 
 def test_empty_target_gets_empty_logits(causal_lm):
@@ -323,7 +323,7 @@ def test_sliding_window_behind_a_shared_prefix_equals_the_naive_loop(tiny_llama_
                            num_key_value_heads=2, intermediate_size=64, max_position_embeddings=256,
                            sliding_window=16)
     model = MistralForCausalLM(config).eval()
-    lm = load_lm(model, "causal", tokenizer=tokenizer)
+    lm = load_lm(model, "causal", model_tokenizer=tokenizer)
     prefix = tuple(range(100, 140))
     queries = [CausalQuery(prefix, tuple(range(200 + 7 * k, 230 + 10 * k))) for k in range(3)]
     got = causal_target_scores(lm, queries, prefix_cache=prefix_cache, progress=False)

@@ -105,14 +105,14 @@ def test_another_tokenizer_is_picked_up(tiny_bert_dir):
 
     own = load_lm(tiny_bert_dir, device="cpu")
     cased = AutoTokenizer.from_pretrained(str(bert_tokenizer_dir()), do_lower_case=False)
-    other = load_lm(tiny_bert_dir, device="cpu", tokenizer=cased)
+    other = load_lm(tiny_bert_dir, device="cpu", model_tokenizer=cased)
     assert other is not own and other.tokenizer is cased and other.model is own.model
     text = "Paris Is In France"
     assert other.tokenizer(text)["input_ids"] != own.tokenizer(text)["input_ids"]
-    assert load_lm(tiny_bert_dir, device="cpu", tokenizer=cased) is other
+    assert load_lm(tiny_bert_dir, device="cpu", model_tokenizer=cased) is other
     assert load_lm(tiny_bert_dir, device="cpu") is own
     # A new, equal tokenizer object on every call (a common pattern) reuses the model.
-    again = load_lm(tiny_bert_dir, device="cpu", tokenizer=AutoTokenizer.from_pretrained(str(tiny_bert_dir)))
+    again = load_lm(tiny_bert_dir, device="cpu", model_tokenizer=AutoTokenizer.from_pretrained(str(tiny_bert_dir)))
     assert again.model is own.model and again.tokenizer is not own.tokenizer
 
 
@@ -121,31 +121,31 @@ def test_instance_trained_further_is_reloaded(tiny_gpt2_dir):
 
     model = AutoModelForCausalLM.from_pretrained(str(tiny_gpt2_dir)).train()
     tokenizer = load_test_tokenizer("gpt2")
-    first = load_lm(model, tokenizer=tokenizer)
-    assert load_lm(model, tokenizer=tokenizer) is first
+    first = load_lm(model, model_tokenizer=tokenizer)
+    assert load_lm(model, model_tokenizer=tokenizer) is first
     before = _logprobs(first)
     ids = torch.tensor([tokenizer(SENTENCE)["input_ids"]])
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
     model(input_ids=ids, labels=ids).loss.backward()
     optimizer.step()
-    second = load_lm(model, tokenizer=tokenizer)
+    second = load_lm(model, model_tokenizer=tokenizer)
     assert second is not first and second.fingerprint != first.fingerprint
     # Oracle: the caller's module as it is now, in eval mode, scored directly.
     for name, tensor in model.state_dict().items():
         assert torch.equal(second.model.state_dict()[name], tensor), name
     assert _logprobs(second) != before and _logprobs(first) == before  # the old copy is untouched
-    assert load_lm(model, tokenizer=tokenizer) is second
-    assert load_lm(model.eval(), tokenizer=tokenizer) is second  # same weights: same entry
+    assert load_lm(model, model_tokenizer=tokenizer) is second
+    assert load_lm(model.eval(), model_tokenizer=tokenizer) is second  # same weights: same entry
     # An eval-mode module on the right device is used as is; load_state_dict is seen too.
     plain = AutoModelForCausalLM.from_pretrained(str(tiny_gpt2_dir)).eval()
-    live = load_lm(plain, tokenizer=tokenizer)
+    live = load_lm(plain, model_tokenizer=tokenizer)
     assert live.model is plain and live.fingerprint == first.fingerprint
     plain.load_state_dict(model.state_dict())
-    reloaded = load_lm(plain, tokenizer=tokenizer)
+    reloaded = load_lm(plain, model_tokenizer=tokenizer)
     assert reloaded is not live and reloaded.fingerprint == second.fingerprint
     assert _logprobs(reloaded) == _logprobs(second)
     clear_cache()
-    assert load_lm(plain, tokenizer=tokenizer) is not reloaded  # clear_cache forgets instances too
+    assert load_lm(plain, model_tokenizer=tokenizer) is not reloaded  # clear_cache forgets instances too
 
 
 FILE_NAMES = ["config.json", "model.safetensors", "tokenizer.json", "vocab.txt", "README.md", "trainer_state.json"]
@@ -192,11 +192,11 @@ def test_model_instance_is_not_mutated(tiny_bert_dir):
 
     model = AutoModelForMaskedLM.from_pretrained(str(tiny_bert_dir)).train()
     tokenizer = AutoTokenizer.from_pretrained(str(tiny_bert_dir))
-    lm = load_lm(model, tokenizer=tokenizer)
+    lm = load_lm(model, model_tokenizer=tokenizer)
     assert lm.kind == "masked" and not lm.model.training
     assert model.training and all(p.requires_grad for p in model.parameters())
-    assert load_lm(model, tokenizer=tokenizer) is lm
-    with pytest.raises(ValueError, match="needs tokenizer"):
+    assert load_lm(model, model_tokenizer=tokenizer) is lm
+    with pytest.raises(ValueError, match="needs model_tokenizer"):
         load_lm(model)
 
 
@@ -230,7 +230,7 @@ def test_encoder_without_lm_head_is_refused():
 
     encoder = BertModel(BertConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32))
     with pytest.raises(ModelKindError, match="no LM head"):
-        load_lm(encoder, tokenizer=object())
+        load_lm(encoder, model_tokenizer=object())
 
 
 def test_bad_dtype_and_paths(tiny_bert_dir, tmp_path):
@@ -278,9 +278,9 @@ def test_signature_tells_tokenizers_apart(tiny_bert_dir):
     own = load_lm(tiny_bert_dir, device="cpu")
     same = AutoTokenizer.from_pretrained(str(tiny_bert_dir))
     cased = AutoTokenizer.from_pretrained(str(tiny_bert_dir), do_lower_case=False)
-    passed = load_lm(tiny_bert_dir, device="cpu", tokenizer=same)
-    again = load_lm(tiny_bert_dir, device="cpu", tokenizer=AutoTokenizer.from_pretrained(str(tiny_bert_dir)))
-    other = load_lm(tiny_bert_dir, device="cpu", tokenizer=cased)
+    passed = load_lm(tiny_bert_dir, device="cpu", model_tokenizer=same)
+    again = load_lm(tiny_bert_dir, device="cpu", model_tokenizer=AutoTokenizer.from_pretrained(str(tiny_bert_dir)))
+    other = load_lm(tiny_bert_dir, device="cpu", model_tokenizer=cased)
     assert own.signature_fields(8)["tokenizer"] == "own"
     assert len(passed.tokenizer_id) == 12 and passed.tokenizer_id == again.tokenizer_id
     assert other.tokenizer_id != passed.tokenizer_id

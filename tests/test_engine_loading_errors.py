@@ -67,7 +67,7 @@ def test_directory_without_tokenizer_is_refused(which, request):
 def test_tokenizer_argument_completes_a_bare_directory(bare_gpt2_dir, tiny_gpt2_dir):
     # Oracle: the complete checkpoint (same weights, its own tokenizer files) gives the same numbers.
     tokenizer = load_test_tokenizer("gpt2")
-    bare = load_lm(bare_gpt2_dir, device="cpu", tokenizer=tokenizer)
+    bare = load_lm(bare_gpt2_dir, device="cpu", model_tokenizer=tokenizer)
     full = load_lm(tiny_gpt2_dir, device="cpu")
     assert bare.tokenizer is tokenizer
     ids = tuple(tokenizer(SENTENCE)["input_ids"])
@@ -97,7 +97,7 @@ def test_vocabulary_less_tokenizer_is_refused(which, kind, request):
     bare = request.getfixturevalue(which)
     empty = AutoTokenizer.from_pretrained(str(bare))
     with pytest.raises(ValueError, match="cannot tokenize ordinary text") as info:
-        load_lm(bare, kind, device="cpu", tokenizer=empty)
+        load_lm(bare, kind, device="cpu", model_tokenizer=empty)
     assert "Pass the tokenizer the model was trained with" in str(info.value)
 
 
@@ -107,12 +107,12 @@ def test_tokenizer_of_another_model_is_refused():
 
     model = BertForMaskedLM(BertConfig(vocab_size=1000, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32))
     with pytest.raises(ValueError, match="embedding table has 1000 rows: the tokenizer belongs to another model"):
-        load_lm(model.eval(), tokenizer=load_test_tokenizer("bert"), device="cpu")
+        load_lm(model.eval(), model_tokenizer=load_test_tokenizer("bert"), device="cpu")
 
 
 def test_tokenizer_must_be_a_tokenizer(tiny_gpt2_dir):
     with pytest.raises(TypeError, match="must be a Hugging Face tokenizer"):
-        load_lm(tiny_gpt2_dir, device="cpu", tokenizer=object())
+        load_lm(tiny_gpt2_dir, device="cpu", model_tokenizer=object())
 
 
 def _word_level(vocabulary: list[str]):
@@ -288,6 +288,6 @@ def test_model_instance_on_the_meta_device_is_refused():
         model = BertForMaskedLM(BertConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32))
     for device in (None, "cpu"):
         with pytest.raises(ValueError, match="meta device: its weights were never loaded"):
-            load_lm(model, tokenizer=load_test_tokenizer("bert"), device=device)
+            load_lm(model, model_tokenizer=load_test_tokenizer("bert"), device=device)
     with pytest.raises(ValueError, match="meta device"):
         module_device(model)

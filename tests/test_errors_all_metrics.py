@@ -1,4 +1,4 @@
-"""Clear errors across all six metrics: every bad input is rejected with an error whose *message*
+"""Clear errors across every metric: every bad input is rejected with an error whose *message*
 names the problem and the fix. Messages are matched by content, not by exact wording only where
 the wording is the point (the argument name, the index, what to pass instead).
 

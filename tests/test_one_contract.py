@@ -1,4 +1,4 @@
-"""One contract for the six metrics: the library call, the ``evaluate`` module and the command line
+"""One contract for every metric: the library call, the ``evaluate`` module and the command line
 give the same numbers and the same signature, and every result says what its columns mean.
 
 For each metric, on the same inputs and options (the LM metrics on the tiny fixture models of

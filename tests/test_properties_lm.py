@@ -324,8 +324,8 @@ def test_user_model_instances_and_rngs_untouched(tiny_bert_dir, tiny_gpt2_dir) -
     masked = AutoModelForMaskedLM.from_pretrained(str(tiny_bert_dir)).train()  # train mode on purpose
     causal = AutoModelForCausalLM.from_pretrained(str(tiny_gpt2_dir)).train()
     before = _fingerprint(masked), _fingerprint(causal)
-    masked_lm = load_lm(masked, tokenizer=AutoTokenizer.from_pretrained(str(tiny_bert_dir)))
-    causal_lm = load_lm(causal, tokenizer=AutoTokenizer.from_pretrained(str(tiny_gpt2_dir)))
+    masked_lm = load_lm(masked, model_tokenizer=AutoTokenizer.from_pretrained(str(tiny_bert_dir)))
+    causal_lm = load_lm(causal, model_tokenizer=AutoTokenizer.from_pretrained(str(tiny_gpt2_dir)))
 
     torch.manual_seed(123)
     random.seed(123)

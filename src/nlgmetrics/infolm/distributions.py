@@ -465,7 +465,7 @@ def text_distributions(
     token_budget, batch_size, max_length = check_engine_options(token_budget, batch_size, max_length)
     table = as_idf_table(idf)
     check_model_tokenizer(model, model_tokenizer)
-    lm = load_lm(model, tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision)
+    lm = load_lm(model, model_tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision)
     token_budget = default_token_budget(lm, token_budget)
     limit = resolve_max_length(lm, max_length)
     tokenized, truncated = tokenize(lm, texts, limit)

@@ -351,7 +351,7 @@ def shannon_score(
     start_token = check_start_token(start_token)
 
     check_model_tokenizer(model, model_tokenizer)
-    lm = load_lm(model, kind="causal", tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision)
+    lm = load_lm(model, kind="causal", model_tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision)
     if lm.kind != "causal":
         raise ValueError(
             f"shannon_score needs a causal LM (e.g. 'gpt2' or 'smollm2-135m'); {lm.name!r} is a "
