@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from nlgmetrics.core.protocol import SACREBLEU_CITATION, EvaluateFace, MetricProtocol, Option, Range
+from nlgmetrics.core.corpus import MAX_NGRAM_ORDER
 from nlgmetrics.core.protocol import Resampling, read_citation
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ PROTOCOL = MetricProtocol(
         Option("smooth_value", "float", "value for floor / add-k smoothing (none: the method's own)",
                range=Range(0), signature_key="smooth"),
         Option("lowercase", "bool", "lowercase before scoring", signature_key="case"),
-        Option("max_ngram_order", "int", "largest n-gram order", range=Range(1), signature_key="max_ngram_order"),
+        Option("max_ngram_order", "int", "largest n-gram order", range=Range(1, MAX_NGRAM_ORDER), signature_key="max_ngram_order"),
         Option("effective_order", "bool",
                "corpus BLEU: stop the geometric mean at the highest order with n-grams "
                "(sentence BLEU always does)", signature_key="effective_order"),

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from nlgmetrics.chrf.api import MAX_BETA
 from nlgmetrics.core.protocol import SACREBLEU_CITATION, EvaluateFace, MetricProtocol, Option, Range
+from nlgmetrics.core.corpus import MAX_NGRAM_ORDER
 from nlgmetrics.core.protocol import Resampling, read_citation
 
 if TYPE_CHECKING:
@@ -49,8 +50,8 @@ PROTOCOL = MetricProtocol(
     second_input="references",
     compute="nlgmetrics.chrf:chrf",
     options=(
-        Option("char_order", "int", "largest character n-gram order", range=Range(0), signature_key="char_order"),
-        Option("word_order", "int", "largest word n-gram order (0: chrF, 2: chrF++)", range=Range(0),
+        Option("char_order", "int", "largest character n-gram order", range=Range(0, MAX_NGRAM_ORDER), signature_key="char_order"),
+        Option("word_order", "int", "largest word n-gram order (0: chrF, 2: chrF++)", range=Range(0, MAX_NGRAM_ORDER),
                signature_key="word_order"),
         Option("beta", "float", "recall is beta times as important as precision",
                range=Range(0, MAX_BETA, open_low=True), signature_key="beta"),

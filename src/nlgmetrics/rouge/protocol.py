@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from nlgmetrics.core.protocol import EvaluateFace, MetricProtocol, Option, Range, read_citation
+from nlgmetrics.rouge.api import MAX_BOOTSTRAP
 
 if TYPE_CHECKING:
     from nlgmetrics.rouge.result import RougeResult
@@ -64,7 +65,7 @@ PROTOCOL = MetricProtocol(
         Option("beta", "float", "F-beta weight of recall", range=Range(0, open_low=True), signature_key="beta"),
         Option("rouge_w_weight", "float", "ROUGE-W weight w of f(k)=k^w", range=Range(1),
                signature_key="rouge_w_weight"),
-        Option("n_bootstrap", "int", "bootstrap resamples for the confidence interval", range=Range(0),
+        Option("n_bootstrap", "int", "bootstrap resamples for the confidence interval", range=Range(0, MAX_BOOTSTRAP),
                signature_key="n_bootstrap"),
     ),
     evaluate=EvaluateFace(
