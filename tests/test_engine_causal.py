@@ -331,3 +331,25 @@ def test_sliding_window_behind_a_shared_prefix_equals_the_naive_loop(tiny_llama_
         want, argmax = naive_logprobs(model, query)
         assert np.max(np.abs(scores.logprobs - want)) <= 1e-5
         np.testing.assert_array_equal(scores.argmax, argmax)
+
+
+def test_gathered_head_on_a_model_that_skips_its_base_models_forward():
+    """OPT's head reads ``model.decoder`` directly, so a hook on its base model (OPTModel) never
+    fires: the logits come back whole and must be gathered after the head, never read as if they
+    were the gathered rows (which gave NaN, -inf or another example's numbers)."""
+    import torch
+    from transformers import OPTConfig, OPTForCausalLM
+
+    from nlgmetrics.engine.heads import logits_at
+
+    torch.manual_seed(0)
+    config = OPTConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, ffn_dim=32,
+                       word_embed_proj_dim=16, max_position_embeddings=32)
+    model = OPTForCausalLM(config).eval()
+    ids = torch.tensor([[5, 6, 7, 8, 9], [10, 11, 12, 13, 14]])
+    rows, cols = torch.tensor([0, 1, 1]), torch.tensor([4, 0, 3])
+    with torch.inference_mode():
+        want = model(input_ids=ids).logits[rows, cols].float()
+        got = logits_at(model, True, {"input_ids": ids}, rows, cols)
+    assert got.shape == want.shape
+    torch.testing.assert_close(got, want)

@@ -35,13 +35,19 @@ import torch
 _HOOK_LOCK = threading.RLock()
 
 @contextmanager
-def gathered_base_output(model: torch.nn.Module, batch_index: torch.Tensor, position_index: torch.Tensor) -> Iterator[None]:
-    """While active, the base model's hidden states are replaced by rows ``[batch_index, position_index]``."""
+def gathered_base_output(model: torch.nn.Module, batch_index: torch.Tensor, position_index: torch.Tensor) -> Iterator[list[bool]]:
+    """While active, the base model's hidden states are replaced by rows ``[batch_index, position_index]``.
+
+    Yields a list that holds ``True`` once the hook has fired: some causal LMs (OPT) call a module
+    inside their base model directly and never run the base model's own forward, so their logits
+    come back whole and the caller must gather them itself."""
     base = getattr(model, "base_model", model)
     if base is model:
         raise ValueError(f"{type(model).__name__} has no separate base model; cannot gather before the head.")
+    fired: list[bool] = []
 
     def hook(_module: torch.nn.Module, _args: Any, output: Any) -> Any:
+        fired.append(True)
         if isinstance(output, tuple):
             return (output[0][batch_index, position_index].unsqueeze(0),) + tuple(output[1:])
         hidden = output[0]
@@ -51,7 +57,7 @@ def gathered_base_output(model: torch.nn.Module, batch_index: torch.Tensor, posi
 
     handle = base.register_forward_hook(hook)
     try:
-        yield
+        yield fired
     finally:
         handle.remove()
 
@@ -73,8 +79,9 @@ def logits_at(
     if gather_head:
         # The hook sits on a shared module: two threads scoring with one model (a Gradio app)
         # would see each other's hooks, so hooked forwards run one at a time.
-        with _HOOK_LOCK, gathered_base_output(model, batch_index, position_index):
-            logits = model(**inputs).logits[0]
+        with _HOOK_LOCK, gathered_base_output(model, batch_index, position_index) as fired:
+            logits = model(**inputs).logits
+        logits = logits[0] if fired else logits[batch_index, position_index]
     else:
         logits = model(**inputs).logits[batch_index, position_index]
     return logits if per_query_float32 and logits.device.type == "cpu" else logits.float()
