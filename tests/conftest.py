@@ -110,6 +110,8 @@ INTEGRATION_FILES = frozenset(
         "test_distributed.py",
         "test_engine_distributed.py",
         "test_engine_loading.py",
+        "test_explanations.py",
+        "test_infolm_evaluate.py",
         "test_infolm_parity.py",
         "test_meta.py",
         "test_properties_lm.py",
@@ -126,12 +128,14 @@ INTEGRATION_FIXTURES = frozenset({"browser", "serve", "shared_data_dir"})
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark integration tests (see :data:`INTEGRATION_FILES`); tests marked ``slow`` count too."""
+    """Mark integration tests (see :data:`INTEGRATION_FILES`); tests marked ``slow`` and tests of
+    the offline SmolLM2 model count too."""
     integration = pytest.mark.integration
     for item in items:
         if (
             item.path.name in INTEGRATION_FILES
             or INTEGRATION_FIXTURES.intersection(getattr(item, "fixturenames", ()))
             or item.get_closest_marker("slow") is not None
+            or "smollm2" in item.name.lower()  # the offline 135M model: a real model, seconds a call
         ):
             item.add_marker(integration)
