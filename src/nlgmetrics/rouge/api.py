@@ -32,13 +32,14 @@ from nlgmetrics.core.signature import make_signature
 from nlgmetrics.core.validation import (
     MAX_SEED,
     check_bool,
+    check_confidence,
     check_choice,
     check_int,
     check_real,
     check_reference_inputs,
     shown_value,
 )
-from nlgmetrics.rouge.bootstrap import bootstrap_columns, check_confidence
+from nlgmetrics.rouge.bootstrap import bootstrap_columns
 from nlgmetrics.rouge.lcs import lcs_length, match_masks, union_lcs_hits, wlcs_hits, wlcs_paper
 from nlgmetrics.rouge.ngrams import ngram_counts, overlap, skip_bigram_counts
 from nlgmetrics.rouge.result import RougeResult
