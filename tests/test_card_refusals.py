@@ -41,7 +41,7 @@ import nlgmetrics.bleu as bleu_package
 import nlgmetrics.chrf as chrf_package
 import nlgmetrics.rouge as rouge_package
 import nlgmetrics.ter as ter_package
-from nlgmetrics.core.refusals import Refusal
+from nlgmetrics.core.refusals import OptionError, Refusal
 from nlgmetrics.core.validation import shown_value
 from tests.hypothesis_support import OUTSIDE, library_function
 
@@ -144,7 +144,7 @@ ROUGE: dict[Refusal, tuple[str, list[Probe]]] = {
                                [Probe(rouge, dict(tokenizer=_split_on_space, use_stemmer=True)),
                                 Probe(rouge, dict(tokenizer=_split_on_space, remove_stopwords=True))]),
     # progress="no" would draw the bar: bool("no") is True
-    R.SWITCH_RULE: (r"(remove_stopwords|progress)=.* must be True or False",
+    R.SWITCH_RULE: (r"`(remove_stopwords|progress)` must be True or False, got ",
                     [Probe(rouge, dict(remove_stopwords="no")), Probe(rouge, dict(remove_stopwords=HUGE)),
                      Probe(rouge, dict(progress="no")), Probe(rouge, dict(progress=1)),
                      Probe(rouge, dict(progress=HUGE))]),
@@ -168,7 +168,7 @@ ROUGE: dict[Refusal, tuple[str, list[Probe]]] = {
     R.CONFIDENCE_RULE: (r"confidence=.* must be a number strictly between 0 and 1",
                         [Probe(rouge, dict(confidence=95)), Probe(rouge, dict(confidence=1.0)),
                          Probe(rouge, dict(confidence=HUGE))]),
-    R.SEED_RULE: (r"seed=.* must be a non-negative integer, or None .*at most 2\*\*64 - 1",
+    R.SEED_RULE: (r"`seed` must be an integer between 0 and 2\*\*64 - 1 or None, got ",
                   [Probe(rouge, dict(seed=-1)), Probe(rouge, dict(seed=0.5)), Probe(rouge, dict(seed=2**64)),
                    Probe(rouge, dict(seed=HUGE)), Probe(rouge, dict(seed=-HUGE))]),
 }
@@ -188,7 +188,7 @@ BLEU: dict[Refusal, tuple[str, list[Probe]]] = {
                    [Probe(bleu, dict(max_ngram_order=0)), Probe(bleu, dict(max_ngram_order=2.0)),
                     Probe(bleu, dict(max_ngram_order=101)), Probe(bleu, dict(max_ngram_order=HUGE)),
                     Probe(bleu_package.bleu_statistics, dict(max_ngram_order=HUGE))]),
-    B.SWITCH_RULE: (r"\w+=.* must be True or False",
+    B.SWITCH_RULE: (r"`\w+` must be True or False, got ",
                     [Probe(bleu, dict(lowercase="no")), Probe(bleu, dict(effective_order=1)),
                      Probe(corpus_bleu, dict(force="no"), (PREDS, [REFS])),
                      Probe(sentence_bleu, dict(use_effective_order="no"), ("a b c", REFS)),
@@ -224,7 +224,7 @@ CHRF: dict[Refusal, tuple[str, list[Probe]]] = {
                                                          Probe(chrf, dict(beta=HUGE)), Probe(chrf, dict(beta=-HUGE))]),
     C.BETA_RANGE_RULE: (r"beta\*\*2 must fit a float, so beta <= 1e\+150",
                         [Probe(chrf, dict(beta=1e151)), Probe(chrf, dict(beta=1.5e300))]),
-    C.SWITCH_RULE: (r"\w+=.* must be True or False",
+    C.SWITCH_RULE: (r"`\w+` must be True or False, got ",
                     [Probe(chrf, dict(lowercase="no")), Probe(chrf, dict(whitespace=1)),
                      Probe(chrf, dict(eps_smoothing=None)), Probe(chrf, dict(lowercase=HUGE)),
                      Probe(chrf, dict(whitespace=-HUGE)), Probe(chrf, dict(eps_smoothing=HUGE))]),
@@ -240,7 +240,7 @@ CHRF: dict[Refusal, tuple[str, list[Probe]]] = {
 ter, ter_statistics, ter_from_statistics = ter_package.ter, ter_package.ter_statistics, ter_package.ter_from_statistics
 T = ter_rules
 TER: dict[Refusal, tuple[str, list[Probe]]] = {
-    T.SWITCH_RULE: (r"\w+=.* must be True or False",
+    T.SWITCH_RULE: (r"`\w+` must be True or False, got ",
                     [Probe(ter, {name: value}) for name in ("normalized", "no_punct", "asian_support", "case_sensitive",
                                                             "normalize_references_twice") for value in ("no", HUGE)]),
     T.TWICE_RULE: (r"normalize_references_twice=True only acts with normalized=True",
@@ -412,7 +412,7 @@ def test_blanc_card_lists_both_variants():
 def test_a_stale_or_missing_section_is_reported_and_rewritten(tmp_path):
     """The check fails on a card whose section was edited by hand or lost, and `write` restores it
     (in a copy of the checkout's release inputs)."""
-    for part in ("pyproject.toml", "src/nlgmetrics/__init__.py"):
+    for part in ("pyproject.toml", "src/nlgmetrics/__init__.py", "scripts/install.sh"):
         (tmp_path / part).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / part, tmp_path / part)
     shutil.copytree(ROOT / "metrics", tmp_path / "metrics", ignore=shutil.ignore_patterns("__pycache__"))
@@ -470,3 +470,28 @@ def test_lm_cards_say_token_budget_none_is_the_default_budget(name):
     card = " ".join((ROOT / "metrics" / name / "README.md").read_text(encoding="utf-8").split())
     line = card[card.index("**token_budget**"):][:400]
     assert "None" in line and "default" in line, line
+
+
+@pytest.mark.parametrize("metric", sorted(TEXT_METRICS))
+def test_switches_are_refused_under_the_metrics_own_listed_rule_with_cores_wording(metric):
+    """Every metric checks its switches with core's check_switches: the error carries the listed
+    switch rule (core's switch_rule with the metric's names) and core's one message."""
+    package, _ = TEXT_METRICS[metric]
+    rule = sys.modules[f"nlgmetrics.{package.__name__.rsplit('.', 1)[1]}.refusals"].SWITCH_RULE
+    assert rule in package.RULES and rule.refused.startswith("a switch (`")
+    function = library_function(metric)
+    for name in rule.options:
+        if name not in inspect.signature(function).parameters:
+            continue  # sacrebleu's names of corpus_bleu and sentence_bleu are probed above
+        with pytest.raises(OptionError) as caught:
+            function(PREDS, REFS, **{name: "no"})
+        assert caught.value.refusal is rule
+        assert str(caught.value) == f"`{name}` must be True or False, got 'no'."
+
+
+def test_rouges_seed_is_refused_under_cores_seed_rule():
+    with pytest.raises(OptionError) as caught:
+        rouge(PREDS, REFS, seed=-1)
+    assert caught.value.refusal is R.SEED_RULE and R.SEED_RULE.options == ("seed",)
+    assert str(caught.value) == ("`seed` must be an integer between 0 and 2**64 - 1 or None, got -1 (torch's "
+                                 "generator takes no larger seed and numpy's no negative one).")

@@ -43,18 +43,22 @@ from nlgmetrics.bleu.score import SMOOTH_DEFAULTS, BleuScore, bleu_from_stats
 from nlgmetrics.bleu.streams import examples_from_streams, references_of_one
 from nlgmetrics.bleu.tokenizers import TOKENIZERS, get_tokenizer, tokenizer_signature
 from nlgmetrics.core.corpus import MAX_NGRAM_ORDER, score_examples
+from nlgmetrics.core.refusals import BEFORE_SCORING
 from nlgmetrics.core.signature import make_signature
 from nlgmetrics.core.validation import (
     as_texts,
-    check_bool,
     check_choice,
     check_int,
     check_real,
+    check_switches,
     shown_value,
+    switch_rule,
 )
 
 SMOOTH_METHODS = tuple(SMOOTH_DEFAULTS)
 TOKENIZER_NAMES = tuple(TOKENIZERS)
+#: The switches of every BLEU entry point (sacrebleu's names among them).
+SWITCH_RULE = switch_rule("lowercase", "effective_order", "use_effective_order", "force", stage=BEFORE_SCORING)
 #: Defaults of every BLEU entry point (sacrebleu's).
 DEFAULT_TOKENIZE = "13a"
 DEFAULT_SMOOTH_METHOD = "exp"
@@ -105,11 +109,8 @@ class BleuScorer:
         self._tokenizer = get_tokenizer(tokenize)
         check_choice("smooth_method", smooth_method, SMOOTH_METHODS)
         # Plain Python values (numpy scalars accepted), so the signature does not depend on the type.
-        lowercase = check_bool("lowercase", lowercase,
-                               message=f"lowercase={shown_value(lowercase)} must be True or False.")
-        # bool("no") is True: a string here would silently turn effective order on.
-        effective_order = check_bool("effective_order", effective_order,
-                                     message=f"effective_order={shown_value(effective_order)} must be True or False.")
+        lowercase, effective_order = check_switches(
+            SWITCH_RULE, lowercase=lowercase, effective_order=effective_order).values()
         max_ngram_order = check_int("max_ngram_order", max_ngram_order, minimum=1, maximum=MAX_NGRAM_ORDER, message=(
             f"max_ngram_order={shown_value(max_ngram_order)} must be a positive integer (BLEU uses 4), "
             f"at most {MAX_NGRAM_ORDER}."))
@@ -249,8 +250,7 @@ def _sacrebleu_scorer(smooth_method: str, smooth_value: float | None, lowercase:
     return BleuScorer(
         tokenize=DEFAULT_TOKENIZE if tokenize is None else tokenize, lowercase=lowercase,
         smooth_method=smooth_method, smooth_value=smooth_value, max_ngram_order=max_ngram_order,
-        effective_order=check_bool("use_effective_order", use_effective_order, message=(
-            f"use_effective_order={shown_value(use_effective_order)} must be True or False.")),
+        effective_order=check_switches(SWITCH_RULE, use_effective_order=use_effective_order)["use_effective_order"],
     )
 
 
@@ -298,7 +298,7 @@ def corpus_bleu(
         >>> round(corpus_bleu(hypotheses, [refs_a, refs_b]).score, 2)
         66.5
     """
-    check_bool("force", force, message=f"force={shown_value(force)} must be True or False.")
+    check_switches(SWITCH_RULE, force=force)
     hyps = as_texts("hypotheses", hypotheses)
     refs = examples_from_streams(references, len(hyps), "corpus_bleu")
     scorer = _sacrebleu_scorer(smooth_method, smooth_value, lowercase, tokenize, use_effective_order, max_ngram_order)

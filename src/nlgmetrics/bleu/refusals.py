@@ -3,8 +3,10 @@
 One :class:`~nlgmetrics.core.refusals.Refusal` per rule the option checks of :func:`~nlgmetrics.bleu.bleu`
 and its sacrebleu-named building blocks apply, in the order of their options; :func:`refusals`
 gives them as the plain sentences of the model card's "What we refuse and why" section. The
-checks raise plain ``ValueError``\\ s; tests/test_card_refusals.py fires every rule here with a probe
-and maps every documented out-of-range setting to a rule, so the list cannot drift from the checks.
+switch rule is core's, declared with BLEU's switches in ``bleu/api.py`` and raised by core's check;
+the other checks raise plain ``ValueError``\\ s. tests/test_card_refusals.py fires every rule here
+with a probe and maps every documented out-of-range setting to a rule, so the list cannot drift
+from the checks.
 
 >>> any("`smooth_method`" in sentence for sentence in refusals())
 True
@@ -12,7 +14,7 @@ True
 
 from __future__ import annotations
 
-from nlgmetrics.bleu.api import SMOOTH_METHODS, TOKENIZER_NAMES
+from nlgmetrics.bleu.api import SMOOTH_METHODS, SWITCH_RULE, TOKENIZER_NAMES
 from nlgmetrics.core.corpus import MAX_NGRAM_ORDER
 from nlgmetrics.core.refusals import BEFORE_SCORING, Refusal, refusal_sentences
 
@@ -33,10 +35,6 @@ ORDER_RULE = Refusal(
     ("max_ngram_order",), f"a `max_ngram_order` that is not an integer between 1 and {MAX_NGRAM_ORDER}",
     "it is the largest n-gram order of the geometric mean (BLEU uses 4), and every order up to it is counted",
     BEFORE_SCORING)
-SWITCH_RULE = Refusal(
-    ("lowercase", "effective_order", "use_effective_order", "force"),
-    "a switch (`lowercase`, `effective_order`, sacrebleu's `use_effective_order` and `force`) that is not "
-    "True or False", "a string such as 'no' would silently turn it on", BEFORE_SCORING)
 STREAMS_RULE = Refusal(
     ("references",), "`corpus_bleu` references that are not sacrebleu's reference streams (a flat list of "
     "strings, a stream whose length is not the number of hypotheses)",

@@ -39,14 +39,16 @@ from nlgmetrics.core.corpus import (
     score_examples,
     score_rows,
 )
+from nlgmetrics.core.refusals import BEFORE_SCORING
 from nlgmetrics.core.signature import make_signature
-from nlgmetrics.core.validation import check_bool, check_int, check_real, shown_value
+from nlgmetrics.core.validation import check_int, check_real, check_switches, shown_value, switch_rule
 
 #: Defaults of every chrF entry point (sacrebleu's ``CHRF()``); chrF++ is ``word_order=2``.
 DEFAULT_CHAR_ORDER = 6
 DEFAULT_WORD_ORDER = 0
 DEFAULT_BETA = 2
 CHRF_PLUS_PLUS_WORD_ORDER = 2
+SWITCH_RULE = switch_rule("lowercase", "whitespace", "eps_smoothing", stage=BEFORE_SCORING)
 
 #: Largest ``beta``: its square, the weight of precision in F-beta, must be a finite float.
 MAX_BETA = 1e150
@@ -103,8 +105,7 @@ class ChrfOptions:
         if beta > MAX_BETA:  # F-beta weighs precision by beta**2, which must stay a float
             raise ValueError(f"beta={shown_value(beta)} is too large: beta**2 must fit a float, so beta <= {MAX_BETA:g} "
                              f"(recall is beta times as important as precision; chrF uses 2).")
-        switches = {name: check_bool(name, given[name], message=f"{name}={shown_value(given[name])} must be True or False.")
-                    for name in ("lowercase", "whitespace", "eps_smoothing")}
+        switches = check_switches(SWITCH_RULE, **{name: given[name] for name in SWITCH_RULE.options})
         # An integral beta stays an int: sacrebleu computes beta ** 2 on the int it is given.
         beta_value: float = int(beta) if beta.is_integer() else beta
         return cls(char_order, word_order, beta_value, **switches)

@@ -3,9 +3,11 @@
 One :class:`~nlgmetrics.core.refusals.Refusal` per rule the option checks of
 :func:`~nlgmetrics.chrf.chrf` (its ``ChrfOptions``) and its statistics functions apply, in the order
 of their options; :func:`refusals` gives them as the plain sentences of the model card's "What we
-refuse and why" section. The checks raise plain ``ValueError``\\ s (``TypeError`` for an unknown
-option); tests/test_card_refusals.py fires every rule here with a probe and maps every documented
-out-of-range setting to a rule, so the list cannot drift from the checks.
+refuse and why" section. The switch rule is core's, declared with chrF's switches in
+``chrf/api.py`` and raised by core's check; the other checks raise plain ``ValueError``\\ s
+(``TypeError`` for an unknown option). tests/test_card_refusals.py fires every rule here with a
+probe and maps every documented out-of-range setting to a rule, so the list cannot drift from the
+checks.
 
 >>> any("above 1e+150" in sentence for sentence in refusals())
 True
@@ -13,7 +15,7 @@ True
 
 from __future__ import annotations
 
-from nlgmetrics.chrf.api import MAX_BETA
+from nlgmetrics.chrf.api import MAX_BETA, SWITCH_RULE
 from nlgmetrics.core.corpus import MAX_NGRAM_ORDER
 from nlgmetrics.core.refusals import BEFORE_SCORING, Refusal, refusal_sentences
 
@@ -32,10 +34,6 @@ BETA_RULE = Refusal(
 BETA_RANGE_RULE = Refusal(
     ("beta",), f"a `beta` above {MAX_BETA:g}", "F-beta weighs precision by `beta**2`, which must fit a float",
     BEFORE_SCORING)
-SWITCH_RULE = Refusal(
-    ("lowercase", "whitespace", "eps_smoothing"),
-    "a switch (`lowercase`, `whitespace`, `eps_smoothing`) that is not True or False",
-    "a string such as 'no' would silently turn it on", BEFORE_SCORING)
 OPTION_NAME_RULE = Refusal(
     ("options",), "an option that chrF does not have, given to `chrf_statistics` or `chrf_from_statistics` "
     "(a `TypeError` listing chrF's options)", "it would be silently ignored", BEFORE_SCORING)

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from nlgmetrics.core.refusals import Refusal
+from nlgmetrics.core.refusals import BEFORE_LOADING, Refusal
 
 
 def _type_name(value: Any) -> str:
@@ -411,16 +411,42 @@ MAX_LENGTH_RULE = Refusal(
 CHUNK_SIZE_RULE = Refusal(
     ("chunk_size",), "a `chunk_size` that is not a positive integer",
     "it is a count of texts or documents held in memory at once")
-SWITCH_RULE = Refusal(
-    ("progress", "explain", "prefix_cache"),
-    "a switch (`progress`, `explain`, `prefix_cache`, ...) that is not True or False",
-    "a string such as 'no' would silently turn it on")
+
+
+def switch_rule(*names: str, stage: str = BEFORE_LOADING, more: bool = False) -> Refusal:
+    """The rule of a metric's switches ``names`` (checked by :func:`check_switches`): every metric
+    words it alike and differs only in the names and ``stage``; ``more`` adds "..." for switches
+    checked under it that the card does not name (BLANC's ``tuning.*`` ones).
+
+    >>> switch_rule("lowercase", "force").sentence()
+    "Refused: a switch (`lowercase`, `force`) that is not True or False, because a string such as 'no' would silently turn it on; checked before any model loads."
+    """
+    listed = ", ".join(f"`{name}`" for name in names) + (", ..." if more else "")
+    return Refusal(names, f"a switch ({listed}) that is not True or False",
+                   "a string such as 'no' would silently turn it on", stage)
+
+
+#: The LM metrics' switches.
+SWITCH_RULE = switch_rule("progress", "explain", "prefix_cache", more=True)
 #: Largest seed: torch.manual_seed takes at most 2**64 - 1 (beyond, "Overflow when unpacking
 #: long long"); numpy's default_rng takes none below 0.
 MAX_SEED = 2**64 - 1
-SEED_RULE = Refusal(
-    ("seed",), f"a `seed` that is not an integer between 0 and 2**64 - 1 ({MAX_SEED})",
-    "torch's generator takes no larger seed and numpy's no negative one")
+
+
+def seed_rule(*, allow_none: bool = False, stage: str = BEFORE_LOADING) -> Refusal:
+    """The rule of a metric's ``seed`` (checked by :func:`check_seed`): one range for every metric;
+    ``allow_none`` where None means unseeded.
+
+    >>> seed_rule(allow_none=True).refused
+    'a `seed` that is not an integer between 0 and 2**64 - 1 (18446744073709551615) or None'
+    """
+    return Refusal(("seed",), f"a `seed` that is not an integer between 0 and 2**64 - 1 ({MAX_SEED})"
+                   f"{' or None' if allow_none else ''}",
+                   "torch's generator takes no larger seed and numpy's no negative one", stage)
+
+
+#: The seed rule of the metrics whose seed must be given (BLANC-tune's).
+SEED_RULE = seed_rule()
 
 
 def check_engine_options(
@@ -484,20 +510,26 @@ def check_model_tokenizer(model: Any, model_tokenizer: Any) -> None:
             f"model_tokenizer=<its tokenizer> (e.g. AutoTokenizer.from_pretrained(<its checkpoint>)).")
 
 
-def check_switches(**switches: Any) -> dict[str, bool]:
-    """Every named switch checked by :func:`check_bool` under :data:`SWITCH_RULE`; returned as plain
-    bools, in the given order.
+def check_switches(rule: Refusal = SWITCH_RULE, /, **switches: Any) -> dict[str, bool]:
+    """Every named switch checked by :func:`check_bool` under ``rule`` (the metric's
+    :func:`switch_rule`; the LM metrics': :data:`SWITCH_RULE`); returned as plain bools, in the
+    given order. Every metric's switches are refused with this one message.
 
     >>> check_switches(progress=np.bool_(False), explain=True)
     {'progress': False, 'explain': True}
+    >>> check_switches(switch_rule("lowercase"), lowercase="no")
+    Traceback (most recent call last):
+    ...
+    nlgmetrics.core.refusals.OptionError: `lowercase` must be True or False, got 'no'.
     """
-    with SWITCH_RULE.enforced():
+    with rule.enforced():
         return {name: check_bool(name, value) for name, value in switches.items()}
 
 
-def check_seed(seed: Any, *, name: str = "seed", allow_none: bool = False) -> int | None:
+def check_seed(seed: Any, *, name: str = "seed", allow_none: bool = False, rule: Refusal = SEED_RULE) -> int | None:
     """A random seed every generator the library seeds takes: an integer (numpy ints accepted) in
-    ``[0, MAX_SEED]``; None only with ``allow_none`` (unseeded).
+    ``[0, MAX_SEED]``; None only with ``allow_none`` (unseeded). Refused under ``rule`` (the
+    metric's :func:`seed_rule`), with one message for every metric.
 
     >>> check_seed(np.int64(7)), check_seed(None, allow_none=True)
     (7, None)
@@ -510,7 +542,7 @@ def check_seed(seed: Any, *, name: str = "seed", allow_none: bool = False) -> in
     ...
     nlgmetrics.core.refusals.OptionError: `seed` must be an integer between 0 and 2**64 - 1, got a negative integer of about 5001 digits (torch's generator takes no larger seed and numpy's no negative one).
     """
-    with SEED_RULE.enforced():
+    with rule.enforced():
         return check_int(name, seed, minimum=0, maximum=MAX_SEED, allow_none=allow_none, message=(
             f"`{name}` must be an integer between 0 and 2**64 - 1{' or None' if allow_none else ''}, "
             f"got {shown_value(seed)} (torch's generator takes no larger seed and numpy's no negative one)."))

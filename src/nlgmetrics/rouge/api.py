@@ -29,15 +29,18 @@ from typing import Any
 import numpy as np
 
 from nlgmetrics.core.signature import make_signature
+from nlgmetrics.core.refusals import BEFORE_SCORING
 from nlgmetrics.core.validation import (
-    MAX_SEED,
-    check_bool,
-    check_confidence,
     check_choice,
+    check_confidence,
     check_int,
     check_real,
     check_reference_inputs,
+    check_seed,
+    check_switches,
+    seed_rule,
     shown_value,
+    switch_rule,
 )
 from nlgmetrics.rouge.bootstrap import bootstrap_columns
 from nlgmetrics.rouge.lcs import lcs_length, match_masks, union_lcs_hits, wlcs_hits, wlcs_paper
@@ -60,6 +63,10 @@ AGGREGATIONS = ("bootstrap", "rouge155")
 #: Most bootstrap resamples: the interval's percentiles settle long before (ROUGE-1.5.5 uses 1000),
 #: and every resampled mean is held in memory (a larger count is a typo).
 MAX_BOOTSTRAP = 1_000_000
+# bool("no") is True: a string would silently turn stopword removal on or draw a progress bar.
+SWITCH_RULE = switch_rule("remove_stopwords", "progress", stage=BEFORE_SCORING)
+#: None: an unseeded bootstrap. numpy takes larger seeds, but every metric's seeds share one range.
+SEED_RULE = seed_rule(allow_none=True, stage=BEFORE_SCORING)
 
 
 @dataclass
@@ -376,11 +383,8 @@ def rouge_family(
     check_choice("rouge_w_normalization", rouge_w_normalization, ROUGE_W_NORMALIZATIONS)
     check_choice("aggregation", aggregation, AGGREGATIONS)
     stem = _stemmer_name(use_stemmer)
-    # bool("no") is True: a string here would silently turn stopword removal on.
-    remove_stopwords = check_bool("remove_stopwords", remove_stopwords,
-                                  message=f"remove_stopwords={shown_value(remove_stopwords)} must be True or False.")
-    # Any truthy value would silently draw a progress bar (progress="no" too).
-    progress = check_bool("progress", progress, message=f"progress={shown_value(progress)} must be True or False.")
+    remove_stopwords, progress = check_switches(
+        SWITCH_RULE, remove_stopwords=remove_stopwords, progress=progress).values()
     splitter = resolve_tokenizer(tokenizer)
     if splitter.is_callable and (stem or remove_stopwords):
         # rouge-score's RougeScorer ignores use_stemmer when given a tokenizer; we refuse instead
@@ -392,10 +396,7 @@ def rouge_family(
             f"inside the callable, or use a named tokenizer (e.g. tokenizer='unicode')."
         )
     # numpy's default_rng(seed) would fail with a bare TypeError ("SeedSequence expects int...").
-    # The range is every metric's (MAX_SEED): numpy takes larger seeds, but the signature records it.
-    seed = check_int("seed", seed, minimum=0, maximum=MAX_SEED, allow_none=True, message=(
-        f"seed={shown_value(seed)} must be a non-negative integer, or None for an unseeded bootstrap "
-        f"(at most 2**64 - 1, every metric's seed range)."))
+    seed = check_seed(seed, allow_none=True, rule=SEED_RULE)
     # Plain floats (numpy scalars accepted): the signature and the numbers do not depend on the type.
     beta = check_real("beta", beta, minimum=0, exclusive_minimum=True,
                       message=f"beta={shown_value(beta)} must be a finite positive number (1.0 gives F1).")
@@ -409,7 +410,7 @@ def rouge_family(
             "aggregation='rouge155' needs n_bootstrap >= 1: ROUGE-1.5.5's averages are means of "
             "bootstrap resamples (it uses 1000); use aggregation='bootstrap' for plain means without interval."
         )
-    confidence = check_confidence(confidence)  # checked here too: the Perl-style path needs it
+    confidence = check_confidence(confidence)  # both aggregations take it as checked here
 
     needs_sentences = any(t.kind in ("Lsum", "W") for t in types)
 

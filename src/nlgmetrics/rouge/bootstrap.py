@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nlgmetrics.core.validation import check_confidence, check_int, shown_value
+from nlgmetrics.core.validation import check_int, shown_value
 
 _CHUNK_CELLS = 4_000_000  # resample counts held at once (bounded memory on big corpora)
 
@@ -30,9 +30,10 @@ def bootstrap_columns(
     """Bootstrap every column of an ``(examples, k)`` matrix with the same resamples.
 
     A resample is stored as per-example counts, so all ``k`` resampled means come from one
-    matrix product (fast, and every column sees the same resampled examples).
+    matrix product (and every column sees the same resampled examples). ``confidence`` is taken as
+    checked by the caller (:func:`~nlgmetrics.core.validation.check_confidence`, as
+    :func:`~nlgmetrics.rouge.rouge_family` does): a float strictly between 0 and 1.
     """
-    confidence = check_confidence(confidence)
     n_samples = check_int("n_samples", n_samples, minimum=1,
                           message=f"n_samples={shown_value(n_samples)} must be a positive integer, e.g. 1000.")
     data = np.asarray(matrix, dtype=np.float64)

@@ -2,8 +2,9 @@
 
 One :class:`~nlgmetrics.core.refusals.Refusal` per rule its option checks apply, in the order of
 its options; :func:`refusals` gives them as the plain sentences of the model card's "What we
-refuse and why" section. The checks themselves (``rouge/api.py``, ``rouge/types.py``,
-``rouge/tokenizers.py``) raise plain ``ValueError``\\ s; tests/test_card_refusals.py fires every rule
+refuse and why" section. The switch and seed rules are core's, declared with ROUGE's options in
+``rouge/api.py`` and raised by core's checks; the other checks (``rouge/api.py``, ``rouge/types.py``,
+``rouge/tokenizers.py``) raise plain ``ValueError``\\ s. tests/test_card_refusals.py fires every rule
 here with a probe and maps every documented out-of-range setting to a rule, so the list cannot
 drift from the checks.
 
@@ -14,7 +15,7 @@ True
 from __future__ import annotations
 
 from nlgmetrics.core.refusals import BEFORE_SCORING, WHILE_SCORING_TEXTS, Refusal, refusal_sentences
-from nlgmetrics.rouge.api import MAX_BOOTSTRAP
+from nlgmetrics.rouge.api import MAX_BOOTSTRAP, SEED_RULE, SWITCH_RULE
 from nlgmetrics.rouge.tokenizers import TOKENIZER_NAMES
 from nlgmetrics.rouge.types import MAX_ROUGE_N, MAX_SKIP_GAP
 
@@ -49,9 +50,6 @@ CALLABLE_STEMMING_RULE = Refusal(
     ("use_stemmer", "remove_stopwords", "tokenizer"), "`use_stemmer` or `remove_stopwords=True` with a callable "
     "`tokenizer`", "its tokens are used as they are (rouge-score silently ignores `use_stemmer` there): stem or "
     "filter inside the callable, or use a named tokenizer", BEFORE_SCORING)
-SWITCH_RULE = Refusal(
-    ("remove_stopwords", "progress"), "a switch (`remove_stopwords`, `progress`) that is not True or False",
-    "a string such as 'no' would silently turn it on", BEFORE_SCORING)
 CHOICE_RULE = Refusal(
     ("multi_ref", "rouge_w_normalization", "aggregation"), "a `multi_ref` other than 'best' or 'average', a "
     "`rouge_w_normalization` other than 'rouge155' or 'paper', or an `aggregation` other than 'bootstrap' or "
@@ -78,10 +76,6 @@ ROUGE155_RESAMPLES_RULE = Refusal(
 CONFIDENCE_RULE = Refusal(
     ("confidence",), "a `confidence` that is not a number strictly between 0 and 1 (e.g. 95 for 0.95)",
     "it is the interval's level as a fraction, and a 100% interval has no finite bounds", BEFORE_SCORING)
-SEED_RULE = Refusal(
-    ("seed",), "a `seed` that is not an integer between 0 and 2**64 - 1 or None",
-    "numpy's generator takes no negative seed, and every metric's seeds share this range (None: an unseeded "
-    "bootstrap)", BEFORE_SCORING)
 
 #: Every rule ROUGE's checks apply, in the order of its options (:func:`refusals`).
 RULES: tuple[Refusal, ...] = (

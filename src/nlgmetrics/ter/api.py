@@ -32,11 +32,17 @@ from typing import Any
 import numpy as np
 
 from nlgmetrics.core.corpus import check_summed_statistics, declared_options, score_examples, score_rows
+from nlgmetrics.core.refusals import BEFORE_SCORING
 from nlgmetrics.core.signature import make_signature
-from nlgmetrics.core.validation import check_bool, shown_value
+from nlgmetrics.core.validation import check_switches, switch_rule
 from nlgmetrics.ter.result import TerResult
 from nlgmetrics.ter.shifts import shifted_edits
 from nlgmetrics.ter.tokenize import tercom_words
+
+
+#: TER's options are all switches.
+SWITCH_RULE = switch_rule("normalized", "no_punct", "asian_support", "case_sensitive", "normalize_references_twice",
+                          stage=BEFORE_SCORING)
 
 
 def ter_score(num_edits: float, ref_length: float) -> float:
@@ -68,8 +74,7 @@ class TerOptions:
     def checked(cls, **options: Any) -> TerOptions:
         """The options of :func:`ter` (the fields above, all switches; False for those not given),
         each checked."""
-        values = {name: check_bool(name, value, message=f"{name}={shown_value(value)} must be True or False.")
-                  for name, value in declared_options(cls, options, "TER").items()}
+        values = check_switches(SWITCH_RULE, **declared_options(cls, options, "TER"))
         if values["normalize_references_twice"] and not values["normalized"]:
             # Without the normaliser a second pass changes nothing; refusing says so instead of
             # recording an option in the signature that did not act.

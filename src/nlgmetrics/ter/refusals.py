@@ -3,9 +3,10 @@
 One :class:`~nlgmetrics.core.refusals.Refusal` per rule the option checks of
 :func:`~nlgmetrics.ter.ter` (its ``TerOptions``) and its statistics functions apply, in the order of
 their options; :func:`refusals` gives them as the plain sentences of the model card's "What we
-refuse and why" section. The checks raise plain ``ValueError``\\ s (``TypeError`` for an unknown
-option); tests/test_card_refusals.py fires every rule here with a probe, so the list cannot drift
-from the checks.
+refuse and why" section. The switch rule is core's, declared with TER's switches in
+``ter/api.py`` and raised by core's check; the other checks raise plain ``ValueError``\\ s
+(``TypeError`` for an unknown option). tests/test_card_refusals.py fires every rule here with a
+probe, so the list cannot drift from the checks.
 
 >>> any("`normalize_references_twice=True`" in sentence for sentence in refusals())
 True
@@ -14,13 +15,10 @@ True
 from __future__ import annotations
 
 from nlgmetrics.core.refusals import BEFORE_SCORING, Refusal, refusal_sentences
+from nlgmetrics.ter.api import SWITCH_RULE
 
 __all__ = ["RULES", "refusals"]
 
-SWITCH_RULE = Refusal(
-    ("normalized", "no_punct", "asian_support", "case_sensitive", "normalize_references_twice"),
-    "a switch (`normalized`, `no_punct`, `asian_support`, `case_sensitive`, `normalize_references_twice`) that "
-    "is not True or False", "a string such as 'no' would silently turn it on", BEFORE_SCORING)
 TWICE_RULE = Refusal(
     ("normalize_references_twice", "normalized"), "`normalize_references_twice=True` without `normalized=True`",
     "without the normaliser a second pass changes nothing, and the signature would record an option that did "
