@@ -229,7 +229,7 @@ def test_from_statistics_rejects_bad_arrays(bad, pattern):
 def test_an_integer_too_long_to_print_gets_the_options_message(option):
     """Every option's message shows such an integer by its size (its repr() raises past 4300
     digits); the orders are bounded so that none is accepted (it would count every order)."""
-    with pytest.raises(ValueError, match=rf"^{option}=an integer of about 5001 digits must be"):
+    with pytest.raises(ValueError, match=rf"^({option}=an integer of about 5001 digits must be|`{option}` must be True or False, got an integer of about 5001 digits)"):
         chrf(["a b"], ["a b"], **{option: 10**5000})
 
 
@@ -295,7 +295,7 @@ def test_signature_records_every_option():
     (lambda: chrf(["a"], ["a"], char_order=0, word_order=0), r"leave no n-grams"),
     (lambda: chrf(["a"], ["a"], beta=-1), r"beta=-1 must be a finite number > 0"),
     (lambda: chrf(["a"], ["a"], beta=float("inf")), r"beta=inf must be a finite number > 0"),
-    (lambda: chrf(["a"], ["a"], lowercase="no"), r"lowercase='no' must be True or False"),
+    (lambda: chrf(["a"], ["a"], lowercase="no"), r"`lowercase` must be True or False, got 'no'"),
     (lambda: chrf(["a"], ["a"], tokenize="13a"), r"unexpected keyword argument 'tokenize'"),
     (lambda: chrf_statistics(["a"], ["a"], beta=0), r"beta=0 must be a finite number > 0"),
     (lambda: chrf_statistics(["a"], ["a"], tokenize="13a"),
