@@ -14,23 +14,23 @@ metric              model
 ``fflm``            SmolLM2-135M
 ==================  ===========================================================================
 
-What is counted (without changing the engine's work):
+What is counted (without changing the engine's work; :func:`benchmarks.counting.count_work`, hooks
+on the model, says how each number is read):
 
 - ``positions``: token positions that went through the model body, padding included (``rows x
-  width`` of every body pass), read by a forward pre-hook on the base model;
+  width`` of every body pass);
 - ``real``: the positions holding a real token, i.e. the work the metric needs once its queries
-  are deduplicated and shared prefixes cached (masked LM: the attention mask's ones, read by the
-  same hook; causal LM: the engine's own counter, :func:`nlgmetrics.engine.causal.count_positions`);
-- ``head rows``: rows through the LM head (a forward hook on the output embeddings);
+  are deduplicated and shared prefixes cached;
+- ``head rows``: rows through the LM head;
 - exact-work FLOPs: ``2 x params_body x real + head_rows x 2 x hidden x vocab`` (``params_body``:
   the parameters of the transformer layers and final norms, embeddings and LM head excluded;
   attention scores and softmaxes are not counted, so a rate can only be under-, not over-stated);
 - attention FLOPs, reported beside it (never in place of it): the two attention products a real
   token truly needs, ``4 x layers x heads x head_dim`` per (query, key) pair of *real* tokens
-  (causal LM: the engine's count, a query seeing the cached prefix and the real tokens up to
-  itself; masked LM: every real token of a row sees every real token of it, read from the
-  attention mask). Long contexts make this work large (FFLM's summaries attend over a
-  1,146-token document), so the table gives the fraction of the limit both without and with it;
+  (causal LM: a query sees the cached prefix and the real tokens up to itself; masked LM: every
+  real token of a row sees every real token of it). Long contexts make this work large (FFLM's
+  summaries attend over a 1,146-token document), so the table gives the fraction of the limit both
+  without and with it;
 - the model-shape limit, beside the square one: the model's own linear layers (every body
   ``nn.Linear`` once, and the head) timed at ``MODEL_PROBE_ROWS`` rows with its weights; the exact
   work at those rates is the time a metric would take if it did nothing but its needed matmuls,
@@ -81,6 +81,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchmarks.counting import count_work
 from benchmarks.machine import machine, versions
 from benchmarks.random_models import cached_random_model
 from benchmarks.realsumm_slices import realsumm_pairs
@@ -203,36 +204,6 @@ def body_parameters(model: Any) -> int:
     return sum(p.numel() for p in base.parameters() if id(p) not in embedded)
 
 
-class Counter:
-    """Forward hooks on the base model (positions entering the body, masked LMs' real tokens) and
-    on the output embeddings (head rows); :meth:`close` removes them."""
-
-    def __init__(self, model: Any):
-        self.forwards = self.positions = self.mask_real = self.mask_pairs = self.head_rows = 0
-        base = getattr(model, "base_model", model)
-        self.handles = [
-            base.register_forward_pre_hook(self._body, with_kwargs=True),
-            model.get_output_embeddings().register_forward_hook(self._head),
-        ]
-
-    def _body(self, _module: Any, args: tuple, kwargs: dict) -> None:
-        ids = kwargs.get("input_ids", args[0] if args else None)
-        self.forwards += 1
-        self.positions += int(ids.numel())
-        mask = kwargs.get("attention_mask")
-        if mask is not None and mask.shape == ids.shape:  # a cached pass's mask also covers the cache
-            per_row = mask.sum(dim=1)
-            self.mask_real += int(per_row.sum())
-            self.mask_pairs += int((per_row * per_row).sum())  # bidirectional: real x real per row
-
-    def _head(self, _module: Any, args: tuple, _output: Any) -> None:
-        self.head_rows += int(args[0].shape[:-1].numel())
-
-    def close(self) -> None:
-        for handle in self.handles:
-            handle.remove()
-
-
 def kv_copy_costs(repeats: int = 9) -> list[dict[str, Any]]:
     """Milliseconds per batch to give a batch of target rows its private copy of a 1-row prefix
     cache and append the batch's keys and values, for SmolLM2-135M's cache shape (30 layers,
@@ -347,30 +318,21 @@ def fast_paths(lm: Any) -> list[str]:
 
 def measure(name: str, lm: Any, documents: list[str], summaries: list[str], references: list[str]) -> dict[str, Any]:
     """One untimed warm-up call, then one counted and timed call; the row of numbers."""
-    from nlgmetrics.engine.causal import count_positions
-
     call = metric_call(name)
     call(lm, [WARM_DOCUMENT], [WARM_SUMMARY], [WARM_DOCUMENT])
-    counter = Counter(lm.model)
-    try:
-        with count_positions() as engine:
-            start = time.perf_counter()
-            result = call(lm, documents, summaries, references)
-            seconds = time.perf_counter() - start
-    finally:
-        counter.close()
+    with count_work(lm) as counter:
+        start = time.perf_counter()
+        result = call(lm, documents, summaries, references)
+        seconds = time.perf_counter() - start
     config = lm.model.config
     hidden = config.hidden_size
     vocab = lm.model.get_output_embeddings().weight.shape[0]
     body = body_parameters(lm.model)
-    real = engine.real if lm.kind == "causal" else counter.mask_real
-    if lm.kind == "causal" and engine.positions != counter.positions:  # two counts of one thing
-        print(f"speed_limits: {name}: engine counted {engine.positions} positions, the hook {counter.positions}",
-              file=sys.stderr)
+    real = counter.real
     head_flop = counter.head_rows * 2 * hidden * vocab
     exact = 2 * body * real + head_flop
     executed = 2 * body * counter.positions + head_flop
-    pairs = engine.attention_pairs if lm.kind == "causal" else counter.mask_pairs
+    pairs = counter.attention_pairs
     heads = config.num_attention_heads
     head_dim = getattr(config, "head_dim", None) or hidden // heads
     attention = 4 * config.num_hidden_layers * heads * head_dim * pairs  # scores (QK^T) and values (PV)

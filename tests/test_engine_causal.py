@@ -229,44 +229,32 @@ def skewed_oracle(causal_lm):
 @pytest.mark.parametrize("prefix_cache", [True, False])
 def test_padding_bounded_against_real_tokens(causal_lm, skewed_oracle, prefix_cache, monkeypatch):
     """Every body pass of two or more rows holds at most (1 + PADDING_SLACK) x its real tokens
-    (engine counter and a hook on the base model agree), and the numbers equal the naive loop."""
+    (counted from outside the engine), and the numbers equal the naive loop."""
     import functools
 
     import nlgmetrics.engine.causal as causal
-    from nlgmetrics.engine.causal import count_positions
+    from benchmarks.counting import count_work
     from nlgmetrics.engine.planning import PADDING_SLACK, plan_batches
 
     queries, expected = skewed_oracle
     # The workload needs the bound: planned by the token budget alone, it pads far more.
     with monkeypatch.context() as patch:
         patch.setattr(causal, "plan_batches", functools.partial(plan_batches, padding_slack=float("inf")))
-        with count_positions() as unbounded:
+        with count_work(causal_lm) as unbounded:
             causal_target_scores(causal_lm, queries, prefix_cache=prefix_cache, progress=False)
     assert unbounded.positions > 1.5 * unbounded.real
-    passes: list[tuple[int, int, int]] = []  # rows, width, real tokens
-
-    def record(_module, args, kwargs):
-        ids = kwargs.get("input_ids", args[0] if args else None)
-        mask = kwargs.get("attention_mask")
-        real = int(mask[:, -ids.shape[1]:].sum()) if mask is not None else None
-        passes.append((ids.shape[0], ids.shape[1], real))
-
-    handle = causal_lm.model.base_model.register_forward_pre_hook(record, with_kwargs=True)
-    try:
-        with count_positions() as counts:
-            got = causal_target_scores(causal_lm, queries, prefix_cache=prefix_cache, progress=False)
-    finally:
-        handle.remove()
+    with count_work(causal_lm) as counts:
+        got = causal_target_scores(causal_lm, queries, prefix_cache=prefix_cache, progress=False)
     needed = sum(len(q.prefix_ids) + len(q.target_ids) - 1 for q in queries)
     if prefix_cache:  # the shared prefix (but its last token) is read once, not once per target
         needed -= (len(queries) // 2 - 1) * (len(queries[-1].prefix_ids) - 1)
-    assert counts.real == needed and counts.forwards == len(passes)
-    assert counts.positions == sum(rows * width for rows, width, _ in passes)
+    assert counts.real == needed and counts.forwards == len(counts.passes)
+    assert counts.positions == sum(p.rows * p.width for p in counts.passes)
     assert counts.positions <= (1 + PADDING_SLACK) * counts.real
     assert counts.real == unbounded.real  # the same work, less padding
-    for rows, width, real in passes:
-        if rows > 1 and real is not None:
-            assert rows * width <= (1 + PADDING_SLACK) * real
+    for p in counts.passes:
+        if p.rows > 1:
+            assert p.rows * p.width <= (1 + PADDING_SLACK) * p.real
     for (want, argmax), scores in zip(expected, got):
         assert np.max(np.abs(scores.logprobs - want)) <= 1e-5
         np.testing.assert_array_equal(scores.argmax, argmax)
@@ -286,14 +274,17 @@ def test_replicated_cache_fallback_agrees(causal_lm, oracle, monkeypatch):
         np.testing.assert_array_equal(a.logprobs, b.logprobs)
 
 
+@pytest.mark.parametrize("unmasked", [True, False])
 @pytest.mark.parametrize("prefix_cache", [False, True])
-def test_attention_pairs_counted_are_the_causal_pairs_of_real_tokens(causal_lm, prefix_cache):
+def test_attention_pairs_counted_are_the_causal_pairs_of_real_tokens(causal_lm, prefix_cache, unmasked):
     """The benchmark's attention work: a query read alone is L = prefix + target - 1 real tokens,
     L(L+1)/2 causal (query, key) pairs; a cached prefix of c tokens shared by k targets is read
-    once, so its c(c+1)/2 pairs count once instead of k times. Padding never counts."""
-    from nlgmetrics.engine.causal import count_positions
+    once, so its c(c+1)/2 pairs count once instead of k times. Padding never counts, whether the
+    counter reads it from the padding mask or (right padding left unmasked) from the head's rows."""
+    from benchmarks.counting import count_work
 
-    queries = skewed_queries(causal_lm.tokenizer)
+    lm = dataclasses.replace(causal_lm, unmasked_right_padding=unmasked)
+    queries = skewed_queries(lm.tokenizer)
     distinct = list(dict.fromkeys(queries))
     expected = sum(L * (L + 1) // 2 for L in (len(q.prefix_ids) + len(q.target_ids) - 1 for q in distinct))
     if prefix_cache:
@@ -304,8 +295,8 @@ def test_attention_pairs_counted_are_the_causal_pairs_of_real_tokens(causal_lm, 
             if len(members) >= 2 and len(prefix) >= 2:
                 c = len(prefix) - 1
                 expected -= (len(members) - 1) * c * (c + 1) // 2
-    with count_positions() as counts:
-        causal_target_scores(causal_lm, queries, prefix_cache=prefix_cache, progress=False)
+    with count_work(lm) as counts:
+        causal_target_scores(lm, queries, prefix_cache=prefix_cache, progress=False)
     assert counts.positions > counts.real  # padding was there, and is not in the pairs
     assert counts.attention_pairs == expected
 

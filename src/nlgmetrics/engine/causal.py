@@ -8,7 +8,7 @@ loop is needed. Only those positions go through the LM head.
 Prefix cache: when several queries share a prefix (one document, many summaries; or one summary
 prefix, many document chunks), the prefix runs once with ``use_cache=True`` and its key/value
 cache is shared by a batch of targets (:func:`replicated_cache`). Results equal the uncached
-ones (fp32, <= 1e-5). :func:`count_positions` counts the work that went through the model.
+ones (fp32, <= 1e-5).
 
 >>> from nlgmetrics.testing import build_random_model
 >>> from nlgmetrics.engine import load_lm
@@ -26,7 +26,6 @@ from __future__ import annotations
 import copy
 import inspect
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,62 +81,6 @@ def _validate(lm: LoadedLM, queries: Sequence[CausalQuery]) -> None:
                 f"{len(query.target_ids)} - 1), more than {lm.name!r} has ({lm.max_length}); truncate "
                 "before scoring."
             )
-
-
-@dataclass
-class PositionCounts:
-    """What went through the model body during :func:`count_positions`: forward passes, token
-    positions (``rows x width``, padding included), the real tokens among them, LM-head rows, and
-    the (query, key) pairs of real tokens that causal attention needs (a query sees the cached
-    prefix and the real tokens up to itself; padding and masked-out keys are not counted)."""
-
-    forwards: int = 0
-    positions: int = 0
-    real: int = 0
-    head_rows: int = 0
-    attention_pairs: int = 0
-
-
-# Off (None) unless a benchmark asks: one attribute test per forward pass is the whole cost.
-_COUNTS: PositionCounts | None = None
-
-
-@contextmanager
-def count_positions() -> Iterator[PositionCounts]:
-    """Count the causal engine's work while active (for benchmarks; not thread-safe, not nested).
-
-    >>> from nlgmetrics.testing import build_random_model
-    >>> from nlgmetrics.engine import load_lm
-    >>> import tempfile
-    >>> lm = load_lm(build_random_model("gpt2", tempfile.mkdtemp(), size="tiny"))
-    >>> with count_positions() as counts:
-    ...     _ = causal_target_scores(lm, [CausalQuery((1,), (5, 6, 7, 8)), CausalQuery((1,), (9, 10, 11))],
-    ...                              progress=False)
-    >>> counts.forwards, counts.positions, counts.real, counts.head_rows   # one batch: 2 rows x 4 positions
-    (1, 8, 7, 7)
-    >>> counts.attention_pairs   # causal: 4 real tokens see 1+2+3+4 keys, 3 see 1+2+3
-    16
-    """
-    global _COUNTS
-    previous, _COUNTS = _COUNTS, PositionCounts()
-    try:
-        yield _COUNTS
-    finally:
-        _COUNTS = previous
-
-
-def _causal_pairs(lengths: Sequence[int], cached: int = 0) -> int:
-    """(query, key) pairs of causal attention for rows of ``lengths`` real tokens after ``cached`` keys."""
-    return sum(n * cached + n * (n + 1) // 2 for n in lengths)
-
-
-def _count(positions: int, real: int, head_rows: int, attention_pairs: int) -> None:
-    if _COUNTS is not None:
-        _COUNTS.forwards += 1
-        _COUNTS.positions += positions
-        _COUNTS.real += real
-        _COUNTS.head_rows += head_rows
-        _COUNTS.attention_pairs += attention_pairs
 
 
 # A unit of work: ("plain", [distinct indices]) or ("prefix", [distinct indices sharing a prefix]).
@@ -251,8 +194,6 @@ def _forward_plain(
         first = len(distinct[j].prefix_ids) - 1
         rows.extend([b] * len(distinct[j].target_ids))
         cols.extend(range(first, first + len(distinct[j].target_ids)))
-    _count(len(members) * width, sum(len(s) for s in sequences), len(rows),
-           _causal_pairs([len(s) for s in sequences]) if _COUNTS is not None else 0)
     device = lm.device
     inputs = {"input_ids": to_device(input_ids, device), "use_cache": False}
     if not lm.unmasked_right_padding:  # else SDPA's causal kernel (loading.right_padding_needs_no_mask)
@@ -286,7 +227,6 @@ def _forward_prefix_group(
         base = getattr(lm.model, "base_model", lm.model)
         mask = {} if lm.unmasked_right_padding else {"attention_mask": torch.ones_like(prefix_ids)}
         output = base(input_ids=prefix_ids, use_cache=True, **mask)
-        _count(cached, cached, 0, _causal_pairs([cached]))
         cache = output["cache"] if "cache" in output else output["past_key_values"]
     # A row reads prefix[-1:] + target[:-1] (len(target) positions) and holds the cached prefix's
     # keys and values besides: memory against the budget, but not padding.
@@ -361,8 +301,6 @@ def _forward_on_cache(
         attention[b, cached : cached + len(sequence)] = 1
         rows.extend([b] * len(distinct[j].target_ids))
         cols.extend(range(len(distinct[j].target_ids)))
-    _count(batch * width, sum(len(s) for s in sequences), len(rows),
-           _causal_pairs([len(s) for s in sequences], cached) if _COUNTS is not None else 0)
     with torch.inference_mode():
         past = replicated_cache(cache, batch)
         inputs = {

@@ -1,0 +1,149 @@
+"""Count the work an LM metric sends through a model, from outside the engine.
+
+:func:`count_work` watches a loaded model while a metric runs and adds up, per pass through the
+model body: the pass itself, its token positions (``rows x width``, padding included), the real
+tokens among them, the rows that went through the LM head, and the (query, key) pairs of real
+tokens that attention needs. The engine does the same work whether it is watched or not.
+
+Where each number comes from:
+
+- a forward pre-hook on the base model (the transformer body) reads ``input_ids``' shape and the
+  2-D ``attention_mask``; with a prefix cache the mask spans the cached keys and the new tokens,
+  so a row's new real tokens are the ones in its last ``width`` columns;
+- a forward hook on the output embeddings (the LM head) counts the rows it receives;
+- a causal pass may carry no mask at all (right padding left unmasked: causal attention keeps real
+  tokens from seeing the pads after them). Its inputs then do not say where a row's real tokens
+  end, but the rows the head reads do: teacher forcing reads a row up to its last real token. The
+  counter wraps the causal engine's call of the head (``nlgmetrics.engine.causal.logits_at``) to
+  see those positions; a pass outside a head call (the prefix pass that builds a cache) is one
+  unpadded row.
+
+Attention pairs: causal, a real query sees the real keys at or before it (cached ones included);
+masked (bidirectional), every real token of a row sees every real token of that row.
+
+>>> import tempfile
+>>> from nlgmetrics.engine import CausalQuery, causal_target_scores, load_lm
+>>> from nlgmetrics.testing import build_random_model
+>>> lm = load_lm(build_random_model("gpt2", tempfile.mkdtemp(), size="tiny"))
+>>> with count_work(lm) as counts:
+...     _ = causal_target_scores(lm, [CausalQuery((1,), (5, 6, 7, 8)), CausalQuery((1,), (9, 10, 11))],
+...                              progress=False)
+>>> counts.forwards, counts.positions, counts.real, counts.head_rows   # one batch: 2 rows x 4 positions
+(1, 8, 7, 7)
+>>> counts.attention_pairs   # causal: 4 real tokens see 1+2+3+4 keys, 3 see 1+2+3
+16
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One pass through the model body: ``rows x width`` positions, ``real`` of them real tokens."""
+
+    rows: int
+    width: int
+    real: int
+
+
+@dataclass
+class WorkCounts:
+    """The work counted by :func:`count_work` (see the module docstring for each number)."""
+
+    forwards: int = 0
+    positions: int = 0
+    real: int = 0
+    head_rows: int = 0
+    attention_pairs: int = 0
+    passes: list[Pass] = field(default_factory=list)
+
+
+def real_mask(rows: int, width: int, read_positions: tuple[torch.Tensor, torch.Tensor] | None) -> torch.Tensor:
+    """The padding mask a pass without one implies: a row is real up to the last position the head
+    reads in it (all of it when no head positions are known).
+
+    >>> real_mask(2, 4, (torch.tensor([0, 0, 1]), torch.tensor([1, 3, 1]))).tolist()
+    [[1, 1, 1, 1], [1, 1, 0, 0]]
+    """
+    if read_positions is None:
+        return torch.ones((rows, width), dtype=torch.long)
+    batch_index, position_index = (t.cpu() for t in read_positions)
+    last = torch.full((rows,), -1, dtype=torch.long).scatter_reduce(0, batch_index, position_index, "amax")
+    return (torch.arange(width) <= last[:, None]).long()
+
+
+def attention_pairs(mask: torch.Tensor, width: int, causal: bool) -> int:
+    """(query, key) pairs of real tokens for a 2-D padding ``mask`` whose last ``width`` columns are
+    the pass's new tokens (the columns before them: cached keys).
+
+    >>> attention_pairs(torch.tensor([[1, 1, 1, 0], [1, 1, 0, 0]]), 4, causal=True)   # 1+2+3, 1+2
+    9
+    >>> attention_pairs(torch.tensor([[1, 1, 1, 1, 0]]), 3, causal=True)   # 2 cached keys: 3 + 4
+    7
+    >>> attention_pairs(torch.tensor([[1, 1, 1, 0]]), 4, causal=False)     # 3 x 3
+    9
+    """
+    new = mask[:, -width:]
+    if not causal:
+        return int((new.sum(dim=1) ** 2).sum())
+    keys_so_far = mask.cumsum(dim=1)[:, -width:]  # real keys at or before each position
+    return int((keys_so_far * new).sum())
+
+
+@contextmanager
+def count_work(lm: Any) -> Iterator[WorkCounts]:
+    """Count what goes through ``lm``'s model (a :class:`~nlgmetrics.engine.LoadedLM`) while active.
+
+    Not thread-safe and not nested: one counter per model at a time (benchmarks and tests only).
+    """
+    import nlgmetrics.engine.causal as causal_engine
+
+    counts = WorkCounts()
+    causal = lm.kind == "causal"
+    read: list[tuple[torch.Tensor, torch.Tensor]] = []  # the head positions of the call in progress
+    model = lm.model
+    base = getattr(model, "base_model", model)
+
+    def body(_module: Any, args: tuple, kwargs: dict) -> None:
+        ids = kwargs.get("input_ids", args[0] if args else None)
+        rows, width = ids.shape
+        mask = kwargs.get("attention_mask")
+        if mask is None:
+            mask = real_mask(rows, width, read[-1] if read else None)
+        mask = mask.to("cpu", torch.long)
+        real = int(mask[:, -width:].sum())
+        counts.forwards += 1
+        counts.positions += rows * width
+        counts.real += real
+        counts.attention_pairs += attention_pairs(mask, width, causal)
+        counts.passes.append(Pass(rows, width, real))
+
+    def head(_module: Any, args: tuple, _output: Any) -> None:
+        counts.head_rows += int(args[0].shape[:-1].numel())
+
+    original = causal_engine.logits_at
+
+    def logits_at(model: Any, gather_head: bool, inputs: dict, batch_index: torch.Tensor,
+                  position_index: torch.Tensor, **kwargs: Any) -> torch.Tensor:
+        read.append((batch_index, position_index))
+        try:
+            return original(model, gather_head, inputs, batch_index, position_index, **kwargs)
+        finally:
+            read.pop()
+
+    handles = [base.register_forward_pre_hook(body, with_kwargs=True),
+               model.get_output_embeddings().register_forward_hook(head)]
+    causal_engine.logits_at = logits_at
+    try:
+        yield counts
+    finally:
+        causal_engine.logits_at = original
+        for handle in handles:
+            handle.remove()
