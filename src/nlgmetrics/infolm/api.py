@@ -209,7 +209,7 @@ def infolm(
             larger value is capped at them); longer texts are truncated (one warning).
         token_budget, batch_size: padded tokens / sequences per forward batch (engine; the numbers
             do not change). ``token_budget=None`` (default): InfoLM's default budget, 8192 on GPU,
-            2048 on CPU (same speed there, ~10x less peak memory).
+            2048 on CPU (where larger batches add memory, not speed).
         progress: show a progress bar over the examples of the call.
         information_measure: one of :data:`nlgmetrics.infolm.measures.INFORMATION_MEASURES`
             (default :data:`DEFAULT_MEASURE`); ``alpha`` for alpha, AB and Rényi divergences,

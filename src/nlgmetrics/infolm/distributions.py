@@ -322,8 +322,8 @@ def vocab_size(lm: LoadedLM) -> int:
 
 def default_token_budget(lm: LoadedLM, token_budget: int | None) -> int:
     """Padded tokens per forward batch; None (:func:`~nlgmetrics.core.validation.resolve_token_budget`):
-    InfoLM's default, 8192 on accelerators, 2048 on CPU, where bigger batches are no faster but the
-    activations of a bert-base batch of 8192 tokens add ~400 MB of peak memory."""
+    InfoLM's default, 8192 on accelerators, 2048 on CPU, where bigger batches are no faster and
+    their activations add to the peak memory."""
     return resolve_token_budget(token_budget, 2048 if lm.device.type == "cpu" else 8192)
 
 

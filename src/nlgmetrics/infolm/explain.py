@@ -17,9 +17,8 @@ bag linearly through its weight, so each breakdown carries every token's weight 
   only the weights are given. An empty text (no scored token) also gives ``"none"``.
 
 The per-position distributions are recomputed for the explained pair only (the score itself never
-stores them); their sum reproduces the score up to float rounding (the scorer batches texts together, this
-recomputation runs each pair alone: measured differences 4e-9 on a tiny random GPT-2, 1e-14 on
-SmolLM2-135M).
+stores them); their sum reproduces the score within 1e-7 (relative; absolute below 1), not bit for
+bit: the scorer batches texts together, this recomputation runs each pair alone.
 With several references, the best (reported) one is explained.
 """
 

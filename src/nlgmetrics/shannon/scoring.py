@@ -79,8 +79,9 @@ def target_logprob_and_argmax(logits: Any, query: Any) -> DeferredHost:
     """Reduce for :func:`nlgmetrics.engine.iter_causal`: log p(target) and the argmax per row.
 
     The engine's float32 reduction (blanc itself uses a float32 softmax; per-token error ~1e-6,
-    well under the 1e-4 parity tolerance), ~2.5x cheaper than a float64 log-softmax. Deferred: the
-    engine reads the numbers after launching the next batch (see nlgmetrics.engine.transfer).
+    well under the 1e-4 parity tolerance) rather than a float64 log-softmax over the vocabulary.
+    Deferred: the engine reads the numbers after launching the next batch (see
+    nlgmetrics.engine.transfer).
     """
     from nlgmetrics.engine import target_logprobs_float32_deferred
 
