@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import math
 import os
@@ -22,7 +23,7 @@ from nlgmetrics.engine import (
     clear_cache,
     load_lm,
 )
-from nlgmetrics.engine.fingerprints import directory_fingerprint, directory_state
+from nlgmetrics.engine.fingerprints import directory_fingerprint, directory_state, file_digest
 from nlgmetrics.testing import bert_tokenizer_dir, build_random_model, load_test_tokenizer
 
 SENTENCE = "The committee approved the budget after a long debate."
@@ -185,6 +186,43 @@ def test_fingerprint_follows_the_weights(tiny_gpt2_dir, tmp_path):
     base = load_lm(tiny_gpt2_dir, device="cpu").fingerprint
     assert load_lm(other, device="cpu").fingerprint != base
     assert load_lm(same, device="cpu").fingerprint == base
+
+
+def test_fine_tune_with_the_same_header_and_size_changes_the_fingerprint(tiny_gpt2_dir, tmp_path):
+    # A fine-tune keeps every tensor's name, dtype, shape and offset: only a full read tells it.
+    copy = shutil.copytree(tiny_gpt2_dir, tmp_path / "copy")
+    weights = copy / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 0x01  # one bit of the last tensor's last value
+    weights.write_bytes(bytes(data))
+    assert weights.stat().st_size == (tiny_gpt2_dir / "model.safetensors").stat().st_size
+    assert directory_fingerprint(copy) != directory_fingerprint(tiny_gpt2_dir)
+
+
+def test_file_digest_is_the_sha256_of_the_bytes_and_read_once(tmp_path, monkeypatch):
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(os.urandom(3 << 20))
+    assert file_digest(path) == hashlib.sha256(path.read_bytes()).hexdigest()
+    reads = []
+    monkeypatch.setattr(hashlib, "file_digest", lambda *args: reads.append(args) or hashlib.sha256(b""))
+    file_digest(path)
+    assert reads == []  # memoised on the stat stamp: a second load reads no weights
+    path.write_bytes(os.urandom(1 << 20))
+    file_digest(path)
+    assert len(reads) == 1
+
+
+def test_hub_commit_only_for_a_hub_snapshot_and_the_alias_record_only_for_the_alias(tiny_gpt2_dir, tmp_path):
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    snapshot = shutil.copytree(tiny_gpt2_dir, tmp_path / "models--org--tiny" / "snapshots" / commit)
+    assert directory_fingerprint(snapshot) == commit[:12]
+    look_alike = shutil.copytree(tiny_gpt2_dir, tmp_path / "mine" / "snapshots" / commit)
+    assert directory_fingerprint(look_alike) == directory_fingerprint(tiny_gpt2_dir)
+    # A directory carrying the alias's source record (a fine-tune saved over a copy of it) is
+    # identified by its own bytes, not by the record.
+    recorded = shutil.copytree(tiny_gpt2_dir, tmp_path / "recorded")
+    (recorded / "nlgmetrics_source.json").write_text('{"gguf_sha256": "' + "ab" * 32 + '"}')
+    assert load_lm(recorded, device="cpu").fingerprint == directory_fingerprint(tiny_gpt2_dir)
 
 
 def test_model_instance_is_not_mutated(tiny_bert_dir):

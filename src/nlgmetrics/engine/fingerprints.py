@@ -1,30 +1,50 @@
-"""What a model's weights are: short hashes for signatures, cheap change stamps for the load cache.
+"""What a model's weights are: a fingerprint for result signatures, a stamp for the load cache.
 
-Two different questions, two answers:
+A *fingerprint* identifies the weights, config and tokenizer that produced a score; its guarantee
+is **equal fingerprints ⇒ equal files** (up to a 48-bit prefix of sha256: an accidental match is a
+one-in-2^48 event). Each kind of source gets the cheapest key that keeps that guarantee:
 
-- a *fingerprint* (:func:`directory_fingerprint`, :func:`module_fingerprint`) identifies the
-  values for a result signature: a hash of the bytes, so equal weights give equal fingerprints
-  wherever they are;
-- a *state* (:func:`directory_state`, :func:`module_state`) says cheaply whether something may
-  have changed since it was loaded in this process: file names, sizes and stat stamps, or tensor
-  identities and version counters. It never reads the weights, so a cache hit stays fast.
+- a Hub snapshot directory (``<cache>/models--<org>--<name>/snapshots/<commit>/``): the commit.
+  The Hub cache stores every file as a content-addressed blob linked under the commits that hold
+  it, so the commit determines the files; a model loaded by its Hub id gets the same key.
+- any other directory: sha256 of the bytes of every file that decides scores
+  (:func:`directory_fingerprint`). Nothing cheaper is sound there: the safetensors header (tensor
+  names, dtypes, shapes, byte offsets) and the file size are the same for every checkpoint of one
+  architecture, and a fine-tune changes only the values; the header's ``__metadata__`` carries no
+  content hash (``save_pretrained`` writes ``{"format": "pt"}``); a sample of the bytes misses a
+  change elsewhere; huggingface_hub's record of a ``local_dir`` download trusts the file's mtime
+  with a second of slack. The digests are memoised per file on its stat stamp, so the weights
+  are read once per process and a later load reads none.
+- the offline alias ``smollm2-135m``: the sha256 of the GGUF file its directory was converted
+  from, which nlgmetrics records when it writes that directory (``engine.smollm2``), and trusted
+  for that directory only: another directory holding a copy of the record (a fine-tune saved over
+  a copy of it) is hashed like any other.
+- a model instance: sha256 of its tensors' names, shapes, dtypes and values (:func:`module_fingerprint`).
+
+A *state* (:func:`directory_state`, :func:`module_state`) answers another question, cheaply:
+whether something may have changed since it was loaded in this process (file names, sizes and stat
+stamps; tensor identities and version counters). It reads no weights, so a cache hit stays fast.
 
 >>> import tempfile, pathlib
 >>> folder = pathlib.Path(tempfile.mkdtemp())
 >>> _ = (folder / "config.json").write_text("{}")
->>> before = directory_state(folder)
->>> len(directory_fingerprint(folder)), directory_state(folder) == before
+>>> before, fingerprint = directory_state(folder), directory_fingerprint(folder)
+>>> len(fingerprint), directory_state(folder) == before
 (12, True)
 >>> _ = (folder / "model.safetensors").write_bytes(b"new weights")
->>> directory_state(folder) == before
-False
+>>> directory_state(folder) == before, directory_fingerprint(folder) == fingerprint
+(False, False)
+>>> hub = folder / "models--org--name" / "snapshots" / ("0123456789abcdef" * 3)[:40]
+>>> hub.mkdir(parents=True)
+>>> directory_fingerprint(hub)
+'0123456789ab'
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import threading
+import re
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +59,10 @@ TOKENIZER_FILES = (
 )
 TOKENIZER_SUFFIXES = (".model", ".spm", ".tiktoken")
 
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+# sha256 of a file, by (resolved path, stat stamp). Plain dict operations are atomic, so threads
+# need no lock: at worst two of them hash one file at the same time and store the same digest.
 _DIGESTS: dict[tuple, str] = {}
-_DIGESTS_LOCK = threading.Lock()
 
 
 def _stat_stamp(stat: os.stat_result) -> tuple[int, int, int, int]:
@@ -50,19 +72,13 @@ def _stat_stamp(stat: os.stat_result) -> tuple[int, int, int, int]:
 
 
 def file_digest(path: str | os.PathLike) -> str:
-    """sha256 of a file, memoised on its stat stamp because weights can be large."""
+    """sha256 (hex) of a file's bytes; read once per process while its stat stamp stays the same."""
     path = Path(path)
     key = (str(path.resolve()), *_stat_stamp(path.stat()))
-    with _DIGESTS_LOCK:
-        known = _DIGESTS.get(key)
+    known = _DIGESTS.get(key)
     if known is None:
-        digest = hashlib.sha256()
         with open(path, "rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 22), b""):
-                digest.update(chunk)
-        known = digest.hexdigest()
-        with _DIGESTS_LOCK:
-            _DIGESTS[key] = known
+            known = _DIGESTS[key] = hashlib.file_digest(handle, "sha256").hexdigest()
     return known
 
 
@@ -76,17 +92,22 @@ def _decides_scores(name: str) -> bool:
     )
 
 
-def directory_fingerprint(directory: str | os.PathLike) -> str:
-    """Short hash (12 hex digits) of a model directory's config, weight and tokenizer files.
-
-    A Hub snapshot directory (``.../snapshots/<commit>/``) is identified by its commit instead,
-    which covers the same files.
-    """
+def hub_snapshot_commit(directory: str | os.PathLike) -> str | None:
+    """The commit of a Hub cache snapshot directory, ``None`` for any other directory."""
     path = Path(directory)
-    if path.parent.name == "snapshots" and len(path.name) == 40:
-        return path.name[:12]
+    if path.parent.name == "snapshots" and path.parent.parent.name.startswith("models--") and _COMMIT.fullmatch(path.name):
+        return path.name
+    return None
+
+
+def directory_fingerprint(directory: str | os.PathLike) -> str:
+    """12 hex digits identifying a model directory: its Hub commit for a Hub snapshot, else a
+    sha256 over the names and bytes of its config, weight and tokenizer files."""
+    commit = hub_snapshot_commit(directory)
+    if commit is not None:
+        return commit[:12]
     digest = hashlib.sha256()
-    for file in sorted(p for p in path.iterdir() if p.is_file() and _decides_scores(p.name)):
+    for file in sorted(p for p in Path(directory).iterdir() if p.is_file() and _decides_scores(p.name)):
         digest.update(file.name.encode())
         digest.update(file_digest(file).encode())
     return digest.hexdigest()[:12]
@@ -107,7 +128,7 @@ def directory_state(directory: str | os.PathLike) -> tuple[tuple[str, int, int, 
 
 
 def module_fingerprint(model: torch.nn.Module) -> str:
-    """Short hash of a module's tensors (names, shapes, dtypes, values)."""
+    """12 hex digits of sha256 over a module's tensors (names, shapes, dtypes, values)."""
     digest = hashlib.sha256()
     for name, tensor in model.state_dict().items():
         digest.update(f"{name}:{tuple(tensor.shape)}:{tensor.dtype}".encode())

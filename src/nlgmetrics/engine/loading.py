@@ -264,10 +264,11 @@ def _load_weights(
             "was saved without the head. Pass a checkpoint saved with its head (e.g. a *ForMaskedLM or "
             "*ForCausalLM model)."
         )
-    recorded = recorded_source(source) if local else None
+    # The alias's directory is converted by nlgmetrics, which records the GGUF it came from: that
+    # file identifies the weights, whichever transformers version wrote config.json. Only there:
+    # a copy of the record in another directory says nothing about the weights beside it.
+    recorded = recorded_source(source) if is_alias(name) else None
     if recorded:
-        # Converted weights (the GGUF alias): the source file identifies them, independently of
-        # the transformers version that wrote config.json.
         fingerprint = recorded[:12]
     elif local:
         fingerprint = directory_fingerprint(source)
