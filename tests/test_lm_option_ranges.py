@@ -372,6 +372,7 @@ PROBES = {
     ],
     "blanc_tune": [
         *_BLANC_SHARED_PROBES, dict(tuning=TuneSettings(gap=0)), dict(finetune_epochs=-1), dict(p_mask=2.0),
+        dict(tuning=TuneSettings(top_fully="no")),
         dict(learning_rate=-1), dict(tuning=TuneSettings(freeze_below=10**9)), dict(seed=2**70),
         dict(finetune_epochs=1, learning_rate=1e300), dict(tuning={"batch_size": 2}),
     ],

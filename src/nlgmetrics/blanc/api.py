@@ -17,7 +17,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from nlgmetrics.blanc.common import FILLER_RULE, FILLER_VOCABULARY_RULE, MAX_LENGTH_ROOM_RULE, MEASURE_RULE
+from nlgmetrics.blanc.common import FILLER_RULE, FILLER_VOCABULARY_RULE, MAX_LENGTH_ROOM_RULE, MEASURE_RULE, SWITCH_RULE
 from nlgmetrics.blanc.help import blanc_help
 from nlgmetrics.blanc.masking import MASKING_RULE
 from nlgmetrics.blanc.result import BlancResult
@@ -28,6 +28,7 @@ from nlgmetrics.blanc.tune import (
     TUNING_COUNTS_RULE,
     TUNING_DIVERGED_RULE,
     TUNING_RULE,
+    TUNING_SWITCH_RULE,
     blanc_tune,
 )
 from nlgmetrics.core.refusals import Refusal, refusal_sentences
@@ -36,7 +37,6 @@ from nlgmetrics.core.validation import (
     BATCH_SIZE_RULE,
     MAX_LENGTH_RULE,
     SEED_RULE,
-    SWITCH_RULE,
     TOKEN_BUDGET_RULE,
     check_choice,
 )
@@ -58,8 +58,8 @@ SHARED_RULES: tuple[Refusal, ...] = (
 )
 RULES: dict[str, tuple[Refusal, ...]] = {
     "help": (*SHARED_RULES, FILLER_RULE, FILLER_VOCABULARY_RULE),
-    "tune": (*SHARED_RULES, TUNING_RULE, TUNING_COUNTS_RULE, PROBABILITY_RULE, LEARNING_RATE_RULE, FREEZE_RULE,
-             SEED_RULE, TUNING_DIVERGED_RULE),
+    "tune": (*SHARED_RULES, TUNING_RULE, TUNING_COUNTS_RULE, TUNING_SWITCH_RULE, PROBABILITY_RULE, LEARNING_RATE_RULE,
+             FREEZE_RULE, SEED_RULE, TUNING_DIVERGED_RULE),
 }
 
 

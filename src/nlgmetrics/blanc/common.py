@@ -31,6 +31,7 @@ from nlgmetrics.core.validation import (
     check_model_tokenizer,
     resolve_token_budget,
     shown_value,
+    switch_rule,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -70,6 +71,8 @@ BLANC_MAX_LENGTH = 512
 #: The smallest window that holds ``[CLS]``, one token and ``[SEP]``.
 MIN_MAX_LENGTH = 3
 
+#: The switches both variants take.
+SWITCH_RULE = switch_rule("progress", "explain")
 MEASURE_RULE = Refusal(
     ("measure",), f"a `measure` other than {' or '.join(repr(m) for m in MEASURES)}",
     "BLANC's score is one of these two functions of the counts")

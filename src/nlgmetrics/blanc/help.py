@@ -39,6 +39,7 @@ from nlgmetrics.blanc.common import (
     DEFAULT_TOKEN_BUDGET,
     FILLER_RULE,
     FILLER_VOCABULARY_RULE,
+    SWITCH_RULE,
     TextPreparer,
     blanc_signature,
     check_masking,
@@ -231,7 +232,7 @@ def blanc_help(
             f"`filler_token` and `help_sep` must be strings (blanc: {DEFAULT_FILLER_TOKEN!r} and "
             f"{DEFAULT_HELP_SEP!r}).")
     token_budget, batch_size, max_length = check_model_options(token_budget, batch_size, max_length)
-    progress, explain = check_switches(progress=progress, explain=explain).values()
+    progress, explain = check_switches(SWITCH_RULE, progress=progress, explain=explain).values()
     split, splitter_name = resolve_splitter(splitter)
 
     lm: LoadedLM = load_masked_lm(model, model_tokenizer=model_tokenizer, device=device, dtype=dtype,

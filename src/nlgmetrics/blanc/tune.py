@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 from nlgmetrics.blanc.common import (
     DEFAULT_MODEL,
     DEFAULT_TOKEN_BUDGET,
+    SWITCH_RULE,
     NonFiniteLogitsError,
     TextPreparer,
     blanc_signature,
@@ -83,14 +84,13 @@ from nlgmetrics.blanc.result import BlancResult
 from nlgmetrics.core.sentences import SentenceSplitter, resolve_splitter
 from nlgmetrics.core.refusals import AFTER_LOADING, WHILE_SCORING, OptionError, Refusal
 from nlgmetrics.core.validation import (
-    SWITCH_RULE,
-    check_bool,
     check_int,
     check_real,
     check_seed,
     check_source_inputs,
     check_switches,
     shown_value,
+    switch_rule,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -133,6 +133,7 @@ PROBABILITY_RULE = Refusal(
     "a `p_mask`, `tuning.p_token_replace` or `tuning.p_token_original` outside [0, 1], or "
     "`tuning.p_token_replace` + `tuning.p_token_original` above 1",
     "they are probabilities of one draw per masked token")
+TUNING_SWITCH_RULE = switch_rule("tuning.mask_evenly", "tuning.top_fully")
 LEARNING_RATE_RULE = Refusal(
     ("learning_rate",), "a `learning_rate` that is not a finite number > 0", "the tuning must move the weights")
 FREEZE_RULE = Refusal(
@@ -272,9 +273,8 @@ def resolve_tuning(tuning: Any, masking: MaskingOptions, epochs: Any, p_mask: An
         freeze_below = check_int("tuning.freeze_below", tuning.freeze_below)
         freeze_above = check_int("tuning.freeze_above", tuning.freeze_above)
         warmup_steps = check_int("tuning.warmup_steps", tuning.warmup_steps, minimum=0)
-    with SWITCH_RULE.enforced():
-        mask_evenly = check_bool("tuning.mask_evenly", tuning.mask_evenly)
-        top_fully = check_bool("tuning.top_fully", tuning.top_fully)
+    mask_evenly, top_fully = check_switches(TUNING_SWITCH_RULE, **{
+        "tuning.mask_evenly": tuning.mask_evenly, "tuning.top_fully": tuning.top_fully}).values()
     with PROBABILITY_RULE.enforced():
         p_mask = _probability("p_mask", p_mask)
         p_token_replace = _probability("tuning.p_token_replace", tuning.p_token_replace)
@@ -531,7 +531,7 @@ def blanc_tune(
                             min_token_length_followup, len_sent_allow_cut)
     options = resolve_tuning(tuning, masking, finetune_epochs, p_mask, learning_rate)
     seed = check_seed(seed)
-    progress, explain = check_switches(progress=progress, explain=explain).values()
+    progress, explain = check_switches(SWITCH_RULE, progress=progress, explain=explain).values()
     token_budget, batch_size, max_length = check_model_options(token_budget, batch_size, max_length)
     split, splitter_name = resolve_splitter(splitter)
 

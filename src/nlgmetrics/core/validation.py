@@ -413,21 +413,18 @@ CHUNK_SIZE_RULE = Refusal(
     "it is a count of texts or documents held in memory at once")
 
 
-def switch_rule(*names: str, stage: str = BEFORE_LOADING, more: bool = False) -> Refusal:
+def switch_rule(*names: str, stage: str = BEFORE_LOADING) -> Refusal:
     """The rule of a metric's switches ``names`` (checked by :func:`check_switches`): every metric
-    words it alike and differs only in the names and ``stage``; ``more`` adds "..." for switches
-    checked under it that the card does not name (BLANC's ``tuning.*`` ones).
+    declares its own with this one wording, differing only in the names and ``stage``.
 
     >>> switch_rule("lowercase", "force").sentence()
     "Refused: a switch (`lowercase`, `force`) that is not True or False, because a string such as 'no' would silently turn it on; checked before any model loads."
     """
-    listed = ", ".join(f"`{name}`" for name in names) + (", ..." if more else "")
+    listed = ", ".join(f"`{name}`" for name in names)
     return Refusal(names, f"a switch ({listed}) that is not True or False",
                    "a string such as 'no' would silently turn it on", stage)
 
 
-#: The LM metrics' switches.
-SWITCH_RULE = switch_rule("progress", "explain", "prefix_cache", more=True)
 #: Largest seed: torch.manual_seed takes at most 2**64 - 1 (beyond, "Overflow when unpacking
 #: long long"); numpy's default_rng takes none below 0.
 MAX_SEED = 2**64 - 1
@@ -510,12 +507,12 @@ def check_model_tokenizer(model: Any, model_tokenizer: Any) -> None:
             f"model_tokenizer=<its tokenizer> (e.g. AutoTokenizer.from_pretrained(<its checkpoint>)).")
 
 
-def check_switches(rule: Refusal = SWITCH_RULE, /, **switches: Any) -> dict[str, bool]:
+def check_switches(rule: Refusal, /, **switches: Any) -> dict[str, bool]:
     """Every named switch checked by :func:`check_bool` under ``rule`` (the metric's
-    :func:`switch_rule`; the LM metrics': :data:`SWITCH_RULE`); returned as plain bools, in the
-    given order. Every metric's switches are refused with this one message.
+    :func:`switch_rule`); returned as plain bools, in the given order. Every metric's switches are
+    refused with this one message.
 
-    >>> check_switches(progress=np.bool_(False), explain=True)
+    >>> check_switches(switch_rule("progress", "explain"), progress=np.bool_(False), explain=True)
     {'progress': False, 'explain': True}
     >>> check_switches(switch_rule("lowercase"), lowercase="no")
     Traceback (most recent call last):

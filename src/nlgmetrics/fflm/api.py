@@ -31,7 +31,6 @@ from nlgmetrics.core.validation import (
     BATCH_SIZE_RULE,
     CHUNK_SIZE_RULE,
     MAX_LENGTH_RULE,
-    SWITCH_RULE,
     TOKEN_BUDGET_RULE,
     check_engine_options,
     check_int,
@@ -40,6 +39,7 @@ from nlgmetrics.core.validation import (
     check_switches,
     resolve_token_budget,
     shown_value,
+    switch_rule,
 )
 from nlgmetrics.fflm.components import (
     COMPONENT_BOUND,
@@ -79,6 +79,7 @@ DEFAULT_CHUNK_SIZE = 64
 #: How far from 1 the weights may sum.
 WEIGHT_SUM_TOLERANCE = 1e-6
 
+SWITCH_RULE = switch_rule("progress", "explain", "prefix_cache")
 WEIGHTS_RULE = Refusal(
     ("weights",), "`weights` other than three finite numbers in [0, 1] that sum to 1 "
     f"(within {WEIGHT_SUM_TOLERANCE:g})", "FFLM is a weighted average of its three components")
@@ -308,7 +309,7 @@ def fflm(
         raise SEPARATOR_RULE.error(
             f"separator={shown_value(separator)} must be a string (the authors use {DEFAULT_SEPARATOR!r}).")
     start_token = check_start_token(start_token)
-    switches = check_switches(prefix_cache=prefix_cache, explain=explain, progress=progress)
+    switches = check_switches(SWITCH_RULE, prefix_cache=prefix_cache, explain=explain, progress=progress)
     prefix_cache, explain, progress = switches.values()
 
     from nlgmetrics.engine import is_main_process, iter_causal, load_lm

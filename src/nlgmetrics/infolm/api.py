@@ -61,7 +61,6 @@ from nlgmetrics.core.validation import (
     BATCH_SIZE_RULE,
     CHUNK_SIZE_RULE,
     MAX_LENGTH_RULE,
-    SWITCH_RULE,
     TOKEN_BUDGET_RULE,
     check_choice,
     check_engine_options,
@@ -70,6 +69,7 @@ from nlgmetrics.core.validation import (
     check_reference_inputs,
     check_switches,
     shown_value,
+    switch_rule,
 )
 from nlgmetrics.engine import LoadedLM, is_main_process, load_lm
 from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
@@ -99,6 +99,7 @@ DEFAULT_MEASURE = "fisher_rao_distance"
 #: Distinct texts whose distributions are alive at once (memory: chunk x vocab x 8 bytes; numbers unchanged).
 DEFAULT_CHUNK_SIZE = 256
 
+SWITCH_RULE = switch_rule("progress", "explain")
 MODEL_KIND_RULE = Refusal(
     ("model_kind",), "a `model_kind` other than 'masked', 'causal' or None (detected from the config)",
     "InfoLM's distributions are defined for these two kinds of LM only")
@@ -332,7 +333,7 @@ def _infolm(
             f"`chunk_size` must be a positive integer (distinct texts whose distributions are held at "
             f"once, e.g. {DEFAULT_CHUNK_SIZE}; it does not change the numbers), got {shown_value(chunk_size)}."))
     check_model_tokenizer(model, model_tokenizer)
-    switches = check_switches(progress=progress, explain=explain)
+    switches = check_switches(SWITCH_RULE, progress=progress, explain=explain)
     progress, explain = switches["progress"], switches["explain"]
 
     lm = load_lm(model, model_kind, model_tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision)

@@ -92,7 +92,6 @@ from nlgmetrics.core.validation import (
     BATCH_SIZE_RULE,
     CHUNK_SIZE_RULE,
     MAX_LENGTH_RULE,
-    SWITCH_RULE,
     TOKEN_BUDGET_RULE,
     check_engine_options,
     check_int,
@@ -101,6 +100,7 @@ from nlgmetrics.core.validation import (
     check_switches,
     resolve_token_budget,
     shown_value,
+    switch_rule,
 )
 from nlgmetrics.shannon.explain import shannon_breakdowns
 from nlgmetrics.shannon.ratios import shannon_ratios
@@ -127,6 +127,7 @@ MIN_MAX_LENGTH = 3
 #: whole prompt, as the paper defines (blanc predicts it from the start token alone).
 FIRST_TOKEN = "paper"
 
+SWITCH_RULE = switch_rule("progress", "explain", "prefix_cache")
 MAX_LENGTH_ROOM_RULE = Refusal(
     ("max_length",), f"a `max_length` below {MIN_MAX_LENGTH}",
     "every sequence holds the start token, a summary token and a document token")
@@ -345,7 +346,7 @@ def shannon_score(
         chunk_size = check_int("chunk_size", chunk_size, minimum=1, message=(
             f"`chunk_size` must be an integer >= 1 (distinct documents scored at a time; it does not "
             f"change the numbers), got {shown_value(chunk_size)}."))
-    switches = check_switches(prefix_cache=prefix_cache, explain=explain, progress=progress)
+    switches = check_switches(SWITCH_RULE, prefix_cache=prefix_cache, explain=explain, progress=progress)
     prefix_cache, explain, progress = switches.values()
     split, splitter_name = resolve_splitter(splitter)
     start_token = check_start_token(start_token)
