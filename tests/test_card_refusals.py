@@ -6,8 +6,9 @@ Every card has a section written by ``python scripts/release.py write`` from its
 here (and in tests/test_release.py, which checks every generated file).
 
 The LM metrics' checks raise the very rule that refused (``OptionError``; tests/test_lm_option_ranges.py
-fires each). The text metrics' checks (ROUGE, BLEU, chrF, TER) raise plain ``ValueError``/``TypeError``,
-so here the list and the checks are tied by probes:
+fires each). The text metrics' checks (ROUGE, BLEU, chrF, TER) raise plain ``ValueError``/``TypeError``
+(but for the shared ones: switches and ROUGE's seed raise their rule, tested below), so here the list
+and the checks are tied by probes:
 
 - every rule of ``nlgmetrics.<metric>.RULES`` has probes, calls that must be refused with a message
   matching the rule's pattern (:data:`MESSAGES`), and together they pass every option the rule names;

@@ -7,8 +7,9 @@ A check refuses a value by raising :class:`OptionError` (a ``ValueError``) that 
 use (e.g. :func:`nlgmetrics.infolm.refusals`), and the tests make every listed rule fire on a
 probe input and every refused option carry a listed rule: the list and the checks cannot drift.
 The text metrics (ROUGE, BLEU, chrF, TER) list their rules alike (``nlgmetrics.bleu.refusals()``);
-their checks raise plain ``ValueError``/``TypeError``, so there the tests fire each rule with a probe
-whose message it names, and map every refusal of the documented out-of-range settings to a rule.
+besides the shared checks (switches, ROUGE's seed), which raise their rule, their checks raise plain
+``ValueError``/``TypeError``, so there the tests fire each rule with a probe whose message it names,
+and map every refusal of the documented out-of-range settings to a rule.
 The model cards' "What we refuse and why" sections are written from these lists.
 
 >>> RULE = Refusal(("gap",), "a `gap` that is not a positive integer", "it is a step between masked tokens")
