@@ -43,6 +43,7 @@ PROTOCOL = MetricProtocol(
                signature_key="seed"),
         *MODEL_OPTIONS,
     ),
+    model_kinds=("masked",),
     codebase_urls=("https://github.com/PrimerAI/blanc",),
     reference_urls=("https://aclanthology.org/2020.eval4nlp-1.2",),
 )

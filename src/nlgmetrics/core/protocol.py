@@ -16,6 +16,9 @@ of their own for any one metric. A protocol states:
 - ``options``: the options the front ends offer (:class:`Option`: help, choices or range, the
   signature key it writes). Every default is read from the library signature, never restated
   (:meth:`MetricProtocol.default`); the LM metrics share :data:`MODEL_OPTIONS`;
+- ``model_kinds``: the kinds of LM (``"masked"``, ``"causal"``) an LM metric's ``model`` option
+  accepts, so that a front end knows, without loading a model, whether a causal one such as the
+  offline alias ``smollm2-135m`` can run it;
 - the result columns, their directions and ranges, and the main column: declared by the result
   class the library function returns (its return annotation), which checks every result against
   them; the protocol reads them there (:attr:`MetricProtocol.columns`, :attr:`MetricProtocol.main`);
@@ -344,6 +347,10 @@ class MetricProtocol:
     #: ``"module:function"``: the library call, ``function(predictions, <second_input>=..., **options)``.
     compute: str
     options: tuple[Option, ...] = ()
+    #: The kinds of LM the ``model`` option accepts, ``"masked"`` and/or ``"causal"`` (the engine's
+    #: kinds); empty for a metric without a model. Declared, not detected: the library checks a
+    #: loaded model's kind, this says beforehand which models are worth offering.
+    model_kinds: tuple[str, ...] = ()
     #: Library functions the call forwards its ``**options`` to (BLANC: its two variants); their
     #: keywords are options of this metric too, with their defaults.
     forwards_to: tuple[str, ...] = ()

@@ -33,6 +33,7 @@ PROTOCOL = MetricProtocol(
                signature_key="start_token"),
         *MODEL_OPTIONS,
     ),
+    model_kinds=("causal",),
     codebase_urls=("https://github.com/JiaQiSJTU/FaithEval-FFLM",),
     reference_urls=("https://aclanthology.org/2023.emnlp-main.679",),
 )

@@ -37,6 +37,7 @@ PROTOCOL = MetricProtocol(
         Option("beta", "float", "beta of the beta / AB divergences", signature_key="beta"),
         *MODEL_OPTIONS,
     ),
+    model_kinds=("masked", "causal"),
     codebase_urls=("https://github.com/Lightning-AI/torchmetrics",),
     reference_urls=("https://arxiv.org/abs/2112.01589",),
 )

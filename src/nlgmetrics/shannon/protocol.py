@@ -36,6 +36,7 @@ PROTOCOL = MetricProtocol(
                signature_key="start_token"),
         *MODEL_OPTIONS,
     ),
+    model_kinds=("causal",),
     codebase_urls=("https://github.com/PrimerAI/blanc",),
     reference_urls=("https://arxiv.org/abs/2103.10918",),
 )
