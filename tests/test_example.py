@@ -1,7 +1,9 @@
-"""The README's main job (`python -m nlgmetrics.apps.example`): prints each metric's number and signature."""
+"""The README's main job (`python scripts/example.py`): prints each metric's number and signature."""
 
 from __future__ import annotations
 
+import doctest
+import importlib.util
 import os
 import re
 import shutil
@@ -11,10 +13,34 @@ from pathlib import Path
 
 import pytest
 
-from nlgmetrics.apps.example import EXAMPLE, REASON_LENGTH, default_metrics, main, short_reason
+import nlgmetrics
 from nlgmetrics.bleu import bleu
 from nlgmetrics.rouge import rouge_family
 from tests.markdown_examples import REPO_ROOT
+
+
+def _example_script():
+    """scripts/example.py, loaded from its file (a script of the repository, not a module of the package)."""
+    spec = importlib.util.spec_from_file_location("nlgmetrics_example_script", REPO_ROOT / "scripts" / "example.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+example = _example_script()
+EXAMPLE, REASON_LENGTH, default_metrics, main, short_reason = (
+    example.EXAMPLE, example.REASON_LENGTH, example.default_metrics, example.main, example.short_reason)
+
+
+def test_the_example_is_a_script_not_a_module_of_the_package():
+    assert not (Path(nlgmetrics.__file__).parent / "apps" / "example.py").exists()
+    assert importlib.util.find_spec("nlgmetrics.apps.example") is None
+
+
+def test_example_docstring_examples():
+    result = doctest.testmod(example, verbose=False)
+    assert result.attempted >= 2 and result.failed == 0
+
 
 
 def test_example_prints_library_numbers_and_signatures(capsys):
@@ -101,7 +127,8 @@ def test_example_sh_installs_then_runs_the_example_with_its_arguments(tmp_path):
     records that it ran (the real one pip-installs) and whose venv is this interpreter's."""
     root = tmp_path / "repo"
     (root / "scripts").mkdir(parents=True)
-    shutil.copy(REPO_ROOT / "scripts" / "example.sh", root / "scripts" / "example.sh")
+    for script in ("example.sh", "example.py"):
+        shutil.copy(REPO_ROOT / "scripts" / script, root / "scripts" / script)
     (root / "scripts" / "install.sh").write_text('touch "$(dirname "$0")/../installed"\n')
     (root / ".venv" / "bin").mkdir(parents=True)
     (root / ".venv" / "bin" / "activate").write_text(f'export PATH="{Path(sys.executable).parent}:$PATH"\n')

