@@ -32,11 +32,11 @@ from typing import Any
 import torch
 
 
-_HOOK_LOCK = threading.RLock()
-
 @contextmanager
 def gathered_base_output(model: torch.nn.Module, batch_index: torch.Tensor, position_index: torch.Tensor) -> Iterator[list[bool]]:
-    """While active, the base model's hidden states are replaced by rows ``[batch_index, position_index]``.
+    """While active, the base model's hidden states in *this thread's* forward passes are replaced
+    by rows ``[batch_index, position_index]``; other threads' passes through the same model are
+    left alone, so threads sharing one model need no lock.
 
     Yields a list that holds ``True`` once the hook has fired: some causal LMs (OPT) call a module
     inside their base model directly and never run the base model's own forward, so their logits
@@ -45,8 +45,13 @@ def gathered_base_output(model: torch.nn.Module, batch_index: torch.Tensor, posi
     if base is model:
         raise ValueError(f"{type(model).__name__} has no separate base model; cannot gather before the head.")
     fired: list[bool] = []
+    owner = threading.get_ident()
 
     def hook(_module: torch.nn.Module, _args: Any, output: Any) -> Any:
+        # The hook sits on a module that other threads may run at the same time (a Gradio app
+        # scoring two requests with one model): each thread's hook acts on its own passes only.
+        if threading.get_ident() != owner:
+            return None
         fired.append(True)
         if isinstance(output, tuple):
             return (output[0][batch_index, position_index].unsqueeze(0),) + tuple(output[1:])
@@ -77,9 +82,7 @@ def logits_at(
     that convert one query's rows at a time (:func:`float32_rows`; on CPU one big conversion costs
     page faults, on an accelerator it is one kernel launch)."""
     if gather_head:
-        # The hook sits on a shared module: two threads scoring with one model (a Gradio app)
-        # would see each other's hooks, so hooked forwards run one at a time.
-        with _HOOK_LOCK, gathered_base_output(model, batch_index, position_index) as fired:
+        with gathered_base_output(model, batch_index, position_index) as fired:
             logits = model(**inputs).logits
         logits = logits[0] if fired else logits[batch_index, position_index]
     else:
