@@ -18,31 +18,72 @@ from pathlib import Path
 import pytest
 
 from nlgmetrics.blanc import TuneSettings
+from nlgmetrics.registry import get_protocol, metric_names
+from tests.harness import (
+    VARIANT_CASES,
+    harness_metric_names,
+    input_checked_params,
+    model_context,
+    model_fixture,
+    module_folder,
+    registering_test_metrics,
+)
 from tests.properties_support import run_metric
 
-REFERENCE_METRICS = ["rouge_family", "bleu", "chrf", "ter", "infolm"]
-SOURCE_METRICS = ["shannon_score", "blanc", "blanc_tune", "fflm"]
-ALL = REFERENCE_METRICS + SOURCE_METRICS
-#: The registry name of each case (``blanc_tune``: ``blanc`` with ``variant="tune"``, see model_for).
-REGISTRY_NAME = {m: m for m in ALL} | {"blanc_tune": "blanc"}
-MASKED = {"infolm", "blanc", "blanc_tune"}
-CAUSAL = {"shannon_score", "fflm"}
-# Which argument name each metric reports for its (first, second) positional input.
-NAMES = {m: ("predictions", "references") for m in REFERENCE_METRICS} | {
-    m: ("predictions", "sources") for m in SOURCE_METRICS}
+#: The cases: every metric the harness checks, and the variants that are cases of their own
+#: (``blanc_tune``: ``blanc`` with ``variant="tune"``).
+CASES = [*harness_metric_names(), *VARIANT_CASES]
+#: The registry name of each case.
+REGISTRY_NAME = {case: VARIANT_CASES[case][0] if case in VARIANT_CASES else case for case in CASES}
+
+
+def _second_input(case: str) -> str:
+    return get_protocol(REGISTRY_NAME[case]).second_input
+
+
+def _cases(second: str | None = None) -> list:
+    """The cases (whose second input is ``second``); a test-only metric that checks no input is an
+    expected failure."""
+    return input_checked_params([case for case in CASES if second is None or _second_input(case) == second])
+
+
+def _lm_cases(kinds: tuple[str, ...] | None = None) -> list[str]:
+    """The LM cases (whose metric accepts exactly the model ``kinds``: its protocol's ``model_kinds``)."""
+    protocols = {case: get_protocol(REGISTRY_NAME[case]) for case in CASES}
+    return sorted(case for case, protocol in protocols.items()
+                  if protocol.uses_model and (kinds is None or tuple(protocol.model_kinds) == kinds))
+
+
+with registering_test_metrics():  # the lists read the test-only metrics' protocols too
+    ALL = _cases()
+    REFERENCE_METRICS = _cases("references")
+    SOURCE_METRICS = _cases("sources")
+    LM_CASES = _lm_cases()
+    MASKED_ONLY = _lm_cases(("masked",))
+    CAUSAL_ONLY = _lm_cases(("causal",))
+    WITHOUT_MODEL = [name for name in harness_metric_names() if not get_protocol(name).uses_model]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _test_metrics_registered():
+    with registering_test_metrics():
+        yield
+
+
+def _names(case: str) -> tuple[str, str]:
+    """The argument names a case reports for its (first, second) positional input."""
+    return "predictions", _second_input(case)
 
 
 @pytest.fixture(scope="module")
-def model_for(tiny_bert_dir, tiny_gpt2_dir):
-    """case -> keyword options selecting a tiny model of the right kind (none for ROUGE/BLEU), and
-    BLANC's variant."""
-    def options(metric: str) -> dict:
-        if metric in MASKED:
-            return {"model": str(tiny_bert_dir)} | (
-                {"variant": "tune", "finetune_epochs": 1} if metric == "blanc_tune" else {})
-        if metric in CAUSAL:
-            return {"model": str(tiny_gpt2_dir)}
-        return {}
+def model_for(request):
+    """case -> keyword options: the LM metric's fixture model (tests/harness.py) and, for a
+    variant case, its options."""
+    def options(case: str) -> dict:
+        name = REGISTRY_NAME[case]
+        fixture = model_fixture(name)
+        model = {} if fixture is None else {"model": str(request.getfixturevalue(fixture))}
+        return model | (VARIANT_CASES[case][1] if case in VARIANT_CASES else {})
     return options
 
 
@@ -75,27 +116,27 @@ def test_mismatched_lengths(metric, model_for) -> None:
 def test_none_instead_of_a_list(metric, which, model_for) -> None:
     args = [["a cat"], ["a cat sat."]]
     args[which] = None
-    name = NAMES[metric][which]
+    name = _names(metric)[which]
     _raises(metric, *args, rf"`{name}` is None; pass", model_for)
 
 
 @pytest.mark.parametrize("metric", ALL)
 @pytest.mark.parametrize("item", [None, 3, 2.5, b"bytes"], ids=["None", "int", "float", "bytes"])
 def test_non_string_item(metric, item, model_for) -> None:
-    name = NAMES[metric][0]
+    name = _names(metric)[0]
     _raises(metric, ["a cat", item], ["a cat sat.", "a dog ran."],
             rf"`{name}\[1\]` is {type(item).__name__}.*not a string.*convert every item to str", model_for)
 
 
 @pytest.mark.parametrize("metric", ALL)
 def test_non_string_item_in_second_argument(metric, model_for) -> None:
-    name = NAMES[metric][1]
+    name = _names(metric)[1]
     _raises(metric, ["a cat", "a dog"], ["a cat sat.", 7], rf"`{name}\[1\]` is int", model_for)
 
 
 @pytest.mark.parametrize("metric", ALL)
 def test_single_string_instead_of_a_list(metric, model_for) -> None:
-    name = NAMES[metric][0]
+    name = _names(metric)[0]
     _raises(metric, "a cat sat", ["a cat sat."], rf"`{name}` is a single string; pass a list", model_for)
 
 
@@ -111,7 +152,7 @@ def test_lone_surrogate_is_invalid_unicode(metric, which, model_for) -> None:
     not text: every metric says so by position (tokenizers used to fail with a bare TypeError)."""
     args = [["a cat", "fine"], ["A cat sat.", "fine."]]
     args[which][1] = "bad \udc80 bytes."
-    name = NAMES[metric][which]
+    name = _names(metric)[which]
     _raises(metric, *args, rf"`{name}\[1\]` contains a lone surrogate '\\udc80' at position 4.*errors='replace'",
             model_for)
 
@@ -137,7 +178,7 @@ def test_list_of_documents_for_one_summary(metric, model_for) -> None:
 def test_unordered_or_mapping_container(metric, container, model_for) -> None:
     """A set (arbitrary order: rows would be silently misaligned) or a dict (its keys would be
     scored) is not a list of examples."""
-    name = NAMES[metric][0]
+    name = _names(metric)[0]
     _raises(metric, container(["a cat", "a dog"]), ["a cat sat.", "a dog ran."],
             rf"`{name}` is a (set|dict).*pass a list", model_for)
 
@@ -339,12 +380,12 @@ def test_numpy_scalar_options_of_the_wrong_kind(metric, options, pattern, model_
     _raises(metric, ["the cat sat"], ["The cat sat on the mat. It slept."], pattern, model_for, **options)
 
 
-@pytest.mark.parametrize("metric", sorted(MASKED | CAUSAL))
-def test_max_length_above_the_context_is_capped(metric, model_for) -> None:
+@pytest.mark.parametrize("metric", LM_CASES)
+def test_max_length_above_the_context_is_capped(metric, model_for, request) -> None:
     """Every LM metric caps a ``max_length`` above the model's context at it (the shared engine
     option; it used to be an error for some metrics): the same numbers and signature as
     ``max_length`` = the context, which the signature records."""
-    positions = {"infolm": 128, "blanc": 128, "blanc_tune": 128, "shannon_score": 256, "fflm": 256}[metric]
+    positions = model_context(request.getfixturevalue(model_fixture(REGISTRY_NAME[metric])))
     first, second = ["the cat sat"], ["The cat sat on the mat. It slept."]
     capped = _run(metric, first, second, model_for, max_length=10**6).to_dict()
     assert capped == _run(metric, first, second, model_for, max_length=positions).to_dict()
@@ -355,14 +396,14 @@ def test_max_length_above_the_context_is_capped(metric, model_for) -> None:
 # models
 
 
-@pytest.mark.parametrize("metric", sorted(MASKED - {"infolm"}))
+@pytest.mark.parametrize("metric", MASKED_ONLY)
 def test_masked_metric_given_a_causal_model(metric, tiny_gpt2_dir, model_for) -> None:
     with pytest.raises(ValueError) as info:
         _run(metric, ["a cat"], ["A cat sat. It slept."], model_for, model=str(tiny_gpt2_dir))
     assert re.search(r"is a causal LM.*needs a masked LM.*Pass a masked model", str(info.value)), info.value
 
 
-@pytest.mark.parametrize("metric", sorted(CAUSAL))
+@pytest.mark.parametrize("metric", CAUSAL_ONLY)
 def test_causal_metric_given_a_masked_model(metric, tiny_bert_dir) -> None:
     with pytest.raises(ValueError) as info:
         run_metric(metric, ["a cat"], ["A cat sat. It slept."], model=str(tiny_bert_dir))
@@ -377,7 +418,7 @@ def test_infolm_forced_kind_mismatch(kind, fixture, request) -> None:
         run_metric("infolm", ["a cat"], ["a cat"], model=str(path), model_kind=kind)
 
 
-@pytest.mark.parametrize("metric", sorted(MASKED | CAUSAL))
+@pytest.mark.parametrize("metric", LM_CASES)
 @pytest.mark.parametrize("model", ["no-such-org/no-such-model-xyz", "/no/such/local/dir"])
 def test_model_not_loadable_offline(metric, model, model_for) -> None:
     with pytest.raises(OSError) as info:
@@ -387,7 +428,7 @@ def test_model_not_loadable_offline(metric, model, model_for) -> None:
     assert "Pass a local directory" in message and "smollm2-135m" in message, message
 
 
-@pytest.mark.parametrize("metric", sorted(MASKED | CAUSAL))
+@pytest.mark.parametrize("metric", LM_CASES)
 @pytest.mark.parametrize("device", ["tpu", "cuda:99"])
 def test_unusable_device(metric, device, model_for) -> None:
     """A device that does not exist here is a ValueError naming it and the fix, not a torch
@@ -404,11 +445,8 @@ def test_unusable_device(metric, device, model_for) -> None:
 
 
 def test_registry_unknown_metric_and_option() -> None:
-    from nlgmetrics.registry import get_protocol, metric_names
-
     with pytest.raises(ValueError, match=r"Unknown metric 'rouge'; choose from \[.*'rouge_family'"):
         get_protocol("rouge")
-    assert set(metric_names()) == {"rouge_family", "bleu", "chrf", "ter", "infolm", "shannon_score", "blanc", "fflm"}
     with pytest.raises(ValueError, match=r"bleu does not take option\(s\) \['tokenizer'\]; valid: .*'tokenize'"):
         get_protocol("bleu").run(["a"], ["a"], tokenizer="13a")
     with pytest.raises(ValueError, match=r"Option smooth_method='bogus': choose one of"):
@@ -418,18 +456,17 @@ def test_registry_unknown_metric_and_option() -> None:
         get_protocol("blanc").run(["a"], ["a b."], model="unused", finetune_epochs=1)
 
 
-@pytest.mark.parametrize("name", ["rouge_family", "bleu", "chrf", "ter"])
-def test_registry_passes_input_errors_through(name) -> None:
-    from nlgmetrics.registry import get_protocol
-
+@pytest.mark.parametrize("name", REFERENCE_METRICS)
+def test_registry_passes_input_errors_through(name, model_for) -> None:
     with pytest.raises(ValueError, match=r"`references` has 1 items but there are 2 predictions"):
-        get_protocol(name).run(["a", "b"], ["a"])
+        get_protocol(name).run(["a", "b"], ["a"], **model_for(name))
 
 
 # ------------------------------------------------------------------------------------------------
 # model cards document their edge cases
 
-CARDS = ["rouge_family", "bleu", "chrf", "ter", "infolm", "shannon_score", "blanc", "fflm"]
+#: Every registered metric has a card (metrics/<name>/README.md); the test-only ones have none.
+CARDS = metric_names()
 
 
 def _edge_case_section(text: str) -> str:
@@ -458,7 +495,7 @@ def test_model_card_documents_edge_cases(name, metrics_dir: Path) -> None:
     section = _edge_case_section(card)
     assert len(section.split()) >= 40, f"{name}: no (or an empty) 'Edge cases' section in its card"
     assert re.search(r"\bempty\b", section, flags=re.I), f"{name}: edge cases do not cover empty input"
-    if name not in ("rouge_family", "bleu", "chrf", "ter"):
+    if get_protocol(name).uses_model:
         assert re.search(r"long|truncat|window|context", section, flags=re.I), (
             f"{name}: edge cases do not say what happens to inputs longer than the model context")
 
@@ -466,37 +503,30 @@ def test_model_card_documents_edge_cases(name, metrics_dir: Path) -> None:
 # ------------------------------------------------------------------------------------------------
 # the evaluate modules (metrics/<name>): evaluate checks features before our code runs
 
-MODULE_SECOND = {"rouge_family": "references", "bleu": "references", "chrf": "references", "ter": "references",
-                 "infolm": "references",
-                 "shannon_score": "sources", "blanc": "sources", "fflm": "sources"}
+MODULES = harness_metric_names()
 
 
 @pytest.fixture(scope="module")
-def module_kwargs(tiny_bert_dir, tiny_gpt2_dir):
-    return {"infolm": {"model": str(tiny_bert_dir)}, "blanc": {"model": str(tiny_bert_dir)},
-            "shannon_score": {"model": str(tiny_gpt2_dir)}, "fflm": {"model": str(tiny_gpt2_dir)}}
-
-
-@pytest.fixture(scope="module")
-def load_module(metrics_dir):
+def load_module(tmp_path_factory):
     import evaluate
 
+    scratch = tmp_path_factory.mktemp("modules")
     loaded = {}
 
     def load(name):
         if name not in loaded:
-            loaded[name] = evaluate.load(str(metrics_dir / name))
+            loaded[name] = evaluate.load(str(module_folder(name, scratch)))
         return loaded[name]
     return load
 
 
-@pytest.mark.parametrize("name", CARDS)
-def test_evaluate_module_bad_inputs(name, load_module, module_kwargs) -> None:
+@pytest.mark.parametrize("name", MODULES)
+def test_evaluate_module_bad_inputs(name, load_module, model_for) -> None:
     """Mismatched lengths and non-string items are rejected by message through ``compute``;
     messy but valid text scores finite numbers."""
     module = load_module(name)
-    second = MODULE_SECOND[name]
-    kwargs = module_kwargs.get(name, {})
+    second = get_protocol(name).second_input
+    kwargs = model_for(name)
     with pytest.raises(ValueError, match=r"Mismatch in the number of predictions \(2\) and " + second):
         module.compute(predictions=["a", "b"], **{second: ["a"]}, **kwargs)
     # nlgmetrics.apps.evaluate_adapter checks every item before evaluate's check of the first row
@@ -510,19 +540,19 @@ def test_evaluate_module_bad_inputs(name, load_module, module_kwargs) -> None:
     assert numbers and all(math.isfinite(x) for x in numbers), out
 
 
-@pytest.mark.parametrize("name", CARDS)
-def test_evaluate_module_empty_input(name, load_module, module_kwargs) -> None:
+@pytest.mark.parametrize("name", MODULES)
+def test_evaluate_module_empty_input(name, load_module, model_for) -> None:
     """Not evaluate's bare IndexError (modules with several feature formats guess the format from
     the first row) but the library's message."""
     with pytest.raises(ValueError, match="`predictions` is empty; pass at least one example"):
-        load_module(name).compute(predictions=[], **{MODULE_SECOND[name]: []}, **module_kwargs.get(name, {}))
+        load_module(name).compute(predictions=[], **{get_protocol(name).second_input: []}, **model_for(name))
 
 
-@pytest.mark.parametrize("name", CARDS)
+@pytest.mark.parametrize("name", MODULES)
 def test_evaluate_module_rejects_int_after_first_row(name, load_module) -> None:
     """evaluate checks the first row only; datasets would then cast 3 to '3'. Checked before any
     model is loaded (model='unused')."""
-    second = MODULE_SECOND[name]
+    second = get_protocol(name).second_input
     with pytest.raises(ValueError, match=r"`predictions\[1\]` is int \(3\), not a string"):
         load_module(name).compute(predictions=["a", 3], **{second: ["a", "3"]}, model="unused")
     with pytest.raises(ValueError, match=rf"`{second}\[1\]` is float \(1.5\), not a string"):
@@ -532,7 +562,7 @@ def test_evaluate_module_rejects_int_after_first_row(name, load_module) -> None:
         load_module(name).add(prediction="a", **{single: 7})
 
 
-@pytest.mark.parametrize("name", ["rouge_family", "bleu", "chrf", "ter"])
+@pytest.mark.parametrize("name", WITHOUT_MODEL)
 def test_evaluate_module_streaming_inputs_checked(name, load_module) -> None:
     """``add`` and ``add_batch`` check every item too; nested references name both indices; an
     empty batch is the library's message; streamed checked inputs give ``compute``'s result."""

@@ -22,7 +22,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-METRICS = ("rouge_family", "bleu", "chrf", "ter", "infolm", "shannon_score", "blanc", "fflm")
+from nlgmetrics.registry import get_protocol, metric_names, protocols
+from tests.harness import (
+    TEST_ONLY_METRICS,
+    harness_metric_names,
+    library_function,
+    model_fixture,
+    module_folder,
+    module_options,
+    options_that_change_the_number,
+    registering_test_metrics,
+)
+
+#: The registered metrics (their modules live in metrics/<name>).
+METRICS = metric_names()
 
 PREDICTIONS = ["the cat sat on the mat", "a dog barked at night", "rain fell all day long"]
 REFERENCES = [["the cat was on the mat", "a cat sat on a mat"], ["the dog barked at night"], ["it rained all day"]]
@@ -38,10 +51,12 @@ def _offline():
     assert os.environ.get("HF_HUB_OFFLINE") == "1", "tests/conftest.py sets HF_HUB_OFFLINE=1"
 
 
-def _load(metrics_dir: Path, name: str):
+def _load(metrics_dir: Path, name: str, scratch: Path | None = None):
+    """The evaluate module of ``name``: metrics/<name>, or a test-only metric's, written under
+    ``scratch`` (tests/harness.py)."""
     import evaluate
 
-    path = metrics_dir / name
+    path = metrics_dir / name if scratch is None else module_folder(name, scratch)
     if not (path / f"{name}.py").exists():
         pytest.fail(f"metrics/{name}/{name}.py is missing")
     return evaluate.load(str(path))
@@ -49,81 +64,48 @@ def _load(metrics_dir: Path, name: str):
 
 # --------------------------------------------------------------------------------------------
 # Per metric: module inputs, compute kwargs (the module's names), and the library call giving the
-# expected values (the library's names).
+# expected values (the library's names), all read from the protocol and tests/harness.py.
 
 
-def _library_case(name: str, models: dict[str, str]):
-    """(inputs, module kwargs, the library's result on them) for metric ``name``."""
-    references = {"predictions": PREDICTIONS, "references": REFERENCES}
-    sources = {"predictions": PREDICTIONS, "sources": SOURCES}
-    if name == "rouge_family":
-        from nlgmetrics.rouge import rouge_family
-
-        kwargs = {"rouge_types": ["rouge1", "rougeL", "rougeSU4"], "use_stemmer": True}
-        return references, kwargs, rouge_family(PREDICTIONS, REFERENCES, **kwargs)
-    if name == "bleu":
-        from nlgmetrics.bleu import bleu
-
-        kwargs = {"tokenize": "intl", "smooth_method": "floor", "use_effective_order": True}
-        return references, kwargs, bleu(PREDICTIONS, REFERENCES, tokenize="intl", smooth_method="floor",
-                                        effective_order=True)
-    if name == "chrf":
-        from nlgmetrics.chrf import chrf
-
-        kwargs = {"word_order": 2, "lowercase": True}
-        return references, kwargs, chrf(PREDICTIONS, REFERENCES, **kwargs)
-    if name == "ter":
-        from nlgmetrics.ter import ter
-
-        kwargs = {"normalized": True, "ignore_punct": True, "support_zh_ja_chars": True}
-        return references, kwargs, ter(PREDICTIONS, REFERENCES, normalized=True, no_punct=True, asian_support=True)
-    if name == "infolm":
-        from nlgmetrics.infolm import infolm
-
-        kwargs = {"model": models["bert"], "information_measure": "ab_divergence", "alpha": 1.5, "beta": 0.5}
-        return references, kwargs, infolm(PREDICTIONS, REFERENCES, progress=False, **kwargs)
-    if name == "shannon_score":
-        from nlgmetrics.shannon import shannon_score
-
-        kwargs = {"model": models["gpt2"]}
-        return sources, kwargs, shannon_score(PREDICTIONS, sources=SOURCES, progress=False, **kwargs)
-    if name == "blanc":
-        from nlgmetrics.blanc import blanc_help
-
-        kwargs = {"model": models["bert"], "gap": 3}
-        return sources, kwargs, blanc_help(PREDICTIONS, sources=SOURCES, progress=False, **kwargs)
-    if name == "fflm":
-        from nlgmetrics.fflm import fflm
-
-        kwargs = {"model": models["llama"], "weights": (0.5, 0.2, 0.3)}
-        return sources, kwargs, fflm(PREDICTIONS, sources=SOURCES, progress=False, **kwargs)
-    raise AssertionError(name)
+def _library_case(name: str, model_options: dict):
+    """(inputs, module kwargs, the library's result on them) for metric ``name``: the options that
+    change its number (tests/harness.py), under the module's names for the module."""
+    second = get_protocol(name).second_input
+    others = SOURCES if second == "sources" else REFERENCES
+    options = options_that_change_the_number(name)
+    library = library_function(name)(PREDICTIONS, **{second: others}, **options, **model_options,
+                                     **({"progress": False} if model_options else {}))
+    inputs = {"predictions": PREDICTIONS, second: others}
+    return inputs, {**module_options(name, options), **model_options}, library
 
 
-def expected_outputs(name: str, result) -> tuple[dict, dict]:
+def expected_outputs(name: str, result, options: dict) -> tuple[dict, dict]:
     """(default output, ``use_aggregator=False`` output) of module ``name`` for the library's
-    ``result``, as the module docstrings and cards state them (key order included)."""
-    if name == "bleu":  # evaluate's sacrebleu keys, then ours
+    ``result`` with the module's ``options``, as the module docstrings and cards state them (key order included): the
+    counterpart's layout where the module answers to one."""
+    face = get_protocol(name).evaluate
+    counterpart = face.counterpart if face is not None else None
+    if counterpart == "sacrebleu":  # evaluate's sacrebleu keys, then ours
         aggregated = {"score": result.bleu, "counts": list(result.counts), "totals": list(result.totals),
                       "precisions": list(result.precisions), "bp": result.bp, "sys_len": result.sys_len,
                       "ref_len": result.ref_len, "ratio": result.sys_len / result.ref_len,
                       "sentence_bleu": result.mean()["sentence_bleu"]}
         return aggregated, {"score": result.scores["sentence_bleu"], "sys_len": list(result.sentence_sys_len),
                             "ref_len": list(result.sentence_ref_len)}
-    if name == "chrf":  # evaluate's chrf keys, then ours
+    if counterpart == "chrf":  # evaluate's chrf keys, then ours
         return ({"score": result.chrf, "char_order": result.char_order, "word_order": result.word_order,
-                 "beta": 2, "sentence_chrf": result.mean()["sentence_chrf"]},
+                 "beta": options.get("beta", 2), "sentence_chrf": result.mean()["sentence_chrf"]},
                 {"score": result.scores["sentence_chrf"]})
-    if name == "ter":  # evaluate's ter keys, then ours
+    if counterpart == "ter":  # evaluate's ter keys, then ours
         return ({"score": result.ter, "num_edits": result.num_edits, "ref_length": result.ref_length,
                  "sentence_ter": result.mean()["sentence_ter"]},
                 {"score": result.scores["sentence_ter"], "num_edits": list(result.sentence_num_edits),
                  "ref_length": list(result.sentence_ref_length)})
     aggregate = result.aggregate()
-    if name == "rouge_family":  # evaluate's rouge keys (one F per type) first, then the other columns (and bounds)
+    if counterpart == "rouge":  # evaluate's rouge keys (one F per type) first, then the other columns (and bounds)
         return ({**{t: aggregate[t] for t in result.rouge_types}, **aggregate},
                 {**{t: result.scores[t] for t in result.rouge_types}, **result.scores})
-    # the LM metrics: the library's headline numbers, main key first; its per-example columns
+    # no counterpart: the library's headline numbers, main key first; its per-example columns
     return {result.main: aggregate[result.main], **aggregate}, dict(result.scores)
 
 
@@ -149,12 +131,23 @@ def models(tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir) -> dict[str, str]:
     return {"bert": str(tiny_bert_dir), "gpt2": str(tiny_gpt2_dir), "llama": str(tiny_llama_dir)}
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _test_metrics_registered():
+    with registering_test_metrics():
+        yield
+
+
+def _model_options(name: str, request) -> dict:
+    fixture = model_fixture(name)
+    return {} if fixture is None else {"model": str(request.getfixturevalue(fixture))}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", METRICS)
-def test_module_compute_add_and_add_batch_equal_library(name, metrics_dir, models):
-    module = _load(metrics_dir, name)
-    inputs, kwargs, library = _library_case(name, models)
-    aggregated, per_example = expected_outputs(name, library)
+@pytest.mark.parametrize("name", harness_metric_names())
+def test_module_compute_add_and_add_batch_equal_library(name, metrics_dir, request, tmp_path):
+    module = _load(metrics_dir, name, tmp_path if name in TEST_ONLY_METRICS else None)
+    inputs, kwargs, library = _library_case(name, _model_options(name, request))
+    aggregated, per_example = expected_outputs(name, library, kwargs)
     _assert_same(module.compute(**inputs, **kwargs), aggregated)
     signed = {**per_example, "signature": library.signature}
 
@@ -172,11 +165,11 @@ def test_module_compute_add_and_add_batch_equal_library(name, metrics_dir, model
     _assert_same(module.compute(**kwargs, return_signature=True), {**aggregated, "signature": library.signature})
 
 
-@pytest.mark.parametrize("name", METRICS)
-def test_module_name_is_its_folder_name(name, metrics_dir):
+@pytest.mark.parametrize("name", harness_metric_names())
+def test_module_name_is_its_folder_name(name, metrics_dir, tmp_path):
     """evaluate names a module from its class (``camelcase_to_snakecase``) and ``combine`` prefixes
     shared keys with that name: the folder name, so that the prefixes are predictable."""
-    assert _load(metrics_dir, name).name == name
+    assert _load(metrics_dir, name, tmp_path if name in TEST_ONLY_METRICS else None).name == name
 
 
 @pytest.mark.parametrize("switch, value", [("use_aggregator", "no"), ("return_signature", 1), ("use_aggregator", None)])
@@ -185,11 +178,18 @@ def test_output_switches_are_checked(switch, value, metrics_dir):
         _load(metrics_dir, "chrf").compute(predictions=["a"], references=["a"], **{switch: value})
 
 
-@pytest.mark.parametrize("name, library_name, module_name", [
-    ("bleu", "effective_order", "use_effective_order"),
-    ("ter", "no_punct", "ignore_punct"),
-    ("ter", "asian_support", "support_zh_ja_chars"),
-])
+#: Every option a module renames (its counterpart's name, the library's), from the protocols.
+RENAMED = [(protocol.name, library, module) for protocol in protocols() if protocol.evaluate is not None
+           for module, library in protocol.evaluate.renamed.items()]
+
+
+def test_the_renamed_options_are_the_known_ones():
+    """The protocols' renames are found (the test below is not empty)."""
+    assert {("bleu", "effective_order", "use_effective_order"), ("ter", "no_punct", "ignore_punct"),
+            ("ter", "asian_support", "support_zh_ja_chars")} <= set(RENAMED)
+
+
+@pytest.mark.parametrize("name, library_name, module_name", RENAMED)
 def test_the_library_name_of_a_renamed_option_is_refused(name, library_name, module_name, metrics_dir):
     """One name per option: the module's is evaluate's; the library's is refused with the fix."""
     with pytest.raises(TypeError, match=rf"no option `{library_name}`; it is named `{module_name}` here.*"
@@ -369,7 +369,11 @@ def _input_forms(texts: list, index: list[int]):
     }
 
 
-@pytest.mark.parametrize("name", ["rouge_family", "bleu", "chrf", "ter"])
+#: The modules that take references and no model (scored here without a fixture model).
+TEXT_REFERENCE_METRICS = [p.name for p in protocols() if p.second_input == "references" and not p.uses_model]
+
+
+@pytest.mark.parametrize("name", TEXT_REFERENCE_METRICS)
 @pytest.mark.parametrize("form", ["tuple", "generator", "numpy", "series"])
 @pytest.mark.parametrize("index", [[10, 11, 12], [2, 0, 1]], ids=["offset-index", "shuffled-index"])
 def test_module_normalises_containers(name, form, index, metrics_dir):

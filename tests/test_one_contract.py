@@ -1,6 +1,11 @@
 """One contract for every metric: the library call, the ``evaluate`` module and the command line
 give the same numbers and the same signature, and every result says what its columns mean.
 
+These are the harness's checks, run on every metric the registry lists and on the test-only toy
+metric (registered with one registry line, tests/harness.py): what each check reads comes from the
+metric's protocol or from the few facts declared in tests/harness.py, so that a new metric gets
+them by being registered.
+
 For each metric, on the same inputs and options (the LM metrics on the tiny fixture models of
 tests/conftest.py):
 
@@ -22,157 +27,111 @@ import dataclasses
 import inspect
 import json
 import math
+import os
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
 
+from nlgmetrics import registry
 from nlgmetrics.core import protocol as protocol_module
 from nlgmetrics.core.protocol import FROM_LIBRARY, MetricProtocol, Option
-from nlgmetrics.registry import get_protocol, metric_names
 from nlgmetrics.core.result import Column, MetricResult
+from nlgmetrics.registry import get_protocol, metric_names
+from tests.harness import (
+    PREDICTIONS,
+    REPO_ROOT,
+    TEST_ONLY_METRICS,
+    cli_text,
+    harness_metric_names,
+    library_function,
+    model_fixture,
+    module_column_key,
+    module_folder,
+    module_main_key,
+    module_options,
+    options_that_change_the_number,
+    registering_test_metrics,
+    second_input,
+    write_cli_inputs,
+)
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-METRICS = ("infolm", "shannon_score", "blanc", "fflm", "rouge_family", "bleu", "chrf", "ter")
-
-# Words repeated in a summary and its document: the copy-BERT of BLANC finds help and harm on them.
-PREDICTIONS = ["Tomatoes tomatoes tomatoes everywhere tomatoes.", "Technology technology stocks rallied.",
-               "Banks banks banks struggled badly banks."]
-# ragged: one example has two references
-REFERENCES = [["The farmer planted tomatoes near the river.", "Tomatoes need sunshine and water."],
-              ["Technology stocks rallied strongly today."],
-              ["Banks struggled while investors bought technology shares."]]
-SOURCES = [
-    "Potatoes potatoes potatoes potatoes grow slowly in winter. The farmer planted tomatoes near the river. "
-    "Tomatoes need sunshine and tomatoes need water.",
-    "Stocks rallied strongly today. Investors bought technology shares while banks struggled. Technology "
-    "companies reported record earnings, and technology investors cheered loudly.",
-    "Stocks rallied strongly today. Investors bought technology shares while banks struggled. Technology "
-    "companies reported record earnings, and technology investors cheered loudly.",
-]
-
-#: Per metric: options that change the number (so that passing them through is tested), as Python
-#: values for the library and the module; the command line gets them as METRIC.NAME=TEXT.
-OPTIONS = {
-    "infolm": {"information_measure": "ab_divergence", "alpha": 1.5, "beta": 0.5, "temperature": 0.5},
-    "shannon_score": {"num_upstream": 1},
-    "blanc": {"gap": 3},
-    "fflm": {"weights": [0.5, 0.2, 0.3]},
-    "rouge_family": {"rouge_types": ["rougeL", "rouge2", "rougeSU4"], "use_stemmer": True, "n_bootstrap": 200},
-    "bleu": {"tokenize": "intl", "smooth_method": "floor"},
-    "chrf": {"word_order": 2, "beta": 1},
-    "ter": {"normalized": True, "case_sensitive": True},
-}
-#: Which fixture model each LM metric runs on (copy-BERT: BLANC counts are not all 0 on it).
-MODEL_FIXTURE = {"infolm": "tiny_bert_dir", "shannon_score": "tiny_gpt2_dir", "blanc": "copy_bert_dir",
-                 "fflm": "tiny_llama_dir"}
-#: The modules that answer to evaluate's sacrebleu, chrf and ter give the headline (the library's
-#: main) under "score" and, with use_aggregator=False, this per-example column under "score".
-SCORE_COLUMN = {"bleu": "sentence_bleu", "chrf": "sentence_chrf", "ter": "sentence_ter"}
+METRICS = harness_metric_names()
 
 
-def _module_main(name: str, result: MetricResult) -> str:
-    """The key of the headline number in a module's output."""
-    return "score" if name in SCORE_COLUMN else result.main
+def _lm_slow(names: list[str]) -> list:
+    """``names`` as pytest params, the LM metrics marked slow (their models make them integration
+    tests; the others are cheap enough for the unit part)."""
+    with registering_test_metrics():
+        return [pytest.param(name, marks=pytest.mark.slow) if get_protocol(name).uses_model else name
+                for name in names]
 
 
-def _library_call(name: str):
-    """The library function of ``name``, imported the way a user does (not through the registry)."""
-    if name == "infolm":
-        from nlgmetrics.infolm import infolm
-
-        return infolm
-    if name == "shannon_score":
-        from nlgmetrics.shannon import shannon_score
-
-        return shannon_score
-    if name == "blanc":
-        from nlgmetrics.blanc import blanc
-
-        return blanc
-    if name == "fflm":
-        from nlgmetrics.fflm import fflm
-
-        return fflm
-    if name == "rouge_family":
-        from nlgmetrics.rouge import rouge_family
-
-        return rouge_family
-    if name == "bleu":
-        from nlgmetrics.bleu import bleu
-
-        return bleu
-    if name == "chrf":
-        from nlgmetrics.chrf import chrf
-
-        return chrf
-    if name == "ter":
-        from nlgmetrics.ter import ter
-
-        return ter
-    raise AssertionError(name)
+SLOW_LM = _lm_slow(METRICS)
 
 
-def _second(name: str) -> tuple[str, list]:
-    return ("sources", SOURCES) if name in ("shannon_score", "blanc", "fflm") else ("references", REFERENCES)
-
-
-def _cli_text(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return ",".join(map(str, value))
-    return str(value)
+@pytest.fixture(scope="module", autouse=True)
+def _test_metrics_registered():
+    with registering_test_metrics():
+        yield
 
 
 @pytest.fixture(scope="module")
 def model_options(request):
-    """{metric: {"model": path, "device": "cpu"}} for the LM metrics (fixtures built on demand)."""
+    """name -> {"model": path, "device": "cpu"} for an LM metric (its fixture built on demand), {}
+    for the others."""
     def options(name: str) -> dict:
-        if name not in MODEL_FIXTURE:
+        fixture = model_fixture(name)
+        if fixture is None:
             return {}
-        return {"model": str(request.getfixturevalue(MODEL_FIXTURE[name])), "device": "cpu"}
+        return {"model": str(request.getfixturevalue(fixture)), "device": "cpu"}
     return options
+
+
+def _progress_off(name: str) -> dict:
+    """``progress=False`` where the library draws a bar (it takes the option)."""
+    return {"progress": False} if "progress" in get_protocol(name).accepted_options() else {}
 
 
 @pytest.fixture(scope="module")
 def library_results(model_options):
-    """The library's result per metric, computed once for the module."""
+    """The library's result per metric (with the options that change it), computed once."""
     cache: dict[str, MetricResult] = {}
 
     def result(name: str) -> MetricResult:
         if name not in cache:
-            second, others = _second(name)
-            kwargs = {**OPTIONS[name], **model_options(name)}
-            if name in MODEL_FIXTURE:
-                kwargs["progress"] = False
-            cache[name] = _library_call(name)(PREDICTIONS, **{second: others}, **kwargs)
+            second, others = second_input(name)
+            kwargs = {**options_that_change_the_number(name), **model_options(name), **_progress_off(name)}
+            cache[name] = library_function(name)(PREDICTIONS, **{second: others}, **kwargs)
         return cache[name]
     return result
 
 
 @pytest.fixture(scope="module")
-def module_outputs(model_options):
-    """``evaluate.load("metrics/<name>").compute(...)`` per metric, from the repository root:
-    ``{"default": the default output, "each": with use_aggregator=False, return_signature=True}``."""
-    import os
-
+def module_outputs(model_options, tmp_path_factory):
+    """``evaluate.load(<the module's folder>).compute(...)`` per metric, from the repository root,
+    with the options under the module's names: ``{"default": the default output, "each": with
+    use_aggregator=False, return_signature=True}``."""
     import evaluate
 
+    scratch = tmp_path_factory.mktemp("modules")
     cache: dict[str, dict] = {}
 
     def output(name: str) -> dict:
         if name not in cache:
-            second, others = _second(name)
+            second, others = second_input(name)
+            folder = module_folder(name, scratch)
             here = os.getcwd()
             os.chdir(REPO_ROOT)
             try:
-                module = evaluate.load(f"metrics/{name}")
+                module = evaluate.load(str(folder))
             finally:
                 os.chdir(here)
-            inputs = {"predictions": PREDICTIONS, second: others, **OPTIONS[name], **model_options(name)}
+            options = module_options(name, options_that_change_the_number(name))
+            inputs = {"predictions": PREDICTIONS, second: others, **options, **model_options(name)}
             cache[name] = {"default": module.compute(**inputs),
-                           "each": module.compute(**inputs, use_aggregator=False, return_signature=True)}
+                           "each": module.compute(**inputs, use_aggregator=False, return_signature=True),
+                           "citation": module.citation}
         return cache[name]
     return output
 
@@ -180,20 +139,9 @@ def module_outputs(model_options):
 def _run_cli(name: str, folder: Path, model_options: dict) -> dict:
     from nlgmetrics.apps.cli import main
 
-    predictions = folder / "predictions.txt"
-    predictions.write_text("".join(f"{p}\n" for p in PREDICTIONS), encoding="utf-8")
-    second, others = _second(name)
-    if second == "sources":
-        path = folder / "sources.txt"
-        path.write_text("".join(f"{s}\n" for s in others), encoding="utf-8")
-        inputs = ["-s", str(path)]
-    else:  # several references per example: a JSON Lines column of lists
-        path = folder / "references.jsonl"
-        path.write_text("".join(json.dumps({"refs": r}) + "\n" for r in others), encoding="utf-8")
-        inputs = ["-r", str(path), "--reference-column", "refs"]
-    argv = ["score", "-p", str(predictions), *inputs, "-m", name]
-    for key, value in OPTIONS[name].items():
-        argv += ["--option", f"{name}.{key}={_cli_text(value)}"]
+    argv = ["score", *write_cli_inputs(name, folder), "-m", name]
+    for key, value in options_that_change_the_number(name).items():
+        argv += ["--option", f"{name}.{key}={cli_text(value)}"]
     if model_options:
         argv += ["--model", f"{name}={model_options['model']}", "--device", model_options["device"]]
     out = folder / "scores.json"
@@ -205,8 +153,7 @@ def _run_cli(name: str, folder: Path, model_options: dict) -> dict:
 # the same numbers and signature everywhere
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", METRICS)
+@pytest.mark.parametrize("name", SLOW_LM)
 def test_library_module_and_cli_agree(name, library_results, module_outputs, model_options, tmp_path):
     want = library_results(name)
     assert isinstance(want, MetricResult) and want.metric == name
@@ -214,13 +161,14 @@ def test_library_module_and_cli_agree(name, library_results, module_outputs, mod
     values = [v for column in want.scores.values() for v in column]
     assert len(want) == len(PREDICTIONS) and any(v != 0 for v in values), want.scores  # the test can fail
 
-    # the evaluate module (the sacrebleu family in its evaluate counterpart's layout: "score")
+    # the evaluate module (in its evaluate counterpart's layout where it has one: "score")
     out, each = module_outputs(name)["default"], module_outputs(name)["each"]
-    assert out[_module_main(name, want)] == want.main_score
+    assert out[module_main_key(name, want)] == want.main_score
     for column, values in want.scores.items():  # every column, every example, exactly
-        assert each["score" if column == SCORE_COLUMN.get(name) else column] == values, column
+        assert each[module_column_key(name, column)] == values, column
     assert each["signature"] == want.signature
-    if name not in SCORE_COLUMN:
+    assert module_outputs(name)["citation"] == get_protocol(name).citation
+    if get_protocol(name).evaluate is None:  # no counterpart: the library's headline numbers
         assert out == want.aggregate()
 
     # the command line (the protocol's run underneath)
@@ -232,21 +180,18 @@ def test_library_module_and_cli_agree(name, library_results, module_outputs, mod
     assert cli["signature"] == want.signature
 
     # the protocol itself, as the demos and the Trainer hook call it
-    second, others = _second(name)
-    kwargs = {**OPTIONS[name], **model_options(name)}
+    second, others = second_input(name)
+    kwargs = {**options_that_change_the_number(name), **model_options(name)}
     got = get_protocol(name).run(PREDICTIONS, others, progress=False, **kwargs)
     assert type(got) is type(want) and got.scores == want.scores and got.signature == want.signature
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", METRICS)
+@pytest.mark.parametrize("name", SLOW_LM)
 def test_options_reach_the_number(name, library_results, model_options):
-    """The options of OPTIONS change the result (so agreeing above means they were passed on)."""
-    second, others = _second(name)
-    kwargs = dict(model_options(name))
-    if name in MODEL_FIXTURE:
-        kwargs["progress"] = False
-    default = _library_call(name)(PREDICTIONS, **{second: others}, **kwargs)
+    """The declared options change the result (so agreeing above means they were passed on)."""
+    second, others = second_input(name)
+    kwargs = {**model_options(name), **_progress_off(name)}
+    default = library_function(name)(PREDICTIONS, **{second: others}, **kwargs)
     with_options = library_results(name)
     assert default.signature != with_options.signature
     assert default.scores != with_options.scores or default.main != with_options.main
@@ -256,14 +201,15 @@ def test_options_reach_the_number(name, library_results, model_options):
 # what every result and every module output declares
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", METRICS)
+@pytest.mark.parametrize("name", SLOW_LM)
 def test_result_declares_direction_and_range_of_every_column(name, library_results):
     result = library_results(name)
     cls = type(result)
+    assert cls is get_protocol(name).result_class()  # the class the protocol says the call returns
     assert issubclass(cls, MetricResult) and cls is not MetricResult
     assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen
     assert cls.metric == name
+    assert get_protocol(name).main in (None, result.main)  # None: the options choose it (ROUGE)
     for column_name, values in result.scores.items():
         column = result.column(column_name)
         assert isinstance(column, Column), column_name
@@ -278,8 +224,7 @@ def test_result_declares_direction_and_range_of_every_column(name, library_resul
     json.dumps(result.to_dict(), allow_nan=False)  # plain, finite values
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", METRICS)
+@pytest.mark.parametrize("name", SLOW_LM)
 def test_module_output_has_the_shared_layout(name, library_results, module_outputs):
     """The default output: the main key first, numbers only (a list of numbers only where the
     evaluate counterpart has one). ``use_aggregator=False``: a list per key, one number per
@@ -290,7 +235,7 @@ def test_module_output_has_the_shared_layout(name, library_results, module_outpu
     def number(value):
         return isinstance(value, (int, float)) and not isinstance(value, bool)
 
-    assert list(out)[0] == _module_main(name, result) and isinstance(next(iter(out.values())), float)
+    assert list(out)[0] == module_main_key(name, result) and isinstance(next(iter(out.values())), float)
     assert all(number(v) or (isinstance(v, list) and all(map(number, v))) for v in out.values()), out
     assert list(each)[-1] == "signature" and isinstance(each["signature"], str) and each["signature"]
     assert set(each) - {"signature"} <= set(out)
@@ -300,14 +245,14 @@ def test_module_output_has_the_shared_layout(name, library_results, module_outpu
 
 
 @pytest.mark.parametrize("name", METRICS)
-def test_module_passes_options_through(name):
+def test_module_passes_options_through(name, tmp_path):
     """Each default is defined once, in the library: a module defines no code of its own (its
     ``_compute`` is the adapter's, which takes ``**options`` and restates no default)."""
     import ast
 
     from nlgmetrics.apps.evaluate_adapter import ProtocolModule
 
-    source = (REPO_ROOT / "metrics" / name / f"{name}.py").read_text(encoding="utf-8")
+    source = (module_folder(name, tmp_path) / f"{name}.py").read_text(encoding="utf-8")
     functions = [node.name for node in ast.walk(ast.parse(source)) if isinstance(node, ast.FunctionDef)]
     assert not functions, f"metrics/{name} defines {functions}; its protocol and the adapter say what it does"
     compute = next(node for node in ast.walk(ast.parse(inspect.getsource(ProtocolModule)))
@@ -321,10 +266,11 @@ def test_module_passes_options_through(name):
 
 
 def test_registry_is_a_list_of_protocols():
-    assert metric_names() == ["rouge_family", "bleu", "chrf", "ter", "infolm", "shannon_score", "blanc", "fflm"]
+    shipped = [name for name in metric_names() if name not in TEST_ONLY_METRICS]  # the toy is registered here
+    assert shipped == ["rouge_family", "bleu", "chrf", "ter", "infolm", "shannon_score", "blanc", "fflm"]
     fields = {f.name for f in dataclasses.fields(MetricProtocol)}
     assert fields == {"name", "title", "description", "citation", "second_input", "compute", "options",
-                      "forwards_to", "resampling", "evaluate", "codebase_urls", "reference_urls"}
+                      "model_kinds", "forwards_to", "resampling", "evaluate", "codebase_urls", "reference_urls"}
     for name in metric_names():
         protocol = get_protocol(name)
         # no default restated in a protocol: each is read from the library signature
@@ -333,10 +279,12 @@ def test_registry_is_a_list_of_protocols():
 
 @pytest.mark.parametrize("name", METRICS)
 def test_library_call_follows_the_contract(name):
-    """Candidate first, the second input named as the registry says, everything else keyword-only;
+    """The library function is its package's (imported as a user imports it); candidate first, the
+    second input named as the registry says, everything else keyword-only;
     every offered option is a keyword of the call; the return annotation is the result class."""
     spec = get_protocol(name)
-    function = _library_call(name)
+    function = library_function(name)
+    assert spec.compute.partition(":")[0] == registry.PROTOCOLS[name].removesuffix(".protocol")
     assert protocol_module.resolve(spec.compute) is function
     parameters = list(inspect.signature(function).parameters.values())
     assert [p.name for p in parameters[:2]] == ["predictions", spec.second_input]
@@ -395,6 +343,6 @@ def test_forwarded_options_take_the_forwarded_defaults():
     tune_defaults = inspect.signature(blanc_tune).parameters
     assert spec.default("gap") == help_defaults["gap"].default
     assert spec.default("finetune_epochs") == tune_defaults["finetune_epochs"].default
-    assert spec.default("variant") == inspect.signature(_library_call("blanc")).parameters["variant"].default
+    assert spec.default("variant") == inspect.signature(library_function("blanc")).parameters["variant"].default
     assert set(spec.option("variant").allowed()) == {"help", "tune"}
     assert {"finetune_epochs", "gap", "model"} <= spec.accepted_options()

@@ -1,8 +1,9 @@
 """The registry and the metric protocol.
 
 - Adding a metric is its package (with its ``protocol.py``), its ``metrics/<name>/`` folder and
-  one registry line: a toy metric registered that way runs through the command line, ``compare``,
-  the Trainer hook, the demo and an evaluate module, none of which has a line for it.
+  one registry line: a toy metric registered that way runs through ``compare``, the Trainer hook
+  and the demo here, and through every check of the harness (tests/harness.py: the command line,
+  its evaluate module, its options, its columns, its input checks), none of which has a line for it.
 - No front end names a metric or imports a metric package: they read the protocol.
 - What a protocol declares agrees with its library: every option is a keyword of the library
   call, a value just outside a declared range is refused by the library, a declared signature key
@@ -24,9 +25,13 @@ from nlgmetrics import registry
 from nlgmetrics.core.protocol import MODEL_OPTIONS, MetricProtocol, Option
 from nlgmetrics.core.signature import parse_signature
 from nlgmetrics.registry import get_protocol, metric_names
+from tests.harness import model_fixture, registering_test_metrics
 
 REPO = Path(__file__).resolve().parent.parent
-TEXT_METRICS = [name for name in registry.PROTOCOLS if name in ("rouge_family", "bleu", "chrf", "ter")]
+#: The metrics that run without a model.
+TEXT_METRICS = [name for name in metric_names() if not get_protocol(name).uses_model]
+#: The metrics that run on a model (each on its fixture model of tests/harness.py).
+LM_METRICS = [name for name in metric_names() if get_protocol(name).uses_model]
 
 # ------------------------------------------------------------------------------------------------
 # the registry: one line per metric, each naming its package's protocol
@@ -160,12 +165,13 @@ REFERENCES = [["the cat sat on a mat", "a cat"], ["the dog barked loudly"], ["it
 
 
 @pytest.fixture
-def toy(monkeypatch):
-    """The toy metric of tests/toy_metric.py, registered with its one registry line."""
-    monkeypatch.setitem(registry.PROTOCOLS, "toy_overlap", "tests.toy_metric")
-    from tests.toy_metric import toy_overlap
+def toy():
+    """The toy metric of tests/toy_metric.py, registered with its one registry line (as the
+    harness registers it: tests/harness.py runs it through every check of tests/test_one_contract.py)."""
+    with registering_test_metrics():
+        from tests.toy_metric import toy_overlap
 
-    return toy_overlap
+        yield toy_overlap
 
 
 def _write_lines(path: Path, lines: list[Any]) -> str:
@@ -174,18 +180,11 @@ def _write_lines(path: Path, lines: list[Any]) -> str:
     return str(path)
 
 
-def test_a_registered_metric_runs_on_the_command_line(toy, tmp_path, capsys):
+def test_a_registered_metric_is_listed_on_the_command_line(toy, capsys):
+    """Its scores, options and evaluate module agree with the library in the harness
+    (tests/test_one_contract.py runs every check on it); here: ``nlgmetrics metrics`` lists it."""
     from nlgmetrics.apps.cli import main
 
-    predictions = _write_lines(tmp_path / "p.txt", PREDICTIONS)
-    references = _write_lines(tmp_path / "r.jsonl", REFERENCES)
-    out = tmp_path / "scores.json"
-    assert main(["score", "-p", predictions, "-r", references, "--reference-column", "refs", "-m", "toy_overlap",
-                 "--option", "toy_overlap.lowercase=true", "--json", str(out), "--quiet", "--no-progress"]) == 0
-    want = toy(PREDICTIONS, REFERENCES, lowercase=True)
-    got = json.loads(out.read_text(encoding="utf-8"))["metrics"]["toy_overlap"]
-    assert got["scores"] == want.scores and got["signature"] == want.signature
-    assert want.main_score > toy(PREDICTIONS, REFERENCES).main_score  # the option reached the call
     assert main(["metrics"]) == 0
     assert "toy_overlap: Toy overlap. Needs predictions + references" in capsys.readouterr().out
 
@@ -222,23 +221,6 @@ def test_a_registered_metric_runs_in_the_trainer_hook_and_the_demo(toy):
     assert type(build_demo("toy_overlap")).__name__ == "Blocks"
     score, _, signature = score_pair(get_protocol("toy_overlap"), "a b", "a c", {"lowercase": True})
     assert float(score) == 0.5 and signature.startswith("toy_overlap|case:lc")
-
-
-def test_a_registered_metric_has_an_evaluate_module(toy, tmp_path):
-    import evaluate
-
-    from tests.toy_metric import MODULE
-
-    folder = tmp_path / "toy_overlap"
-    folder.mkdir()
-    (folder / "toy_overlap.py").write_text(MODULE, encoding="utf-8")
-    module = evaluate.load(str(folder))
-    want = toy(PREDICTIONS, REFERENCES)
-    assert module.compute(predictions=PREDICTIONS, references=REFERENCES) == want.aggregate()
-    each = module.compute(predictions=PREDICTIONS, references=REFERENCES, use_aggregator=False,
-                          return_signature=True)
-    assert each == {**want.scores, "signature": want.signature}
-    assert module.citation == get_protocol("toy_overlap").citation
 
 
 # ------------------------------------------------------------------------------------------------
@@ -340,16 +322,11 @@ def test_a_text_metric_option_writes_its_declared_signature_key(name, option_nam
     _check_signature_key(get_protocol(name), option_name, {}, [["a b x d"], ["e g"]])
 
 
-#: The fixture model each LM metric runs on here.
-MODEL_FIXTURE = {"infolm": "tiny_bert_dir", "shannon_score": "tiny_gpt2_dir", "blanc": "tiny_bert_dir",
-                 "fflm": "tiny_llama_dir"}
-
-
 @pytest.mark.integration
-@pytest.mark.parametrize(("name", "option_name"), _signature_key_cases(list(MODEL_FIXTURE)))
+@pytest.mark.parametrize(("name", "option_name"), _signature_key_cases(LM_METRICS))
 def test_an_lm_metric_option_writes_its_declared_signature_key(name, option_name, request):
     protocol = get_protocol(name)
-    base: dict[str, Any] = {"model": str(request.getfixturevalue(MODEL_FIXTURE[name])), "progress": False}
+    base: dict[str, Any] = {"model": str(request.getfixturevalue(model_fixture(name))), "progress": False}
     if name == "blanc" and option_name in {"finetune_epochs", "p_mask", "learning_rate", "seed"}:
         base.update(variant="tune", finetune_epochs=1)
     others = ["A b c d. E f g.", "E f. G h."] if protocol.second_input == "sources" else [["a b x d"], ["e g"]]
