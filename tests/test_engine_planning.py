@@ -18,9 +18,19 @@ from nlgmetrics.engine.planning import (
 
 def test_dedupe_keeps_first_occurrence_and_maps_back():
     keys = ["b", "a", "b", "c", "a"]
-    unique, inverse = dedupe(keys)
-    assert unique == [0, 1, 3]
-    assert [keys[unique[j]] for j in inverse] == keys
+    distinct, copies = dedupe(keys)
+    assert distinct == ["b", "a", "c"]
+    assert copies == [[0, 2], [1, 4], [3]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 5), max_size=30))
+def test_dedupe_copies_partition_the_indices(keys):
+    distinct, copies = dedupe(keys)
+    assert len(set(distinct)) == len(distinct) == len(copies)
+    assert sorted(i for indices in copies for i in indices) == list(range(len(keys)))
+    assert all(keys[i] == item for item, indices in zip(distinct, copies) for i in indices)
+    assert [indices[0] for indices in copies] == sorted(indices[0] for indices in copies)  # first-seen order
 
 
 @settings(max_examples=200, deadline=None)

@@ -54,11 +54,6 @@ class QueryRegistry(Generic[K, Q]):
     def __len__(self) -> int:
         return len(self.queries)
 
-    def clear(self) -> None:
-        """Forget every query (the next chunk starts from nothing)."""
-        self._index.clear()
-        self.queries.clear()
-
 
 class ExampleProgress:
     """A progress bar over the examples of a whole call (see the module docstring).

@@ -1,14 +1,19 @@
-"""Causal-LM scoring: per-token distributions of a target span given a prefix, in one pass.
+"""Causal-LM scoring: the distribution behind every target token, given a prefix, in one pass.
 
 A :class:`CausalQuery` is ``prefix_ids`` (conditioning, not scored; at least one token, e.g. BOS)
-and ``target_ids`` (scored). Teacher forcing: the model reads ``prefix + target[:-1]`` once and
-the logits at the last ``len(target)`` positions predict the target tokens, so no token-by-token
-loop is needed. Only those positions go through the LM head.
+and ``target_ids`` (scored). The path, top to bottom:
 
-Prefix cache: when several queries share a prefix (one document, many summaries; or one summary
-prefix, many document chunks), the prefix runs once with ``use_cache=True`` and its key/value
-cache is shared by a batch of targets (:func:`replicated_cache`). Results equal the uncached
-ones (fp32, <= 1e-5).
+1. plan: each distinct query once; queries sharing a prefix of two or more tokens with at least
+   one other query form a group behind one prefix cache, the rest go into length-sorted,
+   right-padded batches within the token budget (:func:`~nlgmetrics.engine.planning.plan_batches`);
+2. forward: teacher forcing, so a row reads ``prefix + target[:-1]`` once and its last
+   ``len(target)`` positions predict the target (no token-by-token loop). A group runs its prefix
+   (but the last token) once through the base model and its targets in batches on that key/value
+   cache (:func:`replicated_cache`), each row reading ``prefix[-1:] + target[:-1]``;
+3. heads: only the target-predicting positions go through the LM head
+   (:func:`~nlgmetrics.engine.heads.logits_at`), and ``reduce`` turns each query's logits into
+   what the metric keeps (:func:`target_logprobs_float32_deferred`, :func:`causal_target_scores`)
+   before the next query's are made.
 
 >>> from nlgmetrics.testing import build_random_model
 >>> from nlgmetrics.engine import load_lm
@@ -43,6 +48,8 @@ try:  # transformers >= 4.56: a cache is a list of layers; a plain one grows by 
 except ImportError:  # pragma: no cover - older transformers: replicated_cache deep-copies
     _DynamicLayer = None
 
+Reduce = Callable[[torch.Tensor, "CausalQuery"], Any]
+
 
 @dataclass(frozen=True)
 class CausalQuery:
@@ -58,6 +65,54 @@ class TargetScores:
 
     logprobs: np.ndarray
     argmax: np.ndarray
+
+
+def iter_causal(
+    lm: LoadedLM,
+    queries: Sequence[CausalQuery],
+    reduce: Reduce,
+    *,
+    token_budget: int = 8192,
+    batch_size: int | None = None,
+    prefix_cache: bool = True,
+    progress: bool = True,
+    desc: str = "causal LM",
+) -> Iterator[tuple[int, Any]]:
+    """Yield ``(query_index, reduce(logits, query))`` once for every query, in no particular order.
+
+    ``logits`` is float32 ``[len(query.target_ids), vocab]``; row ``i`` is the distribution that
+    predicts ``target_ids[i]``. Guarantees:
+
+    - the numbers do not depend on the token budget, the batch size, the order of the queries,
+      their duplicates or the prefix cache, up to float rounding (``tests/test_engine_causal.py``
+      compares them with a naive token-by-token loop, ``tests/test_architectures.py`` with a plain
+      forward pass on every causal family);
+    - identical queries run once and share their result; a query with an empty target gets a
+      ``[0, vocab]`` tensor without a model call;
+    - a batch holds at most ``token_budget`` tokens counted with padding (behind a cached prefix:
+      ``rows * (prefix + longest target)``), at most ``batch_size`` rows, and at most
+      ``1 + PADDING_SLACK`` positions per real token (the cached prefix is not padding); on
+      device out-of-memory a batch is halved and retried;
+    - under several processes (accelerate / torchrun) the work is split across them and every
+      process yields every result;
+    - the queries are validated now, not at the first ``next()``.
+    """
+    queries = list(queries)
+    _validate(lm, queries)
+    return _iter_causal(lm, queries, reduce, token_budget, batch_size, prefix_cache, progress, desc)
+
+
+def causal_target_scores(lm: LoadedLM, queries: Sequence[CausalQuery], **kwargs: Any) -> list[TargetScores]:
+    """Log-probability (float64 log-softmax) and argmax of every target token, aligned with ``queries``.
+
+    Takes the keyword arguments of :func:`iter_causal` (token_budget, batch_size, prefix_cache,
+    progress, desc) and gives its guarantees.
+    """
+    queries = list(queries)
+    results: list[TargetScores | None] = [None] * len(queries)
+    for index, scores in iter_causal(lm, queries, _target_scores, **kwargs):
+        results[index] = scores
+    return results  # type: ignore[return-value]
 
 
 def _validate(lm: LoadedLM, queries: Sequence[CausalQuery]) -> None:
@@ -83,52 +138,17 @@ def _validate(lm: LoadedLM, queries: Sequence[CausalQuery]) -> None:
             )
 
 
-# A unit of work: ("plain", [distinct indices]) or ("prefix", [distinct indices sharing a prefix]).
-_Unit = tuple[str, list[int]]
-
-
-def iter_causal(
-    lm: LoadedLM,
-    queries: Sequence[CausalQuery],
-    reduce: Callable[[torch.Tensor, CausalQuery], Any],
-    *,
-    token_budget: int = 8192,
-    batch_size: int | None = None,
-    prefix_cache: bool = True,
-    progress: bool = True,
-    desc: str = "causal LM",
-) -> Iterator[tuple[int, Any]]:
-    """Yield ``(query_index, reduce(logits, query))`` for every query, in no particular order.
-
-    ``logits`` is float32 ``[len(query.target_ids), vocab]``; row ``i`` is the distribution that
-    predicts ``target_ids[i]``. Identical queries run once. A batch holds at most ``token_budget``
-    tokens counted with padding (for cached prefixes: ``rows * (prefix + longest target)``), at
-    most ``batch_size`` rows, and at most ``1 + PADDING_SLACK`` positions per real token
-    (:func:`~nlgmetrics.engine.planning.plan_batches`; the cached prefix is not padding). Queries
-    with an empty target get a ``[0, vocab]`` tensor without a model call. Validation happens
-    immediately (not at the first ``next()``).
-    """
-    queries = list(queries)
-    _validate(lm, queries)
-    return _iter_causal(lm, queries, reduce, token_budget, batch_size, prefix_cache, progress, desc)
-
-
 def _iter_causal(
     lm: LoadedLM,
     queries: list[CausalQuery],
-    reduce: Callable[[torch.Tensor, CausalQuery], Any],
+    reduce: Reduce,
     token_budget: int,
     batch_size: int | None,
     prefix_cache: bool,
     progress: bool,
     desc: str,
 ) -> Iterator[tuple[int, Any]]:
-    unique, inverse = dedupe(queries)  # frozen dataclasses of tuples hash by value
-    copies: dict[int, list[int]] = {}
-    for original, j in enumerate(inverse):
-        copies.setdefault(j, []).append(original)
-    distinct = [queries[i] for i in unique]
-
+    distinct, copies = dedupe(queries)  # frozen dataclasses of tuples hash by value
     empty = [j for j, q in enumerate(distinct) if not q.target_ids]
     if empty:
         vocab = lm.model.get_output_embeddings().weight.shape[0]
@@ -137,105 +157,118 @@ def _iter_causal(
             for original in copies[j]:
                 yield original, result
     todo = [j for j, q in enumerate(distinct) if q.target_ids]
+    groups, batches = _plan(distinct, todo, token_budget, batch_size, prefix_cache)
 
-    units: list[_Unit] = []
-    plain: list[int] = todo
-    if prefix_cache:
-        groups: dict[tuple[int, ...], list[int]] = {}
-        for j in todo:
-            groups.setdefault(distinct[j].prefix_ids, []).append(j)
-        # A cached prefix pays off from two targets on; a 1-token prefix has nothing to cache
-        # (its last token is re-read with every target anyway).
-        shared = {p: js for p, js in groups.items() if len(js) >= 2 and len(p) >= 2}
-        # Longest prefixes first, like plan_batches: the heaviest work surfaces OOM early.
-        for prefix in sorted(shared, key=lambda p: (-len(p), shared[p][0])):
-            units.append(("prefix", shared[prefix]))
-        plain = [j for j in todo if distinct[j].prefix_ids not in shared]
-    lengths = [len(distinct[j].prefix_ids) + len(distinct[j].target_ids) - 1 for j in plain]
-    for batch in plan_batches(lengths, token_budget, batch_size):
-        units.append(("plain", [plain[b] for b in batch]))
-
-    def run_unit(unit: _Unit) -> list[tuple[int, Any]]:
+    def run_unit(unit: tuple[str, list[int]]) -> list[tuple[int, Any]]:
         kind, members = unit
-        if kind == "plain":
-            return run_with_backoff(members, lambda part: _forward_plain(lm, distinct, part, reduce))
-        return _forward_prefix_group(lm, distinct, members, reduce, token_budget, batch_size)
+        if kind == "group":
+            return _run_behind_prefix(lm, distinct, members, reduce, token_budget, batch_size)
+        return run_with_backoff(members, lambda part: _forward(lm, distinct, part, reduce))
 
-    for j, result in run_units(units, run_unit, lambda u: len(u[1]), progress=progress, desc=desc):
+    # Groups first, longest prefix first, like plan_batches: the heaviest work surfaces OOM early.
+    units = [("group", members) for members in groups] + [("batch", members) for members in batches]
+    for j, result in run_units(units, run_unit, lambda unit: len(unit[1]), progress=progress, desc=desc):
         for original in copies[j]:
             yield original, result
 
 
-def _reduce_rows(
-    logits: torch.Tensor, members: list[int], distinct: list[CausalQuery], reduce: Callable[[torch.Tensor, CausalQuery], Any]
-) -> list[tuple[int, Any]]:
-    out = []
-    start = 0
-    for j in members:
-        stop = start + len(distinct[j].target_ids)
-        out.append((j, reduce(float32_rows(logits, start, stop), distinct[j])))
-        start = stop
-    return out
+def _plan(
+    distinct: list[CausalQuery], todo: list[int], token_budget: int, batch_size: int | None, prefix_cache: bool
+) -> tuple[list[list[int]], list[list[int]]]:
+    """``(groups, batches)`` of indices into ``distinct``: the groups sharing a cached prefix,
+    longest prefix first, and the length-sorted batches of the queries read whole."""
+    groups: list[list[int]] = []
+    if prefix_cache:
+        by_prefix: dict[tuple[int, ...], list[int]] = {}
+        for j in todo:
+            by_prefix.setdefault(distinct[j].prefix_ids, []).append(j)
+        # A cached prefix pays off from two targets on; a 1-token prefix has nothing to cache
+        # (its last token is re-read with every target anyway).
+        shared = {p: js for p, js in by_prefix.items() if len(js) >= 2 and len(p) >= 2}
+        groups = [shared[p] for p in sorted(shared, key=lambda p: (-len(p), shared[p][0]))]
+        todo = [j for j in todo if distinct[j].prefix_ids not in shared]
+    lengths = [len(distinct[j].prefix_ids) + len(distinct[j].target_ids) - 1 for j in todo]
+    return groups, [[todo[b] for b in batch] for batch in plan_batches(lengths, token_budget, batch_size)]
 
 
-def _forward_plain(
-    lm: LoadedLM, distinct: list[CausalQuery], members: list[int], reduce: Callable[[torch.Tensor, CausalQuery], Any]
-) -> list[tuple[int, Any]]:
-    """Right-padded batch of ``prefix + target[:-1]``; head applied at the target-predicting positions."""
-    sequences = [distinct[j].prefix_ids + distinct[j].target_ids[:-1] for j in members]
-    width = max(len(s) for s in sequences)
-    input_ids = torch.zeros((len(members), width), dtype=torch.long)
-    rows: list[int] = []
-    cols: list[int] = []
-    for b, (j, sequence) in enumerate(zip(members, sequences)):
-        input_ids[b, : len(sequence)] = torch.tensor(sequence, dtype=torch.long)
-        # Right padding keeps real tokens at positions 0..n-1 (absolute position embeddings agree
-        # with an unpadded pass); the causal mask keeps them from seeing the pads after them.
-        first = len(distinct[j].prefix_ids) - 1
-        rows.extend([b] * len(distinct[j].target_ids))
-        cols.extend(range(first, first + len(distinct[j].target_ids)))
-    device = lm.device
-    inputs = {"input_ids": to_device(input_ids, device), "use_cache": False}
-    if not lm.unmasked_right_padding:  # else SDPA's causal kernel (loading.right_padding_needs_no_mask)
-        lengths = torch.tensor([len(s) for s in sequences])
-        inputs["attention_mask"] = to_device((torch.arange(width) < lengths[:, None]).long(), device)
-    with torch.inference_mode():
-        logits = logits_at(lm.model, lm.gather_head, inputs, to_device(torch.tensor(rows), device),
-                           to_device(torch.tensor(cols), device), per_query_float32=True)
-        return _reduce_rows(logits, members, distinct, reduce)
-
-
-def _forward_prefix_group(
+def _run_behind_prefix(
     lm: LoadedLM,
     distinct: list[CausalQuery],
     members: list[int],
-    reduce: Callable[[torch.Tensor, CausalQuery], Any],
+    reduce: Reduce,
     token_budget: int,
     batch_size: int | None,
 ) -> list[tuple[int, Any]]:
-    """Run the shared prefix (minus its last token) once, then batches of targets on its KV cache.
+    """Run the shared prefix (but its last token) once, then batches of targets on its cache.
 
-    Each target row reads ``prefix[-1:] + target[:-1]`` at positions ``P-1 ...``, so all its
-    logits come out of the target pass and the prefix pass needs no head at all.
+    Each target row reads ``prefix[-1:] + target[:-1]``, so all its logits come out of the target
+    pass and the prefix pass needs no head at all.
     """
-    device = lm.device
     prefix = distinct[members[0]].prefix_ids
     cached = len(prefix) - 1
     with torch.inference_mode():
-        prefix_ids = to_device(torch.tensor([prefix[:-1]], dtype=torch.long), device)
-        # The base model alone builds the cache: the head is not needed for the prefix.
-        base = getattr(lm.model, "base_model", lm.model)
+        prefix_ids = to_device(torch.tensor([prefix[:-1]], dtype=torch.long), lm.device)
+        base = getattr(lm.model, "base_model", lm.model)  # the cache needs the body, not the head
         mask = {} if lm.unmasked_right_padding else {"attention_mask": torch.ones_like(prefix_ids)}
         output = base(input_ids=prefix_ids, use_cache=True, **mask)
         cache = output["cache"] if "cache" in output else output["past_key_values"]
-    # A row reads prefix[-1:] + target[:-1] (len(target) positions) and holds the cached prefix's
-    # keys and values besides: memory against the budget, but not padding.
+    # A row holds the cached prefix's keys and values besides its own tokens: memory against the
+    # budget, but not padding.
     lengths = [len(distinct[j].target_ids) for j in members]
     out: list[tuple[int, Any]] = []
     for batch in plan_batches(lengths, token_budget, batch_size, context=cached):
         part = [members[b] for b in batch]
-        out.extend(run_with_backoff(part, lambda p: _forward_on_cache(lm, distinct, p, reduce, cache, cached)))
+        out.extend(run_with_backoff(part, lambda p: _forward(lm, distinct, p, reduce, cache, cached)))
     return out
+
+
+def _forward(
+    lm: LoadedLM,
+    distinct: list[CausalQuery],
+    members: list[int],
+    reduce: Reduce,
+    cache: Any = None,
+    cached: int = 0,
+) -> list[tuple[int, Any]]:
+    """One right-padded batch: row ``b`` reads its query's ``prefix + target[:-1]`` but the first
+    ``cached`` tokens, whose keys and values ``cache`` holds (none without a cache); the head runs
+    at the positions that predict the targets only.
+
+    Right padding keeps every real token at the position it has in an unpadded pass. The padding
+    mask is a 2-D one over ``cached + width`` keys: the model builds its own attention masks and
+    positions from it and the cache (causal, sliding-window, ALiBi and RoPE-free layers alike), as
+    it does when generating after a prompt. Without a cache it is left out where causal attention
+    already keeps real tokens from the pads after them (``lm.unmasked_right_padding``).
+    """
+    queries = [distinct[j] for j in members]
+    sequences = [(q.prefix_ids + q.target_ids[:-1])[cached:] for q in queries]
+    width = max(len(s) for s in sequences)
+    input_ids = torch.zeros((len(queries), width), dtype=torch.long)
+    rows: list[int] = []
+    cols: list[int] = []
+    for b, (query, sequence) in enumerate(zip(queries, sequences)):
+        input_ids[b, : len(sequence)] = torch.tensor(sequence, dtype=torch.long)
+        first = len(query.prefix_ids) - 1 - cached  # the position that predicts target_ids[0]
+        rows.extend([b] * len(query.target_ids))
+        cols.extend(range(first, first + len(query.target_ids)))
+    device = lm.device
+    with torch.inference_mode():
+        inputs = {"input_ids": to_device(input_ids, device), "use_cache": cache is not None}
+        if cache is not None:
+            inputs[cache_keyword(lm.model)] = replicated_cache(cache, len(queries))
+        if cache is not None or not lm.unmasked_right_padding:
+            lengths = torch.tensor([len(s) for s in sequences])
+            mask = (torch.arange(cached + width) < cached + lengths[:, None]).long()
+            inputs["attention_mask"] = to_device(mask, device)
+        logits = logits_at(lm.model, lm.gather_head, inputs, to_device(torch.tensor(rows), device),
+                           to_device(torch.tensor(cols), device), per_query_float32=True)
+        out: list[tuple[int, Any]] = []
+        start = 0
+        for j, query in zip(members, queries):
+            stop = start + len(query.target_ids)
+            out.append((j, reduce(float32_rows(logits, start, stop), query)))
+            start = stop
+        return out
 
 
 def replicated_cache(cache: Any, rows: int) -> Any:
@@ -244,9 +277,8 @@ def replicated_cache(cache: Any, rows: int) -> Any:
     The forward pass appends each layer's new keys and values to the cache (``torch.cat`` into a
     new tensor, which the prefix's tensors are never part of), so the copy of a plain
     :class:`~transformers.DynamicCache` holds *views* of the prefix's tensors expanded over the
-    rows: nothing of ``rows x prefix`` size is written before that concatenation. (A deep copy
-    then ``batch_repeat_interleave`` wrote it twice more: one row, then all rows, per batch.)
-    Other caches (sliding-window or quantised layers, older transformers) are copied that way.
+    rows: nothing of ``rows x prefix`` size is written before that concatenation. Other caches
+    (sliding-window or quantised layers, older transformers) are deep-copied and repeated per row.
 
     >>> import torch
     >>> from transformers import DynamicCache
@@ -273,50 +305,13 @@ def replicated_cache(cache: Any, rows: int) -> Any:
     return past
 
 
-def _forward_on_cache(
-    lm: LoadedLM,
-    distinct: list[CausalQuery],
-    members: list[int],
-    reduce: Callable[[torch.Tensor, CausalQuery], Any],
-    cache: Any,
-    cached: int,
-) -> list[tuple[int, Any]]:
-    """Right-padded rows of ``prefix[-1:] + target[:-1]`` behind the shared prefix cache.
-
-    Only a 2-D padding mask over ``cached + width`` keys goes in: the model builds its own
-    attention masks and positions from it and the cache (causal, sliding-window, ALiBi and
-    RoPE-free layers alike), as it does when generating after a prompt.
-    """
-    device = lm.device
-    sequences = [distinct[j].prefix_ids[-1:] + distinct[j].target_ids[:-1] for j in members]
-    width = max(len(s) for s in sequences)
-    batch = len(members)
-    input_ids = torch.zeros((batch, width), dtype=torch.long)
-    attention = torch.zeros((batch, cached + width), dtype=torch.long)
-    attention[:, :cached] = 1
-    rows: list[int] = []
-    cols: list[int] = []
-    for b, (j, sequence) in enumerate(zip(members, sequences)):
-        input_ids[b, : len(sequence)] = torch.tensor(sequence, dtype=torch.long)
-        attention[b, cached : cached + len(sequence)] = 1
-        rows.extend([b] * len(distinct[j].target_ids))
-        cols.extend(range(len(distinct[j].target_ids)))
-    with torch.inference_mode():
-        past = replicated_cache(cache, batch)
-        inputs = {
-            "input_ids": to_device(input_ids, device),
-            "attention_mask": to_device(attention, device),
-            cache_keyword(lm.model): past,
-            "use_cache": True,
-        }
-        logits = logits_at(lm.model, lm.gather_head, inputs, to_device(torch.tensor(rows), device),
-                           to_device(torch.tensor(cols), device), per_query_float32=True)
-        return _reduce_rows(logits, members, distinct, reduce)
-
-
 def cache_keyword(model: torch.nn.Module) -> str:
     """The KV-cache argument of ``model.forward``: ``cache`` in recent transformers, ``past_key_values`` before."""
     return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
+
+# ------------------------------------------------------------------------------------------------
+# Reductions: what a metric keeps of a query's logits, computed as soon as they exist.
 
 
 def _target_scores(logits: torch.Tensor, query: CausalQuery) -> TargetScores:
@@ -337,13 +332,13 @@ _ARGMAX_SLICE = 1024
 
 def logsumexp_and_argmax(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """``(torch.logsumexp(logits, -1), logits.argmax(-1))`` of a 2-d float tensor, bit for bit,
-    with one vectorised pass for the maximum instead of two scalar-speed ones.
+    with one vectorised pass for the maximum.
 
-    ``argmax`` on CPU reads the vocabulary at about 2 ns a value, ``amax`` ten times faster: the
-    row maximum comes from the maxima of 1,024-column slices; the first slice holding it holds the
-    first maximal index (earlier slices are smaller), so only that slice is searched. NaN
-    propagates as in ``argmax``: a slice holding one is the maximal slice. The logsumexp reuses
-    the maximum and runs the same operations as ``torch.logsumexp`` (shift, exp, sum, log, add).
+    On CPU ``amax`` is vectorised and ``argmax`` is not: the row maximum comes from the maxima of
+    1,024-column slices; the first slice holding it holds the first maximal index (earlier slices
+    are smaller), so only that slice is searched. NaN propagates as in ``argmax``: a slice holding
+    one is the maximal slice. The logsumexp reuses the maximum and runs the same operations as
+    ``torch.logsumexp`` (shift, exp, sum, log, add).
 
     >>> x = torch.tensor([[0.0, 3.0, 3.0, 1.0], [2.0, 0.0, 0.0, 0.0]])
     >>> lse, best = logsumexp_and_argmax(x)
@@ -378,12 +373,11 @@ def target_logprobs_float32(
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """``log p(target_i)`` per row as ``logit[target] - logsumexp(logits)`` in float32 (+ argmax).
 
-    The cheap reduction for metrics whose reference implementation uses a float32 softmax (blanc's
-    Shannon, the FFLM authors' scorer): nothing of ``[rows, vocab]`` size is allocated, and it is
-    ~2.5x faster than the float64 log-softmax of :func:`causal_target_scores` (the vocabulary-wide
-    work dominates on GPT-2-sized models). Each row is reduced on its own, in cache-sized blocks on
-    CPU (one block per call on an accelerator, where kernel launches are the cost), so the values do
-    not depend on the blocking. Returns float64 log-probs and int64 argmax ids (or ``None``).
+    The reduction for metrics whose reference implementation uses a float32 softmax (blanc's
+    Shannon, the FFLM authors' scorer): nothing of ``[rows, vocab]`` size is allocated. Each row is
+    reduced on its own, in cache-sized blocks on CPU (one block per call on an accelerator, where
+    kernel launches are the cost), so the values do not depend on the blocking. Returns float64
+    log-probs and int64 argmax ids (or ``None``).
 
     >>> lp, best = target_logprobs_float32(torch.tensor([[0.0, 0.0], [0.0, 2.0]]), [0, 1], with_argmax=True)
     >>> [round(float(v), 4) for v in lp], best.tolist()
@@ -424,16 +418,3 @@ def target_logprobs_float32_deferred(
         return logprobs.astype(np.float64), (argmax.astype(np.int64) if argmax is not None else None)
 
     return DeferredHost([chosen, best], finish)
-
-
-def causal_target_scores(lm: LoadedLM, queries: Sequence[CausalQuery], **kwargs: Any) -> list[TargetScores]:
-    """Log-probability and argmax of every target token, aligned with ``queries``.
-
-    Accepts the keyword arguments of :func:`iter_causal` (token_budget, batch_size, prefix_cache,
-    progress, desc).
-    """
-    queries = list(queries)
-    results: list[TargetScores | None] = [None] * len(queries)
-    for index, scores in iter_causal(lm, queries, _target_scores, **kwargs):
-        results[index] = scores
-    return results  # type: ignore[return-value]

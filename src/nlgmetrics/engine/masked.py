@@ -1,10 +1,13 @@
 """Masked-LM scoring: output distributions at masked positions only.
 
 A :class:`MaskedQuery` is a token sequence plus the positions to mask in this copy (one position
-for InfoLM, every gap-th token for BLANC). :func:`iter_masked` runs each *distinct* query once,
-in length-sorted batches packed by a token budget, applies the LM head only at the masked
-positions, and hands ``reduce(logits[n_masked, vocab] float32, query)`` to the caller, so a metric
-can turn the distributions into whatever it keeps (a weighted sum, log-probs, argmax) on the fly.
+for InfoLM, every gap-th token for BLANC). The path, top to bottom: each *distinct* query once
+(:func:`~nlgmetrics.engine.planning.dedupe`), in length-sorted batches within a token budget
+(:func:`~nlgmetrics.engine.planning.plan_batches`); one right-padded forward pass per batch with
+the LM head applied at the masked positions only (:func:`~nlgmetrics.engine.heads.logits_at`);
+``reduce(logits[n_masked, vocab] float32, query)`` hands each query's distributions to the
+caller, so a metric turns them into whatever it keeps (a weighted sum, log-probs, argmax) as soon
+as they exist.
 
 >>> from nlgmetrics.testing import build_random_model
 >>> from nlgmetrics.engine import load_lm
@@ -77,14 +80,22 @@ def iter_masked(
     progress: bool = True,
     desc: str = "masked LM",
 ) -> Iterator[tuple[int, Any]]:
-    """Yield ``(query_index, reduce(logits, query))`` for every query, in no particular order.
+    """Yield ``(query_index, reduce(logits, query))`` once for every query, in no particular order.
 
     ``logits`` is float32 ``[len(query.mask_positions), vocab]``, raw (no temperature), row ``j``
-    for ``query.mask_positions[j]``. Duplicate queries are computed once and share the result.
-    Batches hold at most ``token_budget`` padded tokens and ``batch_size`` sequences; on device
-    out-of-memory a batch is halved and retried. Under several processes (accelerate / torchrun)
-    distinct queries are split across them and every process yields every result. Validation
-    happens immediately (not at the first ``next()``).
+    for ``query.mask_positions[j]``. Guarantees:
+
+    - the numbers do not depend on the token budget, the batch size, the order of the queries or
+      their duplicates, up to float rounding (``tests/test_engine_masked.py`` compares them with
+      the full logits of one forward pass per query, ``tests/test_architectures.py`` on every
+      masked family);
+    - identical queries run once and share their result;
+    - a batch holds at most ``token_budget`` padded tokens, ``batch_size`` sequences and
+      ``1 + PADDING_SLACK`` positions per real token; on device out-of-memory a batch is halved
+      and retried;
+    - under several processes (accelerate / torchrun) the distinct queries are split across them
+      and every process yields every result;
+    - the queries are validated now, not at the first ``next()``.
     """
     queries = list(queries)
     _validate(lm, queries)
@@ -100,16 +111,11 @@ def _iter_masked(
     progress: bool,
     desc: str,
 ) -> Iterator[tuple[int, Any]]:
-    keys = [(q.input_ids, q.mask_positions) for q in queries]
-    unique, inverse = dedupe(keys)
-    copies: dict[int, list[int]] = {}
-    for original, j in enumerate(inverse):
-        copies.setdefault(j, []).append(original)
-    distinct = [queries[i] for i in unique]
+    distinct, copies = dedupe(queries)  # frozen dataclasses of tuples hash by value
     batches = plan_batches([len(q.input_ids) for q in distinct], token_budget, batch_size)
 
-    def run_batch(batch: list[int]) -> list[tuple[int, Any]]:
-        return run_with_backoff(batch, lambda part: _forward(lm, [distinct[j] for j in part], part, reduce))
+    def run_batch(members: list[int]) -> list[tuple[int, Any]]:
+        return run_with_backoff(members, lambda part: _forward(lm, distinct, part, reduce))
 
     for j, result in run_units(batches, run_batch, len, progress=progress, desc=desc):
         for original in copies[j]:
@@ -117,9 +123,11 @@ def _iter_masked(
 
 
 def _forward(
-    lm: LoadedLM, batch: list[MaskedQuery], ids: list[int], reduce: Callable[[torch.Tensor, MaskedQuery], Any]
+    lm: LoadedLM, distinct: list[MaskedQuery], members: list[int], reduce: Callable[[torch.Tensor, MaskedQuery], Any]
 ) -> list[tuple[int, Any]]:
-    """One padded forward pass of ``batch``; logits only at masked positions."""
+    """One right-padded forward pass of the ``members`` of ``distinct``, their masked positions
+    replaced by the mask token; the head runs at those positions only."""
+    batch = [distinct[j] for j in members]
     tokenizer = lm.tokenizer
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     width = max(len(q.input_ids) for q in batch)
@@ -142,7 +150,7 @@ def _forward(
                            per_query_float32=True)
         out: list[tuple[int, Any]] = []
         start = 0
-        for j, query in zip(ids, batch):
+        for j, query in zip(members, batch):
             stop = start + len(query.mask_positions)
             out.append((j, reduce(float32_rows(logits, start, stop), query)))
             start = stop

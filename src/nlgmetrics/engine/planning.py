@@ -3,14 +3,15 @@
 Every LM metric sends the engine many token sequences, often the same ones again (one reference
 paired with 25 systems). Planning makes that cheap:
 
-- :func:`dedupe` maps the queries to their distinct keys, so each distinct one runs once;
+- :func:`dedupe` keeps each distinct query once and remembers where its copies were;
 - :func:`plan_batches` sorts by length and packs batches so that the *padded* token count of a
   batch stays under a budget (short sequences travel in big batches, long ones in small ones) and
   its padding stays under a fraction (:data:`PADDING_SLACK`) of its real tokens;
-- :func:`run_with_backoff` halves a batch that ran out of device memory and retries the halves.
+- :func:`run_with_backoff` halves a batch that ran out of device memory and retries the halves;
+- :func:`chunk_by_key` cuts a metric's large call into chunks of whole documents.
 
 >>> dedupe(["a", "b", "a"])
-([0, 1], [0, 1, 0])
+(['a', 'b'], [[0, 2], [1]])
 >>> plan_batches([5, 3, 5, 1], token_budget=10)   # [3, 1] would be 6 positions for 4 tokens
 [[0, 2], [1], [3]]
 """
@@ -23,53 +24,39 @@ from typing import TypeVar
 
 import torch
 
+H = TypeVar("H", bound=Hashable)
 T = TypeVar("T")
 R = TypeVar("R")
 
 
-def dedupe(keys: Sequence[Hashable]) -> tuple[list[int], list[int]]:
-    """Distinct keys, first occurrence kept.
-
-    Returns ``(unique_indices, inverse)``: ``unique_indices[j]`` is the index in ``keys`` of the
-    j-th distinct key, and ``inverse[i]`` is the position in ``unique_indices`` of ``keys[i]``.
+def dedupe(items: Sequence[H]) -> tuple[list[H], list[list[int]]]:
+    """``(distinct, copies)``: the distinct items in order of first appearance, and for each the
+    ascending indices in ``items`` where it occurs (every index appears in exactly one list).
 
     >>> dedupe([(1, 2), (3,), (1, 2)])
-    ([0, 1], [0, 1, 0])
+    ([(1, 2), (3,)], [[0, 2], [1]])
     """
-    first: dict[Hashable, int] = {}
-    unique: list[int] = []
-    inverse: list[int] = []
-    for i, key in enumerate(keys):
-        j = first.get(key)
+    number: dict[H, int] = {}
+    distinct: list[H] = []
+    copies: list[list[int]] = []
+    for i, item in enumerate(items):
+        j = number.get(item)
         if j is None:
-            j = len(unique)
-            first[key] = j
-            unique.append(i)
-        inverse.append(j)
-    return unique, inverse
+            j = number[item] = len(distinct)
+            distinct.append(item)
+            copies.append([])
+        copies[j].append(i)
+    return distinct, copies
 
 
 #: Padding allowed per batch, as a fraction of its real tokens: a batch never holds more than
 #: ``(1 + PADDING_SLACK) x`` its real tokens in positions (a lone sequence excepted). Length
 #: sorting alone is not enough when lengths are skewed: under a token budget one long sequence
-#: takes many short ones padded to its length along (REALSumm document sentences for the Shannon
-#: score: 5.1 padded positions per real one). 0.25 keeps the padding under a quarter while one
-#: pass still takes many similar lengths (the same sentences: 1.17 positions per real one, 34
-#: passes instead of 14); a smaller slack saves little more and splits into many small passes,
-#: each with its fixed costs (kernel launches, a KV-cache copy) that matter on an accelerator.
+#: takes many short ones padded to its length along. A quarter bounds that padding while one pass
+#: still takes many similar lengths; a smaller slack splits the work into many small passes, each
+#: with its fixed costs (kernel launches, a KV-cache copy). The measurements behind the value are
+#: in ``benchmarks/results/engine_mechanisms.md``.
 PADDING_SLACK = 0.25
-
-
-def _check_plan(token_budget: int, batch_size: int | None, context: int, padding_slack: float) -> None:
-    """The planners' shared argument checks."""
-    if token_budget < 1:
-        raise ValueError(f"token_budget must be a positive integer, got {token_budget!r}.")
-    if batch_size is not None and batch_size < 1:
-        raise ValueError(f"batch_size must be a positive integer or None, got {batch_size!r}.")
-    if context < 0:
-        raise ValueError(f"context must be a non-negative integer, got {context!r}.")
-    if not padding_slack >= 0:  # also rejects NaN
-        raise ValueError(f"padding_slack must be >= 0, got {padding_slack!r}.")
 
 
 def plan_batches(
@@ -109,7 +96,14 @@ def plan_batches(
     >>> plan_batches([3, 3, 3], token_budget=20, context=6)  # a row costs 6 + 3 of the budget
     [[0, 1], [2]]
     """
-    _check_plan(token_budget, batch_size, context, padding_slack)
+    if token_budget < 1:
+        raise ValueError(f"token_budget must be a positive integer, got {token_budget!r}.")
+    if batch_size is not None and batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer or None, got {batch_size!r}.")
+    if context < 0:
+        raise ValueError(f"context must be a non-negative integer, got {context!r}.")
+    if not padding_slack >= 0:  # also rejects NaN
+        raise ValueError(f"padding_slack must be >= 0, got {padding_slack!r}.")
     limit = 1.0 + padding_slack
     # Longest first: the first batch is the most memory-hungry, so an OOM shows up immediately.
     order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
@@ -148,7 +142,7 @@ def is_out_of_memory(error: BaseException) -> bool:
 
 
 def _free_device_memory() -> None:
-    # Only a device allocator benefits; a full gc.collect() costs ~0.3 s on a big heap.
+    # Only a device allocator gets memory back from this, and a full gc.collect() is slow on a big heap.
     if torch.cuda.is_available():
         gc.collect()
         torch.cuda.empty_cache()

@@ -30,7 +30,13 @@ def run_units(
     progress: bool,
     desc: str,
 ) -> Iterator[tuple[int, Any]]:
-    """Yield ``(distinct_index, result)`` for every unit; progress counts queries, not batches."""
+    """Yield every ``(distinct_index, result)`` of every unit, each once, with deferred results
+    read (:class:`~nlgmetrics.engine.transfer.DeferredHost`); the bar counts ``unit_size``
+    (queries), not units.
+
+    In one process the units run in order; under several, each unit runs on exactly one process
+    and every process yields every result, so the results do not depend on the process count.
+    """
     total = sum(unit_size(u) for u in units)
     state = process_state()
     if state is None:
