@@ -7,6 +7,7 @@ import importlib.util
 import math
 import os
 import shutil
+import threading
 import time
 
 import pytest
@@ -223,6 +224,37 @@ def test_hub_commit_only_for_a_hub_snapshot_and_the_alias_record_only_for_the_al
     recorded = shutil.copytree(tiny_gpt2_dir, tmp_path / "recorded")
     (recorded / "nlgmetrics_source.json").write_text('{"gguf_sha256": "' + "ab" * 32 + '"}')
     assert load_lm(recorded, device="cpu").fingerprint == directory_fingerprint(tiny_gpt2_dir)
+
+
+def test_threads_loading_two_models_do_not_wait_for_each_other(tiny_gpt2_dir, tiny_llama_dir, monkeypatch):
+    # Both loads must be inside their weights load at once: a lock shared by every load would
+    # hold one thread out, and the barrier would time out.
+    from nlgmetrics.engine import loading
+
+    clear_cache()
+    barrier = threading.Barrier(2, timeout=20)
+    real = loading._load_weights
+
+    def meet_then_load(*args, **kwargs):
+        barrier.wait()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(loading, "_load_weights", meet_then_load)
+    loaded, errors = {}, []
+
+    def load(path):
+        try:
+            loaded[path] = load_lm(path, device="cpu")
+        except BaseException as error:  # noqa: BLE001 - reported by the main thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=load, args=(path,)) for path in (tiny_gpt2_dir, tiny_llama_dir)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors, errors
+    assert loaded[tiny_gpt2_dir].kind == loaded[tiny_llama_dir].kind == "causal"
 
 
 def test_model_instance_is_not_mutated(tiny_bert_dir):

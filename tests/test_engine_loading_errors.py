@@ -20,9 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nlgmetrics.engine import CausalQuery, ModelNotFoundError, causal_target_scores, load_lm
-from nlgmetrics.engine.checkpoint import check_weight_files, safetensors_problem
+from nlgmetrics.engine.checkpoint import PROBE_TEXT, check_tokenizer, check_weight_files, safetensors_problem
 from nlgmetrics.engine.devices import available_devices, module_device, resolve_device
-from nlgmetrics.engine.tokenizer_probe import PROBE_TEXT, check_tokenizer
 from nlgmetrics.testing import load_test_tokenizer
 
 SENTENCE = "The committee approved the budget after a long debate."

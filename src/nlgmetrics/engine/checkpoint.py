@@ -1,11 +1,13 @@
-"""What a model directory must hold before it is loaded: a config, complete weights, a tokenizer.
+"""What a model needs before it is scored: a config, complete weights, a tokenizer that tokenizes.
 
 ``model.save_pretrained(dir)`` alone writes only ``config.json`` and the weights; transformers then
 builds a tokenizer with no vocabulary from the config (every text becomes ``[UNK]`` or nothing, so
 a metric finds unrelated texts identical). An interrupted copy or download leaves a config without
-weights, or truncated weights; transformers then fails deep inside safetensors or torch. These
-checks read only file names, sizes and the safetensors headers, and say what is missing and how
-to fix it.
+weights, or truncated weights; transformers then fails deep inside safetensors or torch. A
+tokenizer of another model gives ids past the model's embedding table. Each would make every
+score wrong or fail without saying why, so these checks refuse them and name the fix. The file
+checks read only names, sizes and safetensors headers; the tokenizer check encodes one sentence
+(:data:`PROBE_TEXT`) once per model and tokenizer.
 
 >>> import tempfile, pathlib
 >>> folder = pathlib.Path(tempfile.mkdtemp())
@@ -14,6 +16,11 @@ to fix it.
 Traceback (most recent call last):
 ...
 nlgmetrics.engine.errors.ModelNotFoundError: Model directory ... has config.json but no weights...
+>>> from nlgmetrics.testing import load_test_tokenizer
+>>> check_tokenizer(load_test_tokenizer("bert"), "tiny-bert", vocab_size=1000, fix="pass another one")
+Traceback (most recent call last):
+...
+ValueError: The tokenizer of 'tiny-bert' gives token id ... but the model's embedding table has 1000 rows...
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import json
 import os
 import zipfile
 from pathlib import Path
+from typing import Any
 
 from nlgmetrics.engine.errors import ModelNotFoundError
 from nlgmetrics.engine.fingerprints import TOKENIZER_SUFFIXES, WEIGHT_SUFFIXES
@@ -139,18 +147,11 @@ def check_weight_files(directory: str | os.PathLike) -> None:
             raise ModelNotFoundError(f"Model directory {os.fspath(directory)!r} has broken weights: {problem}. {_FIX_WEIGHTS}")
 
 
-def has_vocabulary_files(directory: str | os.PathLike) -> bool:
-    """Whether ``directory`` holds a tokenizer vocabulary (``tokenizer.json``, ``vocab.txt``,
-    ``vocab.json`` / ``merges.txt``, or a SentencePiece / tiktoken model file)."""
-    return any(
-        p.is_file() and (p.name in VOCABULARY_FILES or p.name.endswith(TOKENIZER_SUFFIXES))
-        for p in Path(directory).iterdir()
-    )
-
-
 def check_tokenizer_files(directory: str | os.PathLike) -> None:
-    """``directory`` must hold its tokenizer's vocabulary, unless the caller passes ``model_tokenizer=``."""
-    if has_vocabulary_files(directory):
+    """``directory`` must hold a tokenizer vocabulary (``tokenizer.json``, ``vocab.txt``,
+    ``vocab.json`` / ``merges.txt``, or a SentencePiece / tiktoken model file), unless the caller
+    passes ``model_tokenizer=``."""
+    if any(p.is_file() and (p.name in VOCABULARY_FILES or p.name.endswith(TOKENIZER_SUFFIXES)) for p in Path(directory).iterdir()):
         return
     raise ModelNotFoundError(
         f"Model directory {os.fspath(directory)!r} has no tokenizer: tokenizer.json is missing (and so "
@@ -160,3 +161,40 @@ def check_tokenizer_files(directory: str | os.PathLike) -> None:
         "(tokenizer.save_pretrained(directory)), or pass model_tokenizer= (e.g. "
         "AutoTokenizer.from_pretrained(<the model it was trained from>))."
     )
+
+
+# Words, digits and punctuation: every real vocabulary (any script) has digits and punctuation,
+# so a probe where no piece is a known token means the vocabulary is missing.
+PROBE_TEXT = "The 3 cats sat on 2 mats, and 1 dog ran home: 1024 steps."
+
+
+def probe_ids(tokenizer: Any, text: str = PROBE_TEXT) -> list[int]:
+    """The ids of ``text`` without special tokens; ``TypeError`` when ``tokenizer`` is no tokenizer."""
+    try:
+        encoded = tokenizer(text, add_special_tokens=False)
+        ids = encoded["input_ids"]
+    except Exception as error:  # noqa: BLE001 - anything that cannot encode text is not a tokenizer
+        raise TypeError(
+            f"tokenizer= must be a Hugging Face tokenizer (callable on a text, giving input_ids); "
+            f"{type(tokenizer).__name__} failed on a plain sentence: {error!r}"
+        ) from None
+    return [int(i) for i in ids]
+
+
+def check_tokenizer(tokenizer: Any, name: str, *, vocab_size: int | None, fix: str) -> None:
+    """Raise ``ValueError`` (ending with ``fix``) when ``tokenizer`` cannot encode :data:`PROBE_TEXT`
+    into known tokens, or gives ids outside the model's ``vocab_size`` embedding rows."""
+    ids = probe_ids(tokenizer)
+    special = {i for i in (getattr(tokenizer, "all_special_ids", None) or []) if isinstance(i, int)}
+    known = [i for i in ids if i not in special]
+    if not known:
+        what = "no tokens at all" if not ids else f"only special tokens ({tokenizer.convert_ids_to_tokens(ids[:3])}...)"
+        raise ValueError(
+            f"The tokenizer of {name!r} cannot tokenize ordinary text: {PROBE_TEXT!r} gives {what}; it "
+            f"has no vocabulary (it knows {len(tokenizer)} token(s)), so every text would score the same. {fix}"
+        )
+    if vocab_size is not None and max(ids) >= vocab_size:
+        raise ValueError(
+            f"The tokenizer of {name!r} gives token id {max(ids)} for ordinary text, but the model's "
+            f"embedding table has {vocab_size} rows: the tokenizer belongs to another model. {fix}"
+        )

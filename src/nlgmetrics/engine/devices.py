@@ -168,11 +168,9 @@ def cpu_flags(path: str = "/proc/cpuinfo") -> frozenset[str] | None:
 
 
 def emulated_half_precision(device: torch.device, dtype: torch.dtype, flags: frozenset[str] | None = None) -> str | None:
-    """A warning for half precision on a CPU without matrix units for it, else ``None``.
-
-    Measured here (``benchmarks/results/speed_limits.md``): on an AVX2-only CPU the bf16 matmul
-    rate was ~10 GFLOP/s against ~87 in float32 and the LM metrics ran 7-8x slower in bf16; on an
-    AVX-512 BF16 / AMX CPU bf16 ran ~2x faster. Unknown flags (not Linux) give no warning.
+    """A warning for half precision on a CPU without native units for it (oneDNN then emulates the
+    dtype, slower than float32: ``benchmarks/results/speed_limits.md``), else ``None``. Unknown
+    flags (not Linux) give no warning.
 
     >>> emulated_half_precision(torch.device("cpu"), torch.bfloat16, frozenset({"avx2"}))[:42]
     'dtype=bfloat16 on this CPU is emulated (no'

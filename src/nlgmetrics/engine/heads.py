@@ -94,9 +94,8 @@ def float32_rows(logits: torch.Tensor, start: int, stop: int) -> torch.Tensor:
     """Rows ``start:stop`` of ``logits`` as float32: a view when they already are.
 
     In half precision the whole ``[N, vocab]`` block converted at once is a fresh allocation of
-    hundreds of MB (a 1,146-token document: 225 MB), whose page faults cost more than the
-    conversion itself; one query's rows at a time are a small buffer the allocator reuses, and
-    still in cache when the reduction reads them.
+    hundreds of MB, whose page faults cost more than the conversion itself; one query's rows at a
+    time are a small buffer the allocator reuses, and still in cache when the reduction reads them.
 
     >>> x = torch.arange(6.0).reshape(3, 2)
     >>> float32_rows(x, 1, 3).data_ptr() == x[1:3].data_ptr(), float32_rows(x.bfloat16(), 1, 3).dtype

@@ -9,8 +9,8 @@ in place, a model trained further, or another ``model_tokenizer=`` is picked up.
 
 The jobs around it live in their own modules: ``devices`` (device and dtype strings),
 ``fingerprints`` (weight hashes and change stamps), ``kinds`` (masked vs causal), ``checkpoint``
-(the files a directory must hold), ``tokenizer_probe`` (a tokenizer that knows no words),
-``smollm2`` (the offline alias), ``errors``.
+(the files a directory must hold, a tokenizer that tokenizes), ``smollm2`` (the offline alias),
+``errors``.
 
 >>> from nlgmetrics.testing import build_random_model
 >>> import tempfile
@@ -35,7 +35,7 @@ from typing import Any
 
 import torch
 
-from nlgmetrics.engine.checkpoint import check_config_file, check_tokenizer_files, check_weight_files
+from nlgmetrics.engine.checkpoint import check_config_file, check_tokenizer, check_tokenizer_files, check_weight_files
 from nlgmetrics.engine.devices import module_device, resolve_device, resolve_dtype, same_device, warn_if_emulated
 from nlgmetrics.engine.errors import ModelKindError, ModelNotFoundError
 from nlgmetrics.engine.fingerprints import (
@@ -55,7 +55,6 @@ from nlgmetrics.engine.kinds import (
     kind_from_model_type,
 )
 from nlgmetrics.engine.smollm2 import SMOLLM2_ALIAS, is_alias, recorded_source, smollm2_dir
-from nlgmetrics.engine.tokenizer_probe import check_tokenizer
 
 @dataclass(frozen=True, eq=False)
 class LoadedLM:
@@ -88,10 +87,8 @@ class LoadedLM:
 
     def signature_fields(self, max_length: int) -> dict[str, Any]:
         """The shared model fields of a signature (:data:`nlgmetrics.core.signature.MODEL_KEYS`),
-        with the length limit in tokens that the metric applies.
-
-        >>> # e.g. {'model': 'gpt2', 'weights': '607a30d', 'tokenizer': 'own', 'revision': None, 'dtype': 'float32', 'max_length': 1024}
-        """
+        with the length limit in tokens that the metric applies, e.g. ``{'model': 'gpt2', 'weights':
+        '607a30d0b9e2', 'tokenizer': 'own', 'revision': None, 'dtype': 'float32', 'max_length': 1024}``."""
         return {
             "model": os.fspath(self.name) if isinstance(self.name, os.PathLike) else self.name,
             "weights": self.fingerprint,
@@ -129,16 +126,31 @@ class _Weights:
     pairings: OrderedDict = field(default_factory=OrderedDict)
 
 
-_NAMED: dict[tuple, _Weights] = {}
-_INSTANCES: dict[tuple, _Weights] = {}
-_LOCK = threading.RLock()
+_CACHE: dict[tuple, _Weights] = {}
+# One lock per cache key, held while that model loads and pairs: two threads asking for one model
+# load it once, and threads loading different models do not wait for each other. (dict.setdefault
+# is atomic, so creating the locks needs no lock of its own.)
+_KEY_LOCKS: dict[tuple, threading.RLock] = {}
 
 
 def clear_cache() -> None:
     """Forget every model loaded in this process (frees their memory once unreferenced)."""
-    with _LOCK:
-        _NAMED.clear()
-        _INSTANCES.clear()
+    _CACHE.clear()
+
+
+def _key_lock(key: tuple) -> threading.RLock:
+    return _KEY_LOCKS.setdefault(key, threading.RLock())
+
+
+def _cached(key: tuple, state: Any, source: Any, load: Callable[[], _Weights]) -> _Weights:
+    """The cached entry of ``key`` if its weights are still ``state`` (and, for an instance, still
+    that ``source`` object: an ``id()`` may be reused), else a fresh ``load()``. Call under
+    ``_key_lock(key)``."""
+    entry = _CACHE.get(key)
+    if entry is None or entry.state != state or entry.source is not source:
+        _CACHE.pop(key, None)  # the old weights go once their LoadedLMs are dropped, not held during the load
+        entry = _CACHE[key] = load()
+    return entry
 
 
 def load_lm(
@@ -203,18 +215,8 @@ def _load_named(name: str, kind: Kind | None, tokenizer: Any, device: torch.devi
     else:
         state = None  # a Hub id names its files; in-process they are those of the first load
         key = ("hub", source, str(device), dtype, revision)
-    with _LOCK:
-        entry = _NAMED.get(key)
-        if entry is None or entry.state != state:
-            # The old weights go once their LoadedLMs are dropped; not held during the new load.
-            _NAMED.pop(key, None)
-            entry = None
-            if local:
-                if tokenizer is None:  # fail before the (slow) weights load
-                    check_tokenizer_files(source)
-                check_weight_files(source)
-            entry = _load_weights(name, source, local, kind, device, dtype, revision, state)
-            _NAMED[key] = entry
+    with _key_lock(key):
+        entry = _cached(key, state, None, lambda: _load_weights(name, source, local, kind, tokenizer, device, dtype, revision, state))
         check_kind(name, entry.kind, kind, entry.architectures or None)
         return _pair(entry, name, tokenizer, lambda: _own_tokenizer(entry, name, source, local))
 
@@ -232,11 +234,15 @@ def _could_not_load(name: str, local: bool, error: BaseException) -> ModelNotFou
 
 
 def _load_weights(
-    name: str, source: str, local: bool, kind: Kind | None, device: torch.device, dtype: torch.dtype,
-    revision: str | None, state: Any,
+    name: str, source: str, local: bool, kind: Kind | None, tokenizer: Any, device: torch.device,
+    dtype: torch.dtype, revision: str | None, state: Any,
 ) -> _Weights:
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM
 
+    if local:  # refuse an incomplete directory before the (slow) weights load
+        if tokenizer is None:
+            check_tokenizer_files(source)
+        check_weight_files(source)
     try:
         config = AutoConfig.from_pretrained(source, revision=revision)
     except OSError as error:
@@ -264,18 +270,23 @@ def _load_weights(
             "was saved without the head. Pass a checkpoint saved with its head (e.g. a *ForMaskedLM or "
             "*ForCausalLM model)."
         )
+    commit = getattr(config, "_commit_hash", None) or getattr(loaded.config, "_commit_hash", None)
+    fingerprint = _named_fingerprint(name, source, local, commit, revision)
+    return _prepare(loaded, resolved, architectures, name, fingerprint, device, dtype, revision, state)
+
+
+def _named_fingerprint(name: str, source: str, local: bool, commit: str | None, revision: str | None) -> str:
+    """The key of a named model's weights (see :mod:`nlgmetrics.engine.fingerprints` for each
+    key's guarantee): the alias's recorded GGUF sha256, a directory's own, or the Hub commit."""
     # The alias's directory is converted by nlgmetrics, which records the GGUF it came from: that
     # file identifies the weights, whichever transformers version wrote config.json. Only there:
     # a copy of the record in another directory says nothing about the weights beside it.
     recorded = recorded_source(source) if is_alias(name) else None
     if recorded:
-        fingerprint = recorded[:12]
-    elif local:
-        fingerprint = directory_fingerprint(source)
-    else:
-        commit = getattr(config, "_commit_hash", None) or getattr(loaded.config, "_commit_hash", None)
-        fingerprint = commit[:12] if commit else (revision or "unknown")
-    return _prepare(loaded, resolved, architectures, name, fingerprint, device, dtype, revision, state)
+        return recorded[:12]
+    if local:
+        return directory_fingerprint(source)
+    return commit[:12] if commit else (revision or "unknown")
 
 
 def _own_tokenizer(entry: _Weights, name: str, source: str, local: bool) -> tuple[Any, str]:
@@ -309,15 +320,10 @@ def _load_instance(model: torch.nn.Module, kind: Kind | None, tokenizer: Any, de
     target = resolve_device(device) if device is not None else current
     config = getattr(model, "config", None)
     name = str(getattr(config, "_name_or_path", None) or type(model).__name__)
-    key = (id(model), str(target), dtype)
+    key = ("instance", id(model), str(target), dtype)
     state = module_state(model)
-    with _LOCK:
-        entry = _INSTANCES.get(key)
-        if entry is None or entry.source is not model or entry.state != state:
-            _INSTANCES.pop(key, None)
-            entry = None
-            entry = _instance_weights(model, kind, name, current, target, dtype, state)
-            _INSTANCES[key] = entry
+    with _key_lock(key):
+        entry = _cached(key, state, model, lambda: _instance_weights(model, kind, name, current, target, dtype, state))
         check_kind(type(model).__name__, entry.kind, kind, entry.architectures)
         return _pair(entry, name, tokenizer, None)
 
@@ -380,10 +386,8 @@ def right_padding_needs_no_mask(model: torch.nn.Module) -> bool:
     the real tokens' view, and positions count from the start of the row as in an unpadded pass:
     the mask changes nothing that is scored.
 
-    Leaving it out matters on a GPU: with a padding mask transformers materialises a
-    ``[batch, 1, length, length]`` mask, so SDPA cannot use its causal kernel (which skips the
-    blocks above the diagonal), and it first reads the mask to see whether it may drop it (a
-    host-device synchronisation per pass). On CPU both forms take the same time.
+    Without it transformers need not materialise a ``[batch, 1, length, length]`` mask, so SDPA
+    may use its causal kernel, and no host-device synchronisation checks the mask on a GPU.
 
     >>> from transformers import LlamaConfig, LlamaForCausalLM
     >>> model = LlamaForCausalLM(LlamaConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=2,

