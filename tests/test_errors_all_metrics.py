@@ -106,7 +106,10 @@ def _raises(metric, first, second, pattern, model_for, exc=ValueError, **options
 
 @pytest.mark.parametrize("metric", ALL)
 def test_mismatched_lengths(metric, model_for) -> None:
-    message = _raises(metric, ["a cat", "a dog"], ["a cat sat."], r"(Mismatched lengths|has 1 items but there are 2)",
+    """The message gives both lengths (either wording the metrics use)."""
+    second = _names(metric)[1]
+    message = _raises(metric, ["a cat", "a dog"], ["a cat sat."],
+                      rf"(Mismatched lengths \(predictions=2, {second}=1\)|`{second}` has 1 items but there are 2)",
                       model_for)
     assert re.search(r"(one|exactly one) .*per (example|prediction)", message), message
 
@@ -129,15 +132,19 @@ def test_non_string_item(metric, item, model_for) -> None:
 
 
 @pytest.mark.parametrize("metric", ALL)
-def test_non_string_item_in_second_argument(metric, model_for) -> None:
+@pytest.mark.parametrize("item", [None, 7], ids=["None", "int"])
+def test_non_string_item_in_second_argument(metric, item, model_for) -> None:
     name = _names(metric)[1]
-    _raises(metric, ["a cat", "a dog"], ["a cat sat.", 7], rf"`{name}\[1\]` is int", model_for)
+    _raises(metric, ["a cat", "a dog"], ["a cat sat.", item], rf"`{name}\[1\]` is {type(item).__name__}", model_for)
 
 
 @pytest.mark.parametrize("metric", ALL)
-def test_single_string_instead_of_a_list(metric, model_for) -> None:
-    name = _names(metric)[0]
-    _raises(metric, "a cat sat", ["a cat sat."], rf"`{name}` is a single string; pass a list", model_for)
+@pytest.mark.parametrize("which", [0, 1])
+def test_single_string_instead_of_a_list(metric, which, model_for) -> None:
+    args = [["a cat sat"], ["a cat sat."]]
+    args[which] = args[which][0]
+    name = _names(metric)[which]
+    _raises(metric, *args, rf"`{name}` is a single string; pass a list", model_for)
 
 
 @pytest.mark.parametrize("metric", ALL)

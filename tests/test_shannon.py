@@ -215,24 +215,6 @@ def test_summary_longer_than_context_is_cut_with_warning(tiny_gpt2_dir):
 # Clear errors, tested by message.
 
 
-@pytest.mark.parametrize(
-    "predictions, sources, match",
-    [
-        (None, ["a"], r"`predictions` is None"),
-        (["a"], None, r"`sources` is None"),
-        ("a summary", ["a"], r"`predictions` is a single string"),
-        (["a"], "a doc", r"`sources` is a single string"),
-        (["a"], ["a", "b"], r"Mismatched lengths \(predictions=1, sources=2\)"),
-        ([], [], r"`predictions` is empty"),
-        (["a", "b"], ["a", None], r"`sources\[1\]` is NoneType"),
-        ([3], ["a"], r"`predictions\[0\]` is int"),
-    ],
-)
-def test_bad_inputs_raise_clear_errors(tiny_gpt2_dir, predictions, sources, match):
-    with pytest.raises(ValueError, match=match):
-        _score(tiny_gpt2_dir, predictions, sources)
-
-
 def test_only_the_two_inputs_are_positional(tiny_gpt2_dir):
     with pytest.raises(TypeError):
         shannon_score([SUMM_B], [DOC_B], str(tiny_gpt2_dir))  # type: ignore[misc]
@@ -241,16 +223,9 @@ def test_only_the_two_inputs_are_positional(tiny_gpt2_dir):
 @pytest.mark.parametrize(
     "options, match",
     [
-        ({"num_upstream": -1}, r"`num_upstream` must be an integer >= 0"),
         ({"num_upstream": True}, r"`num_upstream` must be an integer >= 0"),
-        ({"splitter": "spacy"}, r"Unknown sentence splitter 'spacy'"),
-        ({"start_token": "<not-a-token>"}, r"start_token='<not-a-token>' is not a single token"),
-        ({"start_token": 10**9}, r"outside the vocabulary"),
         ({"chunk_size": 0}, r"`chunk_size` must be an integer >= 1"),
         ({"chunk_size": 2.5}, r"`chunk_size` must be an integer >= 1"),
-        ({"token_budget": 0}, r"`token_budget` must be a positive integer"),
-        ({"batch_size": 0}, r"`batch_size` must be a positive integer or None"),
-        ({"max_length": 0}, r"`max_length` must be a positive integer or None"),
         ({"max_length": 2}, r"`max_length`=2 leaves no room .*pass max_length >= 3"),
         ({"prefix_cache": "no"}, r"`prefix_cache` must be True or False"),
         ({"explain": 1}, r"`explain` must be True or False"),
@@ -534,31 +509,6 @@ def test_runs_with_offline_smollm2_alias():
     assert _col(result, "information_difference")[0] > 0
     assert scores[1] == 0.0
     assert _col(result, "ll_full")[0] > _col(result, "ll_help")[0] > _col(result, "ll_base")[0]
-
-
-def test_evaluate_module_loads_offline(tiny_gpt2_dir, metrics_dir):
-    import evaluate
-
-    module = evaluate.load(str(metrics_dir / "shannon_score"))
-    out = module.compute(predictions=[SUMM_B, ""], sources=[DOC_B, DOC_B], model=str(tiny_gpt2_dir),
-                         progress=False)
-    direct = _score(tiny_gpt2_dir, [SUMM_B, ""], [DOC_B, DOC_B])
-    assert list(out) == [*COLUMNS]
-    each = module.compute(predictions=[SUMM_B, ""], sources=[DOC_B, DOC_B], model=str(tiny_gpt2_dir),
-                          progress=False, use_aggregator=False, return_signature=True)
-    assert each == {**direct.scores, "signature": direct.signature}
-    assert isinstance(out["shannon_score"], float)
-    for name in COLUMNS:
-        assert out[name] == pytest.approx(np.mean(direct.scores[name]), abs=1e-12), name
-    assert out["shannon_score"] == pytest.approx(direct.scores["shannon_score"][0] / 2, abs=1e-12)
-    # Options pass through unchanged: the library's checks and defaults apply.
-    options = module.compute(predictions=[SUMM_B], sources=[DOC_B], model=str(tiny_gpt2_dir),
-                             progress=False, max_length=64, num_upstream=1, return_signature=True)
-    assert "|max_length:64|" in options["signature"] and "|num_upstream:1|" in options["signature"]
-    with pytest.raises(ValueError, match=r"`token_budget` must be a positive integer"):
-        module.compute(predictions=[SUMM_B], sources=[DOC_B], model=str(tiny_gpt2_dir), token_budget="x")
-    with pytest.raises(ValueError, match="Mismatch|mismatch"):
-        module.compute(predictions=[SUMM_B], sources=[DOC_B, DOC_A], model=str(tiny_gpt2_dir))
 
 
 def test_model_card_has_runnable_examples():
