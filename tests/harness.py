@@ -192,12 +192,17 @@ def module_folder(name: str, scratch: Path) -> Path:
     return folder
 
 
-def cli_text(value: Any) -> str:
-    """An option value as ``--option METRIC.NAME=TEXT`` writes it."""
+def option_text(value: Any) -> str:
+    """``value`` as the command line's ``--option NAME=VALUE`` writes it (parsed back exactly:
+    ``repr`` of a float round-trips)."""
+    if value is None:
+        return "none"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (list, tuple)):
-        return ",".join(map(str, value))
+        return ",".join(option_text(item) for item in value)
+    if isinstance(value, float):
+        return repr(value)
     return str(value)
 
 

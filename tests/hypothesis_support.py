@@ -30,6 +30,7 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
+from tests.harness import library_function, option_text  # noqa: F401 (library_function: re-exported)
 from tests.properties_support import CATEGORIES
 
 # ------------------------------------------------------------------------------------------------
@@ -327,33 +328,6 @@ def outside_setting(options: dict[str, Any], patch: dict[str, Any]) -> dict[str,
 
 # ------------------------------------------------------------------------------------------------
 # the two faces
-
-
-def library_function(metric: str) -> Callable[..., Any]:
-    """The public library function of ``metric``, imported from its package."""
-    import importlib
-
-    package, name = {
-        "rouge_family": ("nlgmetrics.rouge", "rouge_family"), "bleu": ("nlgmetrics.bleu", "bleu"),
-        "chrf": ("nlgmetrics.chrf", "chrf"), "ter": ("nlgmetrics.ter", "ter"),
-        "infolm": ("nlgmetrics.infolm", "infolm"), "shannon_score": ("nlgmetrics.shannon", "shannon_score"),
-        "blanc": ("nlgmetrics.blanc", "blanc"), "fflm": ("nlgmetrics.fflm", "fflm"),
-    }[metric]
-    return getattr(importlib.import_module(package), name)
-
-
-def option_text(value: Any) -> str:
-    """``value`` as the command line's ``--option NAME=VALUE`` writes it (parsed back exactly:
-    ``repr`` of a float round-trips)."""
-    if value is None:
-        return "none"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return ",".join(option_text(item) for item in value)
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,6 @@ from tests.harness import (
     PREDICTIONS,
     REPO_ROOT,
     TEST_ONLY_METRICS,
-    cli_text,
     harness_metric_names,
     library_function,
     model_fixture,
@@ -50,6 +49,7 @@ from tests.harness import (
     module_folder,
     module_main_key,
     module_options,
+    option_text,
     options_that_change_the_number,
     registering_test_metrics,
     second_input,
@@ -141,7 +141,7 @@ def _run_cli(name: str, folder: Path, model_options: dict) -> dict:
 
     argv = ["score", *write_cli_inputs(name, folder), "-m", name]
     for key, value in options_that_change_the_number(name).items():
-        argv += ["--option", f"{name}.{key}={cli_text(value)}"]
+        argv += ["--option", f"{name}.{key}={option_text(value)}"]
     if model_options:
         argv += ["--model", f"{name}={model_options['model']}", "--device", model_options["device"]]
     out = folder / "scores.json"
