@@ -7,7 +7,7 @@ into length-sorted batches within a token budget (``planning``; a shared prefix 
 causal kind), run the forward passes (``runner`` / ``distributed``: progress, accelerate;
 ``transfer``: host<->device copies), apply the LM head at the needed rows only and reduce them
 on the fly (``heads``). Loading a model: ``loading`` (:func:`load_lm`, :class:`LoadedLM`, the
-in-process cache), ``devices``, ``fingerprints``, ``kinds``, ``checkpoint``, ``tokenizer_probe``,
+in-process cache), ``devices``, ``fingerprints``, ``kinds``, ``checkpoint`` (files and tokenizer),
 ``smollm2`` (the offline GGUF model), ``errors``. Around the engine, each metric's per-call
 bookkeeping: ``bookkeeping`` (distinct queries, the per-example progress bar, warn-once counters).
 

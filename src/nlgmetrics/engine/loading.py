@@ -25,6 +25,7 @@ True
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import threading
 from collections import OrderedDict
@@ -109,17 +110,10 @@ _PAIRINGS_KEPT = 8
 
 @dataclass(eq=False)
 class _Weights:
-    """A model as loaded, before a tokenizer is attached; shared by its pairings."""
+    """A model as loaded, shared by its pairings with tokenizers."""
 
-    model: torch.nn.Module
-    kind: Kind
+    unpaired: LoadedLM  # no tokenizer yet: _pair sets tokenizer, name, max_length and tokenizer_id
     architectures: list[str]
-    fingerprint: str
-    device: torch.device
-    dtype: torch.dtype
-    revision: str | None
-    gather_head: bool
-    unmasked_right_padding: bool
     state: Any  # what the weights were when loaded (directory stamps, tensor versions)
     source: Any = None  # a model instance's caller-owned module, kept to rule out a reused id()
     own_tokenizer: Any = None  # the checkpoint's tokenizer, loaded on first need
@@ -217,7 +211,7 @@ def _load_named(name: str, kind: Kind | None, tokenizer: Any, device: torch.devi
         key = ("hub", source, str(device), dtype, revision)
     with _key_lock(key):
         entry = _cached(key, state, None, lambda: _load_weights(name, source, local, kind, tokenizer, device, dtype, revision, state))
-        check_kind(name, entry.kind, kind, entry.architectures or None)
+        check_kind(name, entry.unpaired.kind, kind, entry.architectures or None)
         return _pair(entry, name, tokenizer, lambda: _own_tokenizer(entry, name, source, local))
 
 
@@ -304,7 +298,7 @@ def _own_tokenizer(entry: _Weights, name: str, source: str, local: bool) -> tupl
         if local:
             check_tokenizer_files(source)
         try:
-            entry.own_tokenizer = AutoTokenizer.from_pretrained(source, revision=entry.revision)
+            entry.own_tokenizer = AutoTokenizer.from_pretrained(source, revision=entry.unpaired.revision)
         except Exception as error:  # noqa: BLE001 - a missing dependency, a damaged file, offline
             raise ModelNotFoundError(f"Could not load the tokenizer of model {name!r} ({type(error).__name__}: {error}). {fix}") from error
     return entry.own_tokenizer, fix
@@ -324,7 +318,7 @@ def _load_instance(model: torch.nn.Module, kind: Kind | None, tokenizer: Any, de
     state = module_state(model)
     with _key_lock(key):
         entry = _cached(key, state, model, lambda: _instance_weights(model, kind, name, current, target, dtype, state))
-        check_kind(type(model).__name__, entry.kind, kind, entry.architectures)
+        check_kind(type(model).__name__, entry.unpaired.kind, kind, entry.architectures)
         return _pair(entry, name, tokenizer, None)
 
 
@@ -365,18 +359,11 @@ def _prepare(
     # architecture matrix (tests/test_architectures.py) checks them against a naive forward.
     gather_head = getattr(model, "base_model", model) is not model  # engine.heads
     unmasked_right_padding = kind == "causal" and right_padding_needs_no_mask(model)
-    return _Weights(
-        model=model,
-        kind=kind,
-        architectures=architectures,
-        fingerprint=fingerprint,
-        device=device,
-        dtype=dtype,
-        revision=revision,
-        gather_head=gather_head,
-        unmasked_right_padding=unmasked_right_padding,
-        state=state,
+    unpaired = LoadedLM(
+        model=model, tokenizer=None, kind=kind, name=name, fingerprint=fingerprint, device=device, dtype=dtype,
+        max_length=0, gather_head=gather_head, unmasked_right_padding=unmasked_right_padding, revision=revision,
     )
+    return _Weights(unpaired=unpaired, architectures=architectures, state=state)
 
 
 def right_padding_needs_no_mask(model: torch.nn.Module) -> bool:
@@ -416,23 +403,12 @@ def _pair(entry: _Weights, name: str, tokenizer: Any, own: Callable[[], tuple[An
     else:
         fix = "Pass the tokenizer the model was trained with (e.g. AutoTokenizer.from_pretrained(<its checkpoint>))."
         tokenizer_id = tokenizer_fingerprint(tokenizer)
-    vocab_size = getattr(entry.model.get_input_embeddings(), "num_embeddings", None)
-    check_tokenizer(tokenizer, name, vocab_size=vocab_size, fix=fix)
-    if entry.kind == "masked" and getattr(tokenizer, "mask_token_id", None) is None:
+    model = entry.unpaired.model
+    check_tokenizer(tokenizer, name, vocab_size=getattr(model.get_input_embeddings(), "num_embeddings", None), fix=fix)
+    if entry.unpaired.kind == "masked" and getattr(tokenizer, "mask_token_id", None) is None:
         raise ModelKindError(f"The tokenizer of {name!r} has no mask token; a masked LM needs one.")
-    lm = LoadedLM(
-        model=entry.model,
-        tokenizer=tokenizer,
-        kind=entry.kind,
-        name=name,
-        fingerprint=entry.fingerprint,
-        device=entry.device,
-        dtype=entry.dtype,
-        max_length=_max_length(entry.model, tokenizer),
-        gather_head=entry.gather_head,
-        unmasked_right_padding=entry.unmasked_right_padding,
-        revision=entry.revision,
-        tokenizer_id=tokenizer_id,
+    lm = dataclasses.replace(
+        entry.unpaired, tokenizer=tokenizer, name=name, max_length=_max_length(model, tokenizer), tokenizer_id=tokenizer_id
     )
     entry.pairings[key] = lm
     while len(entry.pairings) > _PAIRINGS_KEPT:
