@@ -117,7 +117,15 @@ def model_fixture(name: str) -> str | None:
 
 
 def options_that_change_the_number(name: str) -> dict[str, Any]:
+    """The declared options of ``name`` (a loud failure where none are declared)."""
     return dict(declared(OPTIONS_THAT_CHANGE_THE_NUMBER, "OPTIONS_THAT_CHANGE_THE_NUMBER", name))
+
+
+def options_to_compare(name: str) -> dict[str, Any]:
+    """The options the front ends are compared on: the declared ones, else the defaults (the
+    agreement checks run for an undeclared metric too; only the check that the options reach the
+    number needs them)."""
+    return dict(OPTIONS_THAT_CHANGE_THE_NUMBER.get(name, {}))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from tests.harness import (
     model_fixture,
     module_folder,
     module_options,
-    options_that_change_the_number,
+    options_to_compare,
     registering_test_metrics,
 )
 
@@ -72,7 +72,7 @@ def _library_case(name: str, model_options: dict):
     change its number (tests/harness.py), under the module's names for the module."""
     second = get_protocol(name).second_input
     others = SOURCES if second == "sources" else REFERENCES
-    options = options_that_change_the_number(name)
+    options = options_to_compare(name)
     library = library_function(name)(PREDICTIONS, **{second: others}, **options, **model_options,
                                      **({"progress": False} if model_options else {}))
     inputs = {"predictions": PREDICTIONS, second: others}

@@ -38,6 +38,7 @@ from nlgmetrics.core import protocol as protocol_module
 from nlgmetrics.core.protocol import FROM_LIBRARY, MetricProtocol, Option
 from nlgmetrics.core.result import Column, MetricResult
 from nlgmetrics.registry import get_protocol, metric_names
+from tests import harness
 from tests.harness import (
     PREDICTIONS,
     REPO_ROOT,
@@ -51,6 +52,7 @@ from tests.harness import (
     module_options,
     option_text,
     options_that_change_the_number,
+    options_to_compare,
     registering_test_metrics,
     second_input,
     write_cli_inputs,
@@ -101,7 +103,7 @@ def library_results(model_options):
     def result(name: str) -> MetricResult:
         if name not in cache:
             second, others = second_input(name)
-            kwargs = {**options_that_change_the_number(name), **model_options(name), **_progress_off(name)}
+            kwargs = {**options_to_compare(name), **model_options(name), **_progress_off(name)}
             cache[name] = library_function(name)(PREDICTIONS, **{second: others}, **kwargs)
         return cache[name]
     return result
@@ -127,7 +129,7 @@ def module_outputs(model_options, tmp_path_factory):
                 module = evaluate.load(str(folder))
             finally:
                 os.chdir(here)
-            options = module_options(name, options_that_change_the_number(name))
+            options = module_options(name, options_to_compare(name))
             inputs = {"predictions": PREDICTIONS, second: others, **options, **model_options(name)}
             cache[name] = {"default": module.compute(**inputs),
                            "each": module.compute(**inputs, use_aggregator=False, return_signature=True),
@@ -140,7 +142,7 @@ def _run_cli(name: str, folder: Path, model_options: dict) -> dict:
     from nlgmetrics.apps.cli import main
 
     argv = ["score", *write_cli_inputs(name, folder), "-m", name]
-    for key, value in options_that_change_the_number(name).items():
+    for key, value in options_to_compare(name).items():
         argv += ["--option", f"{name}.{key}={option_text(value)}"]
     if model_options:
         argv += ["--model", f"{name}={model_options['model']}", "--device", model_options["device"]]
@@ -181,7 +183,7 @@ def test_library_module_and_cli_agree(name, library_results, module_outputs, mod
 
     # the protocol itself, as the demos and the Trainer hook call it
     second, others = second_input(name)
-    kwargs = {**options_that_change_the_number(name), **model_options(name)}
+    kwargs = {**options_to_compare(name), **model_options(name)}
     got = get_protocol(name).run(PREDICTIONS, others, progress=False, **kwargs)
     assert type(got) is type(want) and got.scores == want.scores and got.signature == want.signature
 
@@ -189,6 +191,7 @@ def test_library_module_and_cli_agree(name, library_results, module_outputs, mod
 @pytest.mark.parametrize("name", SLOW_LM)
 def test_options_reach_the_number(name, library_results, model_options):
     """The declared options change the result (so agreeing above means they were passed on)."""
+    options_that_change_the_number(name)  # declared, or a failure saying where to declare them
     second, others = second_input(name)
     kwargs = {**model_options(name), **_progress_off(name)}
     default = library_function(name)(PREDICTIONS, **{second: others}, **kwargs)
@@ -259,6 +262,20 @@ def test_module_passes_options_through(name, tmp_path):
                    if isinstance(node, ast.FunctionDef) and node.name == "_compute")
     assert compute.args.kwarg is not None, "ProtocolModule._compute takes no **options"
     assert not compute.args.defaults and not compute.args.kw_defaults, "ProtocolModule._compute restates defaults"
+
+
+def test_an_undeclared_fact_fails_saying_where_to_declare_it(monkeypatch):
+    """A registered metric missing from the harness's tables still runs the checks that do not
+    need the fact (its front ends are compared on the defaults); a check that needs it fails
+    naming the table and the file, never skips."""
+    monkeypatch.delitem(harness.MODEL_FIXTURE, "infolm")
+    monkeypatch.delitem(harness.OPTIONS_THAT_CHANGE_THE_NUMBER, "bleu")
+    with pytest.raises(pytest.fail.Exception, match=r"declare MODEL_FIXTURE for metric 'infolm' in tests/harness.py"):
+        model_fixture("infolm")
+    with pytest.raises(pytest.fail.Exception,
+                       match=r"declare OPTIONS_THAT_CHANGE_THE_NUMBER for metric 'bleu' in tests/harness.py"):
+        options_that_change_the_number("bleu")
+    assert options_to_compare("bleu") == {} and model_fixture("bleu") is None  # bleu runs no model
 
 
 # ------------------------------------------------------------------------------------------------
