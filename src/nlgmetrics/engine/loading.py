@@ -62,7 +62,8 @@ class LoadedLM:
     """A language model ready for scoring (see :func:`load_lm`).
 
     ``model`` is in eval mode with ``requires_grad`` off; ``fingerprint`` identifies the weights
-    (Hub commit hash, or a short hash of the checkpoint files / tensors) for result signatures.
+    for result signatures: equal fingerprints, equal weights (each key and its guarantee:
+    :mod:`nlgmetrics.engine.fingerprints`).
     """
 
     model: torch.nn.Module
