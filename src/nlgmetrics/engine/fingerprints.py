@@ -13,8 +13,10 @@ one-in-2^48 event). Each kind of source gets the cheapest key that keeps that gu
   architecture, and a fine-tune changes only the values; the header's ``__metadata__`` carries no
   content hash (``save_pretrained`` writes ``{"format": "pt"}``); a sample of the bytes misses a
   change elsewhere; huggingface_hub's record of a ``local_dir`` download trusts the file's mtime
-  with a second of slack. The digests are memoised per file on its stat stamp, so the weights
-  are read once per process and a later load reads none.
+  with a second of slack. The digests are memoised per file on its stat stamp (size, mtime,
+  ctime, inode), so the weights are read once per process and a later load reads none; every
+  write moves the ctime, which no copy can set back (a same-size rewrite within one tick of the
+  file system's clock after the hash would go unseen: the one assumption behind the memo).
 - the offline alias ``smollm2-135m``: the sha256 of the GGUF file its directory was converted
   from, which nlgmetrics records when it writes that directory (``engine.smollm2``), and trusted
   for that directory only: another directory holding a copy of the record (a fine-tune saved over
