@@ -194,14 +194,6 @@ def test_bad_filler_and_tune_options(tiny_bert_dir):
                    tuning={"batch_size": 2})
 
 
-def test_causal_model_and_missing_model_rejected(tiny_gpt2_dir):
-    with pytest.raises(ValueError, match="masked"):
-        blanc_help(["A summary."], ["A document."], model=str(tiny_gpt2_dir), progress=False)
-    with pytest.raises(OSError, match="local directory"):
-        blanc_help(["A summary."], ["A document."], model="no-such-org/no-such-bert-xyz",
-                   progress=False)
-
-
 # ----------------------------------------------------------------------------------------------
 # empty texts: defined values, never NaN
 

@@ -396,6 +396,7 @@ def test_max_length_above_the_context_is_capped(metric, model_for, request) -> N
     first, second = ["the cat sat"], ["The cat sat on the mat. It slept."]
     capped = _run(metric, first, second, model_for, max_length=10**6).to_dict()
     assert capped == _run(metric, first, second, model_for, max_length=positions).to_dict()
+    assert capped == _run(metric, first, second, model_for).to_dict()  # the default is the context here
     assert f"|max_length:{positions}|" in capped["signature"], capped["signature"]
 
 
