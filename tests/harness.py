@@ -3,14 +3,19 @@
 The metric list is ``nlgmetrics.registry.metric_names()`` plus the metrics the tests register
 themselves (:data:`TEST_ONLY_METRICS`, the toy metric of tests/toy_metric.py, registered with the
 one registry line a new metric adds). Everything that can be read from a metric's protocol is read
-from it: its second input (references or sources), whether it runs a model, its main column, its
+from it: its second input (references or sources), whether it runs a model and of which kinds
+(``model_kinds``), its main column, its
 evaluate module's names and layout (:class:`~nlgmetrics.core.protocol.EvaluateFace`), its options.
 
 What cannot be read from a protocol is declared here, once:
 
 - :data:`MODEL_FIXTURE`: the tiny fixture model (tests/conftest.py) an LM metric runs on;
 - :data:`OPTIONS_THAT_CHANGE_THE_NUMBER`: option values known to change a metric's result, so that
-  agreeing front ends show the options were passed on.
+  agreeing front ends show the options were passed on;
+- :data:`VARIANT_CASES`: a metric's variants that the error checks run as cases of their own
+  (BLANC-tune);
+- :data:`SCORE_KEY_COUNTERPARTS`: which evaluate modules report under "score" (a fact about
+  evaluate, keyed by the counterpart a protocol's EvaluateFace names).
 
 A registered metric missing from these tables still runs every check that does not need the fact;
 a check that needs it fails with "declare X for metric Y in tests/harness.py" (:func:`declared`).
@@ -94,6 +99,11 @@ OPTIONS_THAT_CHANGE_THE_NUMBER: dict[str, dict[str, Any]] = {
     "ter": {"normalized": True, "case_sensitive": True, "no_punct": True, "asian_support": True},
     "toy_overlap": {"lowercase": True},
 }
+
+#: Variants of a metric that the error checks run as cases of their own: case -> (registry name,
+#: the options that select the variant).
+VARIANT_CASES: dict[str, tuple[str, dict[str, Any]]] = {"blanc_tune": ("blanc", {"variant": "tune",
+                                                                                  "finetune_epochs": 1})}
 
 #: evaluate's modules that give their headline under "score" and, with ``use_aggregator=False``,
 #: their one per-example column under "score" too (a fact about evaluate, not about our metrics).
@@ -228,14 +238,6 @@ def write_cli_inputs(name: str, folder: Path) -> list[str]:
     path.write_text("".join(json.dumps({"refs": r}) + "\n" for r in others), encoding="utf-8")
     return ["-p", str(predictions), "-r", str(path), "--reference-column", "refs"]
 
-
-# ------------------------------------------------------------------------------------------------
-# cases and models of the cross-metric checks
-
-#: Variants of a metric that the error checks run as cases of their own: case -> (registry name,
-#: the options that select the variant).
-VARIANT_CASES: dict[str, tuple[str, dict[str, Any]]] = {"blanc_tune": ("blanc", {"variant": "tune",
-                                                                                  "finetune_epochs": 1})}
 
 
 def model_context(model_dir: Path) -> int:
