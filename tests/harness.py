@@ -4,8 +4,8 @@ The metric list is ``nlgmetrics.registry.metric_names()`` plus the metrics the t
 themselves (:data:`TEST_ONLY_METRICS`, the toy metric of tests/toy_metric.py, registered with the
 one registry line a new metric adds). Everything that can be read from a metric's protocol is read
 from it: its second input (references or sources), whether it runs a model and of which kinds
-(``model_kinds``), its main column, its
-evaluate module's names and layout (:class:`~nlgmetrics.core.protocol.EvaluateFace`), its options.
+(``model_kinds``), its main column, its evaluate module's names and layout
+(:class:`~nlgmetrics.core.protocol.EvaluateFace`), its options.
 
 What cannot be read from a protocol is declared here, once:
 
