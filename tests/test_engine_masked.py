@@ -76,6 +76,22 @@ def test_head_applied_only_at_masked_positions_and_distinct_once(masked_lm, quer
     assert sum(rows) == sum(len(q.mask_positions) for q in distinct)
 
 
+@pytest.mark.parametrize("options", [dict(), dict(batch_size=2)])
+def test_work_counted_from_outside_is_the_distinct_queries_bidirectional_pairs(masked_lm, queries, options):
+    """The benchmark counter on a masked LM: the real tokens of the distinct queries once each,
+    every real token of a row attending to every real token of it, the head at masked rows only."""
+    from benchmarks.counting import count_work
+
+    distinct = list(dict.fromkeys(queries))
+    with count_work(masked_lm) as counts:
+        list(iter_masked(masked_lm, queries, lambda lg, q: None, progress=False, **options))
+    assert counts.real == sum(len(q.input_ids) for q in distinct)
+    assert counts.attention_pairs == sum(len(q.input_ids) ** 2 for q in distinct)
+    assert counts.head_rows == sum(len(q.mask_positions) for q in distinct)
+    assert counts.positions == sum(p.rows * p.width for p in counts.passes) > counts.real  # padding counted apart
+    assert counts.forwards == len(counts.passes) >= (1 if not options else len(distinct) // 2)
+
+
 def test_fallback_full_logits_path_agrees(masked_lm, queries, expected):
     plain = dataclasses.replace(masked_lm, gather_head=False)
     got = dict(iter_masked(plain, queries, lambda lg, q: lg.clone(), progress=False))
