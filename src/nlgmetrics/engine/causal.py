@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from nlgmetrics.engine.heads import float32_rows, logits_at
+from nlgmetrics.engine.heads import logits_at, reduce_per_query
 from nlgmetrics.engine.loading import LoadedLM
 from nlgmetrics.engine.planning import dedupe, plan_batches, run_with_backoff
 from nlgmetrics.engine.runner import run_units
@@ -262,13 +262,7 @@ def _forward(
             inputs["attention_mask"] = to_device(mask, device)
         logits = logits_at(lm.model, lm.gather_head, inputs, to_device(torch.tensor(rows), device),
                            to_device(torch.tensor(cols), device), per_query_float32=True)
-        out: list[tuple[int, Any]] = []
-        start = 0
-        for j, query in zip(members, queries):
-            stop = start + len(query.target_ids)
-            out.append((j, reduce(float32_rows(logits, start, stop), query)))
-            start = stop
-        return out
+        return reduce_per_query(logits, [len(q.target_ids) for q in queries], queries, members, reduce)
 
 
 def replicated_cache(cache: Any, rows: int) -> Any:

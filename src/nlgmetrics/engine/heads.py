@@ -25,7 +25,7 @@ a separate base model uses the plain forward and slices its logits.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -79,7 +79,7 @@ def logits_at(
     """Logits ``[N, vocab]`` at ``(batch_index[n], position_index[n])`` of ``model(**inputs)``.
 
     Float32, except with ``per_query_float32=True`` on CPU: then the model's dtype, for callers
-    that convert one query's rows at a time (:func:`float32_rows`; on CPU one big conversion costs
+    that convert one query's rows at a time (:func:`reduce_per_query`; on CPU one big conversion costs
     page faults, on an accelerator it is one kernel launch)."""
     if gather_head:
         with gathered_base_output(model, batch_index, position_index) as fired:
@@ -90,15 +90,24 @@ def logits_at(
     return logits if per_query_float32 and logits.device.type == "cpu" else logits.float()
 
 
-def float32_rows(logits: torch.Tensor, start: int, stop: int) -> torch.Tensor:
-    """Rows ``start:stop`` of ``logits`` as float32: a view when they already are.
+def reduce_per_query(
+    logits: torch.Tensor, row_counts: Sequence[int], queries: Sequence[Any], members: Sequence[int],
+    reduce: Callable[[torch.Tensor, Any], Any],
+) -> list[tuple[int, Any]]:
+    """``(members[k], reduce(rows of queries[k], queries[k]))`` for consecutive blocks of
+    ``row_counts[k]`` rows of ``logits``, each block handed over as float32 (a view when it is).
 
     In half precision the whole ``[N, vocab]`` block converted at once is a fresh allocation of
     hundreds of MB, whose page faults cost more than the conversion itself; one query's rows at a
     time are a small buffer the allocator reuses, and still in cache when the reduction reads them.
 
     >>> x = torch.arange(6.0).reshape(3, 2)
-    >>> float32_rows(x, 1, 3).data_ptr() == x[1:3].data_ptr(), float32_rows(x.bfloat16(), 1, 3).dtype
-    (True, torch.float32)
+    >>> reduce_per_query(x.bfloat16(), [1, 2], ["a", "b"], [7, 9], lambda rows, q: (q, rows.dtype, rows.sum().item()))
+    [(7, ('a', torch.float32, 1.0)), (9, ('b', torch.float32, 14.0))]
     """
-    return logits[start:stop].float()
+    out: list[tuple[int, Any]] = []
+    start = 0
+    for member, query, count in zip(members, queries, row_counts, strict=True):
+        out.append((member, reduce(logits[start : start + count].float(), query)))
+        start += count
+    return out

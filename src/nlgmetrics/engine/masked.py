@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from nlgmetrics.engine.heads import float32_rows, logits_at
+from nlgmetrics.engine.heads import logits_at, reduce_per_query
 from nlgmetrics.engine.loading import LoadedLM
 from nlgmetrics.engine.planning import dedupe, plan_batches, run_with_backoff
 from nlgmetrics.engine.runner import run_units
@@ -148,10 +148,4 @@ def _forward(
     with torch.inference_mode():
         logits = logits_at(lm.model, lm.gather_head, inputs, row_index.to(device), col_index.to(device),
                            per_query_float32=True)
-        out: list[tuple[int, Any]] = []
-        start = 0
-        for j, query in zip(members, batch):
-            stop = start + len(query.mask_positions)
-            out.append((j, reduce(float32_rows(logits, start, stop), query)))
-            start = stop
-    return out
+        return reduce_per_query(logits, [len(q.mask_positions) for q in batch], batch, members, reduce)
