@@ -10,13 +10,10 @@ Where each number comes from:
 - a forward pre-hook on the base model (the transformer body) reads ``input_ids``' shape and the
   2-D ``attention_mask``; with a prefix cache the mask spans the cached keys and the new tokens,
   so a row's new real tokens are the ones in its last ``width`` columns;
-- a forward hook on the output embeddings (the LM head) counts the rows it receives;
-- a causal pass may carry no mask at all (right padding left unmasked: causal attention keeps real
-  tokens from seeing the pads after them). Its inputs then do not say where a row's real tokens
-  end, but the rows the head reads do: teacher forcing reads a row up to its last real token. The
-  counter wraps the causal engine's call of the head (``nlgmetrics.engine.causal.logits_at``) to
-  see those positions; a pass outside a head call (the prefix pass that builds a cache) is one
-  unpadded row.
+- a forward hook on the output embeddings (the LM head) counts the rows it receives.
+
+The engine sends a padding mask with every pass; a pass without one (a caller's own forward)
+counts every position as real.
 
 Attention pairs: causal, a real query sees the real keys at or before it (cached ones included);
 masked (bidirectional), every real token of a row sees every real token of that row.
@@ -65,20 +62,6 @@ class WorkCounts:
     passes: list[Pass] = field(default_factory=list)
 
 
-def real_mask(rows: int, width: int, read_positions: tuple[torch.Tensor, torch.Tensor] | None) -> torch.Tensor:
-    """The padding mask a pass without one implies: a row is real up to the last position the head
-    reads in it (all of it when no head positions are known).
-
-    >>> real_mask(2, 4, (torch.tensor([0, 0, 1]), torch.tensor([1, 3, 1]))).tolist()
-    [[1, 1, 1, 1], [1, 1, 0, 0]]
-    """
-    if read_positions is None:
-        return torch.ones((rows, width), dtype=torch.long)
-    batch_index, position_index = (t.cpu() for t in read_positions)
-    last = torch.full((rows,), -1, dtype=torch.long).scatter_reduce(0, batch_index, position_index, "amax")
-    return (torch.arange(width) <= last[:, None]).long()
-
-
 def attention_pairs(mask: torch.Tensor, width: int, causal: bool) -> int:
     """(query, key) pairs of real tokens for a 2-D padding ``mask`` whose last ``width`` columns are
     the pass's new tokens (the columns before them: cached keys).
@@ -103,11 +86,8 @@ def count_work(lm: Any) -> Iterator[WorkCounts]:
 
     Not thread-safe and not nested: one counter per model at a time (benchmarks and tests only).
     """
-    import nlgmetrics.engine.causal as causal_engine
-
     counts = WorkCounts()
     causal = lm.kind == "causal"
-    read: list[tuple[torch.Tensor, torch.Tensor]] = []  # the head positions of the call in progress
     model = lm.model
     base = getattr(model, "base_model", model)
 
@@ -115,9 +95,7 @@ def count_work(lm: Any) -> Iterator[WorkCounts]:
         ids = kwargs.get("input_ids", args[0] if args else None)
         rows, width = ids.shape
         mask = kwargs.get("attention_mask")
-        if mask is None:
-            mask = real_mask(rows, width, read[-1] if read else None)
-        mask = mask.to("cpu", torch.long)
+        mask = torch.ones((rows, width), dtype=torch.long) if mask is None else mask.to("cpu", torch.long)
         real = int(mask[:, -width:].sum())
         counts.forwards += 1
         counts.positions += rows * width
@@ -128,22 +106,10 @@ def count_work(lm: Any) -> Iterator[WorkCounts]:
     def head(_module: Any, args: tuple, _output: Any) -> None:
         counts.head_rows += int(args[0].shape[:-1].numel())
 
-    original = causal_engine.logits_at
-
-    def logits_at(model: Any, gather_head: bool, inputs: dict, batch_index: torch.Tensor,
-                  position_index: torch.Tensor, **kwargs: Any) -> torch.Tensor:
-        read.append((batch_index, position_index))
-        try:
-            return original(model, gather_head, inputs, batch_index, position_index, **kwargs)
-        finally:
-            read.pop()
-
     handles = [base.register_forward_pre_hook(body, with_kwargs=True),
                model.get_output_embeddings().register_forward_hook(head)]
-    causal_engine.logits_at = logits_at
     try:
         yield counts
     finally:
-        causal_engine.logits_at = original
         for handle in handles:
             handle.remove()

@@ -35,7 +35,6 @@ DEFAULT_DATA = Path(os.environ.get("NLGMETRICS_DATA", ROOT.parent / "shared" / "
 VARIANTS: dict[str, tuple[str | None, Any]] = {
     "as is": (None, {}),
     "no packed rows": ("packed_rows", False),
-    "padding mask always": ("unmasked_right_padding", False),
     "head on every position": ("gather_head", False),
     "no prefix cache": (None, {"prefix_cache": False}),
 }

@@ -310,9 +310,8 @@ def load_model(which: str, dtype: str, device: str = "cpu", random_weights: bool
 
 def fast_paths(lm: Any) -> list[str]:
     """The engine fast paths ``lm`` takes, as its loading decided them from the model (a base model
-    under the head: gathered head rows; causal attention per the config: unmasked right padding);
-    they change the positions a run sends through the model."""
-    flags = {"unmasked right padding": "unmasked_right_padding", "gathered head rows": "gather_head"}
+    under the head: gathered head rows); it changes the rows a run sends through the LM head."""
+    flags = {"gathered head rows": "gather_head"}
     return [name for name, attribute in flags.items() if getattr(lm, attribute, False)]
 
 

@@ -403,18 +403,16 @@ def test_speed_limits_records_the_fast_paths_each_model_was_granted(tiny_llama_d
     from nlgmetrics.engine import load_lm
 
     lm = load_lm(str(tiny_llama_dir), "causal", device="cpu")
-    assert speed_limits.fast_paths(lm) == ["unmasked right padding", "gathered head rows"]
-    refused = dataclasses.replace(lm, unmasked_right_padding=False)
-    assert speed_limits.fast_paths(refused) == ["gathered head rows"]
-    plain = dataclasses.replace(refused, gather_head=False)
+    assert speed_limits.fast_paths(lm) == ["gathered head rows"]
+    plain = dataclasses.replace(lm, gather_head=False)
     run = {"probes": {"float32": {"limit": 1.0, "before": 1.0, "after": 1.0}}, "machine": "m", "threads": 1,
            "load_average": [0.0], "versions": "v", "planner": "p", "engine": "e", "rows": [],
            "workload": {"n_docs": 1, "per_doc": 1, "examples": 1},
            "fast_paths": {"float32": {"smollm2-135m": speed_limits.fast_paths(lm)},
                           "bfloat16": {"smollm2-135m": speed_limits.fast_paths(plain)}}}
     text = speed_limits.render({"r": run})
-    assert ("- engine fast paths taken (decided from each model at load): float32 smollm2-135m: unmasked right "
-            "padding, gathered head rows; bfloat16 smollm2-135m: none") in text
+    assert ("- engine fast paths taken (decided from each model at load): float32 smollm2-135m: "
+            "gathered head rows; bfloat16 smollm2-135m: none") in text
 
 
 def test_random_135m_shape_is_smollm2s_shape():

@@ -116,33 +116,22 @@ def test_fallback_full_logits_path_agrees(causal_lm, oracle):
         assert np.max(np.abs(scores.logprobs - want)) <= 1e-5
 
 
-@pytest.mark.parametrize("unmasked", [True, False])
-def test_attention_mask_only_where_the_model_needs_it(causal_lm, oracle, unmasked):
-    """Both forms equal the per-query oracle; the flag decides whether plain passes send a mask."""
-    assert causal_lm.unmasked_right_padding  # gpt2 and llama: causal attention
-    lm = dataclasses.replace(causal_lm, unmasked_right_padding=unmasked)
+@pytest.mark.parametrize("prefix_cache", [False, True])
+def test_every_pass_sends_its_padding_mask(causal_lm, oracle, prefix_cache):
+    """Every pass through the body carries a 2-D padding mask (transformers builds its attention
+    masks and positions from it), and the scores equal the per-query oracle."""
     queries, expected = oracle
+    base = causal_lm.model.base_model
     seen: list[bool] = []
-    handle = lm.model.register_forward_pre_hook(
-        lambda _m, _a, kwargs: seen.append("attention_mask" in kwargs), with_kwargs=True)
+    handle = base.register_forward_pre_hook(
+        lambda _m, _a, kwargs: seen.append(kwargs.get("attention_mask") is not None), with_kwargs=True)
     try:
-        got = causal_target_scores(lm, queries, prefix_cache=False, progress=False)
+        got = causal_target_scores(causal_lm, queries, prefix_cache=prefix_cache, progress=False)
     finally:
         handle.remove()
-    assert seen and set(seen) == {not unmasked}
+    assert seen and set(seen) == {True}
     for (want, _), scores in zip(expected, got):
         assert np.max(np.abs(scores.logprobs - want)) <= 1e-5
-
-
-def test_a_config_without_causal_attention_keeps_its_padding_mask(causal_lm, tiny_llama_dir):
-    """A model whose config turns causal attention off (it would read the pads after a token)
-    is loaded with the padding mask kept; a causal one without it."""
-    from transformers import AutoModelForCausalLM
-
-    causal, bidirectional = (AutoModelForCausalLM.from_pretrained(tiny_llama_dir).eval() for _ in range(2))
-    bidirectional.config.is_causal = False
-    assert load_lm(causal, "causal", model_tokenizer=causal_lm.tokenizer).unmasked_right_padding
-    assert not load_lm(bidirectional, "causal", model_tokenizer=causal_lm.tokenizer).unmasked_right_padding
 
 
 def test_empty_target_gets_empty_logits(causal_lm):
@@ -274,16 +263,14 @@ def test_replicated_cache_fallback_agrees(causal_lm, oracle, monkeypatch):
         np.testing.assert_array_equal(a.logprobs, b.logprobs)
 
 
-@pytest.mark.parametrize("unmasked", [True, False])
 @pytest.mark.parametrize("prefix_cache", [False, True])
-def test_attention_pairs_counted_are_the_causal_pairs_of_real_tokens(causal_lm, prefix_cache, unmasked):
+def test_attention_pairs_counted_are_the_causal_pairs_of_real_tokens(causal_lm, prefix_cache):
     """The benchmark's attention work: a query read alone is L = prefix + target - 1 real tokens,
     L(L+1)/2 causal (query, key) pairs; a cached prefix of c tokens shared by k targets is read
-    once, so its c(c+1)/2 pairs count once instead of k times. Padding never counts, whether the
-    counter reads it from the padding mask or (right padding left unmasked) from the head's rows."""
+    once, so its c(c+1)/2 pairs count once instead of k times. Padding never counts."""
     from benchmarks.counting import count_work
 
-    lm = dataclasses.replace(causal_lm, unmasked_right_padding=unmasked)
+    lm = causal_lm
     queries = skewed_queries(lm.tokenizer)
     distinct = list(dict.fromkeys(queries))
     expected = sum(L * (L + 1) // 2 for L in (len(q.prefix_ids) + len(q.target_ids) - 1 for q in distinct))

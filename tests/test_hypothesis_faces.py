@@ -37,7 +37,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nlgmetrics.apps.cli import one_line
-from nlgmetrics.registry import get_protocol as get_spec
+from nlgmetrics.registry import get_protocol, metric_names
 from tests.hypothesis_support import (
     LM_FACE_SETTINGS,
     OUTSIDE,
@@ -58,8 +58,9 @@ from tests.properties_support import assert_all_finite, assert_in_declared_range
 # expected on these texts (each has its own tests).
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
-TEXT_METRICS = ["rouge_family", "bleu", "chrf", "ter"]
-LM_METRICS = ["infolm", "shannon_score", "blanc", "fflm"]
+# The registry's metrics, split by whether they run a model (read from each protocol).
+TEXT_METRICS = [name for name in metric_names() if not get_protocol(name).uses_model]
+LM_METRICS = [name for name in metric_names() if get_protocol(name).uses_model]
 
 #: Messages that say nothing about what to fix: Python's own, from deep inside a library.
 _UNCLEAR = re.compile(
@@ -77,14 +78,14 @@ def folder(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def lm_models(tiny_bert_dir, tiny_gpt2_dir) -> dict[str, list[str]]:
-    """The tiny models each LM metric takes (InfoLM: masked or causal)."""
-    bert, gpt2 = str(tiny_bert_dir), str(tiny_gpt2_dir)
-    return {"infolm": [bert, gpt2], "shannon_score": [gpt2], "blanc": [bert], "fflm": [gpt2]}
+    """The tiny models each LM metric takes: one per model kind its protocol declares."""
+    by_kind = {"masked": str(tiny_bert_dir), "causal": str(tiny_gpt2_dir)}
+    return {name: [by_kind[kind] for kind in get_protocol(name).model_kinds] for name in LM_METRICS}
 
 
 def _draw_batch(data: st.DataObject, metric: str, max_rows: int, options: dict[str, Any]) -> tuple[list[str], list[Any]]:
     """Predictions and references (ragged, duplicated rows), or summaries and documents."""
-    if get_spec(metric).second_input == "references":
+    if get_protocol(metric).second_input == "references":
         return data.draw(reference_batches(text=face_text, max_rows=max_rows, max_refs=2), label="batch")
     # BLANC-tune fine-tunes a model copy on every summary: long summaries would cost minutes.
     summary = short_face_text if options.get("variant") == "tune" else face_text
@@ -104,7 +105,7 @@ def _library_call(metric: str, predictions: list[str], others: list[Any], option
                   model: str | None) -> tuple[Any, BaseException | None]:
     """(result, None) or (None, error) of the library function; asserts the inputs and options
     are left as they were, on either path."""
-    spec = get_spec(metric)
+    spec = get_protocol(metric)
     function = library_function(metric)
     assert function is spec.library_function()  # the registry calls the public function
     kwargs: dict[str, Any] = {spec.second_input: others, **options}
@@ -127,7 +128,7 @@ def check_batch(metric: str, predictions: list[str], others: list[Any], options:
     one option is outside its documented range: it must be refused."""
     context = f"{metric} {options}"
     result, error = _library_call(metric, predictions, others, options, model)
-    cli = run_cli(metric, get_spec(metric).second_input, predictions, others, options, model, folder)
+    cli = run_cli(metric, get_protocol(metric).second_input, predictions, others, options, model, folder)
     if error is not None:
         _assert_clear(error, context)
         lines = cli.stderr.strip().splitlines()
@@ -215,7 +216,7 @@ def test_every_outside_setting_is_refused(metric, folder, request) -> None:
     """Each setting of ``OUTSIDE`` (not only those the generated batches happen to draw) is
     refused by both faces with the same message; cheap, as a refusal comes before any scoring."""
     predictions, others = _MIXED
-    if get_spec(metric).second_input == "references":
+    if get_protocol(metric).second_input == "references":
         others = [[text] for text in others]
     models = request.getfixturevalue("lm_models")[metric] if metric in LM_METRICS else [None]
     for model in models:

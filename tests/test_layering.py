@@ -31,9 +31,12 @@ from pathlib import Path
 
 import pytest
 
+from nlgmetrics.registry import get_protocol, metric_names
+
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "src" / "nlgmetrics"
 ROOT = "nlgmetrics"
-METRICS = frozenset({"infolm", "shannon", "blanc", "fflm", "rouge", "bleu", "chrf", "ter"})
+#: The metric packages: the package of each registered protocol's library function.
+METRICS = frozenset(get_protocol(name).compute.split(":")[0].split(".")[1] for name in metric_names())
 #: Layer -> the layers it may import (besides itself and the root package).
 ALLOWED: dict[str, frozenset[str]] = {
     "core": frozenset(),

@@ -209,8 +209,7 @@ def _run_behind_prefix(
     with torch.inference_mode():
         prefix_ids = to_device(torch.tensor([prefix[:-1]], dtype=torch.long), lm.device)
         base = getattr(lm.model, "base_model", lm.model)  # the cache needs the body, not the head
-        mask = {} if lm.unmasked_right_padding else {"attention_mask": torch.ones_like(prefix_ids)}
-        output = base(input_ids=prefix_ids, use_cache=True, **mask)
+        output = base(input_ids=prefix_ids, attention_mask=torch.ones_like(prefix_ids), use_cache=True)
         cache = output["cache"] if "cache" in output else output["past_key_values"]
     # A row holds the cached prefix's keys and values besides its own tokens: memory against the
     # budget, but not padding.
@@ -237,8 +236,7 @@ def _forward(
     Right padding keeps every real token at the position it has in an unpadded pass. The padding
     mask is a 2-D one over ``cached + width`` keys: the model builds its own attention masks and
     positions from it and the cache (causal, sliding-window, ALiBi and RoPE-free layers alike), as
-    it does when generating after a prompt. Without a cache it is left out where causal attention
-    already keeps real tokens from the pads after them (``lm.unmasked_right_padding``).
+    it does when generating after a prompt.
     """
     queries = [distinct[j] for j in members]
     sequences = [(q.prefix_ids + q.target_ids[:-1])[cached:] for q in queries]
@@ -256,10 +254,9 @@ def _forward(
         inputs = {"input_ids": to_device(input_ids, device), "use_cache": cache is not None}
         if cache is not None:
             inputs[cache_keyword(lm.model)] = replicated_cache(cache, len(queries))
-        if cache is not None or not lm.unmasked_right_padding:
-            lengths = torch.tensor([len(s) for s in sequences])
-            mask = (torch.arange(cached + width) < cached + lengths[:, None]).long()
-            inputs["attention_mask"] = to_device(mask, device)
+        lengths = torch.tensor([len(s) for s in sequences])
+        mask = (torch.arange(cached + width) < cached + lengths[:, None]).long()
+        inputs["attention_mask"] = to_device(mask, device)
         logits = logits_at(lm.model, lm.gather_head, inputs, to_device(torch.tensor(rows), device),
                            to_device(torch.tensor(cols), device), per_query_float32=True)
         return reduce_per_query(logits, [len(q.target_ids) for q in queries], queries, members, reduce)

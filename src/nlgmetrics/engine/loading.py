@@ -77,9 +77,6 @@ class LoadedLM:
     # Whether logits may be computed from gathered hidden states (engine.heads: the model has a
     # base model under its head). Private: the metrics never need it.
     gather_head: bool = field(default=True, repr=False)
-    # Whether right-padded causal batches may skip the attention mask
-    # (:func:`right_padding_needs_no_mask`). Private, like gather_head.
-    unmasked_right_padding: bool = field(default=False, repr=False)
 
     # The Hub revision asked for (None when not pinned); ``fingerprint`` is what was loaded.
     revision: str | None = None
@@ -126,6 +123,11 @@ _CACHE: dict[tuple, _Weights] = {}
 # load it once, and threads loading different models do not wait for each other. (dict.setdefault
 # is atomic, so creating the locks needs no lock of its own.)
 _KEY_LOCKS: dict[tuple, threading.RLock] = {}
+# transformers' from_pretrained is not safe in two threads at once: two concurrent loads of two
+# different checkpoints each report their LM head as missing (transformers 5.25, checked by
+# tests/test_engine_loading.py). So the weights read itself runs one at a time; everything around
+# it (file checks, fingerprints, moving to the device) does not.
+_FROM_PRETRAINED = threading.Lock()
 
 
 def clear_cache() -> None:
@@ -246,7 +248,8 @@ def _load_weights(
     resolved = check_kind(name, detect_kind(config), kind, architectures or None)
     auto_class = AutoModelForMaskedLM if resolved == "masked" else AutoModelForCausalLM
     try:
-        loaded, info = auto_class.from_pretrained(source, revision=revision, dtype=dtype, output_loading_info=True)
+        with _FROM_PRETRAINED:
+            loaded, info = auto_class.from_pretrained(source, revision=revision, dtype=dtype, output_loading_info=True)
     except ValueError as error:  # unrecognised config class for this auto class
         raise ModelKindError(f"Model {name!r} cannot be loaded as a {resolved} LM: {error}") from error
     except Exception as error:  # noqa: BLE001 - safetensors / torch / hub errors, named and explained
@@ -356,37 +359,14 @@ def _prepare(
         model = model.to(device=device, dtype=dtype).eval()
     if owned:  # a caller's module keeps its flags; inference_mode makes them irrelevant anyway
         model.requires_grad_(False)
-    # No probe at load time: both fast paths follow from what transformers guarantees, and the
-    # architecture matrix (tests/test_architectures.py) checks them against a naive forward.
+    # No probe at load time: the gathered head follows from the model having a base model under its
+    # head; the architecture matrix (tests/test_architectures.py) checks it against a naive forward.
     gather_head = getattr(model, "base_model", model) is not model  # engine.heads
-    unmasked_right_padding = kind == "causal" and right_padding_needs_no_mask(model)
     unpaired = LoadedLM(
         model=model, tokenizer=None, kind=kind, name=name, fingerprint=fingerprint, device=device, dtype=dtype,
-        max_length=0, gather_head=gather_head, unmasked_right_padding=unmasked_right_padding, revision=revision,
+        max_length=0, gather_head=gather_head, revision=revision,
     )
     return _Weights(unpaired=unpaired, architectures=architectures, state=state)
-
-
-def right_padding_needs_no_mask(model: torch.nn.Module) -> bool:
-    """Whether a right-padded causal batch may go without its padding mask: unless the config
-    turns causal attention off (transformers' ``is_causal`` switch, which its mask functions
-    honour), every real token comes before every pad, so causal attention keeps the pads out of
-    the real tokens' view, and positions count from the start of the row as in an unpadded pass:
-    the mask changes nothing that is scored.
-
-    Without it transformers need not materialise a ``[batch, 1, length, length]`` mask, so SDPA
-    may use its causal kernel, and no host-device synchronisation checks the mask on a GPU.
-
-    >>> from transformers import LlamaConfig, LlamaForCausalLM
-    >>> model = LlamaForCausalLM(LlamaConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-    ...                                      intermediate_size=32, vocab_size=64))
-    >>> right_padding_needs_no_mask(model)
-    True
-    >>> model.config.is_causal = False
-    >>> right_padding_needs_no_mask(model)
-    False
-    """
-    return getattr(getattr(model, "config", None), "is_causal", True) is not False
 
 
 def _pair(entry: _Weights, name: str, tokenizer: Any, own: Callable[[], tuple[Any, str]] | None) -> LoadedLM:
