@@ -249,7 +249,7 @@ def build_demo(
                     if protocol.uses_model:
                         model_box = gr.Textbox(
                             value=model or protocol.default_model or "",
-                            label="model: Hub id, local directory, or smollm2-135m",
+                            label=model_label(protocol),
                             elem_id="option-model",
                         )
                     for option in options_shown:
@@ -299,6 +299,19 @@ def build_demo(
             with gr.Accordion("Model card", open=False):
                 gr.Markdown(card)
     return demo
+
+
+def model_label(protocol: MetricProtocol) -> str:
+    """The model box's label: the kinds of LM the metric takes (its protocol's ``model_kinds``), and
+    the offline alias only where it can run (a causal LM).
+
+    >>> from nlgmetrics.registry import get_protocol
+    >>> model_label(get_protocol("blanc")), model_label(get_protocol("fflm"))
+    ('model (masked LM): Hub id or local directory', 'model (causal LM): Hub id, local directory, or smollm2-135m')
+    """
+    kinds = " or ".join(protocol.model_kinds)
+    where = "Hub id, local directory, or smollm2-135m" if "causal" in protocol.model_kinds else "Hub id or local directory"
+    return f"model ({kinds} LM): {where}"
 
 
 def launch_demo(
