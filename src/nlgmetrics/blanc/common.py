@@ -251,6 +251,26 @@ def argmax_ids(logits: Any, _query: Any) -> list[int]:
     return logits.argmax(dim=-1).tolist()
 
 
+def _argmax_ids_stored(logits: Any, query: Any) -> list[int]:
+    return argmax_ids(logits, query)
+
+
+def _ids_to_arrays(ids: list[int]) -> tuple[Any, ...]:
+    import numpy as np
+
+    return (np.asarray(ids, dtype=np.int64),)
+
+
+def _ids_from_arrays(arrays: tuple[Any, ...]) -> list[int]:
+    return [int(i) for i in arrays[0]]
+
+
+def _argmax_reduction() -> Any:
+    from nlgmetrics.engine import StoredReduction
+
+    return StoredReduction("argmax_ids", _argmax_ids_stored, _ids_to_arrays, _ids_from_arrays)
+
+
 def run_queries(
     lm: LoadedLM,
     queries: Sequence[MaskedQuery],
@@ -259,17 +279,20 @@ def run_queries(
     batch_size: int | None,
     bar: ExampleProgress | None = None,
     examples: int = 0,
+    store: Any = None,
 ) -> list[list[int]]:
     """Argmax predictions of every query, aligned with ``queries``.
 
     ``bar`` (with the ``examples`` these queries complete) advances in proportion to the results;
-    the engine's own bar stays off, so one bar counts examples over the whole call.
+    the engine's own bar stays off, so one bar counts examples over the whole call. ``store``: the
+    engine's store (:mod:`nlgmetrics.engine.store`), only for a model whose fingerprint names its
+    weights (never a tuned copy).
     """
     from nlgmetrics.engine import iter_masked
 
     out: list[Any] = [None] * len(queries)
-    results = iter_masked(lm, queries, argmax_ids, token_budget=token_budget, batch_size=batch_size,
-                          progress=False) if queries else iter(())
+    results = iter_masked(lm, queries, _argmax_reduction(), token_budget=token_budget, batch_size=batch_size,
+                          progress=False, store=store) if queries else iter(())
     if bar is not None:
         results = bar.track(results, examples=examples, queries=len(queries))
     for index, result in results:

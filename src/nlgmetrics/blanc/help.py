@@ -30,6 +30,8 @@ cuts them (see :func:`~nlgmetrics.blanc.masking.fit_to_window`), with one warnin
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -181,6 +183,7 @@ def blanc_help(
     help_sep: str = DEFAULT_HELP_SEP,
     splitter: SentenceSplitter | str | None = None,
     explain: bool = False,
+    cache_dir: str | os.PathLike | None = None,
 ) -> BlancResult:
     """BLANC-help of each summary ``predictions[i]`` for its document ``sources[i]`` (blanc's
     ``BlancHelp``).
@@ -205,6 +208,10 @@ def blanc_help(
             splitter, needs its data) or a callable ``str -> list[str]``.
         explain: also return, per example, which masked tokens the summary turned right or wrong
             (``explanations``, :mod:`nlgmetrics.blanc.explain`); no number changes.
+        cache_dir: a folder for the engine's store (default ``$NLGMETRICS_CACHE_DIR``; None: no
+            store): what the model computed for each distinct input is kept there and reused by
+            later calls and processes, keyed by everything that can change it (weights, tokenizer,
+            dtype, device type, versions, the tokens); the numbers do not change.
 
     Returns:
         :class:`~nlgmetrics.blanc.result.BlancResult`: column ``blanc`` (one score per example),
@@ -220,6 +227,7 @@ def blanc_help(
     (['blanc'], 1, 'help')
     """
     # The engine (and torch) load only when a metric runs: `import nlgmetrics.blanc` stays light.
+    from nlgmetrics.engine import open_store
     from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
     from nlgmetrics.engine.planning import chunk_by_key
 
@@ -234,6 +242,7 @@ def blanc_help(
     token_budget, batch_size, max_length = check_model_options(token_budget, batch_size, max_length)
     progress, explain = check_switches(SWITCH_RULE, progress=progress, explain=explain).values()
     split, splitter_name = resolve_splitter(splitter)
+    store = open_store(cache_dir)
 
     lm: LoadedLM = load_masked_lm(model, model_tokenizer=model_tokenizer, device=device, dtype=dtype,
                                   revision=revision)
@@ -248,13 +257,13 @@ def blanc_help(
     counts: list[Counts] = [empty_counts() for _ in summaries]
     outcomes: list[list[Outcome]] = [[] for _ in summaries] if explain else []
     warn = WarnOnce()
-    with ExampleProgress(len(summaries), "BLANC-help", enabled=progress) as bar:
+    with ExampleProgress(len(summaries), "BLANC-help", enabled=progress, store=store) as bar:
         # A chunk takes whole documents, so their summaries share tokenization and base passes.
         for examples in chunk_by_key(documents, DOCUMENTS_PER_CHUNK):
             prep = TextPreparer(tok, split)  # per chunk: the memo must not grow with the whole call
             queries, copies = _plan_chunk(examples, summaries, documents, prep, inputs, warn)
             predicted = run_queries(lm, queries, token_budget=token_budget, batch_size=batch_size,
-                                    bar=bar, examples=len(examples))
+                                    bar=bar, examples=len(examples), store=store)
             for masked in copies:
                 tally(counts[masked.example], masked.truth, base=predicted[masked.base_query],
                       helped=predicted[masked.help_query], tokenizer=tok)

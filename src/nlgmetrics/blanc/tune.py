@@ -39,6 +39,8 @@ training data, so the tuned model equals the original: score 0.0, S01 == S10 == 
 
 from __future__ import annotations
 
+import os
+
 import copy
 import dataclasses
 import numbers
@@ -494,6 +496,7 @@ def blanc_tune(
     seed: int = DEFAULT_SEED,
     tuning: TuneSettings = DEFAULT_TUNING,
     explain: bool = False,
+    cache_dir: str | os.PathLike | None = None,
 ) -> BlancResult:
     """BLANC-tune of each summary ``predictions[i]`` for its document ``sources[i]`` (blanc's
     ``BlancTune``).
@@ -516,12 +519,15 @@ def blanc_tune(
     Fine-tuning runs in the model's dtype on its device; the progress bar counts examples as their
     summary's tuned model has unmasked them. ``explain=True`` also returns, per example, which
     masked tokens the tuned model turned right or wrong (``explanations``,
-    :mod:`nlgmetrics.blanc.explain`); no number changes.
+    :mod:`nlgmetrics.blanc.explain`); no number changes. ``cache_dir`` (default
+    ``$NLGMETRICS_CACHE_DIR``): the engine's store, for the untuned model's passes only (each tuned
+    copy is new weights, used once).
 
     Returns:
         :class:`~nlgmetrics.blanc.result.BlancResult` (column ``blanc``, ``counts``, ``signature``).
     """
     # The engine (and torch) load only when a metric runs: `import nlgmetrics.blanc` stays light.
+    from nlgmetrics.engine import open_store
     from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
     from nlgmetrics.engine.planning import chunk_by_key
 
@@ -534,6 +540,7 @@ def blanc_tune(
     progress, explain = check_switches(SWITCH_RULE, progress=progress, explain=explain).values()
     token_budget, batch_size, max_length = check_model_options(token_budget, batch_size, max_length)
     split, splitter_name = resolve_splitter(splitter)
+    store = open_store(cache_dir)
 
     lm = load_masked_lm(model, model_tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision)
     check_freezing(lm.model, options)
@@ -541,11 +548,11 @@ def blanc_tune(
     window = resolve_window(lm, max_length)
     warn = WarnOnce()
     queries, per_document = _plan_documents(documents, TextPreparer(tok, split), lm, window, masking, warn)
-    base = run_queries(lm, queries, token_budget=token_budget, batch_size=batch_size)
+    base = run_queries(lm, queries, token_budget=token_budget, batch_size=batch_size, store=store)
 
     counts: list[Counts] = [empty_counts() for _ in summaries]
     outcomes: list[list[Outcome]] = [[] for _ in summaries] if explain else []
-    with ExampleProgress(len(summaries), "BLANC-tune", enabled=progress) as bar:
+    with ExampleProgress(len(summaries), "BLANC-tune", enabled=progress, store=store) as bar:
         # One group per distinct summary: it is tuned once, whatever the number of its documents.
         for examples in chunk_by_key(summaries, 1):
             summary = summaries[examples[0]]

@@ -8,7 +8,8 @@ causal kind), run the forward passes (``runner`` / ``distributed``: progress, ac
 ``transfer``: host<->device copies), apply the LM head at the needed rows only and reduce them
 on the fly (``heads``). Loading a model: ``loading`` (:func:`load_lm`, :class:`LoadedLM`, the
 in-process cache), ``devices``, ``fingerprints``, ``kinds``, ``checkpoint`` (files and tokenizer),
-``smollm2`` (the offline GGUF model), ``errors``. Around the engine, each metric's per-call
+``smollm2`` (the offline GGUF model), ``errors``. Across calls and processes: ``store`` (what
+the engine computed for each distinct query, on disk, keyed by everything that can change it). Around the engine, each metric's per-call
 bookkeeping: ``bookkeeping`` (distinct queries, the per-example progress bar, warn-once counters).
 
 >>> from nlgmetrics.engine import load_lm, CausalQuery, causal_target_scores
@@ -21,6 +22,8 @@ bookkeeping: ``bookkeeping`` (distinct queries, the per-example progress bar, wa
 """
 
 from nlgmetrics.engine.causal import (
+    TARGET_LOGPROBS,
+    TARGET_LOGPROBS_ARGMAX,
     CausalQuery,
     TargetScores,
     causal_target_scores,
@@ -33,9 +36,16 @@ from nlgmetrics.engine.errors import ModelKindError, ModelNotFoundError
 from nlgmetrics.engine.loading import LoadedLM, clear_cache, load_lm
 from nlgmetrics.engine.masked import MaskedQuery, iter_masked
 from nlgmetrics.engine.smollm2 import SMOLLM2_ALIAS
+from nlgmetrics.engine.store import Store, StoredReduction, StoreWarning, open_store
 
 __all__ = [
     "SMOLLM2_ALIAS",
+    "TARGET_LOGPROBS",
+    "TARGET_LOGPROBS_ARGMAX",
+    "Store",
+    "StoreWarning",
+    "StoredReduction",
+    "open_store",
     "CausalQuery",
     "LoadedLM",
     "MaskedQuery",

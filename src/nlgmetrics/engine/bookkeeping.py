@@ -64,8 +64,9 @@ class ExampleProgress:
     ([10, 11, 12], 2)
     """
 
-    def __init__(self, total: int, desc: str, *, enabled: bool):
+    def __init__(self, total: int, desc: str, *, enabled: bool, store: Any = None):
         self.count = 0
+        self._store = store  # an engine.store.Store: the bar says how many queries it answered
         self._bar = tqdm(total=total, desc=desc, unit="example", disable=not enabled or total == 0)
 
     def __enter__(self) -> ExampleProgress:
@@ -76,6 +77,9 @@ class ExampleProgress:
 
     def _advance(self, count: int) -> None:
         if count > 0:
+            if self._store is not None:
+                looked_up = self._store.hits + self._store.misses
+                self._bar.set_postfix_str(f"{self._store.hits}/{looked_up} queries from the store", refresh=False)
             self._bar.update(count)
             self.count += count
 

@@ -41,6 +41,7 @@ from nlgmetrics.engine.heads import logits_at, reduce_per_query
 from nlgmetrics.engine.loading import LoadedLM
 from nlgmetrics.engine.planning import dedupe, plan_batches, run_with_backoff
 from nlgmetrics.engine.runner import run_units
+from nlgmetrics.engine.store import Store, StoredReduction, ids_bytes, recall
 from nlgmetrics.engine.transfer import DeferredHost, resolve, to_device
 
 try:  # transformers >= 4.56: a cache is a list of layers; a plain one grows by concatenation
@@ -77,6 +78,7 @@ def iter_causal(
     prefix_cache: bool = True,
     progress: bool = True,
     desc: str = "causal LM",
+    store: Store | None = None,
 ) -> Iterator[tuple[int, Any]]:
     """Yield ``(query_index, reduce(logits, query))`` once for every query, in no particular order.
 
@@ -95,11 +97,15 @@ def iter_causal(
       device out-of-memory a batch is halved and retried;
     - under several processes (accelerate / torchrun) the work is split across them and every
       process yields every result;
-    - the queries are validated now, not at the first ``next()``.
+    - the queries are validated now, not at the first ``next()``;
+    - with a ``store`` (:mod:`nlgmetrics.engine.store`) and a ``reduce`` declared a
+      :class:`~nlgmetrics.engine.store.StoredReduction`, the results it holds are yielded without
+      a model call (bit for bit what was stored) and each unit's new results are written to it as
+      the unit completes.
     """
     queries = list(queries)
     _validate(lm, queries)
-    return _iter_causal(lm, queries, reduce, token_budget, batch_size, prefix_cache, progress, desc)
+    return _iter_causal(lm, queries, reduce, token_budget, batch_size, prefix_cache, progress, desc, store)
 
 
 def causal_target_scores(lm: LoadedLM, queries: Sequence[CausalQuery], **kwargs: Any) -> list[TargetScores]:
@@ -147,6 +153,7 @@ def _iter_causal(
     prefix_cache: bool,
     progress: bool,
     desc: str,
+    store: Store | None,
 ) -> Iterator[tuple[int, Any]]:
     distinct, copies = dedupe(queries)  # frozen dataclasses of tuples hash by value
     empty = [j for j, q in enumerate(distinct) if not q.target_ids]
@@ -157,6 +164,11 @@ def _iter_causal(
             for original in copies[j]:
                 yield original, result
     todo = [j for j, q in enumerate(distinct) if q.target_ids]
+    found, keep = recall(store, lm, "causal", reduce, {j: ids_bytes(distinct[j].prefix_ids, distinct[j].target_ids) for j in todo})
+    for j, result in found.items():
+        for original in copies[j]:
+            yield original, result
+    todo = [j for j in todo if j not in found]
     groups, batches = _plan(distinct, todo, token_budget, batch_size, prefix_cache)
 
     def run_unit(unit: tuple[str, list[int]]) -> list[tuple[int, Any]]:
@@ -167,7 +179,7 @@ def _iter_causal(
 
     # Groups first, longest prefix first, like plan_batches: the heaviest work surfaces OOM early.
     units = [("group", members) for members in groups] + [("batch", members) for members in batches]
-    for j, result in run_units(units, run_unit, lambda unit: len(unit[1]), progress=progress, desc=desc):
+    for j, result in run_units(units, run_unit, lambda unit: len(unit[1]), progress=progress, desc=desc, keep=keep):
         for original in copies[j]:
             yield original, result
 
@@ -409,3 +421,18 @@ def target_logprobs_float32_deferred(
         return logprobs.astype(np.float64), (argmax.astype(np.int64) if argmax is not None else None)
 
     return DeferredHost([chosen, best], finish)
+
+
+def _logprobs_deferred(logits: torch.Tensor, query: CausalQuery) -> DeferredHost:
+    return target_logprobs_float32_deferred(logits, query.target_ids)
+
+
+def _logprobs_and_argmax_deferred(logits: torch.Tensor, query: CausalQuery) -> DeferredHost:
+    return target_logprobs_float32_deferred(logits, query.target_ids, with_argmax=True)
+
+
+#: ``reduce`` for :func:`iter_causal`: each target's float32 log-probability as float64 (and its
+#: argmax id), deferred (:func:`target_logprobs_float32_deferred`), declared for the store: its
+#: results are ``(logprobs, argmax or None)``, kept as they are.
+TARGET_LOGPROBS = StoredReduction("target_logprobs_float32", _logprobs_deferred)
+TARGET_LOGPROBS_ARGMAX = StoredReduction("target_logprobs_float32+argmax", _logprobs_and_argmax_deferred)

@@ -109,3 +109,21 @@ def distributed_map(items: Sequence[T], fn: Callable[[list[T]], list[R]]) -> lis
     if len(results) != len(items):
         raise RuntimeError(f"distributed_map gathered {len(results)} results for {len(items)} items.")
     return results
+
+
+def agreed_subset(local: set[int]) -> set[int]:
+    """The members of ``local`` that every process also holds (``local`` itself in one process).
+
+    Each process looks the store up on its own, and another job may write between two of those
+    lookups: planning only what *every* process found lets all of them plan the same misses."""
+    state = process_state()
+    if state is None:
+        return local
+    import torch.distributed as dist
+
+    gathered: list[Any] = [None] * state.num_processes
+    dist.all_gather_object(gathered, sorted(local), group=_object_group())
+    common = set(local)
+    for other in gathered:
+        common &= set(other)
+    return common

@@ -21,11 +21,15 @@ one-in-2^48 event). Each kind of source gets the cheapest key that keeps that gu
   from, which nlgmetrics records when it writes that directory (``engine.smollm2``), and trusted
   for that directory only: another directory holding a copy of the record (a fine-tune saved over
   a copy of it) is hashed like any other.
-- a model instance: sha256 of its tensors' names, shapes, dtypes and values (:func:`module_fingerprint`).
+- a model instance: sha256 of its tensors' names, shapes, dtypes and values (:func:`module_fingerprint`),
+  computed anew on every call that passes it: a write through ``.data`` (PEFT's ``merge_adapter``,
+  EMA helpers) leaves no version counter or stamp behind, so only the values can tell.
 
 A *state* (:func:`directory_state`, :func:`module_state`) answers another question, cheaply:
 whether something may have changed since it was loaded in this process (file names, sizes and stat
-stamps; tensor identities and version counters). It reads no weights, so a cache hit stays fast.
+stamps; tensor identities, devices and version counters). It reads no weights, so a cache hit of a
+directory stays fast; for a model instance the state is not enough (see ``module_state``) and the
+load cache also compares the instance's fingerprint.
 
 >>> import tempfile, pathlib
 >>> folder = pathlib.Path(tempfile.mkdtemp())
@@ -130,13 +134,19 @@ def directory_state(directory: str | os.PathLike) -> tuple[tuple[str, int, int, 
 
 
 def module_fingerprint(model: torch.nn.Module) -> str:
-    """12 hex digits of sha256 over a module's tensors (names, shapes, dtypes, values)."""
+    """12 hex digits of sha256 over a module's tensors (names, shapes, dtypes, values).
+
+    Reads every value, so it sees writes that leave no other trace (``.data`` assignments, in-place
+    merges of adapters, EMA updates): the engine calls it on every call that passes a model object.
+    CPU tensors are hashed in place (no copy); others are copied to the host one at a time."""
     digest = hashlib.sha256()
     for name, tensor in model.state_dict().items():
         digest.update(f"{name}:{tuple(tensor.shape)}:{tensor.dtype}".encode())
-        flat = tensor.detach().to("cpu").contiguous().reshape(-1)
-        # view as bytes: works for every dtype including bfloat16 (numpy lacks it).
-        digest.update(flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b"")
+        if tensor.numel():
+            flat = tensor.detach().to("cpu").contiguous().reshape(-1)
+            # Viewed as bytes: works for every dtype, bfloat16 included (numpy lacks it); hashlib
+            # reads the numpy view through the buffer protocol, without a bytes copy.
+            digest.update(flat.view(torch.uint8).numpy())
     return digest.hexdigest()[:12]
 
 
@@ -151,7 +161,8 @@ def module_state(model: torch.nn.Module) -> tuple:
     """Identity, storage, shape, dtype, device and version counter of each tensor of a module:
     an optimizer step, ``load_state_dict`` or a reassigned parameter changes it; no value is read.
 
-    (Writes through ``.data``, which bypass the version counter, are not seen.)
+    Writes through ``.data`` bypass the version counter and are not seen: the load cache compares
+    :func:`module_fingerprint` too.
     """
     return tuple(
         (name, id(tensor), tensor.data_ptr(), tuple(tensor.shape), tensor.dtype, str(tensor.device), _version(tensor))

@@ -112,7 +112,7 @@ class _Weights:
 
     unpaired: LoadedLM  # no tokenizer yet: _pair sets tokenizer, name, max_length and tokenizer_id
     architectures: list[str]
-    state: Any  # what the weights were when loaded (directory stamps, tensor versions)
+    state: Any  # what the weights were when loaded (directory stamps; tensor versions and values)
     source: Any = None  # a model instance's caller-owned module, kept to rule out a reused id()
     own_tokenizer: Any = None  # the checkpoint's tokenizer, loaded on first need
     pairings: OrderedDict = field(default_factory=OrderedDict)
@@ -319,23 +319,27 @@ def _load_instance(model: torch.nn.Module, kind: Kind | None, tokenizer: Any, de
     config = getattr(model, "config", None)
     name = str(getattr(config, "_name_or_path", None) or type(model).__name__)
     key = ("instance", id(model), str(target), dtype)
-    state = module_state(model)
+    # The values decide, not only the state: a write through .data (an adapter merged in place, an
+    # EMA update) moves no version counter, and a copy made before it would be scored stale.
+    fingerprint = module_fingerprint(model)
+    state = (module_state(model), fingerprint)
     with _key_lock(key):
-        entry = _cached(key, state, model, lambda: _instance_weights(model, kind, name, current, target, dtype, state))
+        entry = _cached(
+            key, state, model, lambda: _instance_weights(model, kind, name, current, target, dtype, fingerprint, state)
+        )
         check_kind(type(model).__name__, entry.unpaired.kind, kind, entry.architectures)
         return _pair(entry, name, tokenizer, None)
 
 
 def _instance_weights(
     model: torch.nn.Module, kind: Kind | None, name: str, current: torch.device, target: torch.device,
-    dtype: torch.dtype, state: Any,
+    dtype: torch.dtype, fingerprint: str, state: Any,
 ) -> _Weights:
     architectures = [type(model).__name__]
     detected = kind_from_architectures(architectures)
     if detected is None and callable(getattr(model, "get_output_embeddings", None)) and model.get_output_embeddings() is not None:
         detected = kind_from_model_type(getattr(model, "config", None))
     resolved = check_kind(type(model).__name__, detected, kind, architectures)
-    fingerprint = module_fingerprint(model)
     first = next(model.parameters(), None)
     needs_copy = model.training or (first is not None and (not same_device(current, target) or first.dtype != dtype))
     # Never mutate the caller's module: moving, casting or switching to eval happens on a copy.

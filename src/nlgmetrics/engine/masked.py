@@ -32,6 +32,7 @@ from nlgmetrics.engine.heads import logits_at, reduce_per_query
 from nlgmetrics.engine.loading import LoadedLM
 from nlgmetrics.engine.planning import dedupe, plan_batches, run_with_backoff
 from nlgmetrics.engine.runner import run_units
+from nlgmetrics.engine.store import Store, ids_bytes, recall
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,7 @@ def iter_masked(
     batch_size: int | None = None,
     progress: bool = True,
     desc: str = "masked LM",
+    store: Store | None = None,
 ) -> Iterator[tuple[int, Any]]:
     """Yield ``(query_index, reduce(logits, query))`` once for every query, in no particular order.
 
@@ -95,11 +97,13 @@ def iter_masked(
       and retried;
     - under several processes (accelerate / torchrun) the distinct queries are split across them
       and every process yields every result;
-    - the queries are validated now, not at the first ``next()``.
+    - the queries are validated now, not at the first ``next()``;
+    - with a ``store`` and a ``reduce`` declared a :class:`~nlgmetrics.engine.store.StoredReduction`,
+      stored results are yielded without a model call and new ones written as each batch completes.
     """
     queries = list(queries)
     _validate(lm, queries)
-    return _iter_masked(lm, queries, reduce, token_budget, batch_size, progress, desc)
+    return _iter_masked(lm, queries, reduce, token_budget, batch_size, progress, desc, store)
 
 
 def _iter_masked(
@@ -110,14 +114,22 @@ def _iter_masked(
     batch_size: int | None,
     progress: bool,
     desc: str,
+    store: Store | None,
 ) -> Iterator[tuple[int, Any]]:
     distinct, copies = dedupe(queries)  # frozen dataclasses of tuples hash by value
-    batches = plan_batches([len(q.input_ids) for q in distinct], token_budget, batch_size)
+    found, keep = recall(store, lm, "masked", reduce,
+                         {j: ids_bytes(q.input_ids, q.mask_positions) for j, q in enumerate(distinct)})
+    for j, result in found.items():
+        for original in copies[j]:
+            yield original, result
+    todo = [j for j in range(len(distinct)) if j not in found]
+    batches = [[todo[b] for b in batch]
+               for batch in plan_batches([len(distinct[j].input_ids) for j in todo], token_budget, batch_size)]
 
     def run_batch(members: list[int]) -> list[tuple[int, Any]]:
         return run_with_backoff(members, lambda part: _forward(lm, distinct, part, reduce))
 
-    for j, result in run_units(batches, run_batch, len, progress=progress, desc=desc):
+    for j, result in run_units(batches, run_batch, len, progress=progress, desc=desc, keep=keep):
         for original in copies[j]:
             yield original, result
 

@@ -29,10 +29,12 @@ def run_units(
     *,
     progress: bool,
     desc: str,
+    keep: Callable[[list[tuple[int, Any]]], None] | None = None,
 ) -> Iterator[tuple[int, Any]]:
     """Yield every ``(distinct_index, result)`` of every unit, each once, with deferred results
     read (:class:`~nlgmetrics.engine.transfer.DeferredHost`); the bar counts ``unit_size``
-    (queries), not units.
+    (queries), not units. ``keep`` (the store's writer) gets each unit's results as soon as they
+    are read, in the process that computed them, before they are yielded.
 
     In one process the units run in order; under several, each unit runs on exactly one process
     and every process yields every result, so the results do not depend on the process count.
@@ -49,10 +51,10 @@ def run_units(
                 results = run_unit(unit)
                 bar.update(unit_size(unit))
                 if pending is not None:
-                    yield from resolve_results(pending)
+                    yield from _kept(resolve_results(pending), keep)
                 pending = results
             if pending is not None:
-                yield from resolve_results(pending)
+                yield from _kept(resolve_results(pending), keep)
         return
     # Units are planned longest first, so contiguous shards would give rank 0 all the long ones.
     # Deal them round-robin: shard k = units[k::n]. split_between_processes gives the first
@@ -64,7 +66,7 @@ def run_units(
     def run_shard(shard: list[int]) -> list[list[tuple[int, Any]]]:
         out = []
         for i in shard:
-            out.append(resolve_results(run_unit(units[i])))  # gathered across processes: read now
+            out.append(_kept(resolve_results(run_unit(units[i])), keep))  # gathered across processes: read now
             bar.update(unit_size(units[i]))
         return out
 
@@ -74,3 +76,9 @@ def run_units(
         bar.close()
     for results in per_unit:
         yield from results
+
+
+def _kept(results: list[tuple[int, Any]], keep: Callable[[list[tuple[int, Any]]], None] | None) -> list[tuple[int, Any]]:
+    if keep is not None and results:
+        keep(results)
+    return results

@@ -59,7 +59,6 @@ from nlgmetrics.fflm.planning import (
 
 if TYPE_CHECKING:  # torch is imported lazily; the annotations only
     from nlgmetrics.engine import CausalQuery, LoadedLM
-    from nlgmetrics.engine.transfer import DeferredHost
 
 #: Default model: public, ungated (Apache-2.0) *foundation* (base, not instruction-tuned) causal LM
 #: of the LLaMA architecture, with a context (8192) above the authors' 2048-token limit. The paper
@@ -212,19 +211,6 @@ def check_weights(weights: Any) -> tuple[float, float, float]:
     return values  # type: ignore[return-value]
 
 
-def _target_logprobs(logits: Any, query: CausalQuery) -> DeferredHost:
-    """Reduce for the engine: (log p of each target token, None), float64 on the host once read.
-
-    The engine's float32 reduction, like the authors' float32 softmax; several times cheaper than
-    the float64 log-softmax of ``causal_target_scores`` (plus an argmax we do not need), which on
-    small models cost more than the forward pass. Deferred: the engine reads the numbers after
-    launching the next batch (engine/transfer.py).
-    """
-    from nlgmetrics.engine import target_logprobs_float32_deferred
-
-    return target_logprobs_float32_deferred(logits, query.target_ids)
-
-
 _WARNINGS = {
     "truncated": (
         "FFLM: {count} of {total} examples exceed {limit} tokens per sequence and were truncated as "
@@ -257,6 +243,7 @@ def fflm(
     prefix_cache: bool = True,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     explain: bool = False,
+    cache_dir: str | os.PathLike | None = None,
 ) -> FFLMResult:
     """Score each summary ``predictions[i]`` for faithfulness to its document ``sources[i]`` with FFLM.
 
@@ -287,6 +274,10 @@ def fflm(
         explain: also return everything per token: the per-token breakdowns of the four columns
             (``explanations``, :mod:`nlgmetrics.fflm.explain`) and the five floored per-token
             probability lists they come from (``token_probabilities``); no number changes.
+        cache_dir: a folder for the engine's store (default ``$NLGMETRICS_CACHE_DIR``; None: no
+            store): what the model computed for each distinct input is kept there and reused by
+            later calls and processes, keyed by everything that can change it (weights, tokenizer,
+            dtype, device type, versions, the tokens); the numbers do not change.
 
     Returns:
         :class:`FFLMResult`: columns ``fflm``, ``delta_prior_summary``, ``delta_prior_document``,
@@ -312,10 +303,11 @@ def fflm(
     switches = check_switches(SWITCH_RULE, prefix_cache=prefix_cache, explain=explain, progress=progress)
     prefix_cache, explain, progress = switches.values()
 
-    from nlgmetrics.engine import is_main_process, iter_causal, load_lm
+    from nlgmetrics.engine import TARGET_LOGPROBS, is_main_process, iter_causal, load_lm, open_store
     from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
     from nlgmetrics.engine.planning import chunk_by_key
 
+    store = open_store(cache_dir)
     check_model_tokenizer(model, model_tokenizer)
     lm = load_lm(model, kind="causal", model_tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision)
     start = resolve_start_token(lm.tokenizer, start_token)
@@ -344,15 +336,15 @@ def fflm(
     truncated = [False] * n
     explained: dict[int, tuple[Any, FFLMProbabilities]] = {}
     counts = WarnOnce()
-    with ExampleProgress(n, "FFLM", enabled=progress and is_main_process()) as bar:
+    with ExampleProgress(n, "FFLM", enabled=progress and is_main_process(), store=store) as bar:
         for examples in chunk_by_key(documents, chunk_size):
             chunk_cache = dict(cache)  # per chunk: the token memo must not grow with the whole call
             plans = [plan_example(documents[i], summaries[i], lm.tokenizer, chunk_cache, limit, room)
                      for i in examples]
             queries, slots = build_queries(plans, start, sep, limit)
             logprobs: list[np.ndarray] = [np.zeros(0)] * len(queries)
-            results = iter_causal(lm, queries, _target_logprobs, token_budget=token_budget,
-                                  batch_size=batch_size, prefix_cache=prefix_cache,
+            results = iter_causal(lm, queries, TARGET_LOGPROBS, token_budget=token_budget,
+                                  batch_size=batch_size, prefix_cache=prefix_cache, store=store,
                                   progress=False)  # the bar counts examples over the whole call
             for query_index, (values, _no_argmax) in bar.track(results, examples=len(examples),
                                                                queries=len(queries)):

@@ -75,6 +75,8 @@ score is 0.0. Whenever ``ll_full == ll_base`` the Shannon Score is defined as 0.
 
 from __future__ import annotations
 
+import os
+
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -280,6 +282,7 @@ def shannon_score(
     prefix_cache: bool = True,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     explain: bool = False,
+    cache_dir: str | os.PathLike | None = None,
 ) -> ShannonResult:
     """Score each summary by how much it helps a causal LM predict its source document.
 
@@ -312,6 +315,10 @@ def shannon_score(
         explain: also return everything per token: the per-document-token breakdowns of the three
             scores (``explanations``, :mod:`nlgmetrics.shannon.explain`) and the per-token
             log-probabilities and hits they come from (``token_scores``); no number changes.
+        cache_dir: a folder for the engine's store (default ``$NLGMETRICS_CACHE_DIR``; None: no
+            store): what the model computed for each distinct input is kept there and reused by
+            later calls and processes, keyed by everything that can change it (weights, tokenizer,
+            dtype, device type, versions, the tokens); the numbers do not change.
 
     Returns:
         :class:`ShannonResult`: the six columns per example, the details and a signature.
@@ -325,7 +332,7 @@ def shannon_score(
     >>> r.signature.split("|")[6:11]
     ['max_length:256', 'first_token:paper', 'num_upstream:0', 'splitter:pysbd', 'start_token:0']
     """
-    from nlgmetrics.engine import is_main_process, load_lm
+    from nlgmetrics.engine import is_main_process, load_lm, open_store
     from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
     from nlgmetrics.engine.planning import chunk_by_key
 
@@ -350,6 +357,7 @@ def shannon_score(
     prefix_cache, explain, progress = switches.values()
     split, splitter_name = resolve_splitter(splitter)
     start_token = check_start_token(start_token)
+    store = open_store(cache_dir)
 
     check_model_tokenizer(model, model_tokenizer)
     lm = load_lm(model, kind="causal", model_tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision)
@@ -362,7 +370,7 @@ def shannon_score(
     setup = ScoringSetup(
         lm=lm, split=split, start_id=resolve_start_token(lm, start_token),
         num_upstream=num_upstream, max_length=max_length, token_budget=token_budget,
-        batch_size=batch_size, prefix_cache=prefix_cache,
+        batch_size=batch_size, prefix_cache=prefix_cache, store=store,
     )
 
     n = len(documents)
@@ -372,7 +380,7 @@ def shannon_score(
     token_scores: list[ShannonTokenScores | None] = [None] * n
     explained: dict[int, PairScores] = {}
     counts = WarnOnce()
-    with ExampleProgress(n, "shannon score", enabled=progress and is_main_process()) as bar:
+    with ExampleProgress(n, "shannon score", enabled=progress and is_main_process(), store=store) as bar:
         # A chunk takes whole documents, so the base/full passes shared by a document's summaries
         # and each summary's prefix cache are reused exactly as in one big call.
         for chunk in chunk_by_key(documents, chunk_size):

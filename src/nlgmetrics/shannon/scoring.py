@@ -28,7 +28,6 @@ from nlgmetrics.shannon.planning import Ids, Piece, causal_query_registry, plan_
 if TYPE_CHECKING:  # torch is imported lazily; the annotations only
     from nlgmetrics.engine import LoadedLM
     from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
-    from nlgmetrics.engine.transfer import DeferredHost
 
 # The paper's "end-of-text token": GPT-2's <|endoftext|> (also present in SmolLM2's vocabulary).
 END_OF_TEXT = "<|endoftext|>"
@@ -75,19 +74,6 @@ def make_encoder(tokenizer: Any) -> Callable[[str], Ids]:
     return encode
 
 
-def target_logprob_and_argmax(logits: Any, query: Any) -> DeferredHost:
-    """Reduce for :func:`nlgmetrics.engine.iter_causal`: log p(target) and the argmax per row.
-
-    The engine's float32 reduction (blanc itself uses a float32 softmax; per-token error ~1e-6,
-    well under the 1e-4 parity tolerance) rather than a float64 log-softmax over the vocabulary.
-    Deferred: the engine reads the numbers after launching the next batch (see
-    nlgmetrics.engine.transfer).
-    """
-    from nlgmetrics.engine import target_logprobs_float32_deferred
-
-    return target_logprobs_float32_deferred(logits, query.target_ids, with_argmax=True)
-
-
 @dataclass(frozen=True)
 class ScoringSetup:
     """Everything a chunk needs that is fixed for the whole call."""
@@ -100,6 +86,7 @@ class ScoringSetup:
     token_budget: int
     batch_size: int | None
     prefix_cache: bool
+    store: Any = None  # engine.store.Store, or None: nothing kept across calls
 
 
 @dataclass(frozen=True)
@@ -156,7 +143,7 @@ def score_chunk(
     ``counts`` accumulates the warnings' events; ``bar`` advances by examples, in proportion to
     the chunk's queries done.
     """
-    from nlgmetrics.engine import iter_causal
+    from nlgmetrics.engine import TARGET_LOGPROBS_ARGMAX, iter_causal
 
     max_length = setup.max_length
     encode = make_encoder(setup.lm.tokenizer)  # per chunk: the memo must not grow with the whole call
@@ -185,10 +172,11 @@ def score_chunk(
         results = iter_causal(
             setup.lm,
             registry.queries,
-            target_logprob_and_argmax,
+            TARGET_LOGPROBS_ARGMAX,
             token_budget=setup.token_budget,
             batch_size=setup.batch_size,
             prefix_cache=setup.prefix_cache,
+            store=setup.store,
             progress=False,  # the caller's bar counts examples over the whole call
         )
     for number, value in bar.track(results, examples=len(examples), queries=len(registry)):
