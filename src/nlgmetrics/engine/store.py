@@ -186,27 +186,49 @@ def recall(
     store: Store | None, lm: Any, path: str, reduce: Any, queries: dict[int, bytes]
 ) -> tuple[dict[int, Any], Callable[[list[tuple[int, Any]]], None] | None]:
     """``(found, keep)`` for the engine: the results the store holds for ``queries`` (index ->
-    the query's key bytes), decoded, and a function that writes a unit's ``(index, result)`` pairs.
+    the query's key bytes), decoded, and a function that writes a unit's ``(index, result)`` pairs
+    (each process writes what it computed).
 
     ``({}, None)`` without a store or for a reduce not declared a :class:`StoredReduction`. Under
     several processes only the results every process found are returned (all plan the same rest)."""
     if store is None or not isinstance(reduce, StoredReduction):
         return {}, None
-    from nlgmetrics.engine.distributed import agreed_subset
-
-    fields = lm_fields(lm)
-    namespace = namespace_of({**fields, "path": path, "reduction": reduce.name})
-    description = (f"{fields['name']} weights:{fields['weights']} tokenizer:{fields['tokenizer']} "
-                   f"{fields['dtype']} {fields['device']} {path}:{reduce.name}")
-    stored = store.get(namespace, list(queries.values()))
-    found = {j: stored[key] for j, key in queries.items() if key in stored}
-    agreed = agreed_subset(set(found))
-    results = {j: reduce.from_arrays(found[j]) for j in agreed}
+    found, keep_arrays = recall_arrays(store, lm, f"{path}:{reduce.name}", queries, every_process_writes=True)
+    assert keep_arrays is not None
+    results = {j: reduce.from_arrays(arrays) for j, arrays in found.items()}
 
     def keep(unit_results: list[tuple[int, Any]]) -> None:
-        store.put(namespace, [(queries[j], reduce.to_arrays(r)) for j, r in unit_results], description)
+        keep_arrays([(j, reduce.to_arrays(r)) for j, r in unit_results])
 
     return results, keep
+
+
+def recall_arrays(
+    store: Store | None, lm: Any, what: str, queries: dict[int, bytes], *, every_process_writes: bool = False
+) -> tuple[dict[int, Arrays], Callable[[list[tuple[int, Arrays]]], None] | None]:
+    """:func:`recall` for values a metric reduces from the engine's results over several queries
+    (InfoLM's bag of distributions per text): ``what`` names the reduction and its parameters;
+    ``queries`` maps an index to the bytes of everything else it depends on. ``keep`` writes
+    ``(index, arrays)`` pairs; where every process holds every value (``every_process_writes``
+    False), only the main process writes."""
+    if store is None:
+        return {}, None
+    from nlgmetrics.engine.distributed import agreed_subset, is_main_process
+
+    fields = lm_fields(lm)
+    namespace = namespace_of({**fields, "what": what})
+    description = (f"{fields['name']} weights:{fields['weights']} tokenizer:{fields['tokenizer']} "
+                   f"{fields['dtype']} {fields['device']} {fields['kind']} {what}")
+    stored = store.get(namespace, list(queries.values()))
+    agreed = agreed_subset({j for j, key in queries.items() if key in stored})
+    found = {j: stored[queries[j]] for j in agreed}
+    writes = every_process_writes or is_main_process()
+
+    def keep(results: list[tuple[int, Arrays]]) -> None:
+        if writes:
+            store.put(namespace, [(queries[j], arrays) for j, arrays in results], description)
+
+    return found, keep
 
 
 # ------------------------------------------------------------------------------------------------

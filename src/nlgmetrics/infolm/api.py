@@ -71,7 +71,7 @@ from nlgmetrics.core.validation import (
     shown_value,
     switch_rule,
 )
-from nlgmetrics.engine import LoadedLM, is_main_process, load_lm
+from nlgmetrics.engine import LoadedLM, is_main_process, load_lm, open_store
 from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
 from nlgmetrics.infolm.distributions import (
     DEFAULT_TEMPERATURE,
@@ -194,6 +194,7 @@ def infolm(
     model_kind: str | None = None,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     explain: bool = False,
+    cache_dir: str | os.PathLike | None = None,
 ) -> InfoLMResult:
     """InfoLM of each prediction against its reference(s); see the module docstring for the definition.
 
@@ -224,6 +225,11 @@ def infolm(
         explain: also return per-token weights and, where the measure decomposes (L1, L2, L-inf,
             KL), each token's share of the score (``explanations``, :mod:`nlgmetrics.infolm.explain`;
             one extra pass over each explained pair); no number changes.
+        cache_dir: a folder for the engine's store (default ``$NLGMETRICS_CACHE_DIR``; None: no
+            store): each distinct text's bag of distributions is kept there and reused by later
+            calls and processes (e.g. the same references against another system), keyed by
+            everything that can change it (weights, tokenizer, dtype, device type, versions, the
+            tokens, their idf weights, the temperature); the numbers do not change.
 
     Returns:
         :class:`InfoLMResult`: column ``infolm``, detail ``best_reference``, ``information_measure``
@@ -243,7 +249,7 @@ def infolm(
         predictions, references, [(information_measure, alpha, beta, None)], model=model,
         model_tokenizer=model_tokenizer, revision=revision, device=device, dtype=dtype, max_length=max_length, token_budget=token_budget,
         batch_size=batch_size, progress=progress, temperature=temperature, idf=idf, model_kind=model_kind,
-        chunk_size=chunk_size, explain=explain,
+        chunk_size=chunk_size, explain=explain, cache_dir=cache_dir,
     )[0]
 
 
@@ -314,6 +320,7 @@ def _infolm(
     device: str | torch.device | None, dtype: str | torch.dtype | None, max_length: int | None,
     token_budget: int | None, batch_size: int | None, progress: bool, temperature: float,
     idf: bool | Mapping[int, float], model_kind: str | None, chunk_size: int, explain: bool = False,
+    cache_dir: str | os.PathLike | None = None,
 ) -> list[InfoLMResult]:
     # Every option is passed, with infolm's defaults (infolm_multi binds its options to infolm).
     # Every check before the model is loaded: a typo costs no model load.
@@ -335,6 +342,7 @@ def _infolm(
     check_model_tokenizer(model, model_tokenizer)
     switches = check_switches(SWITCH_RULE, progress=progress, explain=explain)
     progress, explain = switches["progress"], switches["explain"]
+    store = open_store(cache_dir)
 
     lm = load_lm(model, model_kind, model_tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision)
     token_budget = default_token_budget(lm, token_budget)
@@ -357,9 +365,9 @@ def _infolm(
     else:
         table = None
 
-    with ExampleProgress(len(preds), "InfoLM", enabled=progress and is_main_process()) as bar:
+    with ExampleProgress(len(preds), "InfoLM", enabled=progress and is_main_process(), store=store) as bar:
         per_spec = score_examples(
-            lm, texts, cand_ids, ref_ids, table, checked, token_budget, batch_size, chunk_size, bar,
+            lm, texts, cand_ids, ref_ids, table, checked, token_budget, batch_size, chunk_size, bar, store,
         )
     counts.emit(TRUNCATION_WARNING, stacklevel=4, total=len(strings), limit=limit)
 

@@ -209,6 +209,25 @@ class IdfTable:
         return digest[:10]
 
 
+def bag_key(text: TokenizedText, table: IdfTable | None, temperatures: Sequence[float]) -> bytes:
+    """Everything besides the model that decides a text's bags (one per temperature): its tokens,
+    scored positions, the weight of each, and the temperatures (for the engine's store)."""
+    import struct
+
+    import numpy as np
+
+    from nlgmetrics.engine.store import ids_bytes
+
+    weights = [] if text.empty else position_weights(text, table)
+    return (ids_bytes(text.input_ids, text.positions) + struct.pack("<?", text.empty)
+            + np.asarray(weights, dtype=np.float64).tobytes() + b"|"
+            + np.asarray(temperatures, dtype=np.float64).tobytes())
+
+
+#: What the store keeps of a text (one float64 row per temperature); part of its keys.
+BAG_REDUCTION = "infolm:weighted-tempered-softmax-sum:float64"
+
+
 def compute_idf(token_ids: Iterable[Sequence[int]]) -> IdfTable:
     """idf(t) = log((N + 1) / (df(t) + 1)) over the N given documents (BERTScore / torchmetrics form).
 

@@ -22,15 +22,19 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import torch
 
 from nlgmetrics.engine import LoadedLM
 from nlgmetrics.engine.bookkeeping import ExampleProgress
+from nlgmetrics.engine.store import recall_arrays
 from nlgmetrics.infolm.distributions import (
+    BAG_REDUCTION,
     IdfTable,
     TokenizedText,
     accumulate_distributions,
+    bag_key,
     check_finite_distributions,
     vocab_size,
 )
@@ -68,12 +72,15 @@ def score_examples(
     batch_size: int | None,
     chunk_size: int,
     bar: ExampleProgress,
+    store: Any = None,
 ) -> list[tuple[list[float], list[int]]]:
     """Per spec, ``(scores, best_reference)`` of every example (see the module docstring).
 
     Each distinct temperature of ``specs`` has its own distributions, all from the same model pass.
     ``bar`` advances over the examples of each chunk as the engine's results come in. A value
     beyond float64 raises the :data:`~nlgmetrics.infolm.measures.ALPHA_OVERFLOW_RULE` error.
+    ``store`` (:mod:`nlgmetrics.engine.store`): a text whose bags it holds is not run; the bags of
+    the others are written once their chunk is done.
     """
     n = len(cand_ids)
     remaining: dict[int, int] = {}
@@ -88,6 +95,11 @@ def score_examples(
     out = [([0.0] * n, [0] * n) for _ in specs]
 
     def run_chunk(examples: list[int], new: list[int]) -> None:
+        keys = {t: bag_key(texts[t], table, temperatures) for t in new}
+        found, keep = recall_arrays(store, lm, BAG_REDUCTION, keys)
+        for t, rows in found.items():
+            cache[t] = [torch.from_numpy(row).to(lm.device) for row in rows]
+        new = [t for t in new if t not in found]
         if new:
             accs = [torch.zeros(len(new), vocab, dtype=torch.float64, device=lm.device) for _ in temperatures]
 
@@ -100,6 +112,8 @@ def score_examples(
                 check_finite_distributions(acc, lm)
             for row, t in enumerate(new):
                 cache[t] = [acc[row] for acc in accs]
+            if keep is not None:
+                keep([(t, tuple(acc[row].cpu().numpy() for acc in accs)) for row, t in enumerate(new)])
         else:  # every text is cached already: the chunk's examples are done at once
             for _ in bar.track((), examples=len(examples)):
                 pass
