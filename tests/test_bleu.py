@@ -392,6 +392,9 @@ def test_signature_records_options():
         (lambda: corpus_bleu(["a"], [[["a"]]]), r"nested one level too deep"),
         (lambda: corpus_bleu(["a"], [[1]]), r"`references\[0\]\[0\]` is int"),
         (lambda: corpus_bleu(["a"], [["a"]], tokenize="moses"), r"Unknown tokenize='moses'"),
+        # sacrebleu's old name of flores101: refused (its signature would read flores101), naming the new one
+        (lambda: bleu(["a"], ["a"], tokenize="spm"), r"Unknown tokenize='spm'; choose one of \[.*'flores101', "
+                                                     r"'flores200'\] \('spm' is sacrebleu's former name of 'flores101'\)"),
         (lambda: corpus_bleu(["a"], [["a"]], smooth_method="add-one"), r"Unknown smooth_method='add-one'"),
         (lambda: corpus_bleu(["a"], [["a"]], max_ngram_order=0), r"max_ngram_order=0 must be a positive integer"),
         (lambda: corpus_bleu(["a"], [["a"]], smooth_value=-1), r"smooth_value=-1 must be a non-negative"),

@@ -86,7 +86,8 @@ def test_parity_options_on_real_text(real_text):
     preds, refs = next(iter(sorted(real_text["webnlg2020"].items())))[1]
     grid = [dict(lowercase=True), dict(whitespace=True), dict(eps_smoothing=True), dict(beta=1),
             dict(beta=3, word_order=1), dict(char_order=4, word_order=3, whitespace=True),
-            dict(char_order=0, word_order=2), dict(lowercase=True, whitespace=True, eps_smoothing=True, word_order=2)]
+            dict(char_order=0, word_order=2), dict(lowercase=True, whitespace=True, eps_smoothing=True, word_order=2),
+            dict(beta=0), dict(beta=0, word_order=2, eps_smoothing=True)]
     for options in grid:
         anchor = CHRF(**options)
         result = chrf(preds, refs, **options)
@@ -104,7 +105,10 @@ EDGE_REFERENCES = [[""], ["a"], ["!!"], ["!"], ["a", ""], ["hello world", "Hello
                    ["a A a A"], ["x" * 5], ["the cat sat on the mat.", "a cat on a mat", ""], ["nbsp em space"]]
 EDGE_OPTIONS = [dict(), dict(word_order=2), dict(whitespace=True), dict(whitespace=True, word_order=2),
                 dict(lowercase=True), dict(eps_smoothing=True), dict(eps_smoothing=True, word_order=2),
-                dict(char_order=3, word_order=1, beta=1), dict(char_order=0, word_order=2), dict(beta=0.5)]
+                dict(char_order=3, word_order=1, beta=1), dict(char_order=0, word_order=2), dict(beta=0.5),
+                # beta=0: precision only, as sacrebleu computes it (an int 0 and a float 0.0)
+                dict(beta=0), dict(beta=0.0, word_order=2), dict(beta=0, eps_smoothing=True),
+                dict(beta=0, eps_smoothing=True, word_order=2)]
 
 
 @pytest.mark.parametrize("options", EDGE_OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()) or "default")
@@ -129,6 +133,59 @@ def test_empty_texts_are_zero_not_nan(hyp, ref):
             assert score == CHRF(word_order=word_order, eps_smoothing=eps).sentence_score(hyp, [ref]).score
             # epsilon smoothing: every order's F is the epsilon 1e-16, so the score is ~1e-14, as in sacrebleu
             assert score == 0.0 if not eps else 0.0 < score < 1e-13
+
+
+#: (hypotheses, references per example) where beta=0 meets sacrebleu's edge cases.
+BETA_ZERO_CASES = [
+    (["a cat"], ["a dog"]),  # some matches
+    (["xyz"], ["abc"]),  # no match at all
+    ([""], ["a cat"]), (["a cat"], [""]), ([""], [""]), (["   "], ["\n"]),  # empty hypothesis / reference
+    (["cat"], ["a black cat sat"]),  # every hypothesis n-gram in the reference: precision 1
+    (["the cat sat", "qqq", "", "a b"], [["the cat", "a cat sat"], "zzz", "x", ["", "a b c"]]),  # a corpus
+]
+
+
+@pytest.mark.parametrize("word_order", [0, 2], ids=["chrF", "chrF++"])
+@pytest.mark.parametrize("eps_smoothing", [False, True], ids=["effective", "eps"])
+@pytest.mark.parametrize("beta", [0, 0.0], ids=["int", "float"])
+@pytest.mark.parametrize("hyps, refs", BETA_ZERO_CASES)
+def test_beta_zero_is_precision_only_with_sacrebleus_numbers(hyps, refs, beta, eps_smoothing, word_order):
+    """sacrebleu's ``CHRF(beta=0)`` (and evaluate's chrf, which passes beta to it) scores
+    precision only; corpus, sentence and statistics faces give its numbers."""
+    options = dict(beta=beta, eps_smoothing=eps_smoothing, word_order=word_order)
+    anchor = CHRF(**options)
+    lists = [[r] if isinstance(r, str) else r for r in refs]
+    theirs = anchor.corpus_score(hyps, sacrebleu_streams(lists))
+    result = chrf(hyps, refs, **options)
+    assert result.main_score == theirs.score
+    assert result.scores["sentence_chrf"] == [anchor.sentence_score(h, r).score for h, r in zip(hyps, lists)]
+    assert chrf_from_statistics(chrf_statistics(hyps, refs, **options).sum(axis=0), **options) == theirs.score
+    assert result.name == f"chrF0{'+' * word_order}" and parse_signature(result.signature)["beta"] == "0"
+
+
+def test_beta_zero_ignores_recall():
+    """A hypothesis whose every n-gram is in the reference has precision 1: chrF0 is 100 however
+    much of the reference it misses (chrF2 is far lower)."""
+    assert chrf(["cat"], ["a black cat sat on the mat"], beta=0).main_score == 100.0
+    assert chrf(["cat"], ["a black cat sat on the mat"]).main_score < 50.0
+
+
+def test_beta_zero_through_the_evaluate_module_and_the_command_line(metrics_dir, monkeypatch, tmp_path, capsys):
+    evaluate = pytest.importorskip("evaluate")
+    from nlgmetrics.apps.cli import main
+
+    hyps, refs = ["the cat sat on the mat", "a dog"], ["the cat is on the mat", "a big dog barked"]
+    want = CHRF(beta=0, word_order=2).corpus_score(hyps, [refs]).score
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the module loads from its folder
+    out = evaluate.load(str(metrics_dir / "chrf")).compute(predictions=hyps, references=refs, beta=0, word_order=2)
+    assert (out["score"], out["beta"]) == (want, 0)
+    preds_file, refs_file, json_file = tmp_path / "p.txt", tmp_path / "r.txt", tmp_path / "out.json"
+    preds_file.write_text("\n".join(hyps) + "\n", encoding="utf-8")
+    refs_file.write_text("\n".join(refs) + "\n", encoding="utf-8")
+    status = main(["score", "-p", str(preds_file), "-r", str(refs_file), "-m", "chrf", "--option", "chrf.beta=0",
+                   "--option", "chrf.word_order=2", "--json", str(json_file), "--quiet", "--no-progress"])
+    assert status == 0, capsys.readouterr().err
+    assert json.loads(json_file.read_text(encoding="utf-8"))["metrics"]["chrf"]["aggregate"]["chrf"] == want
 
 
 def test_identity_is_100():
@@ -286,11 +343,11 @@ def test_signature_records_every_option():
 
 @pytest.mark.parametrize("call, message", [
     (lambda: chrf(["a"], ["a"], word_order=True), r"word_order=True must be a non-negative integer"),
-    (lambda: chrf(["a"], ["a"], beta=-1), r"beta=-1 must be a finite number > 0"),
-    (lambda: chrf(["a"], ["a"], beta=float("inf")), r"beta=inf must be a finite number > 0"),
+    (lambda: chrf(["a"], ["a"], beta=-1), r"beta=-1 must be a finite number >= 0"),
+    (lambda: chrf(["a"], ["a"], beta=float("inf")), r"beta=inf must be a finite number >= 0"),
     (lambda: chrf(["a"], ["a"], lowercase="no"), r"`lowercase` must be True or False, got 'no'"),
     (lambda: chrf(["a"], ["a"], tokenize="13a"), r"unexpected keyword argument 'tokenize'"),
-    (lambda: chrf_statistics(["a"], ["a"], beta=0), r"beta=0 must be a finite number > 0"),
+    (lambda: chrf_statistics(["a"], ["a"], beta=-0.5), r"beta=-0.5 must be a finite number >= 0"),
     (lambda: chrf_statistics(["a"], ["a"], tokenize="13a"),
      r"unexpected keyword argument 'tokenize': the options of chrF are \['char_order', 'word_order', 'beta', "),
     (lambda: chrf_from_statistics([0] * 18, word_order=-2), r"word_order=-2 must be a non-negative integer"),

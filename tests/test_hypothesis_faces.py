@@ -183,6 +183,23 @@ def test_text_metric_refusals(metric, folder) -> None:
     _run(REFUSAL_SETTINGS, lambda data: check_faces(metric, data, folder, outside=True))
 
 
+def test_spbleu_faces(folder, tmp_path_factory) -> None:
+    """BLEU with ``tokenize="flores101"`` / ``"flores200"`` (spBLEU, left out of the drawn options:
+    it needs a model file) on tiny SentencePiece models where sacrebleu looks
+    (tests/spm_support.py): library and command line agree on generated batches and options."""
+    from tests.spm_support import tiny_flores_models
+
+    def check(data) -> str:
+        options = data.draw(metric_options("bleu"), label="options")
+        options["tokenize"] = data.draw(st.sampled_from(["flores101", "flores200"]), label="tokenize")
+        predictions, others = _draw_batch(data, "bleu", 3, options)
+        return check_batch("bleu", predictions, others, options, folder)
+
+    with tiny_flores_models(tmp_path_factory.mktemp("sacrebleu")):
+        outcomes = _run(TEXT_FACE_SETTINGS, check)
+    assert "accepted" in outcomes, "spBLEU: no generated batch was accepted"
+
+
 @pytest.mark.parametrize("metric", LM_METRICS)
 def test_lm_metric_faces(metric, folder, lm_models) -> None:
     """InfoLM, Shannon score, BLANC (help and tune), FFLM on the tiny models: library and command

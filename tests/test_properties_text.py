@@ -41,6 +41,8 @@ LONG_TEXT_TYPES = ["rouge1", "rouge2", "rougeL", "rougeLsum", "rougeSU4"]
 #: its recall of a perfect n-word match is n**(1-w), documented in the rouge_family card).
 IDENTITY_TYPES = ["rouge1", "rougeL", "rougeLsum"]
 BLEU_TOKENIZERS = ["13a", "intl", "char", "zh", "none"]
+#: spBLEU: sacrebleu's SentencePiece tokenizers, on tiny models placed where sacrebleu looks.
+SPM_TOKENIZERS = ["flores101", "flores200"]
 
 
 def _rouge(preds, refs, **options) -> dict[str, list[float]]:
@@ -207,6 +209,43 @@ def test_corpus_bleu_messy_matches_sacrebleu_and_ignores_order(pairs, tokenize, 
         sacrebleu.corpus_bleu(preds, [preds], tokenize=tokenize).score, abs=1e-9)
 
 
+@pytest.fixture(scope="module")
+def flores_models(tmp_path_factory):
+    """Tiny flores101 / flores200 models in sacrebleu's directory for this module's remaining tests
+    (tests/spm_support.py): sacrebleu and we read the same files, nothing is downloaded."""
+    from tests.spm_support import tiny_flores_models
+
+    with tiny_flores_models(tmp_path_factory.mktemp("sacrebleu")) as directory:
+        yield directory
+
+
+@TEXT_SETTINGS
+@given(reference_batches(text=messy_or_long_text), st.sampled_from(SPM_TOKENIZERS), st.booleans(),
+       st.integers(0, 10**6))
+def test_spbleu_messy_batches_match_sacrebleu(flores_models, batch, tokenize, lowercase, seed) -> None:
+    """spBLEU (``tokenize="flores101"`` / ``"flores200"``): sentence BLEU per row and corpus BLEU
+    equal sacrebleu's with the same SentencePiece model; invariant to row order; the signature
+    names the model as sacrebleu's does."""
+    from sacrebleu.metrics import BLEU
+
+    preds, refs = batch
+    result = call_unmutated(run_metric, "bleu", preds, refs, tokenize=tokenize, lowercase=lowercase)
+    assert_all_finite(result.scores, "bleu")
+    assert_in_declared_range(result, "bleu")
+    anchor = BLEU(tokenize=tokenize, lowercase=lowercase, effective_order=True)
+    for got, p, rs in zip(result.scores["sentence_bleu"], preds, refs):
+        assert got == pytest.approx(anchor.sentence_score(p, rs).score, abs=1e-9), (p, rs)
+    corpus_anchor = BLEU(tokenize=tokenize, lowercase=lowercase)
+    corpus = corpus_anchor.corpus_score(preds, sacrebleu_streams(refs))
+    assert result.main_score == pytest.approx(corpus.score, abs=1e-9)
+    assert f"|tokenize:{tokenize}|" in result.signature
+    assert f"|tok:{tokenize}|" in corpus_anchor.get_signature().format()
+    order = permutation(len(preds), seed)
+    shuffled = run_metric("bleu", [preds[i] for i in order], [refs[i] for i in order], tokenize=tokenize,
+                          lowercase=lowercase)
+    assert_columns_close(take(result.scores, order), shuffled.scores, "spbleu: row order")
+
+
 def test_bleu_long_texts_identity() -> None:
     """10k-token texts: no context limit, a perfect match is 100."""
     text = long_text()
@@ -220,16 +259,18 @@ def test_bleu_long_texts_identity() -> None:
 
 @TEXT_SETTINGS
 @given(reference_batches(text=messy_or_long_text), st.sampled_from([0, 2]), st.booleans(), st.booleans(),
-       st.integers(0, 10**6))
-def test_chrf_messy_batches_match_sacrebleu(batch, word_order, whitespace, lowercase, seed) -> None:
-    """Sentence and corpus chrF / chrF++ equal sacrebleu's ``CHRF`` on messy ragged batches; in
-    [0, 100]; inputs untouched; invariant to row order (corpus and rows) and cleared caches."""
+       st.integers(0, 10**6), st.one_of(st.sampled_from([0, 0.0, 2]), st.floats(0.0, 10.0)), st.booleans())
+def test_chrf_messy_batches_match_sacrebleu(batch, word_order, whitespace, lowercase, seed, beta, eps_smoothing) -> None:
+    """Sentence and corpus chrF / chrF++ equal sacrebleu's ``CHRF`` on messy ragged batches, for
+    any beta >= 0 (0: precision only) with either averaging; in [0, 100]; inputs untouched;
+    invariant to row order (corpus and rows) and cleared caches."""
     from sacrebleu.metrics import CHRF
 
     from nlgmetrics.chrf import clear_caches
 
     preds, refs = batch
-    options = dict(word_order=word_order, whitespace=whitespace, lowercase=lowercase)
+    options = dict(word_order=word_order, whitespace=whitespace, lowercase=lowercase, beta=beta,
+                   eps_smoothing=eps_smoothing)
     result = call_unmutated(run_metric, "chrf", preds, refs, **options)
     base = result.scores
     assert set(base) == {"sentence_chrf"}

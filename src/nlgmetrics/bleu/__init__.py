@@ -1,5 +1,6 @@
-"""BLEU: corpus and sentence BLEU with sacrebleu's numbers (tokenizers 13a/intl/char/none/zh, and
-ja-mecab/ko-mecab with the extras ``nlgmetrics[ja]`` / ``nlgmetrics[ko]``).
+"""BLEU: corpus and sentence BLEU with sacrebleu's numbers (tokenizers 13a/intl/char/none/zh,
+ja-mecab/ko-mecab with the extras ``nlgmetrics[ja]`` / ``nlgmetrics[ko]``, and spBLEU's
+flores101/flores200 with the packages ``sacrebleu`` and ``sentencepiece``).
 
 Public API (stable):
 

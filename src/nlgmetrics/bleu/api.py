@@ -217,8 +217,10 @@ def bleu(
     Args:
         predictions: one hypothesis per example.
         references: per example, one reference or a list of references (ragged allowed).
-        tokenize: ``"13a"`` (default), ``"intl"``, ``"char"``, ``"none"``, ``"zh"``, or
-            ``"ja-mecab"`` / ``"ko-mecab"`` (MeCab; ``pip install "nlgmetrics[ja]"`` / ``[ko]``).
+        tokenize: ``"13a"`` (default), ``"intl"``, ``"char"``, ``"none"``, ``"zh"``,
+            ``"ja-mecab"`` / ``"ko-mecab"`` (MeCab; ``pip install "nlgmetrics[ja]"`` / ``[ko]``), or
+            ``"flores101"`` / ``"flores200"`` (spBLEU: sacrebleu's SentencePiece models; ``pip install
+            sacrebleu sentencepiece``, and the model file sacrebleu downloads on first use).
         smooth_method: ``"exp"`` (default), ``"none"``, ``"floor"`` or ``"add-k"``.
         smooth_value: for ``floor`` (default 0.1) and ``add-k`` (default 1).
         lowercase: lower-case before tokenizing.

@@ -20,8 +20,9 @@ This module answers to evaluate's `sacrebleu` (its arguments, keys, types and nu
 evaluate's `bleu` (the NMT implementation on a 0-1 scale, with other tokenization and smoothing),
 which it does not replace. Any number of references per example (ragged allowed), tokenizers
 13a / intl / char / none / zh (and ja-mecab / ko-mecab with the extras nlgmetrics[ja] /
-nlgmetrics[ko]), smoothing none / floor / add-k / exp, lowercasing, maximum n-gram order and
-effective order. The numbers equal sacrebleu's corpus_bleu and sentence_bleu with the same options.
+nlgmetrics[ko]; spBLEU's flores101 / flores200 with sacrebleu and sentencepiece installed and
+sacrebleu's model file), smoothing none / floor / add-k / exp, lowercasing, maximum n-gram order
+and effective order. The numbers equal sacrebleu's corpus_bleu and sentence_bleu with the same options.
 The signature (return_signature=True) reads
 bleu|case:mixed|effective_order:no|max_ngram_order:4|nrefs:1|smooth:exp|tokenize:13a|version:<nlgmetrics version>.
 """

@@ -1,5 +1,5 @@
 """BLEU tokenizers with sacrebleu's exact behaviour: ``13a``, ``intl``, ``char``, ``none``, ``zh``,
-``ja-mecab``, ``ko-mecab``.
+``ja-mecab``, ``ko-mecab``, ``flores101``, ``flores200``.
 
 Each tokenizer maps a (right-stripped, optionally lower-cased) segment to its list of tokens.
 
@@ -18,6 +18,13 @@ Each tokenizer maps a (right-stripped, optionally lower-cased) segment to its li
   whitespace. The dictionary must be the stock one (sacrebleu checks its size and that no user
   dictionary is loaded; so do we), and the signature names MeCab's version and the dictionary as
   sacrebleu does (:func:`tokenizer_signature`: ``ja-mecab-0.996-IPA``).
+* ``flores101`` / ``flores200`` (spBLEU; needs the packages ``sacrebleu`` and ``sentencepiece``) -
+  the SentencePiece models of the FLORES-101 / FLORES-200 benchmarks, run by sacrebleu's own
+  tokenizer class on the model file sacrebleu keeps in its directory (``$SACREBLEU``, default
+  ``~/.sacrebleu``, under ``models/``) and downloads there on first use. Without the packages, or
+  without the file where no download is possible, the error names what is missing and how to get
+  it (:func:`spm_model`: the file and its URL). The signature names the model (``flores101``), as
+  sacrebleu's does.
 
 The regular-expression passes are skipped when the characters they act on are absent (a pure
 speed-up: those passes cannot change such a string).
@@ -34,6 +41,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -201,6 +209,88 @@ def _mecab(name: str) -> Tokenizer:
 tokenize_ja_mecab = _mecab("ja-mecab")
 tokenize_ko_mecab = _mecab("ko-mecab")
 
+#: sacrebleu's SentencePiece tokenizers (spBLEU), by the name that is also their signature.
+#: sacrebleu's older ``spm`` (a deprecated alias of ``flores101``) and ``spBLEU-1K`` are not offered.
+SPM_TOKENIZERS = ("flores101", "flores200")
+_SPM_INSTALL = "`pip install sacrebleu sentencepiece`"
+#: The renamed spelling that gets a hint in the unknown-name error.
+_FORMER_NAMES = {"spm": "flores101"}
+
+
+def _spm_module(name: str) -> Any:
+    """sacrebleu's SentencePiece module, once ``sentencepiece`` is known to import."""
+    try:
+        # import_module (not ``from ... import``): it honours a module blocked in sys.modules.
+        module = importlib.import_module("sacrebleu.tokenizers.tokenizer_spm")
+        importlib.import_module("sentencepiece")
+    except ImportError as error:
+        raise ImportError(f"tokenize={name!r} (spBLEU) needs the packages sacrebleu and sentencepiece ({error}); "
+                          f"install them with {_SPM_INSTALL}.") from None
+    if name not in module.SPM_MODELS:
+        raise ImportError(f"tokenize={name!r} needs a sacrebleu release that has it (this one offers "
+                          f"{sorted(module.SPM_MODELS)}); upgrade with `pip install -U sacrebleu`.")
+    return module
+
+
+def spm_model(name: str) -> tuple[str, str]:
+    """``(path, url)`` of the SentencePiece model of ``flores101`` / ``flores200``: where sacrebleu
+    keeps it (``<$SACREBLEU or ~/.sacrebleu>/models/<file name of the URL>``) and where it downloads
+    it from. To work offline, download the URL elsewhere and copy the file to the path."""
+    module = _spm_module(name)
+    url = module.SPM_MODELS[name]["url"]
+    # sacrebleu's own rule (TokenizerSPM.__init__), read from its module so both find one file.
+    return os.path.join(module.SACREBLEU_DIR, "models", os.path.basename(url)), url
+
+
+def _spm_tokenizer(name: str) -> Any:
+    """sacrebleu's SentencePiece tokenizer of ``name`` (loaded once per model file)."""
+    path, url = spm_model(name)
+    return _load_spm(name, path, url)
+
+
+@functools.lru_cache(maxsize=None)
+def _load_spm(name: str, path: str, url: str) -> Any:
+    """sacrebleu's ``TokenizerSPM(name)`` on the model file ``path``, which it downloads from
+    ``url`` when absent. Every failure becomes one line naming the file, the URL and the fix: sacrebleu
+    would raise urllib's error from deep inside, end the process (``sys.exit``) on an SSL error, or
+    leave a truncated file behind that breaks every later run."""
+    module = _spm_module(name)
+    absent = not os.path.exists(path)
+    try:
+        return module.TokenizerSPM(name)
+    except (Exception, SystemExit) as error:  # SystemExit: sacrebleu's download exits on SSL errors
+        if isinstance(error, SystemExit):
+            reason = "an SSL error, on which sacrebleu's download exits; its log says more"
+        else:
+            reason = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        if absent:
+            if os.path.exists(path):  # a download cut short: a later run would load the truncated file
+                os.remove(path)
+            raise OSError(
+                f"tokenize={name!r} needs sacrebleu's SentencePiece model {path}, which is absent and could not be "
+                f"downloaded from {url} ({reason}); download that URL on a machine with network and copy the file to "
+                f"{path} (sacrebleu's folder $SACREBLEU/models, default ~/.sacrebleu/models)."
+            ) from None
+        raise OSError(
+            f"tokenize={name!r}: {path} is not a SentencePiece model sentencepiece can load ({reason}); delete it "
+            f"so that sacrebleu downloads it again from {url}, or copy a good download there."
+        ) from None
+
+
+def _spm(name: str) -> Tokenizer:
+    def tokenize_spm(line: str) -> list[str]:
+        # sacrebleu joins the pieces with spaces and its BLEU splits that string at whitespace.
+        return _spm_tokenizer(name)(line).split()
+
+    tokenize_spm.__name__ = tokenize_spm.__qualname__ = f"tokenize_{name}"
+    tokenize_spm.__doc__ = (f"SentencePiece pieces of sacrebleu's ``{name!r}`` model (spBLEU; needs sacrebleu "
+                            f"and sentencepiece, and the model file: :func:`spm_model`).")
+    return tokenize_spm
+
+
+tokenize_flores101 = _spm("flores101")
+tokenize_flores200 = _spm("flores200")
+
 TOKENIZERS: dict[str, Tokenizer] = {
     "13a": tokenize_13a,
     "intl": tokenize_intl,
@@ -209,18 +299,25 @@ TOKENIZERS: dict[str, Tokenizer] = {
     "zh": tokenize_zh,
     "ja-mecab": tokenize_ja_mecab,
     "ko-mecab": tokenize_ko_mecab,
+    "flores101": tokenize_flores101,
+    "flores200": tokenize_flores200,
 }
 
 
 def get_tokenizer(name: str) -> Tokenizer:
     """The tokenizer called ``name``; a clear error lists the valid names (and, for ``ja-mecab``
-    / ``ko-mecab``, names the extra to install when MeCab or its dictionary is missing)."""
+    / ``ko-mecab``, names the extra to install when MeCab or its dictionary is missing; for
+    ``flores101`` / ``flores200``, the packages or the model file that are missing)."""
     try:
         tokenizer = TOKENIZERS[name]
     except (KeyError, TypeError):
-        raise ValueError(f"Unknown tokenize={shown_value(name)}; choose one of {list(TOKENIZERS)}.") from None
+        former = _FORMER_NAMES.get(name) if isinstance(name, str) else None
+        hint = f" ({name!r} is sacrebleu's former name of {former!r})" if former else ""
+        raise ValueError(f"Unknown tokenize={shown_value(name)}; choose one of {list(TOKENIZERS)}{hint}.") from None
     if name in _MECAB:
         _mecab_tagger(name)  # fail now, before any scoring, when the extra is not installed
+    elif name in SPM_TOKENIZERS:
+        _spm_tokenizer(name)  # fail now, before any scoring, when a package or the model is missing
     return tokenizer
 
 

@@ -71,10 +71,12 @@ class ChrfOptions:
 
     >>> ChrfOptions.checked(word_order=2).n_orders
     8
-    >>> ChrfOptions.checked(beta=0)
+    >>> ChrfOptions.checked(beta=0).beta  # precision only, as sacrebleu's CHRF(beta=0)
+    0
+    >>> ChrfOptions.checked(beta=-2)
     Traceback (most recent call last):
     ...
-    ValueError: beta=0 must be a finite number > 0 (recall is beta times as important as precision; chrF uses 2).
+    ValueError: beta=-2 must be a finite number >= 0 (recall is beta times as important as precision; 0 scores precision only; chrF uses 2).
     """
 
     char_order: int = DEFAULT_CHAR_ORDER
@@ -99,9 +101,12 @@ class ChrfOptions:
         if char_order + word_order == 0:
             raise ValueError("char_order=0 and word_order=0 leave no n-grams to compare; "
                              "use char_order=6 (chrF), and word_order=2 for chrF++.")
-        beta = check_real("beta", beta, minimum=0, exclusive_minimum=True, message=(
-            f"beta={shown_value(beta)} must be a finite number > 0 (recall is beta times as important as "
-            f"precision; chrF uses 2)."))
+        # 0 is allowed: F-beta is then the precision (sacrebleu and evaluate's chrf compute it). A
+        # negative beta is refused although F-beta reads only beta**2: a negative weight of recall
+        # has no meaning, so it is a mistake (a sign slip) rather than a setting.
+        beta = check_real("beta", beta, minimum=0, message=(
+            f"beta={shown_value(beta)} must be a finite number >= 0 (recall is beta times as important as "
+            f"precision; 0 scores precision only; chrF uses 2)."))
         if beta > MAX_BETA:  # F-beta weighs precision by beta**2, which must stay a float
             raise ValueError(f"beta={shown_value(beta)} is too large: beta**2 must fit a float, so beta <= {MAX_BETA:g} "
                              f"(recall is beta times as important as precision; chrF uses 2).")
@@ -167,7 +172,8 @@ def chrf(
         char_order: largest character n-gram order (default 6; at most ``MAX_NGRAM_ORDER``, 100).
         word_order: largest word n-gram order (default 0: chrF; 2: chrF++; at most 100).
         beta: recall is ``beta`` times as important as precision (default 2); a number in
-            ``(0, MAX_BETA]`` (``beta**2`` must fit a float).
+            ``[0, MAX_BETA]`` (``beta**2`` must fit a float); 0 scores precision only (chrF0, as
+            sacrebleu's ``CHRF(beta=0)``).
         lowercase: lower-case hypotheses and references first.
         whitespace: keep whitespace inside character n-grams (default: removed first).
         eps_smoothing: average the per-order F-scores with epsilon smoothing (chrF++.py, NLTK,

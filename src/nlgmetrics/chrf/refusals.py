@@ -29,8 +29,9 @@ NO_NGRAM_RULE = Refusal(
     ("char_order", "word_order"), "`char_order=0` with `word_order=0`", "no n-gram would be left to compare",
     BEFORE_SCORING)
 BETA_RULE = Refusal(
-    ("beta",), "a `beta` that is not a finite number > 0",
-    "recall counts beta times as much as precision (chrF uses 2)", BEFORE_SCORING)
+    ("beta",), "a `beta` that is not a finite number >= 0",
+    "recall counts beta times as much as precision (chrF uses 2; 0 scores precision only, as in sacrebleu)",
+    BEFORE_SCORING)
 BETA_RANGE_RULE = Refusal(
     ("beta",), f"a `beta` above {MAX_BETA:g}", "F-beta weighs precision by `beta**2`, which must fit a float",
     BEFORE_SCORING)

@@ -7,7 +7,8 @@ orders, as in sacrebleu:
 
 * default (``eps_smoothing=False``, sacrebleu >= 2.0): average precision and recall over the
   *effective* orders (those with n-grams in both hypothesis and reference), then one F-beta,
-  ``(1 + beta^2) P R / (beta^2 P + R)``; 0 when no order is effective or nothing matches;
+  ``(1 + beta^2) P R / (beta^2 P + R)``; 0 when no order is effective or nothing matches
+  (``beta = 0`` gives the precision ``P``: recall is not weighed);
 * ``eps_smoothing=True`` (Popović's chrF++.py, NLTK, Moses): the mean over all orders of each
   order's F-beta, with ``EPS`` for an order whose F-beta is undefined.
 
