@@ -13,6 +13,7 @@ registry, since both faces must be able to take it), drawn from the range its do
 and its edge values; :data:`OUTSIDE` holds values just outside each range (which must be refused
 with a clear error). An option is left out half of the time, so the library defaults are
 exercised too.
+The evaluate modules' own output switches are drawn by :func:`module_switches`.
 """
 
 from __future__ import annotations
@@ -325,6 +326,14 @@ def outside_setting(options: dict[str, Any], patch: dict[str, Any]) -> dict[str,
     if options.get("variant") == "tune":
         options.setdefault("finetune_epochs", 1)
     return options
+
+
+def module_switches() -> st.SearchStrategy[dict[str, bool]]:
+    """The output switches an evaluate module takes besides its metric's options, each given half
+    of the time (left out: its default, False): ``return_details`` (ROUGE's precision, recall and
+    bounds; every module takes it, as ``evaluate.combine`` passes it to all) and
+    ``return_signature``. ``use_aggregator`` is not drawn: the checks compare both layouts."""
+    return _sometimes({"return_details": st.booleans(), "return_signature": st.booleans()})
 
 
 # ------------------------------------------------------------------------------------------------

@@ -14,7 +14,10 @@ runs on ours with only the ``evaluate.load(...)`` path changed, and gets the sam
   ``Seq2SeqTrainer.evaluate()`` on a tiny random T5 whose ``compute_metrics`` calls
   ``evaluate.load(<our module folder>)``; the logged numbers are checked against the oracles.
 - The default output of every module (the four LM metrics on the tiny fixture models) is numbers
-  only, so that code can round, scale and log it.
+  only, so that code can round, scale and log it; ROUGE's holds evaluate's keys only, aggregated
+  and per example (its precision, recall and bounds come with ``return_details=True``), so that a
+  Trainer logs the keys it logs with evaluate's rouge (checked against a stand-in named and
+  computing as evaluate's).
 
 The other documented departures, each tested here: mixed reference counts are accepted (evaluate's
 sacrebleu, chrf and ter refuse them); with ``smooth_method="add-k"`` BLEU's ``counts`` and
@@ -33,6 +36,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.evaluate_counterparts import counterpart_stand_in
 from tests.evaluate_support import reference_lists, sacrebleu_streams
 
 evaluate = pytest.importorskip("evaluate")
@@ -218,6 +222,26 @@ def test_every_documented_call_of_the_counterparts(call, metrics_dir):
     for key, shown in call.shown.items():
         assert ours[key] == pytest.approx(shown, abs=1e-4), (key, ours[key], shown)
         assert type(ours[key]) is type(shown), key
+
+
+def _rouge_calls() -> list[tuple[list[str], list[Any], dict[str, Any]]]:
+    """The ROUGE calls of :data:`DOCUMENTED_CALLS`, :data:`ARGUMENTS` and :data:`NO_EFFECT`, as
+    (predictions, references, options)."""
+    calls = [(c.predictions, c.references, c.options) for c in DOCUMENTED_CALLS if c.counterpart == "rouge"]
+    return calls + [(PREDICTIONS, REFERENCES, options) for counterpart, options, *_ in ARGUMENTS + NO_EFFECT
+                    if counterpart == "rouge"]
+
+
+def test_rouge_default_output_has_evaluates_keys_only(metrics_dir):
+    """Every ROUGE call of evaluate's documentation and of its arguments gives exactly evaluate's
+    keys, in its order (one F-measure per type, aggregated or per example): nothing more for a
+    Trainer to log."""
+    calls = _rouge_calls()
+    assert len(calls) >= 10 and any(options.get("use_aggregator") is False for *_, options in calls), calls
+    rouge = _load(metrics_dir, "rouge")
+    for predictions, references, options in calls:
+        ours = rouge.compute(predictions=predictions, references=references, **options)
+        assert list(ours) == list(rouge_oracle(predictions, references, **options)), options
 
 
 def test_the_documented_key_lists_come_first(metrics_dir):
@@ -519,8 +543,15 @@ def test_trainer_summarization_compute_metrics_with_rouge_family(example, seq2se
         assert metrics[f"eval_{rouge_type}"] == round(value * scale, 4), rouge_type
     assert 0 < want["rouge1"] < 1  # two labels are the model's own outputs, two are not
     assert metrics["eval_gen_len"] == _gen_len(preds, tokenizer.pad_token_id) > 0
-    assert all(f"eval_{t}_precision" in metrics for t in want)  # our extra numbers are logged too
     assert _logged(log) == metrics  # and Trainer logged that dict
+    # the same example with evaluate's rouge (a stand-in named and computing as evaluate's) logs
+    # exactly the same keys: 4 ROUGE types and gen_len besides the Trainer's own
+    stand_in = counterpart_stand_in(
+        "rouge", lambda predictions, references, **options: rouge_oracle(predictions, references, **options),
+        seq2seq[3])
+    theirs, _ = _evaluate_with_trainer(seq2seq, example(stand_in, tokenizer, []))
+    assert sorted(metrics) == sorted(theirs)
+    assert {key for key in metrics if key.startswith("eval_rouge")} == {f"eval_{t}" for t in ROUGE_DEFAULT_TYPES}
 
 
 @pytest.mark.slow

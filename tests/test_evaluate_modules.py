@@ -7,8 +7,11 @@ tiny random fixture models), in the module's layout: the default output (numbers
 per-example lists (``use_aggregator=False``) and the signature (``return_signature=True``).
 Streaming the inputs with ``add`` / ``add_batch`` must give the same result as one ``compute``.
 ``evaluate.combine`` is checked where the inputs fit: rouge_family + bleu, bleu + chrf + ter
-(predictions, references) and shannon_score + fflm (predictions, sources, one causal model).
-The drop-in checks against evaluate's own modules are in tests/test_dropin.py.
+(predictions, references) and shannon_score + fflm (predictions, sources, one causal model); a
+module answering to an evaluate counterpart is named as evaluate names the counterpart, so that
+combining ours gives the keys that combining evaluate's gives (checked against stand-ins named as
+evaluate's modules, tests/evaluate_counterparts.py). The drop-in checks against evaluate's own
+modules are in tests/test_dropin.py.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -23,6 +27,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nlgmetrics.registry import get_protocol, metric_names, protocols
+from tests.evaluate_counterparts import EVALUATE_CLASS_NAMES, counterpart_stand_in, evaluate_module_name
 from tests.harness import (
     TEST_ONLY_METRICS,
     harness_metric_names,
@@ -79,34 +84,53 @@ def _library_case(name: str, model_options: dict):
     return inputs, {**module_options(name, options), **model_options}, library
 
 
-def expected_outputs(name: str, result, options: dict) -> tuple[dict, dict]:
-    """(default output, ``use_aggregator=False`` output) of module ``name`` for the library's
-    ``result`` with the module's ``options``, as the module docstrings and cards state them (key order included): the
-    counterpart's layout where the module answers to one."""
+@dataclass(frozen=True)
+class ModuleOutputs:
+    """What a module's ``compute()`` gives: by default, with ``use_aggregator=False``, and each of
+    those with ``return_details=True``."""
+
+    default: dict
+    each: dict
+    default_details: dict
+    each_details: dict
+
+
+def expected_outputs(name: str, result, options: dict) -> ModuleOutputs:
+    """The outputs of module ``name`` for the library's ``result`` with the module's ``options``,
+    as the module docstrings and cards state them (key order included): the counterpart's layout
+    where the module answers to one."""
     face = get_protocol(name).evaluate
     counterpart = face.counterpart if face is not None else None
-    if counterpart == "sacrebleu":  # evaluate's sacrebleu keys, then ours
+    if counterpart == "sacrebleu":  # evaluate's sacrebleu keys, then ours; nothing held back
         aggregated = {"score": result.bleu, "counts": list(result.counts), "totals": list(result.totals),
                       "precisions": list(result.precisions), "bp": result.bp, "sys_len": result.sys_len,
                       "ref_len": result.ref_len, "ratio": result.sys_len / result.ref_len,
                       "sentence_bleu": result.mean()["sentence_bleu"]}
-        return aggregated, {"score": result.scores["sentence_bleu"], "sys_len": list(result.sentence_sys_len),
-                            "ref_len": list(result.sentence_ref_len)}
-    if counterpart == "chrf":  # evaluate's chrf keys, then ours
-        return ({"score": result.chrf, "char_order": result.char_order, "word_order": result.word_order,
-                 "beta": options.get("beta", 2), "sentence_chrf": result.mean()["sentence_chrf"]},
-                {"score": result.scores["sentence_chrf"]})
-    if counterpart == "ter":  # evaluate's ter keys, then ours
-        return ({"score": result.ter, "num_edits": result.num_edits, "ref_length": result.ref_length,
-                 "sentence_ter": result.mean()["sentence_ter"]},
-                {"score": result.scores["sentence_ter"], "num_edits": list(result.sentence_num_edits),
-                 "ref_length": list(result.sentence_ref_length)})
+        each = {"score": result.scores["sentence_bleu"], "sys_len": list(result.sentence_sys_len),
+                "ref_len": list(result.sentence_ref_len)}
+        return ModuleOutputs(aggregated, each, aggregated, each)
+    if counterpart == "chrf":  # evaluate's chrf keys, then ours; nothing held back
+        aggregated = {"score": result.chrf, "char_order": result.char_order, "word_order": result.word_order,
+                      "beta": options.get("beta", 2), "sentence_chrf": result.mean()["sentence_chrf"]}
+        each = {"score": result.scores["sentence_chrf"]}
+        return ModuleOutputs(aggregated, each, aggregated, each)
+    if counterpart == "ter":  # evaluate's ter keys, then ours; nothing held back
+        aggregated = {"score": result.ter, "num_edits": result.num_edits, "ref_length": result.ref_length,
+                      "sentence_ter": result.mean()["sentence_ter"]}
+        each = {"score": result.scores["sentence_ter"], "num_edits": list(result.sentence_num_edits),
+                "ref_length": list(result.sentence_ref_length)}
+        return ModuleOutputs(aggregated, each, aggregated, each)
     aggregate = result.aggregate()
-    if counterpart == "rouge":  # evaluate's rouge keys (one F per type) first, then the other columns (and bounds)
-        return ({**{t: aggregate[t] for t in result.rouge_types}, **aggregate},
-                {**{t: result.scores[t] for t in result.rouge_types}, **result.scores})
+    if counterpart == "rouge":
+        # evaluate's rouge keys (one F per type) only; return_details=True: then the precision and
+        # recall columns and, aggregated, the bounds
+        types = result.rouge_types
+        return ModuleOutputs({t: aggregate[t] for t in types}, {t: result.scores[t] for t in types},
+                             {**{t: aggregate[t] for t in types}, **aggregate},
+                             {**{t: result.scores[t] for t in types}, **result.scores})
     # no counterpart: the library's headline numbers, main key first; its per-example columns
-    return {result.main: aggregate[result.main], **aggregate}, dict(result.scores)
+    headline = {result.main: aggregate[result.main], **aggregate}
+    return ModuleOutputs(headline, dict(result.scores), headline, dict(result.scores))
 
 
 def _assert_same(got, want, tol: float = 1e-9, path: str = "output"):
@@ -147,9 +171,12 @@ def _model_options(name: str, request) -> dict:
 def test_module_compute_add_and_add_batch_equal_library(name, metrics_dir, request, tmp_path):
     module = _load(metrics_dir, name, tmp_path if name in TEST_ONLY_METRICS else None)
     inputs, kwargs, library = _library_case(name, _model_options(name, request))
-    aggregated, per_example = expected_outputs(name, library, kwargs)
+    want = expected_outputs(name, library, kwargs)
+    aggregated = want.default
     _assert_same(module.compute(**inputs, **kwargs), aggregated)
-    signed = {**per_example, "signature": library.signature}
+    _assert_same(module.compute(**inputs, **kwargs, return_details=True), want.default_details)
+    _assert_same(module.compute(**inputs, **kwargs, use_aggregator=False, return_details=True), want.each_details)
+    signed = {**want.each, "signature": library.signature}
 
     # add_batch in two chunks, then compute with options only
     keys = list(inputs)
@@ -166,13 +193,28 @@ def test_module_compute_add_and_add_batch_equal_library(name, metrics_dir, reque
 
 
 @pytest.mark.parametrize("name", harness_metric_names())
-def test_module_name_is_its_folder_name(name, metrics_dir, tmp_path):
-    """evaluate names a module from its class (``camelcase_to_snakecase``) and ``combine`` prefixes
-    shared keys with that name: the folder name, so that the prefixes are predictable."""
-    assert _load(metrics_dir, name, tmp_path if name in TEST_ONLY_METRICS else None).name == name
+def test_module_name_is_its_counterparts_else_its_folder_name(name, metrics_dir, tmp_path):
+    """``combine`` prefixes shared keys with the module's name: a module answering to an evaluate
+    counterpart bears the name evaluate gives that counterpart (evaluate's naming rule applied to
+    the counterpart's class name), the others their folder name. The cache directory stays under
+    the folder name, apart from evaluate's modules' own."""
+    module = _load(metrics_dir, name, tmp_path if name in TEST_ONLY_METRICS else None)
+    face = get_protocol(name).evaluate
+    assert module.name == (name if face is None else evaluate_module_name(face.counterpart))
+    assert Path(module.data_dir).parts[-2:] == (name, "default")
 
 
-@pytest.mark.parametrize("switch, value", [("use_aggregator", "no"), ("return_signature", 1), ("use_aggregator", None)])
+def test_every_counterpart_has_the_name_evaluate_gives_it():
+    """The protocol's record of evaluate's module names agrees with evaluate's naming rule on the
+    counterparts' class names, for every counterpart a protocol declares (all four of them)."""
+    faces = [protocol.evaluate for protocol in protocols() if protocol.evaluate is not None]
+    assert sorted(face.counterpart for face in faces) == sorted(EVALUATE_CLASS_NAMES)
+    for face in faces:
+        assert face.module_name == evaluate_module_name(face.counterpart), face.counterpart
+
+
+@pytest.mark.parametrize("switch, value", [("use_aggregator", "no"), ("return_signature", 1), ("use_aggregator", None),
+                                           ("return_details", "yes")])
 def test_output_switches_are_checked(switch, value, metrics_dir):
     with pytest.raises(ValueError, match=rf"`{switch}` must be True or False"):
         _load(metrics_dir, "chrf").compute(predictions=["a"], references=["a"], **{switch: value})
@@ -211,28 +253,116 @@ def test_combine_reference_metrics(metrics_dir, models):
     assert result["rougeL"] == want_rouge.aggregate()["rougeL"]
     assert result["rouge1"] == want_rouge.main_score
     assert result["score"] == want_bleu.bleu  # no other module has "score": not prefixed
-    # both modules return "signature": combine prefixes a shared key with the module (folder) name
-    assert result["bleu_signature"] == want_bleu.signature
-    assert result["rouge_family_signature"] == want_rouge.signature
+    # both modules return "signature": combine prefixes a shared key with the module's name,
+    # evaluate's name of its counterpart (rouge, sacrebleu)
+    assert result["sacrebleu_signature"] == want_bleu.signature
+    assert result["rouge_signature"] == want_rouge.signature
     assert "signature" not in result
 
 
-def test_combine_of_the_sacrebleu_family_prefixes_score_with_the_folder_names(metrics_dir):
-    import evaluate
+def _sacrebleu_family_output(counterpart: str, predictions: list[str], references: list[list[str]]) -> dict:
+    """evaluate's sacrebleu / chrf / ter output with their defaults, as they compute it: sacrebleu
+    on reference streams."""
     import sacrebleu
     from sacrebleu.metrics import CHRF, TER
 
     from tests.evaluate_support import sacrebleu_streams
 
-    combined = evaluate.combine([_load(metrics_dir, name) for name in ("bleu", "chrf", "ter")])
-    result = combined.compute(predictions=PREDICTIONS, references=REFERENCES)
-    streams = sacrebleu_streams(REFERENCES)
-    assert result["bleu_score"] == pytest.approx(sacrebleu.corpus_bleu(PREDICTIONS, streams).score, abs=1e-9)
-    assert result["chrf_score"] == CHRF().corpus_score(PREDICTIONS, streams).score
-    assert result["ter_score"] == TER().corpus_score(PREDICTIONS, streams).score
-    # keys of one module only stay as they are
-    assert {"counts", "char_order", "num_edits", "sentence_bleu", "sentence_chrf", "sentence_ter"} <= set(result)
-    assert not {"score", "chr_f_score", "sacrebleu_score"} & set(result)
+    streams = sacrebleu_streams(references)
+    if counterpart == "sacrebleu":
+        out = sacrebleu.corpus_bleu(predictions, streams)
+        return {"score": out.score, "counts": out.counts, "totals": out.totals, "precisions": out.precisions,
+                "bp": out.bp, "sys_len": out.sys_len, "ref_len": out.ref_len}
+    if counterpart == "chrf":
+        out = CHRF().corpus_score(predictions, streams)
+        return {"score": out.score, "char_order": out.char_order, "word_order": out.word_order, "beta": out.beta}
+    out = TER().corpus_score(predictions, streams)
+    return {"score": out.score, "num_edits": out.num_edits, "ref_length": out.ref_length}
+
+
+#: The keys our bleu, chrf and ter modules give beyond their counterparts' (documented in the cards).
+OUR_EXTRA_KEYS = {"ratio", "sentence_bleu", "sentence_chrf", "sentence_ter"}
+
+
+def test_combine_of_the_sacrebleu_family_gives_evaluates_keys(metrics_dir, tmp_path):
+    """``combine([bleu, chrf, ter])`` on ours gives every key that ``combine`` of evaluate's
+    sacrebleu, chrf and ter gives (``sacrebleu_score``, ``chr_f_score``, ``ter_score``: each
+    module's name prefixes the shared ``score``), with their values; our extra keys come beside
+    them, unprefixed (no other module has them)."""
+    import functools
+
+    import evaluate
+
+    counterparts = ("sacrebleu", "chrf", "ter")
+    theirs = evaluate.combine([
+        counterpart_stand_in(c, functools.partial(_sacrebleu_family_output, c), tmp_path) for c in counterparts
+    ]).compute(predictions=PREDICTIONS, references=REFERENCES)
+    ours = evaluate.combine([_load(metrics_dir, name) for name in ("bleu", "chrf", "ter")]).compute(
+        predictions=PREDICTIONS, references=REFERENCES)
+    assert {"sacrebleu_score", "chr_f_score", "ter_score"} <= set(theirs) and "score" not in theirs  # the oracle
+    assert set(theirs) <= set(ours), sorted(set(theirs) - set(ours))
+    assert set(ours) - set(theirs) == OUR_EXTRA_KEYS
+    for key, value in theirs.items():
+        assert ours[key] == pytest.approx(value, abs=1e-9), key
+
+
+def test_combine_passes_return_details_to_every_module(metrics_dir):
+    """``combine`` passes one set of options to all its modules: every module takes
+    ``return_details``; ROUGE then adds its precision, recall and bounds, the others are as without."""
+    import evaluate
+
+    names = ("rouge_family", "bleu", "chrf", "ter")
+    combined = evaluate.combine([_load(metrics_dir, name) for name in names])
+    plain = combined.compute(predictions=PREDICTIONS, references=REFERENCES)
+    detailed = combined.compute(predictions=PREDICTIONS, references=REFERENCES, return_details=True)
+    rouge_details = {key: value for key, value in detailed.items() if key not in plain}
+    assert {"rouge1_precision", "rouge1_recall", "rouge1_low", "rougeLsum_recall_high"} <= set(rouge_details)
+    assert all(key.startswith("rouge") for key in rouge_details)
+    assert {key: detailed[key] for key in plain} == plain
+
+
+def _rouge_score_columns(predictions: list[str], references: list[list[str]], types: list[str]
+                         ) -> dict[str, list[float]]:
+    """The F, precision and recall of every type per example, from rouge-score (``score_multi``:
+    the best reference by F, as evaluate's rouge with lists of references)."""
+    from rouge_score import rouge_scorer
+
+    scorer = rouge_scorer.RougeScorer(types)
+    scores = [scorer.score_multi(r, p) for p, r in zip(predictions, references)]
+    return {t + suffix: [float(getattr(s[t], field)) for s in scores]
+            for t in types for suffix, field in (("", "fmeasure"), ("_precision", "precision"), ("_recall", "recall"))}
+
+
+@pytest.mark.parametrize("rouge_types", [None, ["rougeL", "rouge1"]])
+def test_rouge_default_output_is_evaluates_keys_and_return_details_adds_the_rest(rouge_types, metrics_dir):
+    """By default the ROUGE module gives evaluate's rouge keys only, one F-measure per requested
+    type (evaluate's default types when None), aggregated and per example, so that code logging
+    every key (the transformers summarization example in a Seq2SeqTrainer) logs evaluate's;
+    ``return_details=True`` adds the precision and recall of every type (rouge-score's numbers)
+    and, aggregated, the confidence bounds."""
+    types = rouge_types or ["rouge1", "rouge2", "rougeL", "rougeLsum"]  # evaluate's rouge default
+    rouge = _load(metrics_dir, "rouge_family")
+    call = dict(predictions=PREDICTIONS, references=REFERENCES, rouge_types=rouge_types)
+    columns = _rouge_score_columns(PREDICTIONS, REFERENCES, types)
+    means = {name: math.fsum(values) / len(values) for name, values in columns.items()}
+
+    default = rouge.compute(**call)
+    assert list(default) == types
+    each = rouge.compute(**call, use_aggregator=False)
+    assert list(each) == types
+    for t in types:
+        assert default[t] == pytest.approx(means[t], abs=1e-12)
+        assert each[t] == pytest.approx(columns[t], abs=1e-12)
+
+    detailed = rouge.compute(**call, return_details=True)
+    each_detailed = rouge.compute(**call, use_aggregator=False, return_details=True)
+    bounds = [column + side for column in columns for side in ("_low", "_high")]
+    assert list(detailed)[:len(types)] == types and sorted(detailed) == sorted([*columns, *bounds])
+    assert list(each_detailed)[:len(types)] == types and sorted(each_detailed) == sorted(columns)
+    for column in columns:
+        assert detailed[column] == pytest.approx(means[column], abs=1e-12), column
+        assert detailed[column + "_low"] <= detailed[column] <= detailed[column + "_high"], column
+        assert each_detailed[column] == pytest.approx(columns[column], abs=1e-12), column
 
 
 @pytest.mark.slow

@@ -35,6 +35,8 @@ Args:
     use_aggregator (bool): True (default): the mean over the examples; False: a list, one value
         per example, under the same key.
     return_signature (bool): also return "signature" (a string; see the description). Default False.
+    return_details (bool): accepted as by every nlgmetrics module, since evaluate.combine passes
+        one set of options to all its modules; changes nothing here (the default output holds every number).
 Returns:
     blanc (float): mean BLANC over the examples, higher is better (relative in [-1, 1], improve in
         [0, 1]; 0.0 for an empty summary or an empty document).

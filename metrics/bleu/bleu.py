@@ -24,6 +24,8 @@ Args:
     use_aggregator (bool): True (default): corpus numbers; False: one list per example under
         "score" (sentence BLEU), "sys_len" and "ref_len" (the corpus-only keys are left out).
     return_signature (bool): also return "signature" (a string; see the description). Default False.
+    return_details (bool): accepted as by every nlgmetrics module, since evaluate.combine passes
+        one set of options to all its modules; changes nothing here (the default output holds every number).
 Returns:
     score (float): corpus BLEU in [0, 100] (sacrebleu's scale).
     counts (list of int): matching n-grams per order; totals (list of int): hypothesis n-grams per order.
@@ -47,7 +49,9 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(PROTOCOL.description, _KWARGS_DESCRIPTION)
-class Bleu(ProtocolModule, evaluate.Metric):  # evaluate names the module "bleu" from the class
+# evaluate names the module "bleu" from the class (its cache folder); ProtocolModule then gives it
+# the name of evaluate's counterpart, "sacrebleu", which evaluate.combine prefixes shared keys with
+class Bleu(ProtocolModule, evaluate.Metric):
     """Corpus and sentence BLEU with sacrebleu's numbers, in evaluate's sacrebleu layout."""
 
     protocol = PROTOCOL

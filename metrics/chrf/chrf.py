@@ -21,6 +21,8 @@ Args:
     use_aggregator (bool): True (default): corpus numbers; False: a list of sentence chrF under
         "score", one per example (the settings char_order, word_order, beta are left out).
     return_signature (bool): also return "signature" (a string; see the description). Default False.
+    return_details (bool): accepted as by every nlgmetrics module, since evaluate.combine passes
+        one set of options to all its modules; changes nothing here (the default output holds every number).
 Returns:
     score (float): corpus chrF in [0, 100] (sacrebleu's scale).
     char_order (int), word_order (int), beta (int or float): the settings used (as evaluate's chrf).
@@ -42,7 +44,9 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(PROTOCOL.description, _KWARGS_DESCRIPTION)
-class Chrf(ProtocolModule, evaluate.Metric):  # evaluate names the module "chrf" from the class
+# evaluate names the module "chrf" from the class (its cache folder); ProtocolModule then gives it
+# the name of evaluate's counterpart, "chr_f", which evaluate.combine prefixes shared keys with
+class Chrf(ProtocolModule, evaluate.Metric):
     """Corpus and sentence chrF / chrF++ with sacrebleu's numbers, in evaluate's chrf layout."""
 
     protocol = PROTOCOL

@@ -31,6 +31,8 @@ Args:
     use_aggregator (bool): True (default): the means over the examples; False: one list per key,
         one value per example, under the same keys.
     return_signature (bool): also return "signature" (a string; see the description). Default False.
+    return_details (bool): accepted as by every nlgmetrics module, since evaluate.combine passes
+        one set of options to all its modules; changes nothing here (the default output holds every number).
 Returns:
     fflm (float): mean FFLM over the examples, higher = more faithful.
     delta_prior_summary, delta_prior_document, delta_cond_summary (float): means of the components.

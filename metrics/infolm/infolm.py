@@ -34,6 +34,8 @@ Args:
     use_aggregator (bool): True (default): the mean over the examples; False: a list, one value
         per example, under the same key.
     return_signature (bool): also return "signature" (a string; see the description). Default False.
+    return_details (bool): accepted as by every nlgmetrics module, since evaluate.combine passes
+        one set of options to all its modules; changes nothing here (the default output holds every number).
 Returns:
     infolm (float): the mean over the examples of the per-example scores. Lower = more similar
         (0 = identical); range [0, pi] for Fisher-Rao, [0, log 2] for JS, [0, 2] / [0, sqrt 2] /

@@ -14,9 +14,8 @@ Args:
     rouge_types (list of str or None): default (None) ["rouge1", "rouge2", "rougeL", "rougeLsum"];
         also "rouge3"... "rouge100", "rougeW", "rougeS*" / "rougeS4" (skip-bigrams, max gap 4),
         "rougeSU*" / "rougeSU4".
-    use_aggregator (bool): True (default): the mean of each column over the examples (and the
-        confidence bounds); False: one list per column, one value per example, under the same keys
-        (the bounds are left out).
+    use_aggregator (bool): True (default): the mean F-measure of each type over the examples;
+        False: one list per type, its F-measure per example, under the same keys.
     use_stemmer (bool or str): stem words longer than 3 characters: True/"porter" (NLTK, as
         rouge-score) or "rouge155" (ROUGE-1.5.5's Porter variant, Perl -m); English stemmers,
         applied to ASCII words only. Default False.
@@ -38,22 +37,34 @@ Args:
     n_bootstrap (int): resamples of the confidence interval, default 1000; 0: no interval.
     confidence (float), seed (int): the interval's level (default 0.95) and seed (default 0).
     progress (bool): show a progress bar. Default False.
+    return_details (bool): also return, after evaluate's rouge keys, the precision and recall of
+        every type (means, or with use_aggregator=False lists per example) and the confidence
+        interval of every mean. Default False: evaluate's rouge keys only (what a Trainer logging
+        every key should log).
     return_signature (bool): also return "signature" (a string; see the description). Default False.
 Returns:
-    <type> (float): for every requested type, its mean F-measure, e.g. "rouge1"; in [0, 1].
-    <type>_precision, <type>_recall (float): the mean of each column, for every type.
-    <column>_low, <column>_high (float): the confidence interval of each mean (n_bootstrap > 0).
+    <type> (float): for every requested type, its mean F-measure, e.g. "rouge1"; in [0, 1]. By
+        default the only keys, as in evaluate's rouge.
+    <type>_precision, <type>_recall (float): with return_details=True, the mean of each column
+        (with use_aggregator=False too, a list per example).
+    <column>_low, <column>_high (float): with return_details=True, the confidence interval of each
+        mean (n_bootstrap > 0).
 Examples:
     >>> import evaluate
     >>> rouge = evaluate.load("metrics/rouge_family")
     >>> out = rouge.compute(predictions=["the cat sat on the mat", "police kill the gunman"],
     ...                     references=[["a cat sat on the mat", "the cat lay down"], "police killed the gunman"],
     ...                     rouge_types=["rouge1", "rougeL"])
-    >>> list(out)[:2], round(out["rouge1"], 4), round(out["rouge1_recall"], 4)
-    (['rouge1', 'rougeL'], 0.7917, 0.7917)
+    >>> list(out), round(out["rouge1"], 4)
+    (['rouge1', 'rougeL'], 0.7917)
+    >>> detailed = rouge.compute(predictions=["the cat sat on the mat", "police kill the gunman"],
+    ...                          references=[["a cat sat on the mat", "the cat lay down"], "police killed the gunman"],
+    ...                          rouge_types=["rouge1", "rougeL"], return_details=True)
+    >>> list(detailed)[:4], round(detailed["rouge1_recall"], 4)
+    (['rouge1', 'rougeL', 'rouge1_precision', 'rouge1_recall'], 0.7917)
     >>> rouge.compute(predictions=["the cat sat on the mat", "police kill the gunman"],
     ...               references=[["a cat sat on the mat", "the cat lay down"], "police killed the gunman"],
-    ...               rouge_types=["rouge1"], use_aggregator=False)["rouge1_recall"]
+    ...               rouge_types=["rouge1"], use_aggregator=False, return_details=True)["rouge1_recall"]
     [0.8333333333333334, 0.75]
     >>> chinese = rouge.compute(predictions=["我喜欢猫"], references=["我喜欢狗"], tokenizer="cjk")
     >>> chinese["rouge1"], chinese["rouge2"]
@@ -62,7 +73,9 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(PROTOCOL.description, _KWARGS_DESCRIPTION)
-class RougeFamily(ProtocolModule, evaluate.Metric):  # evaluate names the module "rouge_family" from the class
+# evaluate names the module "rouge_family" from the class (its cache folder); ProtocolModule then gives it
+# the name of evaluate's counterpart, "rouge", which evaluate.combine prefixes shared keys with
+class RougeFamily(ProtocolModule, evaluate.Metric):
     """ROUGE-N/L/Lsum/W/S/SU with rouge-score and ROUGE-1.5.5 numbers, in evaluate's rouge layout."""
 
     protocol = PROTOCOL

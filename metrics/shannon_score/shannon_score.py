@@ -27,6 +27,8 @@ Args:
     use_aggregator (bool): True (default): the means over the examples; False: one list per key,
         one value per example, under the same keys.
     return_signature (bool): also return "signature" (a string; see the description). Default False.
+    return_details (bool): accepted as by every nlgmetrics module, since evaluate.combine passes
+        one set of options to all its modules; changes nothing here (the default output holds every number).
 Returns:
     shannon_score (float): the mean over the examples of (ll_help - ll_base) / (ll_full - ll_base);
         0 = no help, 1 = as helpful as the document itself (usually in [0, 1]).

