@@ -22,23 +22,25 @@ import math
 from pathlib import Path
 
 from benchmarks.meta.cache import read_score_file
-from benchmarks.meta.data import KEY_COLUMNS
+from benchmarks.meta.data import KEY_COLUMNS, parse_key_text
 
 
-def read_stored(path: str | Path) -> tuple[dict, dict[str, dict[str, float]], list[str]]:
-    """``(options, {example key: {column: score}}, signatures)`` of a stored score file (the
-    content hash after ``#`` in a key is dropped: it only guards the cache against edited data)."""
+def read_stored(path: str | Path) -> tuple[dict, dict[tuple[str, ...], dict[str, float]], list[str]]:
+    """``(options, {example key: {column: score}}, signatures)`` of a stored score file; keys are
+    ``(doc, system)`` tuples read back from their stored text (``doc|system`` in the committed
+    files, a JSON array where an id holds ``|``: :func:`benchmarks.meta.data.key_text`). The
+    content hash after the last ``#`` is dropped: it only guards the cache against edited data."""
     options, scores, signatures = read_score_file(path)
-    return options, {key.rsplit("#", 1)[0]: row for key, row in scores.items()}, signatures
+    return options, {parse_key_text(key.rsplit("#", 1)[0]): row for key, row in scores.items()}, signatures
 
 
-def key_parts(dataset: str, key: str) -> tuple[str, ...]:
+def key_parts(dataset: str, key: tuple[str, ...]) -> tuple[str, ...]:
     """The key columns' values of an example key (inverse of ``meta.data.key_from_parts``).
 
-    >>> key_parts("realsumm", "3|abs:bart_out"), key_parts("webnlg2020", "12|Amazon_AI_(Shanghai)")
+    >>> key_parts("realsumm", ("3", "abs:bart_out")), key_parts("webnlg2020", ("12", "Amazon_AI_(Shanghai)"))
     (('3', 'abs', 'bart_out'), ('12', 'Amazon_AI_(Shanghai)'))
     """
-    doc, system = key.split("|", 1)
+    doc, system = key
     if dataset == "realsumm":
         system_type, name = system.split(":", 1)
         return doc, system_type, name

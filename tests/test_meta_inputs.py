@@ -170,8 +170,8 @@ def test_user_scores_join_the_built_in_realsumm_keys(tmp_path):
     from benchmarks.meta.data import Example
     from benchmarks.meta.user_scores import read_scores_file
 
-    exs = [Example("0|abs:bart_out", "0", "abs:bart_out", "abs", "", (), "", {}),
-           Example("0|ext:bart_out", "0", "ext:bart_out", "ext", "", (), "", {})]
+    exs = [Example(("0", "abs:bart_out"), "0", "abs:bart_out", "abs", "", (), "", {}),
+           Example(("0", "ext:bart_out"), "0", "ext:bart_out", "ext", "", (), "", {})]
     path = _write_csv(tmp_path / "r.csv", [{"doc_id": 0, "system_type": "ext", "system": "bart_out", "m": 2.5}],
                       ["doc_id", "system_type", "system", "m"])
     scores, info = read_scores_file(path, "realsumm", ("doc_id", "system_type", "system"), exs)
@@ -373,7 +373,8 @@ def test_constant_scores_say_undefined_and_why_in_cells_intervals_p_values_and_w
         if why is None:
             assert "reason" not in entry and "interval_reason" not in entry
             continue
-        assert math.isnan(entry["value"]) and math.isnan(entry["low"]) and math.isnan(entry["high"])
+        # Undefined numbers are null in the JSON record (a bare NaN is not JSON), beside the reason.
+        assert entry["value"] is None and entry["low"] is None and entry["high"] is None
         assert entry["reason"].startswith(why) and entry["interval_reason"] == entry["reason"], entry
     # Cells and intervals: no bare nan, the reason instead.
     assert not [line for line in md.splitlines() if line.startswith("|") and "nan" in line]
@@ -381,7 +382,7 @@ def test_constant_scores_say_undefined_and_why_in_cells_intervals_p_values_and_w
     assert "undefined: human scores constant across the system means" in md
     # p-values against a constant baseline: undefined, and the cell and the record say which metric.
     good_q = [r for r in results if (r["metric"], r["human"]) == ("good", "q")]
-    assert all(math.isnan(r["vs_baseline"]["p"]) for r in good_q)
+    assert all(r["vs_baseline"]["p"] is None for r in good_q)
     assert {r["vs_baseline"]["p_reason"] for r in good_q if r["level"] == "text"} == {
         "same's correlation is undefined: metric constant in every document"}
     assert {r["vs_baseline"]["p_reason"] for r in good_q if r["level"] == "system"} == {

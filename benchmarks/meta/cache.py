@@ -1,7 +1,9 @@
 """On-disk per-example score cache for benchmarks: reruns and interrupted runs do not recompute.
 
 One JSON Lines file per (dataset, metric family, options): the first line records the options,
-then one line per computed chunk ``{"scores": {example_key: {output: score|null}}, "signature": ...}``.
+then one line per computed chunk ``{"scores": {example_key: {output: score|null}}, "signature": ...}``
+(``example_key``: the runner's text of an example's ``(doc, system)`` key and a content hash, see
+:func:`benchmarks.meta.runner._content_key`; this module keeps it as an opaque string).
 A chunk is appended (and flushed) as soon as it is computed, so a run killed half-way keeps every
 finished chunk. The file name carries a hash of the options: changing the model, measure or
 temperature starts a new file instead of mixing numbers.

@@ -31,6 +31,7 @@ A user with a network converts those sources with the schema of ``../shared/data
 
 from __future__ import annotations
 
+import json
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -54,12 +55,14 @@ SOURCES = {
 class Example:
     """One system output for one input item, with its human scores.
 
-    ``key`` is unique within a dataset and stable across runs (used by the score cache).
+    ``key`` is ``(doc, system)``: unique within a dataset and stable across runs. It is a tuple,
+    never the two ids joined into one string (a document ``x|y`` with system ``A`` and a document
+    ``x`` with system ``y|A`` are two outputs); score files store it as :func:`key_text`.
     ``source`` is the input the output was generated from: the article (REALSumm) or the
     triples linearised as ``subject | predicate | object`` lines (WebNLG).
     """
 
-    key: str
+    key: tuple[str, ...]
     doc: str
     system: str
     split: str
@@ -111,7 +114,7 @@ def load_realsumm(data_dir: str | os.PathLike | None = None, max_docs: int | Non
         system = f"{row['system_type']}:{row['system']}"
         examples.append(
             Example(
-                key=f"{row['doc_id']}|{system}",
+                key=(str(row["doc_id"]), system),
                 doc=str(row["doc_id"]),
                 system=system,
                 split=row["system_type"],
@@ -188,7 +191,7 @@ def load_webnlg2020(
         scores = z[i] if z is not None else {c: float(row[c]) for c in WEBNLG_CRITERIA}
         examples.append(
             Example(
-                key=f"{row['sample_id']}|{row['system']}",
+                key=(str(row["sample_id"]), row["system"]),
                 doc=str(row["sample_id"]),
                 system=row["system"],
                 split="all",
@@ -209,27 +212,71 @@ HUMAN_KEYS = {"realsumm": REALSUMM_HUMAN, "webnlg2020": WEBNLG_CRITERIA}
 KEY_COLUMNS = {"realsumm": ("doc_id", "system_type", "system"), "webnlg2020": ("sample_id", "system")}
 
 
-def key_from_parts(dataset: str, parts: tuple[str, ...]) -> str:
+def key_from_parts(dataset: str, parts: tuple[str, ...]) -> tuple[str, ...]:
     """:attr:`Example.key` from the values of :data:`KEY_COLUMNS` (or a generic ``(doc, system)``).
 
-    >>> key_from_parts("realsumm", ("3", "abs", "bart_out")), key_from_parts("mine", ("d1", "sysA"))
-    ('3|abs:bart_out', 'd1|sysA')
+    >>> key_from_parts("realsumm", ("3", "abs", "bart_out")), key_from_parts("mine", ("d|1", "sysA"))
+    (('3', 'abs:bart_out'), ('d|1', 'sysA'))
     """
     if dataset == "realsumm":
         doc, system_type, system = parts
-        return f"{doc}|{system_type}:{system}"
+        return doc, f"{system_type}:{system}"
     doc, system = parts
-    return f"{doc}|{system}"
+    return doc, system
 
 
-def _references(value, where: str) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    raise ValueError(f"{where}: references must be a string or a list of strings, got {value!r}.")
+def key_text(key: tuple[str, ...] | str) -> str:
+    """The text a key is stored under in score files (the cache, the committed scores).
+
+    ``doc|system`` wherever that reads back as one key, which is where the document id holds no
+    ``|`` and does not start with ``[`` (every committed score file: their ids are numbers); else
+    the key as a JSON array. A JSON array starts with ``[`` and the other form cannot, and the
+    other form reads back by its first ``|``: two keys never share a text, and
+    :func:`parse_key_text` reads either. A key that is already a string (callers that build
+    examples by hand) is kept as it is.
+
+    >>> key_text(("3", "abs:bart_out")), key_text(("x|y", "A")), key_text(("x", "y|A"))
+    ('3|abs:bart_out', '["x|y", "A"]', 'x|y|A')
+    """
+    if isinstance(key, str):
+        return key
+    if len(key) == 2 and "|" not in key[0] and not key[0].startswith("["):
+        return f"{key[0]}|{key[1]}"
+    return json.dumps(list(key), ensure_ascii=False)
+
+
+def parse_key_text(text: str) -> tuple[str, ...]:
+    """The key of a :func:`key_text` (without the cache's ``#`` content hash).
+
+    >>> parse_key_text("3|abs:bart_out"), parse_key_text('["x|y", "A"]'), parse_key_text("x|y|A")
+    (('3', 'abs:bart_out'), ('x|y', 'A'), ('x', 'y|A'))
+    """
+    if text.startswith("["):
+        try:
+            parts = json.loads(text)
+        except json.JSONDecodeError:
+            parts = None
+        if isinstance(parts, list) and parts and all(isinstance(p, str) for p in parts):
+            return tuple(parts)
+    else:
+        doc, sep, system = text.partition("|")
+        if sep:
+            return doc, system
+    raise ValueError(f"{text!r} is not a stored example key (doc|system or a JSON array of ids); "
+                     f"the score file is not one the meta-evaluation wrote.")
+
+
+def _references(value, where: str, empty_is_missing: bool) -> tuple[str, ...]:
+    """One text or a list of texts (each as :func:`~benchmarks.meta.tablefile.as_text` reads it);
+    a missing value or an empty list is refused: the row would silently drop out of every
+    reference-based metric."""
+    from benchmarks.meta.tablefile import as_text
+
+    if isinstance(value, (list, tuple)):
+        if not value:
+            raise ValueError(f"{where}: an empty list of references; give at least one reference text or remove the row.")
+        return tuple(as_text(v, f"{where}: reference {k}", empty_is_missing) for k, v in enumerate(value, start=1))
+    return (as_text(value, where, empty_is_missing),)
 
 
 def load_table_dataset(
@@ -249,16 +296,20 @@ def load_table_dataset(
     One row per (document, system) output; ``human``: the columns of human scores (finite numbers);
     ``reference_key``: a text or a list of texts per row; ``split_key``: an optional column whose
     values become splits (tables are made per split and for ``all``). ``max_docs`` keeps the first
-    documents in sorted order. Key: ``"<doc>|<system>"`` (what a ``--scores`` file joins on).
+    documents in sorted order. Key: ``(doc, system)`` (what a ``--scores`` file joins on).
+
+    Texts (prediction, references, source) are what the file holds as written, a number included
+    (see :mod:`benchmarks.meta.tablefile`). A kept row with a missing text, key or score, or an
+    empty list of references, is refused: a ValueError naming the file, the row and the column.
 
     >>> import pathlib, tempfile
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "h.jsonl"
-    >>> _ = path.write_text('{"d": 1, "s": "a", "out": "x", "ref": ["y"], "q": 3}\\n')
-    >>> load_table_dataset(path, doc_key="d", system_key="s", human=["q"], prediction_key="out",
-    ...                    reference_key="ref")[0].references
-    ('y',)
+    >>> _ = path.write_text('{"d": 1, "s": "a", "out": 0, "ref": ["y"], "q": 3}\\n')
+    >>> [(e.key, e.prediction, e.references) for e in load_table_dataset(
+    ...     path, doc_key="d", system_key="s", human=["q"], prediction_key="out", reference_key="ref")]
+    [(('1', 'a'), '0', ('y',))]
     """
-    from benchmarks.meta.tablefile import check_columns, finite_number, key_part, read_table
+    from benchmarks.meta.tablefile import as_text, check_columns, finite_number, is_csv, key_part, read_table, text_cells
 
     human = tuple(human)
     if not human:
@@ -266,13 +317,21 @@ def load_table_dataset(
     table = read_table(path)
     needed = [doc_key, system_key, *human] + [k for k in (prediction_key, reference_key, source_key, split_key) if k]
     check_columns(table, needed, path, "see --doc-key/--system-key/--human/--prediction-key/--reference-key/--source-key/--split-key")
-    keep = _first_docs([key_part(d) for d in table[doc_key]], max_docs)
+
+    def where(i: int, column: str) -> str:
+        return f"{path} row {i + 1} column {column!r}"
+
+    docs = [key_part(v, where(i, doc_key)) for i, v in enumerate(table[doc_key])]
+    systems = [key_part(v, where(i, system_key)) for i, v in enumerate(table[system_key])]
+    texts = text_cells(table, path, [k for k in (prediction_key, reference_key, source_key) if k])
+    empty_is_missing = is_csv(path)
+    keep = _first_docs(docs, max_docs)
     examples, seen = [], {}
     for i, row in enumerate(table):
-        doc, system = key_part(row[doc_key]), key_part(row[system_key])
+        doc, system = docs[i], systems[i]
         if doc not in keep:
             continue
-        key = f"{doc}|{system}"
+        key = (doc, system)
         if key in seen:
             raise ValueError(
                 f"{path}: rows {seen[key] + 1} and {i + 1} both have {doc_key}={doc!r}, {system_key}={system!r}; "
@@ -284,10 +343,12 @@ def load_table_dataset(
                 key=key,
                 doc=doc,
                 system=system,
-                split=key_part(row[split_key]) if split_key else "all",
-                prediction=str(row[prediction_key] or "") if prediction_key else "",
-                references=_references(row[reference_key], f"{path} row {i + 1}") if reference_key else (),
-                source=str(row[source_key] or "") if source_key else "",
+                split=key_part(row[split_key], where(i, split_key)) if split_key else "all",
+                prediction=as_text(texts[prediction_key][i], where(i, prediction_key), empty_is_missing)
+                if prediction_key else "",
+                references=_references(texts[reference_key][i], where(i, reference_key), empty_is_missing)
+                if reference_key else (),
+                source=as_text(texts[source_key][i], where(i, source_key), empty_is_missing) if source_key else "",
                 human={h: finite_number(row[h], f"{path} row {i + 1} column {h!r}") for h in human},
             )
         )

@@ -24,7 +24,7 @@ Three kinds of families:
   cross-check of the library numbers and a baseline that is always available.
 
 >>> from benchmarks.meta.data import Example
->>> ex = Example("k", "d", "s", "all", "the cat sat", ("the cat sat down",), "", {})
+>>> ex = Example(("d", "s"), "d", "s", "all", "the cat sat", ("the cat sat down",), "", {})
 >>> scores, sig = FAMILIES["sacrebleu"].fn([ex], {})
 >>> round(scores["sacrebleu:bleu"][0], 2), sig.startswith("sacrebleu")  # brevity penalty exp(1 - 4/3)
 (71.65, True)

@@ -50,7 +50,7 @@ from typing import Any
 
 from nlgmetrics.stats.bootstrap import check_resampling
 from benchmarks.meta.cache import ScoreCache
-from benchmarks.meta.data import HUMAN_KEYS, KEY_COLUMNS, LOADERS, Example, load_table_dataset
+from benchmarks.meta.data import HUMAN_KEYS, KEY_COLUMNS, LOADERS, Example, key_text, load_table_dataset
 from benchmarks.meta.metrics import (
     DEFAULT_DTYPE,
     FAMILIES,
@@ -112,7 +112,9 @@ def build_parser(prog: str = CLI_PROG) -> argparse.ArgumentParser:
         "groups text (= rouge,rouge155,bleu,chrf), anchors, lm, all, or none (only --scores)",
     )
     data = parser.add_argument_group("your own human-judgment table (instead of --datasets)")
-    data.add_argument("--data", default=None, metavar="FILE", help="csv/tsv/jsonl/json/parquet, one row per (document, system) output")
+    data.add_argument("--data", default=None, metavar="FILE",
+                      help="csv/tsv/jsonl/json/parquet, one row per (document, system) output; texts are read as written "
+                      "(a number too: 0.50 stays '0.50'); a row with a missing text, id or score, or no reference, is refused")
     data.add_argument("--data-name", default=None, help="name in outputs and caches (default: the file's stem)")
     data.add_argument("--doc-key", default=None, help="column of the document / input item id")
     data.add_argument("--system-key", default=None, help="column of the system name")
@@ -181,7 +183,7 @@ def shard_examples(examples: list[Example], shard: tuple[int, int] | None) -> li
     """The examples of every N-th document from the K-th (documents in their first-seen order).
 
     >>> from benchmarks.meta.data import Example
-    >>> rows = [Example(f"{d}|s", d, "s", "all", "p", ("r",), "", {}) for d in "aabcd"]
+    >>> rows = [Example((d, "s"), d, "s", "all", "p", ("r",), "", {}) for d in "aabcd"]
     >>> [e.doc for e in shard_examples(rows, (1, 2))], [e.doc for e in shard_examples(rows, (0, 2))]
     (['b', 'd'], ['a', 'a', 'c'])
     """
@@ -194,9 +196,15 @@ def shard_examples(examples: list[Example], shard: tuple[int, int] | None) -> li
 
 
 def _content_key(example: Example) -> str:
-    """Example key + hash of what the metric reads, so that edited data never hits a stale cache."""
+    """The example's key as stored (:func:`~benchmarks.meta.data.key_text`: ``doc|system`` as in
+    every committed score file, a JSON array where an id would make that ambiguous) + a hash of
+    what the metric reads, so that edited data never hits a stale cache.
+
+    >>> _content_key(Example(("3", "abs:m"), "3", "abs:m", "abs", "p", ("r",), "", {}))
+    '3|abs:m#...'
+    """
     blob = json.dumps([example.prediction, list(example.references), example.source])
-    return f"{example.key}#{hashlib.sha1(blob.encode('utf-8')).hexdigest()[:8]}"
+    return f"{key_text(example.key)}#{hashlib.sha1(blob.encode('utf-8')).hexdigest()[:8]}"
 
 
 def _eligible(family: Family, example: Example) -> bool:
@@ -497,7 +505,10 @@ def run_dataset(dataset: str, args: argparse.Namespace, families: list[Family], 
                        human_key=layout["human"][0], read_roots=read_roots)
     record["plots"] = plots
     record["seconds"] = round(time.perf_counter() - started, 1)
-    (out_dir / f"{stem}.json").write_text(json.dumps(record, indent=1, default=_json_default), encoding="utf-8")
+    # allow_nan=False: a bare NaN is not JSON (strict readers refuse the whole file); json_ready
+    # has written every undefined number as null, beside the reason the record gives for it.
+    (out_dir / f"{stem}.json").write_text(json.dumps(json_ready(record), indent=1, default=_json_default, allow_nan=False),
+                                          encoding="utf-8")
     md = [f"# Meta-evaluation: {dataset} ({tag})", "", f"Command: `{command}`", ""]
     md.append("Environment: " + ", ".join(f"{k} {v}" for k, v in record["environment"].items()))
     md.append("")
@@ -525,11 +536,27 @@ def run_dataset(dataset: str, args: argparse.Namespace, families: list[Family], 
     return record
 
 
-def _json_default(value: Any):
-    if isinstance(value, float) and math.isnan(value):
+def json_ready(value: Any) -> Any:
+    """A copy of ``value`` that is strict JSON: an undefined number (NaN, infinite; numpy's too) is
+    ``None`` (``null``), numpy scalars and arrays are Python numbers and lists.
+
+    >>> import numpy as np
+    >>> json_ready({"value": float("nan"), "reason": "metric constant", "n": np.int64(3), "xs": np.array([1.5, np.nan])})
+    {'value': None, 'reason': 'metric constant', 'n': 3, 'xs': [1.5, None]}
+    """
+    if isinstance(value, dict):
+        return {k: json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(v) for v in value]
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):  # numpy scalars and arrays
+        return json_ready(value.tolist())
+    if isinstance(value, float) and not math.isfinite(value):
         return None
-    if hasattr(value, "tolist"):
-        return value.tolist()
+    return value
+
+
+def _json_default(value: Any):
+    # What json_ready leaves: paths and other objects, written as their text.
     return str(value)
 
 

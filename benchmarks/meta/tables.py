@@ -15,7 +15,7 @@ Fairness rules, decided here once for every table:
   Kendall), one-sided. Markers: ``▲`` p < 0.05 (better than baseline), ``▼`` p > 0.95 (worse).
 
 >>> from benchmarks.meta.data import Example
->>> exs = [Example(f"{d}|{s}", str(d), s, "all", "", ("r",), "", {"h": float(d * s)})
+>>> exs = [Example((str(d), str(s)), str(d), s, "all", "", ("r",), "", {"h": float(d * s)})
 ...        for d in range(1, 5) for s in range(1, 5)]
 >>> scores = {"m": [e.human["h"] + 0.1 * (i % 3) for i, e in enumerate(exs)]}
 >>> t = correlation_tables(exs, scores, ("h",), ("all",), baseline="m", n_resamples=50)
@@ -303,7 +303,7 @@ def undefined_warnings(tables: dict[str, Any]) -> list[str]:
     p-value: the levels and coefficients concerned and why (what the cells of the tables say).
 
     >>> from benchmarks.meta.data import Example
-    >>> exs = [Example(f"{d}|{s}", str(d), s, "all", "", (), "", {"h": 1.0}) for d in range(3) for s in range(4)]
+    >>> exs = [Example((str(d), str(s)), str(d), s, "all", "", (), "", {"h": 1.0}) for d in range(3) for s in range(4)]
     >>> t = correlation_tables(exs, {"m": [float(i % 5) for i in range(12)]}, ("h",), ("all",), None,
     ...                        n_resamples=20, levels=("pooled",))
     >>> undefined_warnings(t)

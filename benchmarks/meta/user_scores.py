@@ -11,7 +11,7 @@ then keep only the outputs every metric scored (reported as dropped examples).
 >>> from benchmarks.meta.data import Example
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "mine.csv"
 >>> _ = path.write_text("sample_id,system,mine\\n1,A,0.5\\n")
->>> exs = [Example("1|A", "1", "A", "all", "", (), "", {}), Example("2|A", "2", "A", "all", "", (), "", {})]
+>>> exs = [Example(("1", "A"), "1", "A", "all", "", (), "", {}), Example(("2", "A"), "2", "A", "all", "", (), "", {})]
 >>> scores, info = read_scores_file(path, "webnlg2020", ("sample_id", "system"), exs)
 >>> scores, info["n_rows"], info["n_examples_without_score"]
 ({'mine': [0.5, nan]}, 1, 1)
@@ -58,11 +58,11 @@ def read_scores_file(
         raise ValueError(f"{path}: columns {clash} have the names of metrics of this run; rename them in the file.")
     index = {e.key: i for i, e in enumerate(examples)}
     out = {c: [math.nan] * len(examples) for c in columns}
-    seen: dict[str, int] = {}
+    seen: dict[tuple[str, ...], int] = {}
     unjoined: list[str] = []
     for row_number, row in enumerate(table, start=1):
-        parts = tuple(key_part(row[k]) for k in key_columns)
-        key = key_from_parts(dataset, parts)
+        parts = tuple(key_part(row[k], f"{path} row {row_number} column {k!r}") for k in key_columns)
+        key = key_from_parts(dataset, parts)  # a tuple: ids holding "|" join as they are
         where = f"{path} row {row_number} ({', '.join(f'{k}={v!r}' for k, v in zip(key_columns, parts))})"
         if key in seen:
             raise ValueError(f"{where}: the same key as row {seen[key]}; each output must have one row.")
