@@ -21,6 +21,10 @@ Examples::
     accelerate launch --num_processes 4 -m nlgmetrics.apps.cli score -s docs.txt -p sums.txt -m fflm \
         --model fflm=smollm2-135m --json fflm.json
 
+    # keep what the LM metrics' models computed, so that a rerun recomputes only what is missing
+    nlgmetrics score -s docs.txt -p sums.txt -m shannon_score --cache-dir ~/.cache/nlgmetrics-store
+    nlgmetrics cache info ~/.cache/nlgmetrics-store    # what the store holds; `cache clear` empties it
+
     nlgmetrics meta-eval --help        # correlation with human judgments (in a source checkout)
     nlgmetrics metrics                  # every metric with its options
 
@@ -168,6 +172,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="an option of one metric (repeatable), e.g. bleu.tokenize=intl, infolm.temperature=0.25",
     )
     chosen.add_argument("--device", help="torch device for LM metrics (default: cuda if available, else cpu)")
+    chosen.add_argument(
+        "--cache-dir", metavar="DIR",
+        help="store of the LM metrics: what each model computed is kept in DIR and reused by later runs "
+        "(any number of processes), recomputing only what is missing; numbers unchanged (default: "
+        "$NLGMETRICS_CACHE_DIR, else no store; `nlgmetrics cache info|clear DIR` shows and empties it)",
+    )
     out = score.add_argument_group("output")
     out.add_argument("--json", dest="json_path", help="write aggregates, per-example scores and signatures here")
     out.add_argument(
@@ -189,9 +199,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("metrics", help="list the metrics and their options")
 
+    from nlgmetrics.apps.cache_cli import add_cache_parser
     from nlgmetrics.apps.compare_cli import add_compare_parser
 
     add_compare_parser(sub)
+    add_cache_parser(sub)
 
     meta = sub.add_parser(
         "meta-eval",
@@ -224,9 +236,12 @@ def _parse_assignments(values: Sequence[str], what: str) -> list[tuple[str, str]
 
 
 def collect_options(
-    metrics: Sequence[str], models: Sequence[str], options: Sequence[str], device: str | None
+    metrics: Sequence[str], models: Sequence[str], options: Sequence[str], device: str | None,
+    cache_dir: str | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Turn --model / --option / --device into keyword options per metric (checked against their protocols).
+    """Turn --model / --option / --device / --cache-dir into keyword options per metric (checked
+    against their protocols). ``device`` and ``cache_dir`` go to every LM metric (a metric's own
+    ``--option METRIC.cache_dir=DIR`` wins), as they are settings of the run, not of one metric.
 
     >>> collect_options(["bleu", "infolm"], ["infolm=/m"], ["bleu.lowercase=true"], None)
     {'bleu': {'lowercase': True}, 'infolm': {'model': '/m'}}
@@ -257,6 +272,9 @@ def collect_options(
     if device is not None:
         for name in lm_metrics:
             per_metric[name]["device"] = device
+    if cache_dir is not None:
+        for name in lm_metrics:
+            per_metric[name].setdefault("cache_dir", cache_dir)
     return {name: opts for name, opts in per_metric.items() if opts}
 
 
@@ -343,7 +361,7 @@ def run_score(args: argparse.Namespace) -> int:
     names = list(dict.fromkeys(args.metrics))  # keep order, drop repeats
     chosen = [get_protocol(name) for name in names]
     check_output_paths({"--json": args.json_path, "--csv": args.csv_path, "--explain": args.explain_path})
-    options = collect_options(names, args.model, args.option, args.device)
+    options = collect_options(names, args.model, args.option, args.device, args.cache_dir)
     explained = _explained_protocols(args, chosen)
     for protocol in explained:
         options.setdefault(protocol.name, {})["explain"] = True
@@ -467,8 +485,8 @@ def _main(argv: list[str]) -> int:
         print(error, file=sys.stderr)
         return 2
     if args.command is None:
-        print("nlgmetrics: error: name a command: score, compare, metrics, meta-eval or demo (see `nlgmetrics --help`)",
-              file=sys.stderr)
+        print("nlgmetrics: error: name a command: score, compare, metrics, cache, meta-eval or demo "
+              "(see `nlgmetrics --help`)", file=sys.stderr)
         return 2
     try:
         if args.command == "metrics":
@@ -480,6 +498,10 @@ def _main(argv: list[str]) -> int:
             from nlgmetrics.apps.compare_cli import run_compare
 
             return run_compare(args)
+        if args.command == "cache":
+            from nlgmetrics.apps.cache_cli import run_cache
+
+            return run_cache(args)
         if args.command == "demo":
             from nlgmetrics.apps.demo import launch_demo
 

@@ -32,10 +32,19 @@ Reference-free metrics (``shannon_score``, ``blanc``, ``fflm``) score a summary 
 document. Give the sources either as a list of strings aligned with the evaluation dataset
 (``sources=[...]``), or ``sources="inputs"`` to decode the model inputs, which the Trainer passes when
 ``Seq2SeqTrainingArguments(include_for_metrics=["inputs"])``.
+
+A Trainer evaluating every N steps scores the same references (or sources) each time: with
+``cache_dir=`` the LM metrics keep what their model computed for each distinct text in that
+folder's store, so that later evaluations run the model only on what is new (the fresh
+generations); the numbers are the same as without it::
+
+    compute_metrics = build_compute_metrics(tokenizer, metrics=["rouge_family", "infolm"],
+                                            cache_dir="~/.cache/nlgmetrics-store")
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -316,6 +325,7 @@ def build_compute_metrics(
     postprocess: Callable[[str], str] | None = None,
     per_example: bool = False,
     progress: bool = False,
+    cache_dir: str | os.PathLike[str] | None = None,
 ) -> Callable[[Any], dict[str, float]]:
     """Return ``compute_metrics(eval_pred) -> {name: float}`` scoring decoded generations.
 
@@ -331,6 +341,10 @@ def build_compute_metrics(
     - ``postprocess``: applied to every decoded prediction and label (e.g. sentence splitting with
       newlines for ROUGE-Lsum).
     - ``per_example``: also return per-example lists (Trainer logs only numbers, so off by default).
+    - ``cache_dir``: the store folder of every LM metric asked for (``metric_options``' own
+      ``cache_dir`` wins; None: ``$NLGMETRICS_CACHE_DIR``, else no store). The references scored
+      at each evaluation are then computed once and read back afterwards; numbers unchanged.
+      The other metrics have no model and ignore it.
     - ``preset``: instead of the above, the transformers examples' own ``compute_metrics``:
 
       * ``"summarization"`` (``run_summarization.py``): texts stripped, sentences split
@@ -357,7 +371,7 @@ def build_compute_metrics(
     if preset is not None:
         _check_preset(preset, metrics=metrics is not None, sources=sources is not None,
                       metric_options=metric_options is not None, postprocess=postprocess is not None,
-                      per_example=per_example)
+                      per_example=per_example, cache_dir=cache_dir is not None)
         return _preset_compute_metrics(tokenizer, preset, _preset_splitter(preset, sentence_splitter))
     _preset_splitter(None, sentence_splitter)  # refuses a splitter without the preset that uses it
     if metrics is None:
@@ -368,6 +382,13 @@ def build_compute_metrics(
     if not protocols:
         raise ValueError("`metrics` is empty; pass at least one metric name, e.g. ['rouge_family'].")
     options = _resolve_options(metric_options, protocols, metrics)
+    if cache_dir is not None:
+        from nlgmetrics.core.validation import check_cache_dir
+
+        check_cache_dir(cache_dir)  # now, not at the first evaluation after hours of training
+        for protocol in protocols:
+            if protocol.uses_model:
+                options.setdefault(protocol.name, {}).setdefault("cache_dir", cache_dir)
     needs_sources = [protocol.name for protocol in protocols if protocol.second_input == "sources"]
     if needs_sources and sources is None:
         raise ValueError(

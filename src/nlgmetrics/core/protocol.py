@@ -144,7 +144,8 @@ class Option:
     ``signature_key``: the key of the result's signature that records the option, where one does
     (options that change no number, such as ``batch_size``, write none).
     ``offered``: whether the command line's ``--option`` and the demos' widgets offer it
-    (``model``, ``device`` and ``progress`` have flags and boxes of their own).
+    (``model``, ``device`` and ``progress`` have flags and boxes of their own; ``cache_dir`` a flag
+    and no box).
     ``default`` and ``nullable`` are filled from the library signature by :meth:`MetricProtocol.option`.
     """
 
@@ -227,6 +228,13 @@ MODEL_OPTIONS: tuple[Option, ...] = (
     Option("batch_size", "int", "at most this many sequences per forward pass (numbers unchanged)",
            range=Range(1)),
     Option("token_budget", "int", "padded tokens per forward pass (numbers unchanged)", range=Range(1)),
+    # No signature key: a stored value is only ever read under the key of everything that made it,
+    # so the store saves time and never changes a number. Not offered as --option or a demo widget:
+    # the command line has --cache-dir for every LM metric at once, and a demo server's folders are
+    # not its visitors' to fill.
+    Option("cache_dir", "str", "folder of the store that keeps what the model computed, reused by later "
+           "calls and processes (default: $NLGMETRICS_CACHE_DIR; none: no store; numbers unchanged)",
+           offered=False),
     Option("progress", "bool", "show a progress bar", offered=False),
 )
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
@@ -411,6 +412,12 @@ MAX_LENGTH_RULE = Refusal(
 CHUNK_SIZE_RULE = Refusal(
     ("chunk_size",), "a `chunk_size` that is not a positive integer",
     "it is a count of texts or documents held in memory at once")
+#: ``cache_dir`` names the folder of the engine's store (:mod:`nlgmetrics.engine.store`); any other
+#: type would fail deep in ``os.fspath`` with a message that does not name the option.
+CACHE_DIR_RULE = Refusal(
+    ("cache_dir",), "a `cache_dir` that is not a folder path (a str or os.PathLike) or None",
+    "it names the folder of the store that keeps what the model computed (None: $NLGMETRICS_CACHE_DIR, "
+    "else no store)")
 
 
 def switch_rule(*names: str, stage: str = BEFORE_LOADING) -> Refusal:
@@ -545,3 +552,24 @@ def check_seed(seed: Any, *, name: str = "seed", allow_none: bool = False, rule:
             f"got {shown_value(seed)} (torch's generator takes no larger seed and numpy's no negative one)."))
 
 
+def check_cache_dir(cache_dir: Any) -> str | os.PathLike[str] | None:
+    """``cache_dir`` as given when it can name a store folder: None (``$NLGMETRICS_CACHE_DIR``, else
+    no store), a ``str`` (``""``: no store) or an ``os.PathLike`` of a ``str``; anything else is
+    refused under :data:`CACHE_DIR_RULE`, naming the option, before any model loads.
+
+    >>> from pathlib import Path
+    >>> check_cache_dir(None), check_cache_dir("runs/store"), check_cache_dir(Path("runs"))
+    (None, 'runs/store', PosixPath('runs'))
+    >>> check_cache_dir(5)
+    Traceback (most recent call last):
+    ...
+    nlgmetrics.core.refusals.OptionError: `cache_dir` must be a folder path (a str or os.PathLike) or None, got 5 (int); pass e.g. cache_dir="~/.cache/nlgmetrics-store", or None for $NLGMETRICS_CACHE_DIR.
+    """
+    if cache_dir is None or isinstance(cache_dir, str):
+        return cache_dir
+    if isinstance(cache_dir, os.PathLike) and isinstance(os.fspath(cache_dir), str):
+        return cache_dir
+    raise CACHE_DIR_RULE.error(
+        f"`cache_dir` must be a folder path (a str or os.PathLike) or None, got {shown_value(cache_dir)} "
+        f"({_type_name(cache_dir)}); pass e.g. cache_dir=\"~/.cache/nlgmetrics-store\", or None for "
+        f"$NLGMETRICS_CACHE_DIR.")

@@ -1,0 +1,174 @@
+"""``nlgmetrics cache info|clear [DIR]``: see and empty the LM metrics' store.
+
+The store (:mod:`nlgmetrics.engine.store`) keeps what a model computed for each distinct query in
+``DIR/store.sqlite``, so that later calls and processes with ``cache_dir=DIR`` (or
+``$NLGMETRICS_CACHE_DIR``) recompute only what is missing. ``DIR`` defaults to
+``$NLGMETRICS_CACHE_DIR``.
+
+Examples::
+
+    nlgmetrics cache info ~/.cache/nlgmetrics-store          # entries, bytes, cap, one line per namespace
+    nlgmetrics cache info --json                              # the same as JSON ($NLGMETRICS_CACHE_DIR)
+    nlgmetrics cache clear ~/.cache/nlgmetrics-store          # delete the store's files, print bytes freed
+
+Neither command creates a store: a folder without one is reported as such (exit status 0).
+
+>>> print(format_info({"store": "/runs/store/store.sqlite", "entries": 3, "bytes": 1500, "file_bytes": 40960,
+...                    "max_bytes": 20 * 10**9, "namespaces": [{"namespace": "0123456789ab", "entries": 3,
+...                    "bytes": 1500, "describes": "gpt2 ... torch.float32 cpu causal causal:target_logprobs"}]}))
+store: /runs/store/store.sqlite
+entries: 3
+bytes: 1,500 bytes (1.5 kB) of values; 40,960 bytes (41 kB) on disk
+cap: 20,000,000,000 bytes (20 GB) ($NLGMETRICS_CACHE_MAX_BYTES; beyond it the least recently used entries go)
+namespaces: 1
+  0123456789ab  entries 3  bytes 1,500  gpt2 ... torch.float32 cpu causal causal:target_logprobs
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+# The engine (nlgmetrics.engine.store) is imported where a command runs, not here: importing it
+# imports torch, which `nlgmetrics --help` and the other commands' parsers should not wait for.
+
+
+def add_cache_parser(sub: Any) -> None:
+    """Add ``cache`` (with ``info`` and ``clear``) to the ``nlgmetrics`` subcommands ``sub``."""
+    cache = sub.add_parser(
+        "cache",
+        help="see (info) or empty (clear) the store where LM metrics keep what their model computed",
+        description="The store of the LM metrics (cache_dir=, --cache-dir, $NLGMETRICS_CACHE_DIR): what "
+        "each model computed per distinct input, reused by later runs without changing a number. "
+        "DIR defaults to $NLGMETRICS_CACHE_DIR; $NLGMETRICS_CACHE_MAX_BYTES caps its size (default 20 GB).",
+    )
+    # The nested parsers are of the command line's own class (argparse's default: the parent's), so
+    # that a missing ACTION is one line on stderr and exit status 2, like every usage error.
+    actions = cache.add_subparsers(dest="cache_command", metavar="ACTION")
+    actions.required = True
+    info = actions.add_parser("info", help="entries, bytes, the size cap, and what each namespace holds")
+    clear = actions.add_parser("clear", help="delete the store's files (stop the runs using it first); "
+                                             "prints the bytes freed")
+    for action in (info, clear):
+        action.add_argument("directory", nargs="?", metavar="DIR",
+                            help="the store's folder (default: $NLGMETRICS_CACHE_DIR)")
+        action.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def cache_directory(given: str | None) -> Path:
+    """The folder a ``cache`` command acts on: ``given``, else ``$NLGMETRICS_CACHE_DIR``; a
+    ``ValueError`` (one line, naming the fix) when neither is set or it is a file."""
+    from nlgmetrics.engine.store import CACHE_DIR_ENV
+
+    text = given if given else os.environ.get(CACHE_DIR_ENV, "")
+    if not text:
+        raise ValueError(f"no store folder: pass DIR (e.g. `nlgmetrics cache info ~/.cache/nlgmetrics-store`) "
+                         f"or set ${CACHE_DIR_ENV}.")
+    directory = Path(text).expanduser()
+    if directory.exists() and not directory.is_dir():
+        raise ValueError(f"{directory} is a file, not a store folder; pass the folder given as cache_dir.")
+    return directory
+
+
+def _has_store(directory: Path) -> bool:
+    from nlgmetrics.engine.store import STORE_FILE
+
+    return (directory / STORE_FILE).is_file()
+
+
+def _file_bytes(directory: Path) -> int:
+    """The bytes the store's files take on disk (sqlite's database, write-ahead log, shared memory)."""
+    from nlgmetrics.engine.store import STORE_FILE
+
+    paths = [directory / f"{STORE_FILE}{suffix}" for suffix in ("", "-wal", "-shm")]
+    return sum(path.stat().st_size for path in paths if path.is_file())
+
+
+def store_info(directory: Path) -> dict[str, Any]:
+    """What ``nlgmetrics cache info`` reports: :meth:`~nlgmetrics.engine.store.Store.info` (entries,
+    value bytes, the cap this environment sets, namespaces, largest first) plus ``store`` (the
+    database's path, None when the folder holds no store) and ``file_bytes`` (on disk). A folder
+    without a store is described as empty and left as it is."""
+    import sqlite3
+
+    from nlgmetrics.engine.store import STORE_FILE, Store, max_bytes_from_env
+
+    max_bytes = max_bytes_from_env()
+    if not _has_store(directory):
+        return {"directory": str(directory), "store": None, "entries": 0, "bytes": 0, "file_bytes": 0,
+                "max_bytes": max_bytes, "namespaces": []}
+    try:
+        store = Store(directory, max_bytes)
+        try:
+            info = store.info()
+        finally:
+            store.close()
+    except (sqlite3.Error, OSError) as error:
+        raise ValueError(f"cannot read the store in {directory} ({error}); check that the folder is readable, "
+                         f"or empty it with `nlgmetrics cache clear {directory}`.") from None
+    info["namespaces"] = sorted(info["namespaces"], key=lambda space: (-space["bytes"], space["namespace"]))
+    return {**info, "store": str(directory / STORE_FILE), "file_bytes": _file_bytes(directory)}
+
+
+def _size(n: int) -> str:
+    """``n`` bytes exactly, and in decimal units for reading.
+
+    >>> _size(1_234_567), _size(999)
+    ('1,234,567 bytes (1.23 MB)', '999 bytes')
+    """
+    for unit, scale in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if n >= scale:
+            return f"{n:,} bytes ({n / scale:.3g} {unit})"
+    return f"{n:,} bytes"
+
+
+def format_info(info: dict[str, Any]) -> str:
+    """:func:`store_info` as text: one line each for entries, bytes and the cap, then one line per
+    namespace (its id, entries, bytes, and the model, dtype, device and reduction it describes)."""
+    from nlgmetrics.engine.store import MAX_BYTES_ENV, STORE_FILE
+
+    if info["store"] is None:
+        return f"no store in {info['directory']} (no {STORE_FILE}): nothing is stored there yet."
+    lines = [
+        f"store: {info['store']}",
+        f"entries: {info['entries']:,}",
+        f"bytes: {_size(info['bytes'])} of values; {_size(info['file_bytes'])} on disk",
+        f"cap: {_size(info['max_bytes'])} (${MAX_BYTES_ENV}; beyond it the least recently used entries go)",
+        f"namespaces: {len(info['namespaces'])}",
+    ]
+    for space in info["namespaces"]:
+        lines.append(f"  {space['namespace']}  entries {space['entries']:,}  bytes {space['bytes']:,}  "
+                     f"{space['describes']}")
+    return "\n".join(lines)
+
+
+def clear(directory: Path) -> dict[str, Any]:
+    """Delete the store in ``directory`` (:func:`~nlgmetrics.engine.store.clear_store`); what was
+    done: ``cleared`` (whether there was a store) and ``bytes_freed``."""
+    if not _has_store(directory):
+        return {"directory": str(directory), "cleared": False, "bytes_freed": 0}
+    from nlgmetrics.engine.store import clear_store
+
+    return {"directory": str(directory), "cleared": True, "bytes_freed": clear_store(directory)}
+
+
+def run_cache(args: argparse.Namespace) -> int:
+    """``nlgmetrics cache info|clear``: print the report (text or ``--json``); exit status 0."""
+    directory = cache_directory(args.directory)
+    if args.cache_command == "info":
+        info = store_info(directory)
+        print(json.dumps(info, indent=2) if args.json else format_info(info))
+        return 0
+    done = clear(directory)
+    if args.json:
+        print(json.dumps(done, indent=2))
+    elif done["cleared"]:
+        print(f"cleared the store in {directory}: {_size(done['bytes_freed'])} freed.")
+    else:
+        from nlgmetrics.engine.store import STORE_FILE
+
+        print(f"no store in {directory} (no {STORE_FILE}): nothing to clear.")
+    return 0
