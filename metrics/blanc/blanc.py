@@ -23,6 +23,9 @@ Args:
     token_budget (int), batch_size (int or None): speed only, same numbers.
     progress (bool): show a progress bar over the examples. Default True, unless
         evaluate.disable_progress_bar() was called.
+    cache_dir (str or None): a folder where what the model computed is kept and reused by later
+        calls and processes, same numbers (default: $NLGMETRICS_CACHE_DIR, else no store; see the
+        card's "Reusing work across calls"; `nlgmetrics cache info|clear DIR`).
     measure (str): "relative" (default, in [-1, 1]) or "improve" (in [0, 1]).
     gap (int), gap_mask (int), min_token_length_normal / _lead / _followup (int),
         len_sent_allow_cut (int): blanc's masking options, same defaults (2, 1, 4, 2, 100, 100).

@@ -21,6 +21,9 @@ Args:
     token_budget (int), batch_size (int or None), prefix_cache (bool): speed only, same numbers.
     progress (bool): show a progress bar. Default True, unless evaluate.disable_progress_bar()
         was called.
+    cache_dir (str or None): a folder where what the model computed is kept and reused by later
+        calls and processes, same numbers (default: $NLGMETRICS_CACHE_DIR, else no store; see the
+        card's "Reusing work across calls"; `nlgmetrics cache info|clear DIR`).
     weights (tuple of 3 floats): (a, b, d) for (Delta_prior(Y), Delta_prior(X), Delta_cond(Y)),
         summing to 1. Default (0.25, 0.25, 0.5).
     separator (str): text between condition and target. Default "TL;DR ".

@@ -21,6 +21,9 @@ Args:
         numbers (default token budget: 8192 on GPU, 2048 on CPU).
     progress (bool): show a progress bar. Default True, unless evaluate.disable_progress_bar()
         was called.
+    cache_dir (str or None): a folder where what the model computed is kept and reused by later
+        calls and processes, same numbers (default: $NLGMETRICS_CACHE_DIR, else no store; see the
+        card's "Reusing work across calls"; `nlgmetrics cache info|clear DIR`).
     information_measure (str): "fisher_rao_distance" (default), "kl_divergence", "alpha_divergence",
         "beta_divergence", "ab_divergence", "renyi_divergence", "l1_distance", "l2_distance",
         "l_infinity_distance", "js_divergence".

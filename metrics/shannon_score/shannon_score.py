@@ -18,6 +18,9 @@ Args:
     token_budget (int), batch_size (int or None), prefix_cache (bool): speed only, same numbers.
     progress (bool): show a progress bar. Default True, unless evaluate.disable_progress_bar()
         was called.
+    cache_dir (str or None): a folder where what the model computed is kept and reused by later
+        calls and processes, same numbers (default: $NLGMETRICS_CACHE_DIR, else no store; see the
+        card's "Reusing work across calls"; `nlgmetrics cache info|clear DIR`).
     num_upstream (int): preceding sentences given as context to every pass. Default 0 (paper).
     splitter (str or callable): sentence splitter, "pysbd" (default, offline), "punkt" (blanc's;
         needs nltk data) or a function str -> list of str.
