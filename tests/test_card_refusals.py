@@ -218,11 +218,11 @@ CHRF: dict[Refusal, tuple[str, list[Probe]]] = {
                     Probe(chrf_statistics, dict(char_order=HUGE)),
                     Probe(chrf_from_statistics, dict(word_order=HUGE), ([0] * 18,))]),
     C.NO_NGRAM_RULE: (r"leave no n-grams to compare", [Probe(chrf, dict(char_order=0, word_order=0))]),
-    # an integer beyond float64 (10**400) is no finite number
-    C.BETA_RULE: (r"beta=.* must be a finite number > 0", [Probe(chrf, dict(beta=0)), Probe(chrf, dict(beta=-2.0)),
-                                                         Probe(chrf, dict(beta=float("nan"))),
-                                                         Probe(chrf, dict(beta=10**400)),
-                                                         Probe(chrf, dict(beta=HUGE)), Probe(chrf, dict(beta=-HUGE))]),
+    # an integer beyond float64 (10**400) is no finite number; 0 is accepted (precision only, as sacrebleu)
+    C.BETA_RULE: (r"beta=.* must be a finite number >= 0", [Probe(chrf, dict(beta=-1)), Probe(chrf, dict(beta=-2.0)),
+                                                          Probe(chrf, dict(beta=float("nan"))),
+                                                          Probe(chrf, dict(beta=10**400)),
+                                                          Probe(chrf, dict(beta=HUGE)), Probe(chrf, dict(beta=-HUGE))]),
     C.BETA_RANGE_RULE: (r"beta\*\*2 must fit a float, so beta <= 1e\+150",
                         [Probe(chrf, dict(beta=1e151)), Probe(chrf, dict(beta=1.5e300))]),
     C.SWITCH_RULE: (r"`\w+` must be True or False, got ",

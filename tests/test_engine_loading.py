@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib.util
 import math
@@ -436,3 +437,25 @@ def test_cpu_model_load_leaves_the_allocator_as_it_was(tiny_llama_dir, tmp_path)
                          text=True, timeout=120, check=True).stdout
     growth = json.loads(out.strip().splitlines()[-1])["mmapped_growth"]
     assert growth >= 48 << 20, growth
+
+
+@pytest.mark.parametrize("mode", ["train", "eval"])
+def test_model_object_changed_in_place_through_data_is_scored_as_it_is_now(mode, tiny_gpt2_dir):
+    """A write through ``.data`` (PEFT's merge_adapter, EMA helpers) moves no version counter: the
+    numbers and the signature's weights hash must still follow the values (oracle: a fresh copy)."""
+    from transformers import AutoModelForCausalLM
+
+    from nlgmetrics.shannon import shannon_score
+
+    model = AutoModelForCausalLM.from_pretrained(str(tiny_gpt2_dir))
+    model.train() if mode == "train" else model.eval()
+    tokenizer = load_test_tokenizer("gpt2")
+    texts = (["Jack bought milk."], ["Jack drove to the bazaar. He bought milk and honey."])
+    before = shannon_score(*texts, model=model, model_tokenizer=tokenizer, progress=False)
+    for parameter in model.parameters():
+        parameter.data.mul_(1.5)
+    after = shannon_score(*texts, model=model, model_tokenizer=tokenizer, progress=False)
+    fresh = shannon_score(*texts, model=copy.deepcopy(model).eval(), model_tokenizer=tokenizer, progress=False)
+    assert after.scores == fresh.scores != before.scores
+    assert after.signature == fresh.signature != before.signature
+    assert model.training == (mode == "train")  # the caller's module keeps its mode

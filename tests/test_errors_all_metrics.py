@@ -218,7 +218,7 @@ BAD_OPTIONS = {
         (dict(char_order=-1), r"char_order=-1 must be a non-negative integer"),
         (dict(word_order=2.0), r"word_order=2.0 must be a non-negative integer \(0: chrF, 2: chrF\+\+\)"),
         (dict(char_order=0, word_order=0), r"leave no n-grams to compare; use char_order=6"),
-        (dict(beta=0), r"beta=0 must be a finite number > 0"),
+        (dict(beta=-1), r"beta=-1 must be a finite number >= 0"),
         (dict(whitespace="yes"), r"`whitespace` must be True or False, got 'yes'"),
         (dict(eps_smoothing=1), r"`eps_smoothing` must be True or False, got 1"),
     ],

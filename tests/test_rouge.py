@@ -651,7 +651,7 @@ def test_evaluate_module_loads_offline_and_batches(metrics_dir, monkeypatch):
     module = evaluate.load(str(metrics_dir / "rouge_family"))
     preds = ["the cat sat on the mat", "hello world", ""]
     refs = [["a cat sat on the mat", "the cat lay"], ["hello there world"], ["something"]]
-    out = compute_in_two_batches(module, preds, refs, 2, rouge_types=["rouge1", "rougeLsum"])
+    out = compute_in_two_batches(module, preds, refs, 2, rouge_types=["rouge1", "rougeLsum"], return_details=True)
     expected = [s["rouge1"].fmeasure for s in _rouge_score_best(preds, refs, ["rouge1", "rougeLsum"])]
     each = compute_in_two_batches(module, preds, refs, 2, rouge_types=["rouge1", "rougeLsum"], use_aggregator=False)
     assert each["rouge1"] == pytest.approx(expected, abs=1e-12)
@@ -675,7 +675,7 @@ def test_evaluate_mixed_string_and_list_references_give_the_library_numbers(metr
     expected = _rouge_score_best(preds, refs, types)
     library = rouge_family(preds, refs, rouge_types=types)
     module = evaluate.load(str(metrics_dir / "rouge_family"))
-    options = {"rouge_types": types, "use_aggregator": False, "return_signature": True}
+    options = {"rouge_types": types, "use_aggregator": False, "return_details": True, "return_signature": True}
     for out in (
         module.compute(predictions=preds, references=refs, **options),
         # the first batch decides evaluate's feature format: one of single strings, then lists
@@ -685,8 +685,8 @@ def test_evaluate_mixed_string_and_list_references_give_the_library_numbers(metr
             for suffix, k in MEASURES:
                 assert out[name + suffix] == pytest.approx([e[name][k] for e in expected], abs=1e-12)
         assert out["signature"] == library.signature and "nrefs:var" in out["signature"]
-    for out in (module.compute(predictions=preds, references=refs, rouge_types=types),
-                compute_in_two_batches(module, preds, refs, 1, rouge_types=types)):
+    for out in (module.compute(predictions=preds, references=refs, rouge_types=types, return_details=True),
+                compute_in_two_batches(module, preds, refs, 1, rouge_types=types, return_details=True)):
         assert out == library.aggregate()
     assert round(library.main_score, 4) == round(sum(e["rouge1"].fmeasure for e in expected) / 3, 4)
 
@@ -699,14 +699,15 @@ def test_evaluate_combine_of_rouge_and_bleu_gives_the_library_numbers(metrics_di
 
     preds, refs = mixed_shapes_first(MIXED_PREDICTIONS, MIXED_REFERENCES, first)
     combined = evaluate.combine([evaluate.load(str(metrics_dir / "rouge_family")), evaluate.load(str(metrics_dir / "bleu"))])
-    out = combined.compute(predictions=preds, references=refs)
+    out = combined.compute(predictions=preds, references=refs, return_details=True)
     rouge = rouge_family(preds, refs)
     corpus = bleu(preds, refs)
     for key, value in rouge.aggregate().items():
         assert out[key] == value, key
     assert out["score"] == corpus.bleu and out["sentence_bleu"] == corpus.aggregate()["sentence_bleu"]
     each = combined.compute(predictions=preds, references=refs, use_aggregator=False, return_signature=True)
-    assert each["rouge_family_signature"] == rouge.signature and each["bleu_signature"] == corpus.signature
+    # combine prefixes with evaluate's names of the counterparts (rouge, sacrebleu)
+    assert each["rouge_signature"] == rouge.signature and each["sacrebleu_signature"] == corpus.signature
     # and those are the reference implementations' numbers
     best = _rouge_score_best(preds, refs, ["rouge1"])
     assert each["rouge1"] == pytest.approx([s["rouge1"].fmeasure for s in best], abs=1e-12)
