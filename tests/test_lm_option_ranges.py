@@ -345,6 +345,7 @@ def test_token_budget_none_is_the_default_budget_for_every_lm_metric(metric, tin
 _BLANC_SHARED_PROBES = [
     dict(variant="tuned"), dict(measure="rel"), dict(gap=0), dict(token_budget=0), dict(batch_size=0),
     dict(max_length=0), dict(max_length=2), dict(splitter="spacy"), dict(splitter=_by_numbers), dict(explain="no"),
+    dict(cache_dir=5),
 ]
 #: metric -> (probe options, which fire one rule each); every rule of the metric's list has one.
 PROBES = {
@@ -356,16 +357,17 @@ PROBES = {
         dict(information_measure="alpha_divergence", alpha=50.0, temperature=0.001),
         dict(temperature=0), dict(idf="yes"), dict(model_kind="mlm"), dict(measures=[]), dict(token_budget=0),
         dict(batch_size=0), dict(max_length=0), dict(max_length=2), dict(chunk_size=0), dict(progress="no"),
+        dict(cache_dir=5),
     ],
     "shannon_score": [
         dict(token_budget=0), dict(batch_size=0), dict(max_length=0), dict(max_length=2), dict(num_upstream=-1),
         dict(chunk_size=0), dict(explain="no"), dict(splitter="spacy"), dict(splitter=_by_numbers),
-        dict(start_token=-1), dict(start_token="<nope>"),
+        dict(start_token=-1), dict(start_token="<nope>"), dict(cache_dir=5),
     ],
     "fflm": [
         dict(weights=(1, 1, 1)), dict(token_budget=0), dict(batch_size=0), dict(max_length=0), dict(max_length=3),
         dict(chunk_size=0), dict(separator=None), dict(start_token=True), dict(start_token=10**9),
-        dict(explain=1),
+        dict(explain=1), dict(cache_dir=5),
     ],
     "blanc_help": [
         *_BLANC_SHARED_PROBES, dict(filler_token=None), dict(filler_token="notatoken_zz"),

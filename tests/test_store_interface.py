@@ -323,9 +323,6 @@ def test_cache_info_of_a_file_that_is_not_a_store_is_one_line_and_exit_2(tmp_pat
 # a bad cache_dir
 
 
-@pytest.mark.xfail(strict=True, raises=(TypeError, AssertionError), reason=(
-    "the engine's resolve_cache_dir does not call nlgmetrics.core.validation.check_cache_dir yet: "
-    "os.fspath raises a TypeError that does not name the option"))
 @pytest.mark.parametrize("name", LM_METRICS)
 def test_a_cache_dir_of_another_type_is_refused_naming_it_before_any_model_loads(name):
     from nlgmetrics.core.refusals import OptionError

@@ -34,6 +34,7 @@ from nlgmetrics.blanc.tune import (
 from nlgmetrics.core.refusals import Refusal, refusal_sentences
 from nlgmetrics.core.sentences import SPLITTER_OUTPUT_RULE, SPLITTER_RULE
 from nlgmetrics.core.validation import (
+    CACHE_DIR_RULE,
     BATCH_SIZE_RULE,
     MAX_LENGTH_RULE,
     SEED_RULE,
@@ -54,7 +55,7 @@ VARIANT_RULE = Refusal(
 #: The rules both variants' checks apply, then each variant's own (:func:`refusals`).
 SHARED_RULES: tuple[Refusal, ...] = (
     VARIANT_RULE, MEASURE_RULE, MASKING_RULE, TOKEN_BUDGET_RULE, BATCH_SIZE_RULE, MAX_LENGTH_RULE,
-    MAX_LENGTH_ROOM_RULE, SPLITTER_RULE, SPLITTER_OUTPUT_RULE, SWITCH_RULE,
+    MAX_LENGTH_ROOM_RULE, SPLITTER_RULE, SPLITTER_OUTPUT_RULE, SWITCH_RULE, CACHE_DIR_RULE,
 )
 RULES: dict[str, tuple[Refusal, ...]] = {
     "help": (*SHARED_RULES, FILLER_RULE, FILLER_VOCABULARY_RULE),

@@ -271,6 +271,8 @@ def blanc_help(
                     outcomes[masked.example] += masked_outcomes(
                         masked.sentence, masked.positions, masked.truth, predicted[masked.base_query],
                         predicted[masked.help_query], tok)
+    if store is not None:
+        store.close()  # written through already; the file stays for the next call
     emit_warnings(warn, window)
 
     signature = blanc_signature("help", lm, window, measure=measure, masking=masking, splitter=splitter_name,

@@ -577,6 +577,8 @@ def blanc_tune(
                     tally(counts[i], truth, base=base[number], helped=tuned[number], tokenizer=tok)
                     if explain:
                         outcomes[i] += masked_outcomes(sentence, positions, truth, base[number], tuned[number], tok)
+    if store is not None:
+        store.close()  # written through already; the file stays for the next call
     emit_warnings(warn, window)
 
     signature = blanc_signature("tune", lm, window, measure=measure, masking=masking, splitter=splitter_name,

@@ -394,9 +394,19 @@ class Store:
     def close(self) -> None:
         self._db.close()
 
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
 
 def resolve_cache_dir(cache_dir: str | os.PathLike | None) -> Path | None:
-    """``cache_dir`` as given, else ``$NLGMETRICS_CACHE_DIR``; ``None`` (or empty) means no store."""
+    """``cache_dir`` as given, else ``$NLGMETRICS_CACHE_DIR``; ``None`` (or empty) means no store.
+    An argument of another type is refused naming the option (the environment is a string)."""
+    from nlgmetrics.core.validation import check_cache_dir
+
+    cache_dir = check_cache_dir(cache_dir)
     if cache_dir is None:
         cache_dir = os.environ.get(CACHE_DIR_ENV) or None
     if cache_dir is None or os.fspath(cache_dir) == "":

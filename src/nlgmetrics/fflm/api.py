@@ -28,6 +28,7 @@ from nlgmetrics.core.signature import make_signature
 from nlgmetrics.core.refusals import AFTER_LOADING, Refusal, refusal_sentences
 from nlgmetrics.core.tokens import START_TOKEN_RULE, START_TOKEN_VOCABULARY_RULE
 from nlgmetrics.core.validation import (
+    CACHE_DIR_RULE,
     BATCH_SIZE_RULE,
     CHUNK_SIZE_RULE,
     MAX_LENGTH_RULE,
@@ -89,7 +90,7 @@ MAX_LENGTH_ROOM_RULE = Refusal(
 #: Every rule FFLM's checks apply, in the order of its options (:func:`refusals`).
 RULES: tuple[Refusal, ...] = (
     WEIGHTS_RULE, TOKEN_BUDGET_RULE, BATCH_SIZE_RULE, MAX_LENGTH_RULE, MAX_LENGTH_ROOM_RULE, CHUNK_SIZE_RULE,
-    SEPARATOR_RULE, START_TOKEN_RULE, START_TOKEN_VOCABULARY_RULE, SWITCH_RULE,
+    SEPARATOR_RULE, START_TOKEN_RULE, START_TOKEN_VOCABULARY_RULE, SWITCH_RULE, CACHE_DIR_RULE,
 )
 
 
@@ -364,6 +365,8 @@ def fflm(
                 counts.add("truncated", plan.truncated)
                 counts.add("empty", (not plan.summary) or plan.cond_budget == 0)
             del plans, queries, slots, logprobs
+    if store is not None:
+        store.close()  # written through already; the file stays for the next call
     counts.emit(_WARNINGS, total=n, limit=limit)
 
     signature = make_signature(

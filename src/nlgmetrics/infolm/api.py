@@ -58,6 +58,7 @@ from nlgmetrics.core.result import Column, MetricResult
 from nlgmetrics.core.signature import make_signature
 from nlgmetrics.core.refusals import Refusal, refusal_sentences
 from nlgmetrics.core.validation import (
+    CACHE_DIR_RULE,
     BATCH_SIZE_RULE,
     CHUNK_SIZE_RULE,
     MAX_LENGTH_RULE,
@@ -110,7 +111,7 @@ MEASURES_ENTRY_RULE = Refusal(
 #: Every rule InfoLM's checks apply, in the order of its options (:func:`refusals`).
 RULES: tuple[Refusal, ...] = (
     *MEASURE_RULES, TEMPERATURE_RULE, IDF_RULE, MODEL_KIND_RULE, MEASURES_ENTRY_RULE, TOKEN_BUDGET_RULE,
-    BATCH_SIZE_RULE, MAX_LENGTH_RULE, MAX_LENGTH_ROOM_RULE, CHUNK_SIZE_RULE, SWITCH_RULE,
+    BATCH_SIZE_RULE, MAX_LENGTH_RULE, MAX_LENGTH_ROOM_RULE, CHUNK_SIZE_RULE, SWITCH_RULE, CACHE_DIR_RULE,
 )
 
 
@@ -369,6 +370,8 @@ def _infolm(
         per_spec = score_examples(
             lm, texts, cand_ids, ref_ids, table, checked, token_budget, batch_size, chunk_size, bar, store,
         )
+    if store is not None:
+        store.close()  # written through already; the file stays for the next call
     counts.emit(TRUNCATION_WARNING, stacklevel=4, total=len(strings), limit=limit)
 
     idf_field = "no" if table is None else ("refs" if user_table is None else f"table-{user_table.fingerprint()}")

@@ -91,6 +91,7 @@ from nlgmetrics.core.signature import make_signature
 from nlgmetrics.core.refusals import Refusal, refusal_sentences
 from nlgmetrics.core.tokens import START_TOKEN_RULE, START_TOKEN_VOCABULARY_RULE, check_start_token
 from nlgmetrics.core.validation import (
+    CACHE_DIR_RULE,
     BATCH_SIZE_RULE,
     CHUNK_SIZE_RULE,
     MAX_LENGTH_RULE,
@@ -140,7 +141,7 @@ NUM_UPSTREAM_RULE = Refusal(
 RULES: tuple[Refusal, ...] = (
     TOKEN_BUDGET_RULE, BATCH_SIZE_RULE, MAX_LENGTH_RULE, MAX_LENGTH_ROOM_RULE, NUM_UPSTREAM_RULE,
     CHUNK_SIZE_RULE, SWITCH_RULE, SPLITTER_RULE, SPLITTER_OUTPUT_RULE, START_TOKEN_RULE,
-    START_TOKEN_VOCABULARY_RULE,
+    START_TOKEN_VOCABULARY_RULE, CACHE_DIR_RULE,
 )
 
 
@@ -401,6 +402,8 @@ def shannon_score(
                 if explain:
                     token_scores[i] = _token_scores(lm.tokenizer, pair)
                     explained[i] = pair
+    if store is not None:
+        store.close()  # written through already; the file stays for the next call
     counts.emit(WARNINGS, max_length=max_length, summary_limit=max_length - 2)
 
     signature = make_signature(
