@@ -8,6 +8,14 @@ in memory but the in-process digests forgotten (a fresh process that just loaded
     python -m benchmarks.speed_fingerprint --directory /tmp/ckpt500
 
 ``--make-checkpoint MB`` first writes a safetensors file of about that size into ``--directory``.
+
+``--objects`` times instead what a model *object* costs on every call that passes it: the engine
+hashes its current values each time (a write through ``.data`` moves no version counter), so
+SmolLM2-135M in float32 and bfloat16 and a random Llama of about 1.1 B parameters in float32 are
+hashed (``module_fingerprint``) and passed to ``load_lm`` a second time (the whole per-call check:
+values hashed, the load cache hit), median of ``--repeats``:
+
+    python -m benchmarks.speed_fingerprint --objects --repeats 3
 """
 
 from __future__ import annotations
@@ -17,6 +25,8 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+import torch
 
 from nlgmetrics.engine import fingerprints
 from nlgmetrics.engine.smollm2 import recorded_source, smollm2_dir
@@ -50,11 +60,58 @@ def _make_checkpoint(directory: Path, megabytes: int) -> None:
     (directory / "config.json").write_text("{}")
 
 
+def _random_llama_1b() -> torch.nn.Module:
+    """A Llama of TinyLlama-1.1B's shape with random float32 weights (4.4 GB): the size class of
+    the smallest models people fine-tune and score."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(hidden_size=2048, intermediate_size=5632, num_hidden_layers=22, num_attention_heads=32,
+                         num_key_value_heads=4, vocab_size=32000, max_position_embeddings=2048)
+    return LlamaForCausalLM(config).eval()
+
+
+def time_objects(repeats: int) -> None:
+    """Per-call cost of a model object: its values hashed, and a repeated ``load_lm`` (hash + cache hit)."""
+    import statistics
+
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from nlgmetrics.engine import load_lm
+
+    alias = smollm2_dir()
+    tokenizer = AutoTokenizer.from_pretrained(alias)
+    objects = [
+        ("SmolLM2-135M float32", lambda: AutoModelForCausalLM.from_pretrained(alias, dtype=torch.float32).eval(), "float32"),
+        ("SmolLM2-135M bfloat16", lambda: AutoModelForCausalLM.from_pretrained(alias, dtype=torch.bfloat16).eval(), "bfloat16"),
+        ("random Llama 1.1B float32", _random_llama_1b, "float32"),
+    ]
+    for label, build, dtype in objects:
+        model = build()
+        params = sum(p.numel() for p in model.parameters())
+        megabytes = sum(t.numel() * t.element_size() for t in model.state_dict().values()) / 1e6
+        hashes = [_seconds(lambda: fingerprints.module_fingerprint(model))[1] for _ in range(repeats)]
+        load_lm(model, "causal", model_tokenizer=tokenizer, dtype=dtype)  # the first load: prepares the model
+        calls = [_seconds(lambda: load_lm(model, "causal", model_tokenizer=tokenizer, dtype=dtype).name)[1]
+                 for _ in range(repeats)]
+        hashed = statistics.median(hashes)
+        print(f"{label}: {params / 1e6:.0f} M parameters, {megabytes:.0f} MB of state; module_fingerprint "
+              f"{hashed:.3f} s ({megabytes / 1e3 / hashed:.2f} GB/s) [{', '.join(f'{t:.3f}' for t in hashes)}]; "
+              f"load_lm again {statistics.median(calls):.3f} s [{', '.join(f'{t:.3f}' for t in calls)}]")
+        del model
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--directory", type=Path, required=True, help="a checkpoint directory to fingerprint")
+    parser.add_argument("--directory", type=Path, help="a checkpoint directory to fingerprint")
     parser.add_argument("--make-checkpoint", type=int, metavar="MB", help="first write a safetensors file of this size there")
+    parser.add_argument("--objects", action="store_true", help="time the per-call hash of model objects instead")
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
+    if args.objects:
+        time_objects(args.repeats)
+        return
+    if args.directory is None:
+        parser.error("--directory is needed (or --objects)")
     if args.make_checkpoint:
         _make_checkpoint(args.directory, args.make_checkpoint)
     alias = smollm2_dir()

