@@ -1,0 +1,129 @@
+"""What the README and the cards say about the engine is what the engine does.
+
+Each claim of README's "Speed: the shared engine" that code can check is checked here against the
+running engine, from outside it (hooks on the model), not against the engine's own bookkeeping:
+
+- every forward pass carries its 2-D padding mask (plain, prefix-cached and masked passes);
+- nothing is probed when a model loads (no forward pass inside ``load_lm``);
+- the architecture count the README gives is the one ``tests/test_architectures.py`` checks;
+- statements of mechanisms that were removed are not made any more.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE = "The cat sat on the mat. It was warm there. The dog slept outside all day long."
+SUMMARIES = ["A cat sat on a mat.", "The dog slept outside.", "A cat sat on a mat."]
+
+
+def _engine_section() -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index("## Speed: the shared engine")
+    return text[start:text.index("\n## ", start + 1)]
+
+
+class _PassWatcher:
+    """Records, for every call of a model's base (transformer body), whether a 2-D padding mask came
+    with it and how wide the pass was."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        self.passes: list[tuple[bool, int]] = []
+        body = getattr(model, model.base_model_prefix, model)
+        self._handle = body.register_forward_pre_hook(self._seen, with_kwargs=True)
+
+    def _seen(self, module, args, kwargs):
+        ids = kwargs.get("input_ids", args[0] if args else None)
+        mask = kwargs.get("attention_mask")
+        self.passes.append((isinstance(mask, torch.Tensor) and mask.dim() == 2, int(ids.shape[-1])))
+
+    def close(self) -> None:
+        self._handle.remove()
+
+
+@pytest.mark.parametrize("prefix_cache", [True, False])
+def test_every_causal_pass_carries_its_padding_mask(tiny_gpt2_dir, prefix_cache):
+    from nlgmetrics.engine import load_lm
+    from nlgmetrics.fflm import fflm
+    from nlgmetrics.shannon import shannon_score
+
+    lm = load_lm(str(tiny_gpt2_dir), "causal")
+    watcher = _PassWatcher(lm.model)
+    try:
+        shannon_score(SUMMARIES, [SOURCE] * 3, model=lm, progress=False, prefix_cache=prefix_cache)
+        fflm(SUMMARIES, [SOURCE] * 3, model=lm, progress=False, prefix_cache=prefix_cache)
+    finally:
+        watcher.close()
+    assert watcher.passes, "no pass was seen: the watcher is not on the model's body"
+    assert all(masked for masked, _ in watcher.passes), watcher.passes
+
+
+def test_every_masked_pass_carries_its_padding_mask(tiny_bert_dir):
+    from nlgmetrics.blanc import blanc
+    from nlgmetrics.engine import load_lm
+    from nlgmetrics.infolm import infolm
+
+    lm = load_lm(str(tiny_bert_dir), "masked")
+    watcher = _PassWatcher(lm.model)
+    try:
+        infolm(SUMMARIES, [SOURCE] * 3, model=lm, progress=False)
+        blanc(SUMMARIES, [SOURCE] * 3, model=lm, progress=False)
+    finally:
+        watcher.close()
+    assert watcher.passes and all(masked for masked, _ in watcher.passes), watcher.passes
+
+
+@pytest.mark.parametrize("kind", ["causal", "masked"])
+def test_loading_a_model_runs_no_forward_pass(kind, tiny_gpt2_dir, tiny_bert_dir, monkeypatch):
+    """No probe at load time: ``load_lm`` prepares a model without running it."""
+    from nlgmetrics.engine import clear_cache, load_lm
+
+    clear_cache()
+    calls: list[str] = []
+    real_call = torch.nn.Module.__call__
+
+    def counting_call(self, *args, **kwargs):
+        if hasattr(self, "config") and hasattr(self, "base_model_prefix"):  # a transformers model
+            calls.append(type(self).__name__)
+        return real_call(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.Module, "__call__", counting_call)
+    lm = load_lm(str(tiny_gpt2_dir if kind == "causal" else tiny_bert_dir), kind)
+    assert lm.kind == kind
+    assert calls == []
+    # The watcher works: a pass through the model is counted.
+    with torch.inference_mode():
+        lm.model(input_ids=torch.tensor([[1, 2, 3]]))
+    assert calls
+
+
+def test_the_readme_names_the_architectures_the_tests_check():
+    spec = importlib.util.spec_from_file_location("architectures", ROOT / "tests" / "test_architectures.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    found = re.search(r"forward on (\d+) architectures \((\d+) causal, (\d+) masked\)", _engine_section())
+    assert found, "the README's engine section no longer says how many architectures are checked"
+    total, causal, masked = map(int, found.groups())
+    assert (causal, masked) == (len(module.CAUSAL), len(module.MASKED))
+    assert total == causal + masked
+
+
+@pytest.mark.parametrize("path", ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "metrics").glob("*/README.md"))])
+def test_no_removed_engine_mechanism_is_described_as_current(path):
+    """Mechanisms dropped in the consolidation: unmasked right padding, load-time checks, the
+    allocator retune, packed rows. A page may tell their history, not describe them as what runs."""
+    text = (ROOT / path).read_text(encoding="utf-8")
+    for stale in (
+        r"go without an attention mask",
+        r"checked per model at load time",
+        r"before the engine bounded padding and packed",
+        r"buffer reuse of the CPU engine",
+        r"runs as SDPA's causal kernel",
+    ):
+        assert not re.search(stale, text), f"{path}: {stale!r}"
