@@ -195,15 +195,20 @@ def _mecab_tagger(name: str) -> Any:
     return tagger
 
 
+def _named(tokenize: Tokenizer, name: str, doc: str) -> Tokenizer:
+    """``tokenize`` under the public name of sacrebleu's tokenizer ``name`` (for reprs and docs)."""
+    tokenize.__name__ = tokenize.__qualname__ = f"tokenize_{name.replace('-', '_')}"
+    tokenize.__doc__ = doc
+    return tokenize
+
+
 def _mecab(name: str) -> Tokenizer:
     def tokenize_mecab(line: str) -> list[str]:
         # sacrebleu: parse the stripped line, strip MeCab's trailing newline, split at spaces.
         return _mecab_tagger(name).parse(line.strip()).split()
 
-    tokenize_mecab.__name__ = tokenize_mecab.__qualname__ = f"tokenize_{name.replace('-', '_')}"
-    tokenize_mecab.__doc__ = (f"MeCab word segmentation as sacrebleu's ``{name!r}`` "
-                              f"(needs ``nlgmetrics[{_MECAB[name].extra}]``).")
-    return tokenize_mecab
+    return _named(tokenize_mecab, name, f"MeCab word segmentation as sacrebleu's ``{name!r}`` "
+                                        f"(needs ``nlgmetrics[{_MECAB[name].extra}]``).")
 
 
 tokenize_ja_mecab = _mecab("ja-mecab")
@@ -282,10 +287,8 @@ def _spm(name: str) -> Tokenizer:
         # sacrebleu joins the pieces with spaces and its BLEU splits that string at whitespace.
         return _spm_tokenizer(name)(line).split()
 
-    tokenize_spm.__name__ = tokenize_spm.__qualname__ = f"tokenize_{name}"
-    tokenize_spm.__doc__ = (f"SentencePiece pieces of sacrebleu's ``{name!r}`` model (spBLEU; needs sacrebleu "
-                            f"and sentencepiece, and the model file: :func:`spm_model`).")
-    return tokenize_spm
+    return _named(tokenize_spm, name, f"SentencePiece pieces of sacrebleu's ``{name!r}`` model (spBLEU; needs "
+                                      f"sacrebleu and sentencepiece, and the model file: :func:`spm_model`).")
 
 
 tokenize_flores101 = _spm("flores101")
