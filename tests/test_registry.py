@@ -84,7 +84,8 @@ def test_each_metric_has_its_thin_module_folder(name):
     classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
     assert len(classes) == 1 and [ast.unparse(b) for b in classes[0].bases] == ["ProtocolModule", "evaluate.Metric"]
     assert not [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)], "a module holds no code"
-    # evaluate names the module (evaluate.combine's key prefix) from the class: the folder's name
+    # The class name gives the folder's name (evaluate's default); a module answering to an evaluate
+    # counterpart then takes the counterpart's name for evaluate.combine's key prefix (EvaluateFace).
     assert evaluate.naming.camelcase_to_snakecase(classes[0].name) == name
     # the card cites what the protocol cites (BibTeX keys)
     keys = re.findall(r"@\w+\{([^,\s]+),", get_protocol(name).citation)
