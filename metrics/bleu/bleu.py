@@ -17,7 +17,8 @@ Args:
         such warning; accepted for drop-in use, no effect on the numbers. Default False.
     lowercase (bool): lower-case before tokenizing. Default False.
     tokenize (str or None): "13a" (default; None means 13a), "intl", "char", "none", "zh",
-        "ja-mecab" or "ko-mecab" (MeCab: pip install "nlgmetrics[ja]" / "nlgmetrics[ko]").
+        "ja-mecab" or "ko-mecab" (MeCab: pip install "nlgmetrics[ja]" / "nlgmetrics[ko]"),
+        "flores101" or "flores200" (spBLEU: sacrebleu's SentencePiece models; needs sentencepiece).
     use_effective_order (bool): for the corpus score, stop the geometric mean at the highest order
         with hypothesis n-grams. Default False. Per-example sentence BLEU always uses it.
     max_ngram_order (int): default 4 (ours; sacrebleu's BLEU(max_ngram_order=...)).

@@ -13,7 +13,7 @@ Args:
         (the number may vary between examples, unlike evaluate's chrf; a mix is fine).
     char_order (int): largest character n-gram order. Default 6.
     word_order (int): largest word n-gram order. Default 0 (chrF); 2 is chrF++.
-    beta (float): recall is beta times as important as precision. Default 2.
+    beta (float): recall is beta times as important as precision; 0 scores precision only. Default 2.
     lowercase (bool): lower-case before scoring. Default False.
     whitespace (bool): keep whitespace in character n-grams. Default False.
     eps_smoothing (bool): mean of per-order F-scores with epsilon smoothing (chrF++.py, NLTK,
