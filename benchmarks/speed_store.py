@@ -10,7 +10,8 @@ and InfoLM; BLANC needs a masked LM: the random BERT-shaped model of :mod:`bench
 1. system by system: call 2 with the store (a fresh folder, call 1 then call 2 in it) against
    call 2 without one (after call 1 without one): seconds and forward work (passes, positions,
    real tokens, counted by :func:`benchmarks.counting.count_work`); the scores must agree within
-   1e-6 relative and the signatures must be identical;
+   the engine's float32 batch invariance (1e-5 relative, the tolerance the tests and the cards
+   state: the store's call 2 runs its misses in other batches) and the signatures must be identical;
 2. the same call 2 again with the same store: seconds and forward passes (none expected);
 3. the lookup cost when nothing is stored: call 1 into a fresh empty folder against call 1
    without a store;
@@ -24,7 +25,7 @@ unset for the run: ``cache_dir=None`` must mean no store.
 
     python -m benchmarks.speed_store --docs 5 --repeats 3 --out benchmarks/results/speed_store.md
 
-Where the store's scores differ from a call's without one beyond 1e-6 relative, the run also
+Where the store's scores differ from a call's without one at all, the run also
 measures how far float32 batching alone moves them (call 2 without a store, ``batch_size=1``
 against the default batching); ``--batch-variance`` runs that check alone and appends it to
 ``--out`` (the committed results: ``--batch-variance --metrics fflm --docs 5`` after the command
@@ -71,7 +72,7 @@ METRICS = ("shannon", "fflm", "blanc_help", "infolm")
 SECOND_CALL_TARGETS = {"shannon": 0.40, "fflm": 0.75, "blanc_help": 0.60, "infolm": 0.60}
 REPEAT_TARGET = 0.05  # the same call again / cold
 LOOKUP_TARGET = 1.05  # call 1 into an empty store / call 1 without a store
-SCORE_RTOL = 1e-6
+SCORE_RTOL = 1e-5  # float32 batch invariance, as tests/test_store.py and the cards
 DEFAULT_SYSTEMS = ("presumm_out_abs", "t5_out_large")  # two abstractive systems: different summaries
 STORE_FILES = ("store.sqlite", "store.sqlite-wal", "store.sqlite-shm")
 
@@ -596,7 +597,7 @@ def render(results: list[dict[str, Any]], resume: dict[str, Any] | None, data: S
             f"| {store['forwards']} / {store['positions']} / {store['real']} | {store['hits']} / {store['misses']} "
             f"| {k_ratio:.0%} | ≤ {target:.0%} "
             f"| {_verdict(t_ratio <= target)} | {_verdict(k_ratio <= target)} | {r['diff_call2']['max_abs']:.3g} "
-            f"| {'same' if r['diff_call2']['ok'] else '**DIFFER**'} | {'same' if r['same_signature'] else '**DIFFER**'} |")
+            f"| {'within 1e-5' if r['diff_call2']['ok'] else '**DIFFER**'} | {'same' if r['same_signature'] else '**DIFFER**'} |")
     lines += [
         "",
         "## 2. The same call 2 again, same store",
