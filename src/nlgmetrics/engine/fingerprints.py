@@ -157,7 +157,7 @@ def module_fingerprint(model: torch.nn.Module) -> str:
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    entries = [(name, tensor) for name, tensor in model.state_dict().items()]
+    entries = list(model.state_dict().items())
     distinct: dict[tuple, torch.Tensor] = {}
     for _, tensor in entries:
         if tensor.numel():

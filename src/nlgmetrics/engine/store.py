@@ -394,12 +394,6 @@ class Store:
     def close(self) -> None:
         self._db.close()
 
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
 
 def resolve_cache_dir(cache_dir: str | os.PathLike | None) -> Path | None:
     """``cache_dir`` as given, else ``$NLGMETRICS_CACHE_DIR``; ``None`` (or empty) means no store.
