@@ -65,7 +65,7 @@ done
 if [[ "${LIMITS:-0}" == 1 ]]; then
     NLGMETRICS_SPEED_MODELS=${NLGMETRICS_SPEED_MODELS:-/tmp/nlgmetrics-speed-models} \
     "$PYTHON" -m benchmarks.speed_limits --device "${DEVICE:-cuda}" --random-weights --threads 8 \
-        --docs "${LIMITS_DOCS:-4}" --summaries 25 --dtypes "$(echo ${DTYPES:-bfloat16 float32} | tr ' ' ',')" \
+        --docs "${LIMITS_DOCS:-4}" --summaries 25 --repeats "${LIMITS_REPEATS:-2}" --dtypes "$(echo ${DTYPES:-bfloat16 float32} | tr ' ' ',')" \
         --data "$GPU/data/realsumm/realsumm.jsonl" --label "${DEVICE:-cuda}${TAG:-}" \
         --out "$OUT/speed_limits_${DEVICE:-cuda}${TAG:-}.md" 2>&1 | tee "$OUT/log_limits${TAG:-}.txt"
 fi

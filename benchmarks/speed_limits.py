@@ -315,14 +315,20 @@ def fast_paths(lm: Any) -> list[str]:
     return [name for name, attribute in flags.items() if getattr(lm, attribute, False)]
 
 
-def measure(name: str, lm: Any, documents: list[str], summaries: list[str], references: list[str]) -> dict[str, Any]:
-    """One untimed warm-up call, then one counted and timed call; the row of numbers."""
+def measure(name: str, lm: Any, documents: list[str], summaries: list[str], references: list[str],
+            repeats: int = 1) -> dict[str, Any]:
+    """One untimed warm-up call, then ``repeats`` counted and timed calls on the slice; the row of
+    numbers, with the fastest call's time (the first is kept too: on a GPU a first call over many new
+    (batch, length) shapes pays for kernel selection once per process)."""
     call = metric_call(name)
     call(lm, [WARM_DOCUMENT], [WARM_SUMMARY], [WARM_DOCUMENT])
-    with count_work(lm) as counter:
-        start = time.perf_counter()
-        result = call(lm, documents, summaries, references)
-        seconds = time.perf_counter() - start
+    timings = []
+    for _ in range(repeats):
+        with count_work(lm) as counter:
+            start = time.perf_counter()
+            result = call(lm, documents, summaries, references)
+            timings.append(time.perf_counter() - start)
+    seconds = min(timings)
     config = lm.model.config
     hidden = config.hidden_size
     vocab = lm.model.get_output_embeddings().weight.shape[0]
@@ -341,7 +347,7 @@ def measure(name: str, lm: Any, documents: list[str], summaries: list[str], refe
         head_rows=counter.head_rows, body_params=body, hidden=hidden, vocab=vocab,
         exact_gflop=exact / 1e9, head_gflop=head_flop / 1e9, executed_gflop=executed / 1e9, seconds=seconds,
         gflops=exact / 1e9 / seconds, attention_pairs=pairs, attention_gflop=attention / 1e9,
-        gflops_with_attention=(exact + attention) / 1e9 / seconds,
+        gflops_with_attention=(exact + attention) / 1e9 / seconds, timings=timings,
         scores={column: [float(v) for v in values] for column, values in result.scores.items()},
     )
 
@@ -361,12 +367,14 @@ def run(
     bf16_cap: float = 60.0,
     device: str = "cpu",
     random_weights: bool = False,
+    repeats: int = 1,
 ) -> dict[str, Any]:
     """Probe the matmul rates, run every (metric, dtype); rows plus the probes and machine load.
 
     ``threads=None`` keeps torch's default (one per core). ``device``: where the models, the probes
     and the work run (``cuda``: a GPU; the host threads then only feed it). ``random_weights``:
-    SmolLM2-135M's shape with random weights (:func:`load_model`)."""
+    SmolLM2-135M's shape with random weights (:func:`load_model`). ``repeats``: timed calls per
+    metric, the fastest counts (:func:`measure`)."""
     import torch
 
     if threads:
@@ -400,9 +408,10 @@ def run(
                 shapes.setdefault(dtype, {})[which] = model_shape_rates(loaded[which].model)
                 granted.setdefault(dtype, {})[which] = fast_paths(loaded[which])
             print(f"speed_limits: {name} {dtype} ...", file=sys.stderr, flush=True)
-            row = measure(name, loaded[which], documents, summaries, references)
+            row = measure(name, loaded[which], documents, summaries, references, repeats)
             print(f"speed_limits: {name} {dtype}: {row['positions']} positions / {row['real']} real, "
-                  f"{row['seconds']:.1f} s", file=sys.stderr, flush=True)
+                  f"{row['seconds']:.1f} s (calls: {', '.join(f'{t:.1f}' for t in row['timings'])})",
+                  file=sys.stderr, flush=True)
             rows.append(row)
         probes[dtype]["after"] = matmul_rate(torch_dtype, device=device)
         probes[dtype]["limit"] = max(probes[dtype].values())
@@ -442,6 +451,12 @@ def read_runs(path: str | os.PathLike) -> dict[str, Any]:
     return json.loads(blocks[-1])
 
 
+def _seconds(row: dict[str, Any]) -> str:
+    """The counted time, with the first call's beside it when several were timed."""
+    timings = row.get("timings", [])
+    return f"{row['seconds']:.1f}" + (f" (first call {timings[0]:.1f})" if len(timings) > 1 else "")
+
+
 def _table(run_: dict[str, Any]) -> list[str]:
     lines = [
         "| metric | model | dtype | forwards | positions through the body (padded) | real positions needed | "
@@ -458,7 +473,7 @@ def _table(run_: dict[str, Any]) -> list[str]:
         limit = run_["probes"][r["dtype"]]["limit"]
         lines.append(
             f"| {r['metric']} | {r['model']} | {r['dtype']} | {r['forwards']} | {r['positions']:,} | {r['real']:,} | "
-            f"{r['positions'] / r['real']:.2f} | {r['head_rows']:,} | {r['exact_gflop']:.0f} | {r['seconds']:.1f} | "
+            f"{r['positions'] / r['real']:.2f} | {r['head_rows']:,} | {r['exact_gflop']:.0f} | {_seconds(r)} | "
             f"{r['gflops']:.1f} | {limit:.1f} | {r['fraction']:.0%} | "
             + (f"{r['attention_gflop']:.0f} | {r['fraction_with_attention']:.0%} |" if "attention_gflop" in r
                else "not counted in this run | |")
@@ -606,6 +621,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="torch threads (default 1: see the module docstring); 0 = torch's default")
     parser.add_argument("--bf16-cap", type=float, default=60.0,
                         help="skip a non-fp32 metric whose padded work would take longer (seconds) at the probed rate")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="timed calls per metric after the warm-up; the fastest counts (2+ on a GPU)")
     parser.add_argument("--device", default="cpu", help="cpu, or cuda for the GPU table (probes and work on it)")
     parser.add_argument("--random-weights", action="store_true",
                         help="SmolLM2-135M's shape with random weights, where its offline weights are not installed")
@@ -622,7 +639,7 @@ def main(argv: list[str] | None = None) -> None:
     compare_with = args.compare_with or (list(runs)[-1] if runs else None)
     run_ = run(data=args.data, n_docs=args.docs, per_doc=args.summaries, metrics=tuple(args.metrics.split(",")),
                dtypes=tuple(args.dtypes.split(",")), threads=args.threads or None, bf16_cap=args.bf16_cap,
-               device=args.device, random_weights=args.random_weights)
+               device=args.device, random_weights=args.random_weights, repeats=args.repeats)
     # An engine imported from elsewhere (a snapshot before a change) belongs in the command.
     prefix = f"PYTHONPATH={os.environ['PYTHONPATH']} " if os.environ.get("PYTHONPATH") else ""
     run_.update(machine=_machine(), versions=_versions(),
