@@ -12,8 +12,11 @@ Where each number comes from:
   so a row's new real tokens are the ones in its last ``width`` columns;
 - a forward hook on the output embeddings (the LM head) counts the rows it receives.
 
-The engine sends a padding mask with every pass; a pass without one (a caller's own forward)
-counts every position as real.
+A causal model's plain right-padded pass goes without a padding mask (its causal attention keeps
+the pads out of view; ``engine.causal.right_padding_needs_no_mask``): for such a pass the engine
+tells :data:`~nlgmetrics.engine.causal.UNMASKED_PASS_OBSERVERS` each row's real length just before
+it runs, and the counter builds the mask it would have had from them. Any other pass without a
+mask (a caller's own forward) counts every position as real.
 
 Attention pairs: causal, a real query sees the real keys at or before it (cached ones included);
 masked (bidirectional), every real token of a row sees every real token of that row.
@@ -86,16 +89,25 @@ def count_work(lm: Any) -> Iterator[WorkCounts]:
 
     Not thread-safe and not nested: one counter per model at a time (benchmarks and tests only).
     """
+    from nlgmetrics.engine.causal import UNMASKED_PASS_OBSERVERS
+
     counts = WorkCounts()
     causal = lm.kind == "causal"
     model = lm.model
     base = getattr(model, "base_model", model)
+    told: list[torch.Tensor] = []  # the row lengths of the unmasked pass about to run
 
     def body(_module: Any, args: tuple, kwargs: dict) -> None:
         ids = kwargs.get("input_ids", args[0] if args else None)
         rows, width = ids.shape
         mask = kwargs.get("attention_mask")
-        mask = torch.ones((rows, width), dtype=torch.long) if mask is None else mask.to("cpu", torch.long)
+        if mask is not None:
+            mask = mask.to("cpu", torch.long)
+        elif told and len(told[-1]) == rows:
+            mask = (torch.arange(width) < told.pop()[:, None]).long()
+        else:
+            mask = torch.ones((rows, width), dtype=torch.long)
+        told.clear()
         real = int(mask[:, -width:].sum())
         counts.forwards += 1
         counts.positions += rows * width
@@ -108,8 +120,10 @@ def count_work(lm: Any) -> Iterator[WorkCounts]:
 
     handles = [base.register_forward_pre_hook(body, with_kwargs=True),
                model.get_output_embeddings().register_forward_hook(head)]
+    UNMASKED_PASS_OBSERVERS.append(told.append)
     try:
         yield counts
     finally:
+        UNMASKED_PASS_OBSERVERS.remove(told.append)
         for handle in handles:
             handle.remove()

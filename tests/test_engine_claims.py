@@ -3,7 +3,9 @@
 Each claim of README's "Speed: the shared engine" that code can check is checked here against the
 running engine, from outside it (hooks on the model), not against the engine's own bookkeeping:
 
-- every forward pass carries its 2-D padding mask (plain, prefix-cached and masked passes);
+- a causal model's plain right-padded passes go without a padding mask (its causal attention keeps
+  the pads out of view), unless its config turns causal attention off; passes behind a cached
+  prefix and masked-LM passes carry their 2-D padding mask;
 - nothing is probed when a model loads (no forward pass inside ``load_lm``);
 - the architecture count the README gives is the one ``tests/test_architectures.py`` checks;
 - statements of mechanisms that were removed are not made any more.
@@ -31,29 +33,32 @@ def _engine_section() -> str:
 
 class _PassWatcher:
     """Records, for every call of a model's base (transformer body), whether a 2-D padding mask came
-    with it and how wide the pass was."""
+    with it, how wide the pass was, how many rows it had and whether a KV cache came with it."""
 
     def __init__(self, model: torch.nn.Module) -> None:
         self.passes: list[tuple[bool, int]] = []
+        self.details: list[dict] = []
         body = getattr(model, model.base_model_prefix, model)
         self._handle = body.register_forward_pre_hook(self._seen, with_kwargs=True)
 
     def _seen(self, module, args, kwargs):
         ids = kwargs.get("input_ids", args[0] if args else None)
         mask = kwargs.get("attention_mask")
-        self.passes.append((isinstance(mask, torch.Tensor) and mask.dim() == 2, int(ids.shape[-1])))
+        masked = isinstance(mask, torch.Tensor) and mask.dim() == 2
+        cache = kwargs.get("past_key_values", kwargs.get("cache"))
+        self.passes.append((masked, int(ids.shape[-1])))
+        self.details.append(dict(masked=masked, width=int(ids.shape[-1]), rows=int(ids.shape[0]),
+                                 cached=cache is not None and cache.get_seq_length() > 0,
+                                 builds_cache=bool(kwargs.get("use_cache"))))
 
     def close(self) -> None:
         self._handle.remove()
 
 
-@pytest.mark.parametrize("prefix_cache", [True, False])
-def test_every_causal_pass_carries_its_padding_mask(tiny_gpt2_dir, prefix_cache):
-    from nlgmetrics.engine import load_lm
+def _watch_causal_metrics(lm, prefix_cache: bool) -> _PassWatcher:
     from nlgmetrics.fflm import fflm
     from nlgmetrics.shannon import shannon_score
 
-    lm = load_lm(str(tiny_gpt2_dir), "causal")
     watcher = _PassWatcher(lm.model)
     try:
         shannon_score(SUMMARIES, [SOURCE] * 3, model=lm, progress=False, prefix_cache=prefix_cache)
@@ -61,7 +66,37 @@ def test_every_causal_pass_carries_its_padding_mask(tiny_gpt2_dir, prefix_cache)
     finally:
         watcher.close()
     assert watcher.passes, "no pass was seen: the watcher is not on the model's body"
-    assert all(masked for masked, _ in watcher.passes), watcher.passes
+    return watcher
+
+
+@pytest.mark.parametrize("prefix_cache", [True, False])
+def test_plain_causal_passes_go_unmasked_and_cached_ones_carry_their_mask(tiny_gpt2_dir, prefix_cache):
+    from nlgmetrics.engine import load_lm
+
+    lm = load_lm(str(tiny_gpt2_dir), "causal")
+    details = _watch_causal_metrics(lm, prefix_cache).details
+    plain = [d for d in details if not d["cached"] and not d["builds_cache"]]
+    behind_a_cache = [d for d in details if d["cached"]]
+    assert plain, details
+    # Right-padded plain batches of several rows were among them (the case the mask would cover).
+    assert any(d["rows"] > 1 for d in plain), details
+    assert not any(d["masked"] for d in plain), details
+    assert all(d["masked"] for d in behind_a_cache), details
+    assert bool(behind_a_cache) == prefix_cache, details
+
+
+@pytest.mark.parametrize("switch", ["is_causal", "use_bidirectional_attention"])
+def test_a_config_without_causal_attention_keeps_every_padding_mask(tiny_gpt2_dir, switch):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from nlgmetrics.engine import load_lm
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_gpt2_dir)
+    setattr(model.config, switch, switch != "is_causal")  # is_causal=False / use_bidirectional_attention=True
+    lm = load_lm(model, "causal", model_tokenizer=AutoTokenizer.from_pretrained(tiny_gpt2_dir))
+    details = _watch_causal_metrics(lm, prefix_cache=False).details
+    assert any(d["rows"] > 1 for d in details), details
+    assert all(d["masked"] for d in details), details
 
 
 def test_every_masked_pass_carries_its_padding_mask(tiny_bert_dir):
@@ -120,7 +155,6 @@ def test_no_removed_engine_mechanism_is_described_as_current(path):
     allocator retune, packed rows. A page may tell their history, not describe them as what runs."""
     text = (ROOT / path).read_text(encoding="utf-8")
     for stale in (
-        r"go without an attention mask",
         r"checked per model at load time",
         r"before the engine bounded padding and packed",
         r"buffer reuse of the CPU engine",

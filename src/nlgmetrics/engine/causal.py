@@ -233,6 +233,12 @@ def _run_behind_prefix(
     return out
 
 
+# Callbacks told the real length of each row of a pass that goes without a padding mask, just
+# before it runs (benchmarks/counting.py: such a pass carries nothing else that tells its pads from
+# its tokens). Empty unless a benchmark or test is counting.
+UNMASKED_PASS_OBSERVERS: list[Callable[[torch.Tensor], None]] = []
+
+
 def _forward(
     lm: LoadedLM,
     distinct: list[CausalQuery],
@@ -245,10 +251,12 @@ def _forward(
     ``cached`` tokens, whose keys and values ``cache`` holds (none without a cache); the head runs
     at the positions that predict the targets only.
 
-    Right padding keeps every real token at the position it has in an unpadded pass. The padding
-    mask is a 2-D one over ``cached + width`` keys: the model builds its own attention masks and
-    positions from it and the cache (causal, sliding-window, ALiBi and RoPE-free layers alike), as
-    it does when generating after a prompt.
+    Right padding keeps every real token at the position it has in an unpadded pass. A batch behind
+    a cache carries a 2-D padding mask over ``cached + width`` keys: the model builds its own
+    attention masks and positions from it and the cache (causal, sliding-window, ALiBi and RoPE-free
+    layers alike), as it does when generating after a prompt. A plain batch goes without one where
+    :func:`right_padding_needs_no_mask` says the model's causal attention already keeps the pads out
+    of every real token's view.
     """
     queries = [distinct[j] for j in members]
     sequences = [(q.prefix_ids + q.target_ids[:-1])[cached:] for q in queries]
@@ -267,11 +275,46 @@ def _forward(
         if cache is not None:
             inputs[cache_keyword(lm.model)] = replicated_cache(cache, len(queries))
         lengths = torch.tensor([len(s) for s in sequences])
-        mask = (torch.arange(cached + width) < cached + lengths[:, None]).long()
-        inputs["attention_mask"] = to_device(mask, device)
+        if cache is not None or not right_padding_needs_no_mask(lm.model):
+            mask = (torch.arange(cached + width) < cached + lengths[:, None]).long()
+            inputs["attention_mask"] = to_device(mask, device)
+        else:
+            for observe in UNMASKED_PASS_OBSERVERS:
+                observe(lengths)
         logits = logits_at(lm.model, lm.gather_head, inputs, to_device(torch.tensor(rows), device),
                            to_device(torch.tensor(cols), device), per_query_float32=True)
         return reduce_per_query(logits, [len(q.target_ids) for q in queries], queries, members, reduce)
+
+
+def right_padding_needs_no_mask(model: torch.nn.Module) -> bool:
+    """Whether a right-padded batch with nothing cached may go without its padding mask, read from
+    the model's config (nothing is probed).
+
+    In a causal model every real token of a right-padded row comes before every pad, so causal
+    attention keeps the pads out of its view, and positions (rotary, learned, ALiBi) count from the
+    row's start as in an unpadded pass: the mask changes nothing that is scored. Sliding windows
+    and chunked or RoPE-free layers are built by transformers from the config with or without a
+    padding mask. Leaving the mask out is what lets transformers hand SDPA its causal kernel, which
+    skips the key blocks above the diagonal; with a mask it materialises ``[rows, 1, width, width]``
+    and SDPA computes the whole square (on SmolLM2-135M at FFLM's document-length batches, ~40 % of
+    the attention time). Kept wherever the config turns causal attention off (transformers'
+    ``is_causal`` switch, or Gemma's ``use_bidirectional_attention``): there pads would be seen.
+
+    >>> from transformers import LlamaConfig, LlamaForCausalLM
+    >>> model = LlamaForCausalLM(LlamaConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+    ...                                      intermediate_size=32, vocab_size=64))
+    >>> right_padding_needs_no_mask(model)
+    True
+    >>> model.config.is_causal = False
+    >>> right_padding_needs_no_mask(model)
+    False
+    """
+    config = getattr(model, "config", None)
+    configs = [config, getattr(config, "text_config", None)] if config is not None else []
+    for each in filter(None, configs):
+        if getattr(each, "is_causal", True) is False or getattr(each, "use_bidirectional_attention", None):
+            return False
+    return True
 
 
 def replicated_cache(cache: Any, rows: int) -> Any:
