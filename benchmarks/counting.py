@@ -9,7 +9,9 @@ Where each number comes from:
 
 - a forward pre-hook on the base model (the transformer body) reads ``input_ids``' shape and the
   2-D ``attention_mask``; with a prefix cache the mask spans the cached keys and the new tokens,
-  so a row's new real tokens are the ones in its last ``width`` columns;
+  so a row's new real tokens are the ones in its last ``width`` columns; a pass of packed rows
+  (several targets per row behind a cache) carries a 4-D mask instead, read as it is
+  (:func:`real_and_pairs_of_4d_mask`);
 - a forward hook on the output embeddings (the LM head) counts the rows it receives.
 
 A causal model's plain right-padded pass goes without a padding mask (its causal attention keeps
@@ -83,6 +85,22 @@ def attention_pairs(mask: torch.Tensor, width: int, causal: bool) -> int:
     return int((keys_so_far * new).sum())
 
 
+def real_and_pairs_of_4d_mask(mask: torch.Tensor, width: int) -> tuple[int, int]:
+    """``(real tokens, attention pairs)`` of a pass with a 4-D mask ``[rows, 1, width, keys]`` (boolean,
+    True = seen, or additive float, 0 = seen) over cached keys then the pass's ``width`` new ones:
+    a real token sees itself, a padding position does not; a real query's pairs are the keys it sees.
+
+    >>> seen = torch.tensor([[[[1, 1, 0, 0], [1, 1, 1, 0], [1, 0, 0, 0]]]], dtype=torch.bool)   # 1 cached key
+    >>> real_and_pairs_of_4d_mask(seen, 3)    # queries 0 and 1 see themselves (2 + 3 keys); 2 is padding
+    (2, 5)
+    """
+    seen = mask[:, 0].to("cpu")
+    seen = seen if seen.dtype == torch.bool else seen == 0
+    columns = torch.arange(width)
+    real = seen[:, columns, seen.shape[-1] - width + columns]  # [rows, width]: sees itself
+    return int(real.sum()), int((seen & real[:, :, None]).sum())
+
+
 @contextmanager
 def count_work(lm: Any) -> Iterator[WorkCounts]:
     """Count what goes through ``lm``'s model (a :class:`~nlgmetrics.engine.LoadedLM`) while active.
@@ -101,6 +119,15 @@ def count_work(lm: Any) -> Iterator[WorkCounts]:
         ids = kwargs.get("input_ids", args[0] if args else None)
         rows, width = ids.shape
         mask = kwargs.get("attention_mask")
+        if isinstance(mask, torch.Tensor) and mask.dim() == 4:  # packed rows: counted from the 4-D mask
+            real, pairs = real_and_pairs_of_4d_mask(mask, width)
+            told.clear()
+            counts.forwards += 1
+            counts.positions += rows * width
+            counts.real += real
+            counts.attention_pairs += pairs
+            counts.passes.append(Pass(rows, width, real))
+            return
         if mask is not None:
             mask = mask.to("cpu", torch.long)
         elif told and len(told[-1]) == rows:

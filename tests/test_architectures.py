@@ -42,7 +42,9 @@ CAUSAL: dict[str, tuple[str, dict[str, Any]]] = {
                         word_embed_proj_dim=32, max_position_embeddings=CONTEXT)),
     "llama_tied": ("llama", dict(_CAUSAL_BASE, num_key_value_heads=2, tie_word_embeddings=True)),
     "llama_untied": ("llama", dict(_CAUSAL_BASE, num_key_value_heads=2, tie_word_embeddings=False)),
+    "mistral": ("mistral", dict(_CAUSAL_BASE, num_key_value_heads=2, sliding_window=None)),
     "mistral_sliding": ("mistral", dict(_CAUSAL_BASE, num_key_value_heads=2, sliding_window=WINDOW)),
+    "qwen2": ("qwen2", dict(_CAUSAL_BASE, num_key_value_heads=2, use_sliding_window=False)),
     "qwen2_sliding": ("qwen2", dict(_CAUSAL_BASE, num_key_value_heads=2, use_sliding_window=True,
                                     sliding_window=WINDOW, max_window_layers=1)),
     "qwen3": ("qwen3", dict(_CAUSAL_BASE, num_key_value_heads=2, head_dim=8)),
@@ -84,9 +86,10 @@ MASKED: dict[str, tuple[str, dict[str, Any]]] = {
 
 DOCUMENT = " ".join(
     f"In the year {1990 + i}, the team of the village played {i + 2} games, and the coach said that the "
-    f"season was {'good' if i % 2 else 'hard'} for the players and the town."
+    f"season was {'good' if i % 2 else 'hard'} for the players and the town. It {'rained' if i % 2 else 'snowed'}."
     for i in range(5)
-)  # ~165 SmolLM2 tokens: beyond the causal models' 128 positions
+)  # ~190 SmolLM2 tokens: beyond the causal models' 128 positions; long and short sentences, so
+#    that packed rows behind a summary's cache hold several sentences each
 SUMMARIES = [
     "The village team played many games and the coach talked about the seasons for the players.",
     "A coach said seasons were good or hard.",
@@ -223,11 +226,29 @@ def _masked_metrics() -> dict[str, Callable[..., Any]]:
     }
 
 
+@pytest.fixture()
+def segments_per_packed_row(monkeypatch) -> list[int]:
+    """The number of targets in each row of every packed pass the engine runs."""
+    import nlgmetrics.engine.causal as causal
+
+    seen: list[int] = []
+    packed = causal._forward_packed
+
+    def counting(lm, distinct, rows, *args):
+        seen.extend(len(row) for row in rows)
+        return packed(lm, distinct, rows, *args)
+
+    monkeypatch.setattr(causal, "_forward_packed", counting)
+    return seen
+
+
 @pytest.mark.parametrize("name", sorted(CAUSAL))
-def test_causal_architecture(name, model_dirs, naive_engine):
+def test_causal_architecture(name, model_dirs, naive_engine, segments_per_packed_row):
     """Shannon, FFLM and InfoLM on a causal family: the naive forward's scores, whatever the
-    batch size, token budget or prefix cache; the context read from the family's config."""
+    batch size, token budget or prefix cache; the context read from the family's config. Where
+    the config allows packed rows behind a prefix cache, rows of several targets were run."""
     from nlgmetrics.engine import load_lm
+    from nlgmetrics.engine.packing import packing_allowed
 
     lm = load_lm(str(model_dirs(name)), "causal", device="cpu")
     if CAUSAL[name][0] == "bloom":  # ALiBi without a declared context: only the tokenizer may limit it
@@ -236,6 +257,7 @@ def test_causal_architecture(name, model_dirs, naive_engine):
         assert lm.max_length == CONTEXT
     metrics = _causal_metrics()
     engine = {metric: _scores(call(lm)) for metric, call in metrics.items()}
+    assert (max(segments_per_packed_row, default=0) >= 2) == packing_allowed(lm.model, lm.max_length)
     variants = dict(VARIANTS, **{"no prefix cache": dict(prefix_cache=False)})
     for metric, call in metrics.items():
         for variant, options in variants.items():
@@ -274,3 +296,22 @@ def test_the_matrix_covers_the_families_asked_for():
         "albert", "electra", "deberta-v2", "xlm-roberta", "camembert", "modernbert",
     }
     assert CAUSAL["falcon_alibi"][1]["alibi"] and CAUSAL["smollm3"][1]["no_rope_layers"] == [1, 0]
+
+
+def test_every_family_allowed_packed_rows_is_checked_with_them():
+    """Each family the engine packs rows for has a matrix entry whose config allows it (so
+    ``test_causal_architecture`` compares its packed rows with the naive forward), and the
+    windowed and ALiBi entries do not."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from nlgmetrics.engine.packing import PACKABLE_MODEL_TYPES, packing_allowed
+
+    allowed = set()
+    for name, (model_type, shape) in CAUSAL.items():
+        config = AutoConfig.for_model(model_type, vocab_size=64, pad_token_id=0, bos_token_id=1, eos_token_id=2, **shape)
+        if packing_allowed(AutoModelForCausalLM.from_config(config), CONTEXT):
+            allowed.add(name)
+    assert {CAUSAL[name][0] for name in allowed} == PACKABLE_MODEL_TYPES
+    refused = {"bloom", "falcon_alibi", "mpt", "gemma2", "gemma3", "olmo3", "mistral_sliding", "qwen2_sliding",
+               "qwen3_sliding", "phi3_sliding", "starcoder2_sliding"}
+    assert not allowed & refused

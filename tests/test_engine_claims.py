@@ -5,7 +5,8 @@ running engine, from outside it (hooks on the model), not against the engine's o
 
 - a causal model's plain right-padded passes go without a padding mask (its causal attention keeps
   the pads out of view), unless its config turns causal attention off; passes behind a cached
-  prefix and masked-LM passes carry their 2-D padding mask;
+  prefix carry transformers' 4-D segment mask where their rows are packed, their 2-D padding mask
+  where not; masked-LM passes carry their 2-D padding mask;
 - nothing is probed when a model loads (no forward pass inside ``load_lm``);
 - the architecture count the README gives is the one ``tests/test_architectures.py`` checks;
 - statements of mechanisms that were removed are not made any more.
@@ -47,7 +48,8 @@ class _PassWatcher:
         masked = isinstance(mask, torch.Tensor) and mask.dim() == 2
         cache = kwargs.get("past_key_values", kwargs.get("cache"))
         self.passes.append((masked, int(ids.shape[-1])))
-        self.details.append(dict(masked=masked, width=int(ids.shape[-1]), rows=int(ids.shape[0]),
+        self.details.append(dict(masked=masked, mask_dim=mask.dim() if isinstance(mask, torch.Tensor) else 0,
+                                 width=int(ids.shape[-1]), rows=int(ids.shape[0]),
                                  cached=cache is not None and cache.get_seq_length() > 0,
                                  builds_cache=bool(kwargs.get("use_cache"))))
 
@@ -69,19 +71,23 @@ def _watch_causal_metrics(lm, prefix_cache: bool) -> _PassWatcher:
     return watcher
 
 
-@pytest.mark.parametrize("prefix_cache", [True, False])
-def test_plain_causal_passes_go_unmasked_and_cached_ones_carry_their_mask(tiny_gpt2_dir, prefix_cache):
+@pytest.mark.parametrize("prefix_cache, packed_rows", [(True, None), (True, False), (False, None)])
+def test_plain_causal_passes_go_unmasked_and_cached_ones_carry_their_mask(tiny_gpt2_dir, prefix_cache, packed_rows):
+    """Behind a cache: transformers' 4-D segment mask where rows are packed (GPT-2's config allows
+    it), the 2-D padding mask where they are not."""
+    import dataclasses
+
     from nlgmetrics.engine import load_lm
 
-    lm = load_lm(str(tiny_gpt2_dir), "causal")
+    lm = dataclasses.replace(load_lm(str(tiny_gpt2_dir), "causal"), packed_rows=packed_rows)
     details = _watch_causal_metrics(lm, prefix_cache).details
     plain = [d for d in details if not d["cached"] and not d["builds_cache"]]
     behind_a_cache = [d for d in details if d["cached"]]
     assert plain, details
     # Right-padded plain batches of several rows were among them (the case the mask would cover).
     assert any(d["rows"] > 1 for d in plain), details
-    assert not any(d["masked"] for d in plain), details
-    assert all(d["masked"] for d in behind_a_cache), details
+    assert not any(d["mask_dim"] for d in plain), details
+    assert all(d["mask_dim"] == (2 if packed_rows is False else 4) for d in behind_a_cache), details
     assert bool(behind_a_cache) == prefix_cache, details
 
 

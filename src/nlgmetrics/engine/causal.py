@@ -39,7 +39,8 @@ import torch
 
 from nlgmetrics.engine.heads import logits_at, reduce_per_query
 from nlgmetrics.engine.loading import LoadedLM
-from nlgmetrics.engine.planning import dedupe, plan_batches, run_with_backoff
+from nlgmetrics.engine.packing import packed_layout, packing_allowed, segment_attention_mask
+from nlgmetrics.engine.planning import dedupe, pack_segments, plan_batches, run_with_backoff
 from nlgmetrics.engine.runner import run_units
 from nlgmetrics.engine.store import Store, StoredReduction, ids_bytes, recall
 from nlgmetrics.engine.transfer import DeferredHost, resolve, to_device
@@ -227,10 +228,49 @@ def _run_behind_prefix(
     # budget, but not padding.
     lengths = [len(distinct[j].target_ids) for j in members]
     out: list[tuple[int, Any]] = []
+    if _packs_rows(lm):  # several targets per row: almost no padding, larger matrix products
+        for packed in pack_segments(lengths, token_budget, batch_size, context=cached):
+            rows = [[members[b] for b in row] for row in packed]
+            out.extend(run_with_backoff(rows, lambda r: _forward_packed(lm, distinct, r, reduce, cache, cached)))
+        return out
     for batch in plan_batches(lengths, token_budget, batch_size, context=cached):
         part = [members[b] for b in batch]
         out.extend(run_with_backoff(part, lambda p: _forward(lm, distinct, p, reduce, cache, cached)))
     return out
+
+
+def _packs_rows(lm: LoadedLM) -> bool:
+    return packing_allowed(lm.model, lm.max_length) if lm.packed_rows is None else lm.packed_rows
+
+
+def _forward_packed(
+    lm: LoadedLM,
+    distinct: list[CausalQuery],
+    rows: list[list[int]],
+    reduce: Reduce,
+    cache: Any,
+    cached: int,
+) -> list[tuple[int, Any]]:
+    """One batch of rows of several targets each behind ``cache`` (:mod:`nlgmetrics.engine.packing`):
+    every target reads ``prefix[-1:] + target[:-1]`` in its own segment, with the positions and
+    the view of the cached prefix it has alone; the head runs at the target-predicting positions."""
+    segments = [[distinct[j].prefix_ids[-1:] + distinct[j].target_ids[:-1] for j in row] for row in rows]
+    layout = packed_layout(segments, cached)
+    members = [j for row in rows for j in row]
+    queries = [distinct[j] for j in members]
+    device = lm.device
+    with torch.inference_mode():
+        replica = replicated_cache(cache, len(rows))
+        inputs = {
+            "input_ids": to_device(layout.input_ids, device),
+            "position_ids": to_device(layout.position_ids, device),
+            "attention_mask": segment_attention_mask(lm.model, layout, replica, cached, lm.dtype, device),
+            cache_keyword(lm.model): replica,
+            "use_cache": True,
+        }
+        logits = logits_at(lm.model, lm.gather_head, inputs, to_device(layout.head_rows, device),
+                           to_device(layout.head_cols, device), per_query_float32=True)
+        return reduce_per_query(logits, [len(q.target_ids) for q in queries], queries, members, reduce)
 
 
 # Callbacks told the real length of each row of a pass that goes without a padding mask, just

@@ -77,6 +77,9 @@ class LoadedLM:
     # Whether logits may be computed from gathered hidden states (engine.heads: the model has a
     # base model under its head). Private: the metrics never need it.
     gather_head: bool = field(default=True, repr=False)
+    # Whether targets behind a cached prefix may share rows (engine.packing); None: as the model's
+    # config allows (engine.packing.packing_allowed). Private: benchmarks switch it off to compare.
+    packed_rows: bool | None = field(default=None, repr=False)
 
     # The Hub revision asked for (None when not pinned); ``fingerprint`` is what was loaded.
     revision: str | None = None

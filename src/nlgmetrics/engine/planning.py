@@ -59,6 +59,18 @@ def dedupe(items: Sequence[H]) -> tuple[list[H], list[list[int]]]:
 PADDING_SLACK = 0.25
 
 
+def _check_plan(token_budget: int, batch_size: int | None, context: int, padding_slack: float) -> None:
+    """The planners' shared argument checks."""
+    if token_budget < 1:
+        raise ValueError(f"token_budget must be a positive integer, got {token_budget!r}.")
+    if batch_size is not None and batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer or None, got {batch_size!r}.")
+    if context < 0:
+        raise ValueError(f"context must be a non-negative integer, got {context!r}.")
+    if not padding_slack >= 0:  # also rejects NaN
+        raise ValueError(f"padding_slack must be >= 0, got {padding_slack!r}.")
+
+
 def plan_batches(
     lengths: Sequence[int],
     token_budget: int = 8192,
@@ -96,14 +108,7 @@ def plan_batches(
     >>> plan_batches([3, 3, 3], token_budget=20, context=6)  # a row costs 6 + 3 of the budget
     [[0, 1], [2]]
     """
-    if token_budget < 1:
-        raise ValueError(f"token_budget must be a positive integer, got {token_budget!r}.")
-    if batch_size is not None and batch_size < 1:
-        raise ValueError(f"batch_size must be a positive integer or None, got {batch_size!r}.")
-    if context < 0:
-        raise ValueError(f"context must be a non-negative integer, got {context!r}.")
-    if not padding_slack >= 0:  # also rejects NaN
-        raise ValueError(f"padding_slack must be >= 0, got {padding_slack!r}.")
+    _check_plan(token_budget, batch_size, context, padding_slack)
     limit = 1.0 + padding_slack
     # Longest first: the first batch is the most memory-hungry, so an OOM shows up immediately.
     order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
@@ -125,6 +130,71 @@ def plan_batches(
         real += length
     if current:
         batches.append(current)
+    return batches
+
+
+def pack_segments(
+    lengths: Sequence[int],
+    token_budget: int = 8192,
+    batch_size: int | None = None,
+    *,
+    context: int = 0,
+    padding_slack: float = PADDING_SLACK,
+) -> list[list[list[int]]]:
+    """Batches of rows of indices of ``lengths``: several sequences side by side in one row
+    (:mod:`nlgmetrics.engine.packing`), first-fit decreasing.
+
+    A batch's width is the longest sequence not yet placed. The others, longest first, each go
+    into the first row with room for them, else into a new row while the batch holds at most
+    ``token_budget`` tokens, ``rows x (context + width)`` (``context``: a cached prefix every row
+    also holds), and at most ``batch_size`` sequences; a sequence that fits nowhere waits for a
+    later batch (a shorter one may still fill a gap). Then, as in :func:`plan_batches`, a batch of
+    two or more rows holds at most ``(1 + padding_slack) x`` its real tokens in positions: its last
+    (sparsest) rows go back to the waiting sequences until it does. A sequence alone is always
+    allowed. Ties keep input order: the plan is deterministic.
+
+    >>> pack_segments([5, 3, 2, 4, 1], token_budget=100)   # 15 positions for 15 tokens
+    [[[0], [3, 4], [1, 2]]]
+    >>> pack_segments([5, 3, 2, 4, 1], token_budget=12)    # two rows of width 5, then one of width 3
+    [[[0], [3, 4]], [[1], [2]]]
+    >>> pack_segments([2, 2, 2], token_budget=100, batch_size=2)
+    [[[0], [1]], [[2]]]
+    >>> pack_segments([39, 4, 4, 3, 2])   # one row of 39 and one of 13 would pad 26 positions
+    [[[0]], [[1], [2], [3], [4]]]
+    """
+    _check_plan(token_budget, batch_size, context, padding_slack)
+    remaining = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+    size = {i: max(int(lengths[i]), 1) for i in remaining}
+    batches: list[list[list[int]]] = []
+    while remaining:
+        width = size[remaining[0]]
+        max_rows = max(1, token_budget // (context + width))
+        rows: list[list[int]] = []
+        room: list[int] = []
+        count = 0
+        waiting: list[int] = []
+        for position, i in enumerate(remaining):
+            if batch_size is not None and count >= batch_size:
+                waiting.extend(remaining[position:])
+                break
+            fit = next((r for r, free in enumerate(room) if free >= size[i]), None)
+            if fit is not None:
+                rows[fit].append(i)
+                room[fit] -= size[i]
+            elif len(rows) < max_rows:
+                rows.append([i])
+                room.append(width - size[i])
+            else:
+                waiting.append(i)
+                continue
+            count += 1
+        real = sum(size[i] for row in rows for i in row)
+        while len(rows) > 1 and len(rows) * width > (1 + padding_slack) * real:
+            sparse = rows.pop()
+            real -= sum(size[i] for i in sparse)
+            waiting.extend(sparse)
+        batches.append(rows)
+        remaining = sorted(waiting, key=lambda i: (-size[i], i))
     return batches
 
 
