@@ -8,7 +8,8 @@ running engine, from outside it (hooks on the model), not against the engine's o
   prefix carry transformers' 4-D segment mask where their rows are packed, their 2-D padding mask
   where not; masked-LM passes carry their 2-D padding mask;
 - nothing is probed when a model loads (no forward pass inside ``load_lm``);
-- the architecture count the README gives is the one ``tests/test_architectures.py`` checks;
+- the architecture count the README gives is the one ``tests/test_architectures.py`` checks, and
+  its count of families given packed rows is the engine's;
 - statements of mechanisms that were removed are not made any more.
 """
 
@@ -153,6 +154,14 @@ def test_the_readme_names_the_architectures_the_tests_check():
     total, causal, masked = map(int, found.groups())
     assert (causal, masked) == (len(module.CAUSAL), len(module.MASKED))
     assert total == causal + masked
+
+
+def test_the_readme_counts_the_families_given_packed_rows():
+    from nlgmetrics.engine.packing import PACKABLE_MODEL_TYPES
+
+    found = re.search(r"`engine\.packing\.packing_allowed`: (\d+) families", " ".join(_engine_section().split()))
+    assert found, "the README's engine section no longer says how many families get packed rows"
+    assert int(found.group(1)) == len(PACKABLE_MODEL_TYPES)
 
 
 @pytest.mark.parametrize("path", ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "metrics").glob("*/README.md"))])
