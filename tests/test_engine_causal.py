@@ -335,3 +335,56 @@ def test_gathered_head_on_a_model_that_skips_its_base_models_forward():
         got = logits_at(model, True, {"input_ids": ids}, rows, cols)
     assert got.shape == want.shape
     torch.testing.assert_close(got, want)
+
+
+@pytest.mark.parametrize("attention", ["sdpa", "eager"])
+def test_packed_rows_equal_the_naive_loop(tiny_llama_dir, attention, monkeypatch):
+    """Several targets in one row behind a cached prefix, with transformers' mask in the form of
+    each attention implementation (boolean for SDPA, additive float for eager): every target's
+    numbers are the naive loop's, and rows did hold several targets."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    import nlgmetrics.engine.causal as causal
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_llama_dir, attn_implementation=attention)
+    lm = load_lm(model, "causal", model_tokenizer=AutoTokenizer.from_pretrained(tiny_llama_dir))
+    bos = lm.tokenizer.bos_token_id
+    ids = [tuple(lm.tokenizer(s)["input_ids"]) for s in SENTENCES]
+    doc = (bos,) + ids[0] + ids[2]
+    # One long target and short ones that fit side by side in a row of its width.
+    queries = [CausalQuery(doc, ids[4]), CausalQuery(doc, ids[1]), CausalQuery(doc, ids[3]),
+               CausalQuery(doc, ids[2][:3]), CausalQuery(doc, ids[0][:2]), CausalQuery((bos,), ids[3])]
+    targets_per_row: list[int] = []
+    packed = causal._forward_packed
+
+    def counting(lm_, distinct, rows, *args):
+        targets_per_row.extend(len(row) for row in rows)
+        return packed(lm_, distinct, rows, *args)
+
+    monkeypatch.setattr(causal, "_forward_packed", counting)
+    got = causal_target_scores(lm, queries, progress=False)
+    assert max(targets_per_row) >= 2, targets_per_row
+    for query, scores in zip(queries, got):
+        want, argmax = naive_logprobs(lm.model, query)
+        assert np.max(np.abs(scores.logprobs - want)) <= 1e-5
+        np.testing.assert_array_equal(scores.argmax, argmax)
+
+
+@pytest.mark.parametrize("setting, allowed", [
+    ({}, True),
+    ({"sliding_window": 16}, False),             # a window shorter than the context
+    ({"sliding_window": 4096}, True),            # a window the context never reaches
+    ({"attention_chunk_size": 8}, False),
+    ({"alibi": True}, False),
+    ({"is_causal": False}, False),
+    ({"model_type": "bloom"}, False),            # a family not checked with packed rows
+])
+def test_packed_rows_are_allowed_from_the_config(tiny_llama_dir, setting, allowed):
+    from transformers import AutoModelForCausalLM
+
+    from nlgmetrics.engine.packing import packing_allowed
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_llama_dir)
+    for key, value in setting.items():
+        setattr(model.config, key, value)
+    assert packing_allowed(model, max_length=2048) is allowed

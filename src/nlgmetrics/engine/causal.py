@@ -9,7 +9,9 @@ and ``target_ids`` (scored). The path, top to bottom:
 2. forward: teacher forcing, so a row reads ``prefix + target[:-1]`` once and its last
    ``len(target)`` positions predict the target (no token-by-token loop). A group runs its prefix
    (but the last token) once through the base model and its targets in batches on that key/value
-   cache (:func:`replicated_cache`), each row reading ``prefix[-1:] + target[:-1]``;
+   cache (:func:`replicated_cache`), each target reading ``prefix[-1:] + target[:-1]``: several
+   targets side by side in one row where the config allows it (:mod:`nlgmetrics.engine.packing`),
+   one target per right-padded row elsewhere;
 3. heads: only the target-predicting positions go through the LM head
    (:func:`~nlgmetrics.engine.heads.logits_at`), and ``reduce`` turns each query's logits into
    what the metric keeps (:func:`target_logprobs_float32_deferred`, :func:`causal_target_scores`)
@@ -93,7 +95,8 @@ def iter_causal(
     - identical queries run once and share their result; a query with an empty target gets a
       ``[0, vocab]`` tensor without a model call;
     - a batch holds at most ``token_budget`` tokens counted with padding (behind a cached prefix:
-      ``rows * (prefix + longest target)``), at most ``batch_size`` rows, and at most
+      ``rows * (prefix + row width)``, a row holding one target or several packed ones), at most
+      ``batch_size`` targets, and at most
       ``1 + PADDING_SLACK`` positions per real token (the cached prefix is not padding); on
       device out-of-memory a batch is halved and retried;
     - under several processes (accelerate / torchrun) the work is split across them and every
