@@ -9,7 +9,7 @@ scores are compared with the first variant's (a mechanism must not change a numb
 float32 rounding of other batch shapes). A flag the engine no longer has is skipped.
 
 Process-wide settings (glibc's allocator, thread counts) cannot be undone inside one process: run
-the script twice (e.g. with ``NLGMETRICS_KEEP_FREED_MEMORY=0``) and compare the ``as is`` rows.
+the script twice (e.g. with ``NLGMETRICS_KEEP_FREED_MEMORY=1``) and compare the ``as is`` rows.
 
     python -m benchmarks.speed_engine --doc-id 44 --summaries 25 --repeats 2
 
@@ -23,8 +23,9 @@ and the largest per-example score difference are appended to ``--results`` as a 
         --repeats 2 --metrics shannon,fflm
 
 The engine of 313266b applied glibc's ``mallopt`` (mmap threshold 1 GiB, trim threshold max) on its
-first CPU load; the current one leaves the allocator alone. ``--same-allocator`` gives both children
-that setting through ``GLIBC_TUNABLES``, so only the code differs.
+first CPU load; the current one leaves the allocator alone unless asked (``NLGMETRICS_KEEP_FREED_MEMORY=1``,
+passed on to both children and recorded). ``--same-allocator`` gives both children that setting
+through ``GLIBC_TUNABLES``, so only the code differs.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ DEFAULT_DATA = Path(os.environ.get("NLGMETRICS_DATA", ROOT.parent / "shared" / "
 DEFAULT_RESULTS = ROOT / "benchmarks" / "results" / "speed_engine_vs_commit.md"
 #: glibc's setting that the engine of 313266b applied with mallopt on its first CPU load
 SAME_ALLOCATOR = "glibc.malloc.mmap_threshold=1073741824:glibc.malloc.trim_threshold=2147483647"
+#: the environment variable of the current engine's allocator opt-in (313266b read it as an opt-out)
+KEEP_FREED_MEMORY = "NLGMETRICS_KEEP_FREED_MEMORY"
 #: the prefix of the children's protocol lines (anything else they print is passed through)
 MARK = "@@speed_engine "
 
@@ -298,7 +301,9 @@ def markdown_section(report: dict[str, Any], command: str, commit: str, dtype: s
         f"- software: {versions()}",
         f"- old: `src/` of {commit_hash(commit)}; new: the working tree at {new_tree}",
         f"- allocator: " + (f"`GLIBC_TUNABLES={SAME_ALLOCATOR}` in both children" if same_allocator
-                            else "as each engine leaves it (the old one may call mallopt itself)"),
+                            else "as each engine leaves it (the old one may call mallopt itself)")
+        + (f"; `{KEEP_FREED_MEMORY}={os.environ[KEEP_FREED_MEMORY]}` in both children (the new engine's opt-in)"
+           if KEEP_FREED_MEMORY in os.environ else ""),
         f"- load average (1, 5, 15 min) before: {report['load_before']}; after: {report['load_after']}",
         "",
         "| metric | old s (median) | new s (median) | new / old | old rounds | new rounds | max abs diff | 1-min load after each round |",

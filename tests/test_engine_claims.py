@@ -167,7 +167,8 @@ def test_the_readme_counts_the_families_given_packed_rows():
 @pytest.mark.parametrize("path", ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "metrics").glob("*/README.md"))])
 def test_no_removed_engine_mechanism_is_described_as_current(path):
     """Mechanisms dropped in the consolidation: unmasked right padding, load-time checks, the
-    allocator retune, packed rows. A page may tell their history, not describe them as what runs."""
+    allocator retune as a default (it is an opt-in now), packed rows on a mask of our own. A page may
+    tell their history, not describe them as what runs."""
     text = (ROOT / path).read_text(encoding="utf-8")
     for stale in (
         r"checked per model at load time",

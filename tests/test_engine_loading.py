@@ -409,8 +409,10 @@ class MallInfo2(ctypes.Structure):
 
 libc = ctypes.CDLL(None)
 libc.mallinfo2.restype = MallInfo2
-from nlgmetrics.engine import load_lm
+from nlgmetrics.engine import keep_freed_memory, load_lm
 load_lm(sys.argv[1], device="cpu")
+if sys.argv[2] == "call":
+    assert keep_freed_memory()
 before = libc.mallinfo2().hblkhd
 big = torch.empty(48 << 20, dtype=torch.uint8)  # a 48 MB activation: above glibc's default mmap threshold
 big.fill_(1)
@@ -418,11 +420,14 @@ print(json.dumps({"mmapped_growth": libc.mallinfo2().hblkhd - before}))
 """
 
 
-def test_cpu_model_load_leaves_the_allocator_as_it_was(tiny_llama_dir, tmp_path):
+@pytest.mark.parametrize("opt_in", [None, "environment", "call"])
+def test_cpu_model_load_leaves_the_allocator_as_it_was(tiny_llama_dir, tmp_path, opt_in):
     """A library must not retune its user's process: after a CPU model load a 48 MB buffer still
     comes from a fresh mmap, as glibc serves it by default (a load used to raise the mmap
-    threshold process-wide). Read from glibc's own accounting (mallinfo2: bytes in mmapped
-    chunks), in a fresh process so that nothing earlier in the test run decides it."""
+    threshold process-wide). Asked for (``NLGMETRICS_KEEP_FREED_MEMORY=1`` before the load, or
+    ``keep_freed_memory()``), it comes from the heap. Read from glibc's own accounting
+    (mallinfo2: bytes in mmapped chunks), in a fresh process so that nothing earlier in the test
+    run decides it."""
     import ctypes
     import json
     import subprocess
@@ -432,11 +437,17 @@ def test_cpu_model_load_leaves_the_allocator_as_it_was(tiny_llama_dir, tmp_path)
         pytest.skip("not glibc >= 2.33: no mallinfo2 to read the allocator's accounting")
     script = tmp_path / "check.py"
     script.write_text(_MALLINFO_CHECK)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MALLOC_", "GLIBC_TUNABLES"))}
-    out = subprocess.run([sys.executable, str(script), str(tiny_llama_dir)], env=env, capture_output=True,
-                         text=True, timeout=120, check=True).stdout
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("MALLOC_", "GLIBC_TUNABLES", "NLGMETRICS_KEEP_FREED_MEMORY"))}
+    if opt_in == "environment":
+        env["NLGMETRICS_KEEP_FREED_MEMORY"] = "1"
+    out = subprocess.run([sys.executable, str(script), str(tiny_llama_dir), str(opt_in)], env=env,
+                         capture_output=True, text=True, timeout=120, check=True).stdout
     growth = json.loads(out.strip().splitlines()[-1])["mmapped_growth"]
-    assert growth >= 48 << 20, growth
+    if opt_in is None:
+        assert growth >= 48 << 20, growth
+    else:
+        assert growth == 0, growth
 
 
 @pytest.mark.parametrize("mode", ["train", "eval"])

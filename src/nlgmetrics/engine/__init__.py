@@ -33,6 +33,7 @@ from nlgmetrics.engine.causal import (
 )
 from nlgmetrics.engine.distributed import distributed_map, is_main_process
 from nlgmetrics.engine.errors import ModelKindError, ModelNotFoundError
+from nlgmetrics.engine.allocator import keep_freed_memory
 from nlgmetrics.engine.loading import LoadedLM, clear_cache, load_lm
 from nlgmetrics.engine.masked import MaskedQuery, iter_masked
 from nlgmetrics.engine.smollm2 import SMOLLM2_ALIAS
@@ -58,6 +59,7 @@ __all__ = [
     "is_main_process",
     "iter_causal",
     "iter_masked",
+    "keep_freed_memory",
     "load_lm",
     "target_logprobs_float32",
     "target_logprobs_float32_deferred",

@@ -36,6 +36,7 @@ from typing import Any
 
 import torch
 
+from nlgmetrics.engine.allocator import keep_freed_memory, requested_by
 from nlgmetrics.engine.checkpoint import check_config_file, check_tokenizer, check_tokenizer_files, check_weight_files
 from nlgmetrics.engine.devices import module_device, resolve_device, resolve_dtype, same_device, warn_if_emulated
 from nlgmetrics.engine.errors import ModelKindError, ModelNotFoundError
@@ -197,6 +198,8 @@ def load_lm(
     else:
         loaded = _load_named(os.fspath(model), kind, model_tokenizer, resolve_device(device), torch_dtype, revision)
     warn_if_emulated(loaded.device, loaded.dtype)
+    if loaded.device.type == "cpu" and requested_by():
+        keep_freed_memory()  # the user's opt-in (engine.allocator), never a default
     return loaded
 
 
