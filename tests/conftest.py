@@ -67,6 +67,22 @@ def shared_data_dir() -> Path:
     return SHARED_DATA
 
 
+@pytest.fixture()
+def segments_per_packed_row(monkeypatch) -> list[int]:
+    """The number of targets in each row of every packed pass the engine runs."""
+    import nlgmetrics.engine.causal as causal
+
+    seen: list[int] = []
+    packed = causal._forward_packed
+
+    def counting(lm, distinct, rows, *args):
+        seen.extend(len(row) for row in rows)
+        return packed(lm, distinct, rows, *args)
+
+    monkeypatch.setattr(causal, "_forward_packed", counting)
+    return seen
+
+
 @pytest.fixture(scope="module")
 def browser():
     """Headless Chromium (selenium driver), one per test module; skips when it is not installed."""

@@ -226,22 +226,6 @@ def _masked_metrics() -> dict[str, Callable[..., Any]]:
     }
 
 
-@pytest.fixture()
-def segments_per_packed_row(monkeypatch) -> list[int]:
-    """The number of targets in each row of every packed pass the engine runs."""
-    import nlgmetrics.engine.causal as causal
-
-    seen: list[int] = []
-    packed = causal._forward_packed
-
-    def counting(lm, distinct, rows, *args):
-        seen.extend(len(row) for row in rows)
-        return packed(lm, distinct, rows, *args)
-
-    monkeypatch.setattr(causal, "_forward_packed", counting)
-    return seen
-
-
 @pytest.mark.parametrize("name", sorted(CAUSAL))
 def test_causal_architecture(name, model_dirs, naive_engine, segments_per_packed_row):
     """Shannon, FFLM and InfoLM on a causal family: the naive forward's scores, whatever the
