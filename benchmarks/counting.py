@@ -121,25 +121,19 @@ def count_work(lm: Any) -> Iterator[WorkCounts]:
         mask = kwargs.get("attention_mask")
         if isinstance(mask, torch.Tensor) and mask.dim() == 4:  # packed rows: counted from the 4-D mask
             real, pairs = real_and_pairs_of_4d_mask(mask, width)
-            told.clear()
-            counts.forwards += 1
-            counts.positions += rows * width
-            counts.real += real
-            counts.attention_pairs += pairs
-            counts.passes.append(Pass(rows, width, real))
-            return
-        if mask is not None:
-            mask = mask.to("cpu", torch.long)
-        elif told and len(told[-1]) == rows:
-            mask = (torch.arange(width) < told.pop()[:, None]).long()
         else:
-            mask = torch.ones((rows, width), dtype=torch.long)
+            if mask is not None:
+                mask = mask.to("cpu", torch.long)
+            elif told and len(told[-1]) == rows:
+                mask = (torch.arange(width) < told.pop()[:, None]).long()
+            else:
+                mask = torch.ones((rows, width), dtype=torch.long)
+            real, pairs = int(mask[:, -width:].sum()), attention_pairs(mask, width, causal)
         told.clear()
-        real = int(mask[:, -width:].sum())
         counts.forwards += 1
         counts.positions += rows * width
         counts.real += real
-        counts.attention_pairs += attention_pairs(mask, width, causal)
+        counts.attention_pairs += pairs
         counts.passes.append(Pass(rows, width, real))
 
     def head(_module: Any, args: tuple, _output: Any) -> None:

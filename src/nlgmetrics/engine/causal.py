@@ -40,6 +40,7 @@ import numpy as np
 import torch
 
 from nlgmetrics.engine.heads import logits_at, reduce_per_query
+from nlgmetrics.engine.kinds import keeps_causal_attention
 from nlgmetrics.engine.loading import LoadedLM
 from nlgmetrics.engine.packing import packed_layout, packing_allowed, segment_attention_mask
 from nlgmetrics.engine.planning import dedupe, pack_segments, plan_batches, run_with_backoff
@@ -264,10 +265,11 @@ def _forward_packed(
     device = lm.device
     with torch.inference_mode():
         replica = replicated_cache(cache, len(rows))
+        position_ids = to_device(layout.position_ids, device)
         inputs = {
             "input_ids": to_device(layout.input_ids, device),
-            "position_ids": to_device(layout.position_ids, device),
-            "attention_mask": segment_attention_mask(lm.model, layout, replica, cached, lm.dtype, device),
+            "position_ids": position_ids,
+            "attention_mask": segment_attention_mask(lm.model, layout, position_ids, replica, cached, lm.dtype),
             cache_keyword(lm.model): replica,
             "use_cache": True,
         }
@@ -352,12 +354,7 @@ def right_padding_needs_no_mask(model: torch.nn.Module) -> bool:
     >>> right_padding_needs_no_mask(model)
     False
     """
-    config = getattr(model, "config", None)
-    configs = [config, getattr(config, "text_config", None)] if config is not None else []
-    for each in filter(None, configs):
-        if getattr(each, "is_causal", True) is False or getattr(each, "use_bidirectional_attention", None):
-            return False
-    return True
+    return keeps_causal_attention(model)
 
 
 def replicated_cache(cache: Any, rows: int) -> Any:

@@ -99,3 +99,18 @@ def check_kind(name: str, detected: Kind | None, requested: Kind | None, archite
             f"Pass a {requested} model instead."
         )
     return detected
+
+
+def keeps_causal_attention(model: Any) -> bool:
+    """Whether a causal model's config leaves its attention causal: not turned off by transformers'
+    ``is_causal`` switch or Gemma's ``use_bidirectional_attention``, on the config or its
+    ``text_config``. Read from the config, nothing probed.
+
+    >>> from types import SimpleNamespace as Config
+    >>> keeps_causal_attention(Config(config=Config())), keeps_causal_attention(Config(config=Config(is_causal=False)))
+    (True, False)
+    """
+    config = getattr(model, "config", None)
+    configs = [config, getattr(config, "text_config", None)] if config is not None else []
+    return not any(getattr(each, "is_causal", True) is False or getattr(each, "use_bidirectional_attention", None)
+                   for each in filter(None, configs))

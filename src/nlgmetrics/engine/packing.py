@@ -26,12 +26,15 @@ decides that from the config (nothing is probed) and everything else takes the p
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
+
+from nlgmetrics.engine.kinds import keeps_causal_attention
 
 #: Families whose modeling code reads positions from ``position_ids`` and takes a 4-D attention
 #: mask as given for every layer (transformers' ``masking_utils``), each checked against a naive
@@ -75,7 +78,7 @@ def packing_allowed(model: torch.nn.Module, max_length: int) -> bool:
         return False
     if getattr(config, "alibi", False) or getattr(config, "attention_chunk_size", None):
         return False
-    if getattr(config, "is_causal", True) is False or getattr(config, "use_bidirectional_attention", None):
+    if not keeps_causal_attention(model):
         return False
     window = getattr(config, "sliding_window", None)
     return window is None or window >= max_length
@@ -134,26 +137,34 @@ def segment_rule(segment_of: torch.Tensor, cached: int) -> Callable[..., Any]:
 
 
 def segment_attention_mask(
-    model: torch.nn.Module, layout: PackedLayout, cache: Any, cached: int, dtype: torch.dtype,
-    device: torch.device,
+    model: torch.nn.Module, layout: PackedLayout, position_ids: torch.Tensor, cache: Any, cached: int,
+    dtype: torch.dtype,
 ) -> Any:
     """The 4-D mask of a packed batch behind ``cache`` (which holds ``cached`` positions), built
     by transformers for the model's attention implementation: causal, padding and segment rules.
+    ``position_ids`` are the layout's, already on the model's device (the mask is built there).
 
     A padding query still sees the prefix, so no query row is fully masked (SDPA would give NaN).
     """
     from transformers.masking_utils import create_causal_mask
 
     rows, width = layout.input_ids.shape
+    device = position_ids.device
     shape_only = torch.empty((rows, width, 0), dtype=dtype, device=device)  # batch, length, dtype, device
     keywords: dict[str, Any] = {
-        "position_ids": layout.position_ids.to(device),
+        "position_ids": position_ids,
         "and_mask_function": segment_rule(layout.segment_of.to(device), cached),
     }
-    parameters = inspect.signature(create_causal_mask).parameters
-    if "cache_position" in parameters:  # transformers < 5.2x: the query positions, and past_key_values
+    if _mask_builder_takes_cache_position():  # transformers < 5.2x: the query positions, and past_key_values
         keywords["cache_position"] = torch.arange(cached, cached + width, device=device)
         keywords["past_key_values"] = cache
     else:
         keywords["cache"] = cache
     return create_causal_mask(model.config, shape_only, layout.padding_mask.to(device), **keywords)
+
+
+@functools.cache
+def _mask_builder_takes_cache_position() -> bool:
+    from transformers.masking_utils import create_causal_mask
+
+    return "cache_position" in inspect.signature(create_causal_mask).parameters
