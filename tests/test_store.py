@@ -49,6 +49,19 @@ def _entries(directory: Path) -> int:
         return db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
 
 
+def _entries_so_far(directory: Path) -> int:
+    """Entries of a store another process may still be creating: sqlite makes the file on connect,
+    before the store has written its schema, so a missing file or table counts as no entry yet."""
+    if not (directory / STORE_FILE).exists():
+        return 0
+    try:
+        return _entries(directory)
+    except sqlite3.OperationalError as error:
+        if "no such table" in str(error):
+            return 0
+        raise
+
+
 def _rowids(directory: Path) -> dict[bytes, int]:
     with sqlite3.connect(directory / STORE_FILE) as db:
         return dict(db.execute("SELECT key, rowid FROM entries").fetchall())
@@ -379,7 +392,7 @@ def test_a_killed_run_resumes_with_any_process_count(processes, tiny_gpt2_dir, t
     job = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.time() + 120
     while time.time() < deadline and job.poll() is None:
-        if (store / STORE_FILE).exists() and _entries(store) >= 6:
+        if _entries_so_far(store) >= 6:
             break
         time.sleep(0.05)
     assert job.poll() is None, "the run ended before it could be killed"
