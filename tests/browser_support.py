@@ -12,7 +12,8 @@ import os
 import shutil
 import socket
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -55,3 +56,32 @@ def chromium() -> Iterator[Any]:
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+def set_input(wait: Any, selector: str, is_set: Callable[[Any], bool], apply: Callable[[Any], None]) -> None:
+    """Apply ``apply`` to the element at ``selector`` until ``is_set`` holds for it, and again after
+    a short settle: an input mounted as a Gradio accordion opens can miss an early click or typing,
+    or be reset once by its mounting, and submitting then would score without the option.
+
+    ``wait`` is a selenium ``WebDriverWait``; ``apply`` is retried while the element is still
+    moving, covered or being re-rendered.
+    """
+    from selenium.common.exceptions import (
+        ElementClickInterceptedException,
+        ElementNotInteractableException,
+        StaleElementReferenceException,
+    )
+    from selenium.webdriver.common.by import By
+
+    def holds(driver: Any) -> bool:
+        try:
+            element = driver.find_element(By.CSS_SELECTOR, selector)
+            if element.is_displayed() and not is_set(element):
+                apply(element)
+            return is_set(element)
+        except (ElementClickInterceptedException, ElementNotInteractableException, StaleElementReferenceException):
+            return False  # re-rendered, moving or covered: the next poll looks again
+
+    for settle in (0.0, 0.5):
+        time.sleep(settle)
+        wait.until(holds)

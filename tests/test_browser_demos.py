@@ -19,7 +19,7 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:.*(no_silent_downcasting|copy keyword).*"),
 ]
 
-from tests.browser_support import WAIT_S
+from tests.browser_support import WAIT_S, set_input
 
 
 def _page_score(driver, url: str, prediction: str, reference: str, *, click: tuple[str, ...] = (),
@@ -37,8 +37,7 @@ def _page_score(driver, url: str, prediction: str, reference: str, *, click: tup
     if click:
         driver.find_element(By.CSS_SELECTOR, "#options button").click()  # open the accordion
         for selector in click:
-            wait.until(lambda d: d.find_element(By.CSS_SELECTOR, selector).is_displayed())
-            driver.find_element(By.CSS_SELECTOR, selector).click()
+            set_input(wait, selector, is_set=lambda box: box.is_selected(), apply=lambda box: box.click())
     driver.find_element(By.CSS_SELECTOR, "#submit").click()
 
     def result(d):

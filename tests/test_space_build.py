@@ -43,7 +43,7 @@ from pathlib import Path
 import pytest
 
 import nlgmetrics
-from tests.browser_support import free_port
+from tests.browser_support import free_port, set_input
 
 # Only this marker: `-m slow` / `-m browser` (which replace the default deselection) must not pull
 # in these minutes-long builds.
@@ -334,11 +334,9 @@ def _drive(driver, server: Server, name: str, model: str | None) -> tuple[float,
     driver.find_element(By.CSS_SELECTOR, f"#{second_id} textarea").send_keys(second)
     if model is not None:
         driver.find_element(By.CSS_SELECTOR, "#options button").click()  # open the accordion
-        selector = "#option-model textarea, #option-model input"
-        wait.until(lambda d: d.find_element(By.CSS_SELECTOR, selector).is_displayed())
-        box = driver.find_element(By.CSS_SELECTOR, selector)
-        box.send_keys(Keys.CONTROL, "a")
-        box.send_keys(model)
+        set_input(wait, "#option-model textarea, #option-model input",
+                  is_set=lambda box: box.get_attribute("value") == model,
+                  apply=lambda box: (box.send_keys(Keys.CONTROL, "a"), box.send_keys(model)))
     driver.find_element(By.CSS_SELECTOR, "#submit").click()
 
     def result(d):
