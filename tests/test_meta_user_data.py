@@ -337,7 +337,8 @@ _JSON_NUMBERS = ["0", "1.0", "1", "-0", "0.50", "1e3", "12", "3.14159", "-2"]
 _NUMERIC = st.sampled_from(_JSON_NUMBERS + ["007"])
 _WORDS = st.text(alphabet=string.ascii_lowercase + " .,'|", min_size=1, max_size=12).filter(lambda t: t.strip())
 _TEXT = st.one_of(_NUMERIC, _WORDS)
-_DOC_ID = st.text(alphabet="xy|", min_size=1, max_size=4)
+# Ids with "|" and ids a number-typing reader would merge ("007" and "7", "1.10" and "1.1").
+_DOC_ID = st.one_of(st.text(alphabet="xy|", min_size=1, max_size=4), st.sampled_from(_JSON_NUMBERS + ["007", "7", "1.10", "1.1"]))
 
 
 @st.composite
@@ -438,3 +439,50 @@ def test_undefined_correlations_are_null_beside_their_reason(tmp_path):
     assert all(r["reason"].startswith("human scores constant") for r in flat)
     defined = [r for r in record["tables"]["results"] if r["human"] == "q" and r["level"] == "pooled"]
     assert defined and all(isinstance(r["value"], float) and math.isfinite(r["value"]) for r in defined)
+
+
+# ------------------------------------------------------------------------------------------------
+# ids are texts as written: a reader that types the column must not merge "007" and "7"
+
+#: Pairs of ids that a number-typing reader renders alike, each written once in the table.
+_ALIKE_IDS = [("007", "7"), ("1.1", "1.10"), ("0.50", "0.5"), ("1e3", "1000")]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv"])
+@pytest.mark.parametrize("first, second", _ALIKE_IDS)
+def test_csv_ids_that_read_alike_as_numbers_stay_apart(tmp_path, suffix, first, second):
+    """Oracle: the ids as written in the file, and the JSON Lines form of the same table."""
+    from benchmarks.meta.data import load_table_dataset
+
+    rows = [[first, "A", "1", "x", "y"], [second, "A", "2", "x", "y"], [first, "B", "3", "x", "y"],
+            [second, "B", "4", "x", "y"]]
+    path = tmp_path / f"ids{suffix}"
+    path.write_text("".join((("\t" if suffix == ".tsv" else ",").join(r) + "\n")
+                            for r in [["item", "sys", "q", "out", "ref"], *rows]), encoding="utf-8")
+    jsonl = _write_lines(tmp_path / "ids.jsonl", [json.dumps({"item": r[0], "sys": r[1], "q": int(r[2]), "out": r[3],
+                                                              "ref": [r[4]]}) for r in rows])
+    options = dict(doc_key="item", system_key="sys", human=["q"], prediction_key="out", reference_key="ref")
+    keys = [e.key for e in load_table_dataset(path, **options)]
+    assert keys == [(r[0], r[1]) for r in rows]
+    assert keys == [e.key for e in load_table_dataset(jsonl, **options)]
+
+
+def test_a_repeated_csv_row_is_named_as_written(tmp_path):
+    from benchmarks.meta.data import load_table_dataset
+
+    path = _write_csv(tmp_path / "dup.csv", ["item", "sys", "q"], [["007", "A", "1"], ["7", "A", "2"], ["007", "A", "3"]])
+    with pytest.raises(ValueError, match=r"rows 1 and 3 both have item='007', sys='A'"):
+        load_table_dataset(path, doc_key="item", system_key="sys", human=["q"])
+
+
+def test_scores_files_join_ids_as_written(tmp_path):
+    from benchmarks.meta.data import Example
+    from benchmarks.meta.user_scores import read_scores_file
+
+    examples = [Example((d, "A"), d, "A", "all", "", (), "", {}) for d in ("007", "7")]
+    path = _write_csv(tmp_path / "s.csv", ["item", "sys", "mine"], [["7", "A", "0.25"], ["007", "A", "0.75"]])
+    scores, _ = read_scores_file(path, "data", ("item", "sys"), examples)
+    assert scores == {"mine": [0.75, 0.25]}
+    missing = _write_csv(tmp_path / "m.csv", ["item", "sys", "mine"], [["", "A", "0.25"]])
+    with pytest.raises(ValueError, match=r"m.csv row 1 column 'item': no value"):
+        read_scores_file(missing, "data", ("item", "sys"), examples)

@@ -299,8 +299,8 @@ def load_table_dataset(
     documents in sorted order. Key: ``(doc, system)`` (what a ``--scores`` file joins on).
 
     Texts (prediction, references, source) are what the file holds as written, a number included
-    (see :mod:`benchmarks.meta.tablefile`). A kept row with a missing text, key or score, or an
-    empty list of references, is refused: a ValueError naming the file, the row and the column.
+    (see :mod:`benchmarks.meta.tablefile`), and so are the ids (``007`` and ``7`` are two documents). A
+    kept row with a missing text, key or score, or an empty list of references, is refused: a ValueError naming the file, the row and the column.
 
     >>> import pathlib, tempfile
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "h.jsonl"
@@ -309,7 +309,7 @@ def load_table_dataset(
     ...     path, doc_key="d", system_key="s", human=["q"], prediction_key="out", reference_key="ref")]
     [(('1', 'a'), '0', ('y',))]
     """
-    from benchmarks.meta.tablefile import as_text, check_columns, finite_number, is_csv, key_part, read_table, text_cells
+    from benchmarks.meta.tablefile import as_text, check_columns, finite_number, is_csv, key_cells, read_table, text_cells
 
     human = tuple(human)
     if not human:
@@ -321,8 +321,9 @@ def load_table_dataset(
     def where(i: int, column: str) -> str:
         return f"{path} row {i + 1} column {column!r}"
 
-    docs = [key_part(v, where(i, doc_key)) for i, v in enumerate(table[doc_key])]
-    systems = [key_part(v, where(i, system_key)) for i, v in enumerate(table[system_key])]
+    # Ids are texts as written (``007`` is not ``7``), read like the text columns.
+    ids = key_cells(table, path, [doc_key, system_key] + ([split_key] if split_key else []))
+    docs, systems = ids[doc_key], ids[system_key]
     texts = text_cells(table, path, [k for k in (prediction_key, reference_key, source_key) if k])
     empty_is_missing = is_csv(path)
     keep = _first_docs(docs, max_docs)
@@ -343,7 +344,7 @@ def load_table_dataset(
                 key=key,
                 doc=doc,
                 system=system,
-                split=key_part(row[split_key], where(i, split_key)) if split_key else "all",
+                split=ids[split_key][i] if split_key else "all",
                 prediction=as_text(texts[prediction_key][i], where(i, prediction_key), empty_is_missing)
                 if prediction_key else "",
                 references=_references(texts[reference_key][i], where(i, reference_key), empty_is_missing)

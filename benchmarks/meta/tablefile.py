@@ -218,13 +218,17 @@ def check_columns(table: Any, columns: list[str], path: str | os.PathLike, what:
 
 
 def key_part(value: Any, where: str = "a key") -> str:
-    """A key cell as text: ``3``, ``3.0`` and ``"3"`` are the same document id; a missing one (an
-    empty cell, null, NaN) is a ValueError naming ``where`` (file, row, column).
+    """A key cell (from :func:`key_cells`) as its text; a missing one (an empty csv cell, null, NaN)
+    is a ValueError naming ``where`` (file, row, column).
 
-    >>> key_part(3.0), key_part(3), key_part(" a ")
-    ('3', '3', ' a ')
+    Ids are texts as written, like every other text: ``007`` and ``7``, ``1.1`` and ``1.10``, ``0.50``
+    and ``0.5`` are different ids (a reader that typed the column would merge them). Only a cell a
+    typed reader hands over (parquet) is rendered: an integer-valued float as its digits.
+
+    >>> key_part("007"), key_part("1.10"), key_part(3.0), key_part(3), key_part(" a ")
+    ('007', '1.10', '3', '3', ' a ')
     """
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value == "":
         # Written as "None" it would join with any other missing id and name no one's output.
         raise ValueError(f"{where}: no value (null or an empty cell); every row needs this id: fill it in or "
                          f"remove the row.")
@@ -233,6 +237,21 @@ def key_part(value: Any, where: str = "a key") -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+def key_cells(table: Any, path: str | os.PathLike, columns: list[str]) -> dict[str, list[str]]:
+    """Each of the key ``columns`` as the user wrote it, row by row (see :func:`text_cells`; a
+    missing id is a ValueError naming the file, row and column).
+
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "k.csv"
+    >>> _ = path.write_text("doc,system\\n007,a\\n7,a\\n")
+    >>> key_cells(read_table(path), path, ["doc"])
+    {'doc': ['007', '7']}
+    """
+    cells = text_cells(table, path, columns)
+    return {c: [key_part(v, f"{path} row {i + 1} column {c!r}") for i, v in enumerate(values)]
+            for c, values in cells.items()}
 
 
 def finite_number(value: Any, where: str) -> float:

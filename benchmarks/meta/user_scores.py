@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.meta.data import Example, key_from_parts
-from benchmarks.meta.tablefile import check_columns, finite_number, key_part, read_table
+from benchmarks.meta.tablefile import check_columns, finite_number, key_cells, read_table
 
 
 def read_scores_file(
@@ -60,8 +60,9 @@ def read_scores_file(
     out = {c: [math.nan] * len(examples) for c in columns}
     seen: dict[tuple[str, ...], int] = {}
     unjoined: list[str] = []
+    ids = key_cells(table, path, list(key_columns))  # texts as written: "007" is not "7"
     for row_number, row in enumerate(table, start=1):
-        parts = tuple(key_part(row[k], f"{path} row {row_number} column {k!r}") for k in key_columns)
+        parts = tuple(ids[k][row_number - 1] for k in key_columns)
         key = key_from_parts(dataset, parts)  # a tuple: ids holding "|" join as they are
         where = f"{path} row {row_number} ({', '.join(f'{k}={v!r}' for k, v in zip(key_columns, parts))})"
         if key in seen:
