@@ -12,8 +12,9 @@ in memory but the in-process digests forgotten (a fresh process that just loaded
 ``--objects`` times instead what a model *object* costs on every call that passes it: the engine
 hashes its current values each time (a write through ``.data`` moves no version counter), so
 SmolLM2-135M in float32 and bfloat16 and a random Llama of about 1.1 B parameters in float32 are
-hashed (``module_fingerprint``) and passed to ``load_lm`` a second time (the whole per-call check:
-values hashed, the load cache hit), median of ``--repeats``:
+hashed (``module_fingerprint``: every parameter and buffer, and every module's attributes and
+configs, timed apart) and passed to ``load_lm`` a second time (the whole per-call check: values
+hashed, the load cache hit), median of ``--repeats``:
 
     python -m benchmarks.speed_fingerprint --objects --repeats 3
 """
@@ -90,12 +91,15 @@ def time_objects(repeats: int) -> None:
         params = sum(p.numel() for p in model.parameters())
         megabytes = sum(t.numel() * t.element_size() for t in model.state_dict().values()) / 1e6
         hashes = [_seconds(lambda: fingerprints.module_fingerprint(model))[1] for _ in range(repeats)]
+        # The part beside the tensor values: every module's attributes and the configs they hold.
+        records = [_seconds(lambda: str(len(fingerprints._module_records(model))))[1] for _ in range(repeats)]
         load_lm(model, "causal", model_tokenizer=tokenizer, dtype=dtype)  # the first load: prepares the model
         calls = [_seconds(lambda: load_lm(model, "causal", model_tokenizer=tokenizer, dtype=dtype).name)[1]
                  for _ in range(repeats)]
         hashed = statistics.median(hashes)
         print(f"{label}: {params / 1e6:.0f} M parameters, {megabytes:.0f} MB of state; module_fingerprint "
-              f"{hashed:.3f} s ({megabytes / 1e3 / hashed:.2f} GB/s) [{', '.join(f'{t:.3f}' for t in hashes)}]; "
+              f"{hashed:.3f} s ({megabytes / 1e3 / hashed:.2f} GB/s) [{', '.join(f'{t:.3f}' for t in hashes)}], "
+              f"of which modules and configs {statistics.median(records) * 1e3:.1f} ms; "
               f"load_lm again {statistics.median(calls):.3f} s [{', '.join(f'{t:.3f}' for t in calls)}]")
         del model
 

@@ -317,12 +317,16 @@ def test_size_cap_evicts_the_least_recently_used(tmp_path, monkeypatch):
     assert all(kept[k][0][0] == int(k[1:]) for k in kept)
 
 
-def test_clear_store_removes_its_files(tmp_path):
+def test_clear_store_empties_the_store_keeps_its_file_and_reports_the_bytes_freed(tmp_path):
     store = open_store(tmp_path)
-    store.put(namespace_of({"what": "x"}), [(b"q", (np.zeros(3),))])
+    store.put(namespace_of({"what": "x"}), [(f"q{i}".encode(), (np.zeros(2000),)) for i in range(50)])
     store.close()
-    assert clear_store(tmp_path) > 0 and not (tmp_path / STORE_FILE).exists()
-    assert clear_store(tmp_path) == 0
+    files = lambda: sum(p.stat().st_size for p in tmp_path.glob(f"{STORE_FILE}*"))  # noqa: E731
+    before = files()
+    freed, after = clear_store(tmp_path), files()
+    assert freed == before - after > 50 * 2000 * 8 * 0.9  # the values' pages went back to the disk
+    assert (tmp_path / STORE_FILE).exists() and _entries(tmp_path) == 0
+    assert clear_store(tmp_path / "no-store-here") == 0
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""``nlgmetrics cache info|clear [DIR]``: see and empty the LM metrics' store.
+"""``nlgmetrics cache info|clear|set-max-bytes``: see, empty and cap the LM metrics' store.
 
 The store (:mod:`nlgmetrics.engine.store`) keeps what a model computed for each distinct query in
 ``DIR/store.sqlite``, so that later calls and processes with ``cache_dir=DIR`` (or
@@ -9,9 +9,16 @@ Examples::
 
     nlgmetrics cache info ~/.cache/nlgmetrics-store          # entries, bytes, cap, one line per namespace
     nlgmetrics cache info --json                              # the same as JSON ($NLGMETRICS_CACHE_DIR)
-    nlgmetrics cache clear ~/.cache/nlgmetrics-store          # delete the store's files, print bytes freed
+    nlgmetrics cache clear ~/.cache/nlgmetrics-store          # empty the store, print bytes freed
+    nlgmetrics cache set-max-bytes 50e9 ~/.cache/nlgmetrics-store   # the store's cap, for every job
 
-Neither command creates a store: a folder without one is reported as such (exit status 0).
+While jobs run: ``clear`` empties the store in one transaction and never deletes its file, so a
+running job keeps writing into the same (now empty) store and what it computes after the clear
+is kept. The cap is kept with the store: the first job to create it records its
+``$NLGMETRICS_CACHE_MAX_BYTES`` (default 20 GB), and afterwards only ``set-max-bytes`` changes
+it, for every job from its next write on; a job's own variable never evicts others' entries.
+Never delete ``store.sqlite-wal`` or ``-shm`` by hand: a running job's recent entries are lost
+(the job notices, warns and stops writing). ``info`` and ``clear`` create no store.
 
 >>> print(format_info({"store": "/runs/store/store.sqlite", "entries": 3, "bytes": 1500, "file_bytes": 40960,
 ...                    "max_bytes": 20 * 10**9, "namespaces": [{"namespace": "0123456789ab", "entries": 3,
@@ -19,7 +26,7 @@ Neither command creates a store: a folder without one is reported as such (exit 
 store: /runs/store/store.sqlite
 entries: 3
 bytes: 1,500 bytes (1.5 kB) of values; 40,960 bytes (41 kB) on disk
-cap: 20,000,000,000 bytes (20 GB) ($NLGMETRICS_CACHE_MAX_BYTES; beyond it the least recently used entries go)
+cap: 20,000,000,000 bytes (20 GB) (kept with the store: `nlgmetrics cache set-max-bytes`; beyond it the least recently used entries go)
 namespaces: 1
   0123456789ab  entries 3  bytes 1,500  gpt2 ... torch.float32 cpu causal causal:target_logprobs
 """
@@ -37,22 +44,29 @@ from typing import Any
 
 
 def add_cache_parser(sub: Any) -> None:
-    """Add ``cache`` (with ``info`` and ``clear``) to the ``nlgmetrics`` subcommands ``sub``."""
+    """Add ``cache`` (with ``info``, ``clear`` and ``set-max-bytes``) to the ``nlgmetrics``
+    subcommands ``sub``."""
     cache = sub.add_parser(
         "cache",
-        help="see (info) or empty (clear) the store where LM metrics keep what their model computed",
+        help="see (info), empty (clear) or cap (set-max-bytes) the store where LM metrics keep what their "
+             "model computed",
         description="The store of the LM metrics (cache_dir=, --cache-dir, $NLGMETRICS_CACHE_DIR): what "
         "each model computed per distinct input, reused by later runs without changing a number. "
-        "DIR defaults to $NLGMETRICS_CACHE_DIR; $NLGMETRICS_CACHE_MAX_BYTES caps its size (default 20 GB).",
+        "DIR defaults to $NLGMETRICS_CACHE_DIR. The store keeps its own size cap: the job that creates it "
+        "records $NLGMETRICS_CACHE_MAX_BYTES (default 20 GB); later only `set-max-bytes` changes it, for "
+        "every job using the store.",
     )
     # The nested parsers are of the command line's own class (argparse's default: the parent's), so
     # that a missing ACTION is one line on stderr and exit status 2, like every usage error.
     actions = cache.add_subparsers(dest="cache_command", metavar="ACTION")
     actions.required = True
     info = actions.add_parser("info", help="entries, bytes, the size cap, and what each namespace holds")
-    clear = actions.add_parser("clear", help="delete the store's files (stop the runs using it first); "
-                                             "prints the bytes freed")
-    for action in (info, clear):
+    clear = actions.add_parser("clear", help="empty the store in one transaction (running jobs keep writing "
+                                             "into it, and keep what they compute after); prints the bytes freed")
+    cap = actions.add_parser("set-max-bytes", help="record the store's size cap, for every job using it "
+                                                  "(beyond it the least recently used entries go)")
+    cap.add_argument("max_bytes", metavar="BYTES", help="the cap in bytes, e.g. 50e9")
+    for action in (info, clear, cap):
         action.add_argument("directory", nargs="?", metavar="DIR",
                             help="the store's folder (default: $NLGMETRICS_CACHE_DIR)")
         action.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -89,28 +103,28 @@ def _file_bytes(directory: Path) -> int:
 
 def store_info(directory: Path) -> dict[str, Any]:
     """What ``nlgmetrics cache info`` reports: :meth:`~nlgmetrics.engine.store.Store.info` (entries,
-    value bytes, the cap this environment sets, namespaces, largest first) plus ``store`` (the
+    value bytes, the store's cap, whether this process can write it, namespaces, largest first),
+    ``env_max_bytes`` (``$NLGMETRICS_CACHE_MAX_BYTES``, or None: it caps only a store it creates),
+    plus ``store`` (the
     database's path, None when the folder holds no store) and ``file_bytes`` (on disk). A folder
     without a store is described as empty and left as it is."""
-    import sqlite3
+    from nlgmetrics.engine.store import DEFAULT_MAX_BYTES, STORE_ERRORS, STORE_FILE, Store, max_bytes_from_env
 
-    from nlgmetrics.engine.store import STORE_FILE, Store, max_bytes_from_env
-
-    max_bytes = max_bytes_from_env()
+    asked = max_bytes_from_env()
     if not _has_store(directory):
         return {"directory": str(directory), "store": None, "entries": 0, "bytes": 0, "file_bytes": 0,
-                "max_bytes": max_bytes, "namespaces": []}
+                "max_bytes": DEFAULT_MAX_BYTES if asked is None else asked, "namespaces": []}
     try:
-        store = Store(directory, max_bytes)
+        store = Store(directory, None)
         try:
             info = store.info()
         finally:
             store.close()
-    except (sqlite3.Error, OSError) as error:
+    except STORE_ERRORS as error:
         raise ValueError(f"cannot read the store in {directory} ({error}); check that the folder is readable, "
                          f"or empty it with `nlgmetrics cache clear {directory}`.") from None
     info["namespaces"] = sorted(info["namespaces"], key=lambda space: (-space["bytes"], space["namespace"]))
-    return {**info, "store": str(directory / STORE_FILE), "file_bytes": _file_bytes(directory)}
+    return {**info, "env_max_bytes": asked, "store": str(directory / STORE_FILE), "file_bytes": _file_bytes(directory)}
 
 
 def _size(n: int) -> str:
@@ -136,9 +150,15 @@ def format_info(info: dict[str, Any]) -> str:
         f"store: {info['store']}",
         f"entries: {info['entries']:,}",
         f"bytes: {_size(info['bytes'])} of values; {_size(info['file_bytes'])} on disk",
-        f"cap: {_size(info['max_bytes'])} (${MAX_BYTES_ENV}; beyond it the least recently used entries go)",
-        f"namespaces: {len(info['namespaces'])}",
+        f"cap: {_size(info['max_bytes'])} (kept with the store: `nlgmetrics cache set-max-bytes`; beyond it "
+        f"the least recently used entries go)",
     ]
+    asked = info.get("env_max_bytes")
+    if asked is not None and asked != info["max_bytes"]:
+        lines.append(f"note: ${MAX_BYTES_ENV}={asked:,} here applies only to a store it creates, not to this one")
+    if info.get("writable") is False:
+        lines.append("read-only for this process: its entries are served, nothing new is written")
+    lines.append(f"namespaces: {len(info['namespaces'])}")
     for space in info["namespaces"]:
         lines.append(f"  {space['namespace']}  entries {space['entries']:,}  bytes {space['bytes']:,}  "
                      f"{space['describes']}")
@@ -146,7 +166,7 @@ def format_info(info: dict[str, Any]) -> str:
 
 
 def clear(directory: Path) -> dict[str, Any]:
-    """Delete the store in ``directory`` (:func:`~nlgmetrics.engine.store.clear_store`); what was
+    """Empty the store in ``directory`` (:func:`~nlgmetrics.engine.store.clear_store`); what was
     done: ``cleared`` (whether there was a store) and ``bytes_freed``."""
     if not _has_store(directory):
         return {"directory": str(directory), "cleared": False, "bytes_freed": 0}
@@ -155,12 +175,37 @@ def clear(directory: Path) -> dict[str, Any]:
     return {"directory": str(directory), "cleared": True, "bytes_freed": clear_store(directory)}
 
 
+def set_cap(directory: Path, text: str) -> dict[str, Any]:
+    """Record the cap ``text`` (e.g. ``50e9``) with the store in ``directory``
+    (:func:`~nlgmetrics.engine.store.set_max_bytes`); what was done: ``max_bytes`` and ``entries``
+    and ``bytes`` left after evicting down to it."""
+    from nlgmetrics.engine.store import STORE_ERRORS, parse_max_bytes, set_max_bytes
+
+    max_bytes = parse_max_bytes(text, "BYTES")
+    try:
+        store = set_max_bytes(directory, max_bytes)
+        try:
+            info = store.info()
+        finally:
+            store.close()
+    except STORE_ERRORS as error:
+        raise ValueError(f"cannot set the cap of the store in {directory} ({error}); check that the folder is "
+                         f"writable.") from None
+    return {"directory": str(directory), "max_bytes": max_bytes, "entries": info["entries"], "bytes": info["bytes"]}
+
+
 def run_cache(args: argparse.Namespace) -> int:
-    """``nlgmetrics cache info|clear``: print the report (text or ``--json``); exit status 0."""
+    """``nlgmetrics cache info|clear|set-max-bytes``: print the report (text or ``--json``); exit
+    status 0."""
     directory = cache_directory(args.directory)
     if args.cache_command == "info":
         info = store_info(directory)
         print(json.dumps(info, indent=2) if args.json else format_info(info))
+        return 0
+    if args.cache_command == "set-max-bytes":
+        done = set_cap(directory, args.max_bytes)
+        print(json.dumps(done, indent=2) if args.json else
+              f"the store in {directory} now keeps at most {_size(done['max_bytes'])}.")
         return 0
     done = clear(directory)
     if args.json:

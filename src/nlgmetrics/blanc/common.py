@@ -267,8 +267,11 @@ def _ids_from_arrays(arrays: tuple[Any, ...]) -> list[int]:
 
 def _argmax_reduction() -> Any:
     from nlgmetrics.engine import StoredReduction
+    from nlgmetrics.engine.store import OnePerId
 
-    return StoredReduction("argmax_ids", _argmax_ids_stored, _ids_to_arrays, _ids_from_arrays)
+    # One predicted id per masked position (the query's second id sequence).
+    return StoredReduction("argmax_ids", _argmax_ids_stored, _ids_to_arrays, _ids_from_arrays,
+                           accepts=OnePerId(1, ("i8",)))
 
 
 def run_queries(

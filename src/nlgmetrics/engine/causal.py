@@ -11,7 +11,9 @@ and ``target_ids`` (scored). The path, top to bottom:
    (but the last token) once through the base model and its targets in batches on that key/value
    cache (:func:`replicated_cache`), each target reading ``prefix[-1:] + target[:-1]``: several
    targets side by side in one row where the config allows it (:mod:`nlgmetrics.engine.packing`),
-   one target per right-padded row elsewhere;
+   one target per right-padded row elsewhere. Under a rotary scaling that depends on the pass's
+   length (:mod:`nlgmetrics.engine.rope`) a query longer than its threshold reads its whole
+   ``prefix + target`` in passes of long queries only, uncached and unpacked;
 3. heads: only the target-predicting positions go through the LM head
    (:func:`~nlgmetrics.engine.heads.logits_at`), and ``reduce`` turns each query's logits into
    what the metric keeps (:func:`target_logprobs_float32_deferred`, :func:`causal_target_scores`)
@@ -44,8 +46,14 @@ from nlgmetrics.engine.kinds import keeps_causal_attention
 from nlgmetrics.engine.loading import LoadedLM
 from nlgmetrics.engine.packing import packed_layout, packing_allowed, segment_attention_mask
 from nlgmetrics.engine.planning import dedupe, pack_segments, plan_batches, run_with_backoff
+from nlgmetrics.engine.rope import (
+    LengthDependentRope,
+    dynamic_rotary_modules,
+    fresh_dynamic_rope,
+    length_dependent_rope,
+)
 from nlgmetrics.engine.runner import run_units
-from nlgmetrics.engine.store import Store, StoredReduction, ids_bytes, recall
+from nlgmetrics.engine.store import OnePerId, Store, StoredReduction, ids_bytes, recall
 from nlgmetrics.engine.transfer import DeferredHost, resolve, to_device
 
 try:  # transformers >= 4.56: a cache is a list of layers; a plain one grows by concatenation
@@ -93,6 +101,11 @@ def iter_causal(
       their duplicates or the prefix cache, up to float rounding (``tests/test_engine_causal.py``
       compares them with a naive token-by-token loop, ``tests/test_architectures.py`` with a plain
       forward pass on every causal family);
+    - each query gets the numbers of one forward pass over its own ``prefix + target`` on the
+      freshly loaded model, also where the rotary scaling depends on the pass's length
+      (``longrope``, dynamic NTK: :mod:`nlgmetrics.engine.rope`): queries past the scaling's
+      threshold never share a pass, a prefix cache or a packed row with shorter ones
+      (``tests/test_engine_rope.py``);
     - identical queries run once and share their result; a query with an empty target gets a
       ``[0, vocab]`` tensor without a model call;
     - a batch holds at most ``token_budget`` tokens counted with padding (behind a cached prefix:
@@ -174,19 +187,59 @@ def _iter_causal(
         for original in copies[j]:
             yield original, result
     todo = [j for j in todo if j not in found]
+    rope = length_dependent_rope(getattr(lm.model, "config", None))
+    long_batches, todo = _long_queries(distinct, todo, token_budget, batch_size, rope)
     groups, batches = _plan(distinct, todo, token_budget, batch_size, prefix_cache)
+
+    dynamic = dynamic_rotary_modules(lm.model) if rope is not None and rope.stateful else []
 
     def run_unit(unit: tuple[str, list[int]]) -> list[tuple[int, Any]]:
         kind, members = unit
-        if kind == "group":
-            return _run_behind_prefix(lm, distinct, members, reduce, token_budget, batch_size)
-        return run_with_backoff(members, lambda part: _forward(lm, distinct, part, reduce))
+        # Dynamic NTK state left by an earlier pass (this call's or the caller's) must not reach
+        # this unit: from a fresh state its short passes keep the original frequencies and its
+        # passes of one long length grow them for that length only.
+        with fresh_dynamic_rope(dynamic):
+            if kind == "group":
+                return _run_behind_prefix(lm, distinct, members, reduce, token_budget, batch_size)
+            return run_with_backoff(members, lambda part: _forward(lm, distinct, part, reduce, whole=kind == "long"))
 
-    # Groups first, longest prefix first, like plan_batches: the heaviest work surfaces OOM early.
-    units = [("group", members) for members in groups] + [("batch", members) for members in batches]
+    # Long queries first, then groups, longest prefix first, like plan_batches: the heaviest work
+    # surfaces OOM early.
+    units = ([("long", members) for members in long_batches] + [("group", members) for members in groups]
+             + [("batch", members) for members in batches])
     for j, result in run_units(units, run_unit, lambda unit: len(unit[1]), progress=progress, desc=desc, keep=keep):
         for original in copies[j]:
             yield original, result
+
+
+def _long_queries(
+    distinct: list[CausalQuery], todo: list[int], token_budget: int, batch_size: int | None,
+    rope: LengthDependentRope | None,
+) -> tuple[list[list[int]], list[int]]:
+    """``(batches, rest)``: the queries past a length-dependent rotary scaling's threshold in
+    batches of their own, and the others.
+
+    Such a query alone reads its whole ``prefix + target``, one pass whose longest position sets
+    its frequencies; a pass shorter by the last target token (as the other paths read) could fall
+    back to the short regime. Its batches read whole sequences too, right-padded: the pass's
+    longest position is then past the threshold, and for a scaling that follows the exact length
+    every row has that length (no padding at all). The others keep every path: all their passes
+    (padded, packed, behind a cached prefix) stay below the threshold, since each pass is as wide
+    as its widest query reads, one token short of its whole sequence.
+    """
+    if rope is None:
+        return [], todo
+    full = {j: len(distinct[j].prefix_ids) + len(distinct[j].target_ids) for j in todo}
+    long = [j for j in todo if rope.is_long(full[j])]
+    rest = [j for j in todo if not rope.is_long(full[j])]
+    by_length: dict[int, list[int]] = {}
+    for j in long:
+        by_length.setdefault(full[j] if rope.same_length_only else 0, []).append(j)
+    batches = []
+    for members in by_length.values():
+        plan = plan_batches([full[j] for j in members], token_budget, batch_size)
+        batches.extend([members[b] for b in batch] for batch in plan)
+    return batches, rest
 
 
 def _plan(
@@ -291,10 +344,13 @@ def _forward(
     reduce: Reduce,
     cache: Any = None,
     cached: int = 0,
+    *,
+    whole: bool = False,
 ) -> list[tuple[int, Any]]:
     """One right-padded batch: row ``b`` reads its query's ``prefix + target[:-1]`` but the first
     ``cached`` tokens, whose keys and values ``cache`` holds (none without a cache); the head runs
-    at the positions that predict the targets only.
+    at the positions that predict the targets only. With ``whole`` (no cache) a row reads the whole
+    ``prefix + target``: the last token predicts nothing, but the pass is as long as the query's own.
 
     Right padding keeps every real token at the position it has in an unpadded pass. A batch behind
     a cache carries a 2-D padding mask over ``cached + width`` keys: the model builds its own
@@ -304,7 +360,7 @@ def _forward(
     of every real token's view.
     """
     queries = [distinct[j] for j in members]
-    sequences = [(q.prefix_ids + q.target_ids[:-1])[cached:] for q in queries]
+    sequences = [(q.prefix_ids + (q.target_ids if whole else q.target_ids[:-1]))[cached:] for q in queries]
     width = max(len(s) for s in sequences)
     input_ids = torch.zeros((len(queries), width), dtype=torch.long)
     rows: list[int] = []
@@ -517,5 +573,8 @@ def _logprobs_and_argmax_deferred(logits: torch.Tensor, query: CausalQuery) -> D
 #: ``reduce`` for :func:`iter_causal`: each target's float32 log-probability as float64 (and its
 #: argmax id), deferred (:func:`target_logprobs_float32_deferred`), declared for the store: its
 #: results are ``(logprobs, argmax or None)``, kept as they are.
-TARGET_LOGPROBS = StoredReduction("target_logprobs_float32", _logprobs_deferred)
-TARGET_LOGPROBS_ARGMAX = StoredReduction("target_logprobs_float32+argmax", _logprobs_and_argmax_deferred)
+#: A stored result is used only with one entry per target id (the query's second id sequence).
+TARGET_LOGPROBS = StoredReduction("target_logprobs_float32", _logprobs_deferred,
+                                  accepts=OnePerId(1, ("f8", None)))
+TARGET_LOGPROBS_ARGMAX = StoredReduction("target_logprobs_float32+argmax", _logprobs_and_argmax_deferred,
+                                         accepts=OnePerId(1, ("f8", "i8")))

@@ -111,6 +111,32 @@ def distributed_map(items: Sequence[T], fn: Callable[[list[T]], list[R]]) -> lis
     return results
 
 
+def gather_from_every_process(value: Any) -> list[Any]:
+    """``value`` of every process, in rank order, on every process (``[value]`` in one process).
+    A collective: every process must call it, in the same order."""
+    state = process_state()
+    if state is None:
+        return [value]
+    import torch.distributed as dist
+
+    gathered: list[Any] = [None] * state.num_processes
+    dist.all_gather_object(gathered, value, group=_object_group())
+    return gathered
+
+
+def broadcast_from_main(value: Any) -> Any:
+    """The main process's ``value`` on every process (what the others pass is ignored). A
+    collective: every process must call it, in the same order."""
+    state = process_state()
+    if state is None:
+        return value
+    import torch.distributed as dist
+
+    box = [value if state.is_main_process else None]
+    dist.broadcast_object_list(box, src=0, group=_object_group())
+    return box[0]
+
+
 def agreed_subset(local: set[int]) -> set[int]:
     """The members of ``local`` that every process also holds (``local`` itself in one process).
 

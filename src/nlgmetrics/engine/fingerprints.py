@@ -21,9 +21,12 @@ one-in-2^48 event). Each kind of source gets the cheapest key that keeps that gu
   from, which nlgmetrics records when it writes that directory (``engine.smollm2``), and trusted
   for that directory only: another directory holding a copy of the record (a fine-tune saved over
   a copy of it) is hashed like any other.
-- a model instance: sha256 of its tensors' names, shapes, dtypes and values (:func:`module_fingerprint`),
-  computed anew on every call that passes it: a write through ``.data`` (PEFT's ``merge_adapter``,
-  EMA helpers) leaves no version counter or stamp behind, so only the values can tell.
+- a model instance: sha256 of everything its forward reads (:func:`module_fingerprint`): every
+  parameter and buffer, non-persistent ones included (RoPE's ``inv_freq``), by name, shape, dtype
+  and values; every module's class and public attributes (a norm's ``eps``); the configs they hold
+  as they are now (edits in place, nested configs, ``_attn_implementation``), less where the model
+  came from (``_name_or_path``). Computed anew on every call that passes it: a write through
+  ``.data`` (PEFT's ``merge_adapter``, EMA helpers) leaves no version counter or stamp behind.
 
 A *state* (:func:`directory_state`, :func:`module_state`) answers another question, cheaply:
 whether something may have changed since it was loaded in this process (file names, sizes and stat
@@ -48,9 +51,13 @@ load cache also compares the instance's fingerprint.
 
 from __future__ import annotations
 
+import enum
+import functools
 import hashlib
+import json
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +140,12 @@ def directory_state(directory: str | os.PathLike) -> tuple[tuple[str, int, int, 
     return tuple(sorted(entries))
 
 
+class FingerprintUnavailable(ValueError):
+    """A model object holds a tensor whose values cannot be read here (on the meta device,
+    offloaded, sharded across processes, or a tensor subclass that exposes no bytes): no
+    fingerprint could tell two such objects apart, so none is given."""
+
+
 def _tensor_digest(tensor: torch.Tensor) -> bytes:
     flat = tensor.detach().to("cpu").contiguous().reshape(-1)
     # Viewed as bytes: works for every dtype, bfloat16 included (numpy lacks it); hashlib reads the
@@ -145,31 +158,195 @@ def _view_identity(tensor: torch.Tensor) -> tuple:
     return (tensor.device, tensor.data_ptr(), tuple(tensor.shape), tensor.stride(), tensor.dtype)
 
 
+# Config entries that name where a config came from, not what the model computes.
+_PROVENANCE = frozenset({"_name_or_path", "transformers_version", "_commit_hash"})
+# Module attributes that the forward does not read: where the model came from, the options of
+# generate() (whose record holds a per-process hash()), the train/eval switch (the engine scores an
+# evaluation-mode copy of a module in training mode).
+_NOT_READ_BY_FORWARD = frozenset({"name_or_path", "generation_config", "training"})
+_PLAIN = (type(None), bool, int, float, str)
+_MAX_DEPTH = 8
+
+
+def _qualified_name(value: Any) -> str:
+    return f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', type(value).__qualname__)}"
+
+
+def _is_config(value: Any) -> bool:
+    configuration = sys.modules.get("transformers.configuration_utils")
+    base = getattr(configuration, "PreTrainedConfig", None) or getattr(configuration, "PretrainedConfig", None)
+    return base is not None and isinstance(value, base)
+
+
+class _Canonical:
+    """Turns what a module holds besides its parameters and buffers into JSON-ready values that
+    are equal across processes (no addresses); each config object is rendered once per call."""
+
+    def __init__(self) -> None:
+        self.configs: dict[int, str] = {}
+
+    def config(self, config: Any) -> str:
+        """sha256 (hex) of a config's every attribute as it is now, edits in place included, and
+        of its nested configs and attention / experts implementations (held as private attributes,
+        which ``to_dict`` leaves out), less the entries in ``_PROVENANCE``."""
+        known = self.configs.get(id(config))
+        if known is None:
+            fields = {k: v for k, v in vars(config).items() if k not in _PROVENANCE}
+            text = json.dumps([_qualified_name(type(config)), self.value(fields, 0)], sort_keys=True)
+            known = self.configs[id(config)] = hashlib.sha256(text.encode()).hexdigest()
+        return known
+
+    def value(self, value: Any, depth: int) -> Any:
+        if isinstance(value, float):
+            return repr(value)  # nan and inf too, and no float formatting left to json
+        if isinstance(value, _PLAIN):
+            return value
+        if depth > _MAX_DEPTH:
+            return _qualified_name(type(value))
+        if isinstance(value, (torch.dtype, torch.device)):
+            return str(value)
+        if isinstance(value, torch.Tensor):
+            readable = _readable_parts(value, "an attribute")
+            return [[tuple(p.shape), str(p.dtype), _tensor_digest(p).hex()] for p in readable[0]] + [
+                self.value(readable[1], depth + 1)]
+        if isinstance(value, torch.nn.Module):
+            return "module " + _qualified_name(type(value))  # its own entry of the module walk holds the rest
+        if _is_config(value):
+            return "config " + self.config(value)
+        if isinstance(value, dict):
+            return {str(k): self.value(v, depth + 1) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.value(v, depth + 1) for v in value]
+        if isinstance(value, (set, frozenset)):
+            return sorted(json.dumps(self.value(v, depth + 1), sort_keys=True) for v in value)
+        if isinstance(value, enum.Enum):
+            return f"{_qualified_name(type(value))}.{value.name}"
+        if isinstance(value, functools.partial):
+            return ["partial", self.value(value.func, depth + 1), self.value(value.args, depth + 1),
+                    self.value(value.keywords, depth + 1)]
+        if callable(value) and hasattr(value, "__qualname__"):  # functions, methods, classes
+            return "callable " + _qualified_name(value)
+        if hasattr(value, "__dict__"):  # a plain object: its public attributes (e.g. a quantization state)
+            public = {k: v for k, v in vars(value).items() if not k.startswith("_")}
+            return [_qualified_name(type(value)), self.value(public, depth + 1)]
+        text = repr(value)
+        return [_qualified_name(type(value)), None if " at 0x" in text else text]
+
+
+def _readable_parts(tensor: torch.Tensor, name: str) -> tuple[list[torch.Tensor], dict[str, Any]]:
+    """Plain tensors whose bytes hold a tensor's values, and the attributes that say how to read
+    them (a quantization state, a subclass's metadata). Raises :class:`FingerprintUnavailable`
+    where the values are not here to read.
+
+    Reads ``.data`` (or the storage under a subclass) with subclasses' ``__torch_function__``
+    off, never through a method a subclass may override: ``state_dict()`` and ``.to()`` of some
+    quantized parameters rewrite their storage."""
+    with torch._C.DisableTorchFunctionSubclass():  # no subclass code runs while reading
+        return _plain_parts(tensor, name)
+
+
+def _plain_parts(tensor: torch.Tensor, name: str) -> tuple[list[torch.Tensor], dict[str, Any]]:
+    if tensor.is_meta:
+        raise FingerprintUnavailable(
+            f"The model object's tensor {name!r} is on the meta device (offloaded or not loaded): its values "
+            "cannot be hashed. Pass a model whose weights are loaded, or its directory."
+        )
+    subclass = type(tensor) not in (torch.Tensor, torch.nn.Parameter)
+    # Public attributes of a subclass say how its bytes are read (bitsandbytes' quant_state, an
+    # int8 weight's scales); private ones are bookkeeping (transformers' _is_hf_initialized).
+    extra = {k: v for k, v in vars(tensor).items() if not k.startswith("_")} if subclass else {}
+    data = tensor.data if isinstance(tensor, torch.nn.Parameter) else tensor
+    if type(data) is torch.Tensor:
+        return [data], extra
+    if type(data).__name__ == "DTensor":
+        raise FingerprintUnavailable(
+            f"The model object's tensor {name!r} is a DTensor sharded across processes: one process cannot hash "
+            "its values. Pass the model unsharded, or its directory."
+        )
+    flatten = getattr(data, "__tensor_flatten__", None)
+    if flatten is not None:  # a wrapper subclass (torch's traceable protocol): its inner tensors
+        inner_names, context = flatten()
+        parts: list[torch.Tensor] = []
+        for inner in inner_names:
+            inner_parts, inner_extra = _plain_parts(getattr(data, inner), f"{name}.{inner}")
+            parts += inner_parts
+            extra[f"{inner} attributes"] = inner_extra
+        extra["flatten context"] = context
+        return parts, extra
+    try:  # a subclass over an ordinary storage: the same bytes as a plain tensor
+        plain = data.as_subclass(torch.Tensor)
+        plain.data_ptr()
+        return [plain], extra
+    except (RuntimeError, TypeError) as error:
+        raise FingerprintUnavailable(
+            f"The model object's tensor {name!r} is a {type(data).__name__}, whose bytes cannot be read ({error}): "
+            "its values cannot be hashed. Pass the model's directory, or a model with ordinary torch tensors."
+        ) from error
+
+
+def _module_records(model: torch.nn.Module) -> list[str]:
+    """One line per module (shared ones under each of their names): its path, its class and its
+    public attributes other than parameters, buffers and submodules (a layer norm's ``eps``, an
+    attention's ``scaling``, the ``config`` it reads, by digest), less ``_NOT_READ_BY_FORWARD``."""
+    canonical = _Canonical()
+    records = []
+    for path, module in model.named_modules(remove_duplicate=False):
+        attributes = {k: v for k, v in vars(module).items() if not k.startswith("_") and k not in _NOT_READ_BY_FORWARD}
+        record = [path, _qualified_name(type(module)), canonical.value(attributes, 0)]
+        records.append(json.dumps(record, sort_keys=True))
+    return records
+
+
 def module_fingerprint(model: torch.nn.Module) -> str:
-    """12 hex digits of sha256 over a module's tensors (names, shapes, dtypes and the sha256 of
-    each one's values).
+    """12 hex digits of sha256 over everything a module's forward reads: every parameter and
+    buffer, persistent or not (RoPE's ``inv_freq`` is not in the state dict), by name, shape,
+    dtype and the sha256 of its values; and every module's class and public attributes, the
+    configs they hold included (each config's every field as it is now, edits in place included,
+    its nested configs and its attention implementation; less ``_name_or_path`` and
+    ``transformers_version``, which say where it came from).
 
     Reads every value, so it sees writes that leave no other trace (``.data`` assignments, in-place
     merges of adapters, EMA updates): the engine calls it on every call that passes a model object.
     A tensor held under two names (tied weights) is read once; the tensors are hashed on up to
     four threads (sha256 runs at about 1 GB/s per core; the values dominate every call's check).
-    CPU tensors are hashed in place (no copy); others are copied to the host one at a time.
+    CPU tensors are hashed in place (no copy); others are copied to the host one at a time. A
+    tensor subclass is read through ``.data`` (its raw bytes, plus its attributes such as a
+    quantization state) or its inner tensors; nothing is read through ``state_dict()`` or a
+    subclass's ``.to()``, so hashing never rewrites a tensor. Raises :class:`FingerprintUnavailable`
+    for a tensor whose values cannot be read here (meta device, a sharded ``DTensor``).
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    entries = list(model.state_dict().items())
+    named = [("parameter", n, t) for n, t in model.named_parameters(remove_duplicate=False)]
+    named += [("buffer", n, t) for n, t in model.named_buffers(remove_duplicate=False)]
+    entries = []
+    canonical = _Canonical()
+    for role, name, tensor in named:
+        parts, extra = _readable_parts(tensor, name)
+        with torch._C.DisableTorchFunctionSubclass():
+            header = [role, name, tuple(tensor.shape), str(tensor.dtype), _qualified_name(type(tensor))]
+        if extra:
+            header.append(canonical.value(extra, 0))
+        entries.append((json.dumps(header, sort_keys=True), parts))
     distinct: dict[tuple, torch.Tensor] = {}
-    for _, tensor in entries:
-        if tensor.numel():
-            distinct.setdefault(_view_identity(tensor), tensor)
+    for _, parts in entries:
+        for part in parts:
+            if part.numel():
+                distinct.setdefault(_view_identity(part), part)
     workers = max(1, min(4, os.cpu_count() or 1, len(distinct)))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         digests = dict(zip(distinct, pool.map(_tensor_digest, distinct.values())))
     digest = hashlib.sha256()
-    for name, tensor in entries:
-        digest.update(f"{name}:{tuple(tensor.shape)}:{tensor.dtype}".encode())
-        if tensor.numel():
-            digest.update(digests[_view_identity(tensor)])
+    for header, parts in entries:
+        digest.update(header.encode())
+        for part in parts:
+            digest.update(f"{tuple(part.shape)}:{part.dtype}".encode())
+            if part.numel():
+                digest.update(digests[_view_identity(part)])
+    digest.update(b"\x00modules\x00")
+    for record in _module_records(model):
+        digest.update(record.encode())
+        digest.update(b"\n")
     return digest.hexdigest()[:12]
 
 
@@ -195,7 +372,8 @@ def module_state(model: torch.nn.Module) -> tuple:
 
 def tokenizer_fingerprint(tokenizer: Any) -> str:
     """A short hash of what a tokenizer does to text: its class, vocabulary, special tokens and
-    casing, so that a signature tells two ``tokenizer=`` arguments apart.
+    casing, so that a signature tells two ``tokenizer=`` arguments apart. It hashes the definition,
+    not the last call: a call with ``truncation=`` or ``padding=`` leaves it as it was.
 
     >>> from nlgmetrics.testing import bert_tokenizer_dir
     >>> from transformers import AutoTokenizer
@@ -212,5 +390,24 @@ def tokenizer_fingerprint(tokenizer: Any) -> str:
     ]
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None and hasattr(backend, "to_str"):
-        parts.append(backend.to_str())  # normaliser, pre-tokeniser and model rules (fast tokenizers)
+        parts.append(_backend_definition(backend))  # normaliser, pre-tokeniser and model rules (fast tokenizers)
     return hashlib.sha1("\x00".join(parts).encode("utf-8")).hexdigest()[:12]
+
+
+def _backend_definition(backend: Any) -> str:
+    """A fast tokenizer's serialised rules with its truncation and padding switched off.
+
+    Those two are the state of its last call, not its definition: transformers sets them for a call
+    with ``truncation=`` / ``padding=`` and clears them on the next call without. They are cleared
+    on a copy (the caller's tokenizer is not touched) and the copy serialised by the same code, so
+    a tokenizer whose state is clear hashes to exactly its own ``to_str()``.
+    """
+    text = backend.to_str()
+    if getattr(backend, "truncation", None) is None and getattr(backend, "padding", None) is None:
+        return text
+    from tokenizers import Tokenizer
+
+    definition = Tokenizer.from_str(text)
+    definition.no_truncation()
+    definition.no_padding()
+    return definition.to_str()

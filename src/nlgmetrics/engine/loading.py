@@ -4,7 +4,7 @@
 its kind (``"masked"`` or ``"causal"``), a fingerprint of its weights for signatures, and its
 usable context length. Loads are cached in-process, so a metric's ``compute()`` called many times
 loads the model once; the cache is keyed by what the weights and the tokenizer are (a directory's
-file stamps, a model instance's tensor versions, the tokenizer object), so a checkpoint rewritten
+file stamps, a model instance's tensor versions and fingerprint, the tokenizer object), so a checkpoint rewritten
 in place, a model trained further, or another ``model_tokenizer=`` is picked up.
 
 The jobs around it live in their own modules: ``devices`` (device and dtype strings),
@@ -329,7 +329,9 @@ def _load_instance(model: torch.nn.Module, kind: Kind | None, tokenizer: Any, de
     name = str(getattr(config, "_name_or_path", None) or type(model).__name__)
     key = ("instance", id(model), str(target), dtype)
     # The values decide, not only the state: a write through .data (an adapter merged in place, an
-    # EMA update) moves no version counter, and a copy made before it would be scored stale.
+    # EMA update) moves no version counter, and a copy made before it would be scored stale. The
+    # fingerprint covers the config and the attention implementation too, so an edit in place
+    # (config.num_hidden_layers, rope parameters) rebuilds the entry and its copy of the model.
     fingerprint = module_fingerprint(model)
     state = (module_state(model), fingerprint)
     with _key_lock(key):

@@ -14,17 +14,20 @@ value (with the reduction's own parameters), the versions of torch, transformers
 and :data:`FORMAT_VERSION`. The query part is its token ids (and masked positions). Change any of
 them and the value is recomputed, never read.
 
-**Safe.** One SQLite file (``store.sqlite``) in WAL mode: readers and writers in several
-processes (accelerate / torchrun ranks, two jobs) see whole transactions only, and sqlite's own
-locking serialises writers. Values are raw numeric arrays behind a small JSON header
-(:func:`encode_arrays`), each with its sha256: no pickle, so a shared cache folder cannot run code;
-an entry whose checksum or header does not hold is recomputed (and replaced). A store that cannot
-be opened, read or written (read-only folder, full disk, a file that is not a database) gives one
-warning and the call completes without it: the store only ever saves time.
+**Safe.** One SQLite file (``store.sqlite``, WAL mode on a local disk): processes see whole
+transactions only. Values are raw numeric arrays behind a bounded JSON header
+(:func:`encode_arrays`; no pickle), each checksummed together with its key, and checked against
+what its query needs (``accept``) before use: anything else is recomputed and replaced. No error
+of the store escapes a call: one :class:`StoreWarning`, and the numbers are computed without it.
+A store this process can read but not write is served read-only.
 
-**Bounded.** ``$NLGMETRICS_CACHE_MAX_BYTES`` (default 20 GB) caps the values' total size; beyond
-it the least recently used entries go. ``nlgmetrics cache info DIR`` / ``nlgmetrics cache clear
-DIR`` show and empty a store.
+**Bounded, while jobs run.** The store keeps its cap (default 20 GB; least recently used entries go
+beyond it) and its running total of bytes, so a write costs the same in an empty and a full
+store. The job that creates it records ``$NLGMETRICS_CACHE_MAX_BYTES``; later only ``nlgmetrics
+cache set-max-bytes`` changes it (:func:`set_max_bytes`), for every job. ``nlgmetrics cache
+clear`` empties it in one transaction, never deleting the file: running jobs keep writing into it.
+Deleting ``store.sqlite-wal`` by hand under a running job is unsupported (its recent entries are
+lost; the job warns and stops writing).
 
 >>> import tempfile, numpy as np
 >>> store = open_store(tempfile.mkdtemp())
@@ -40,6 +43,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import sqlite3
 import struct
@@ -52,15 +56,24 @@ from typing import Any
 
 import numpy as np
 
-#: Bumped whenever the layout of keys or values changes: old entries are then never read.
-FORMAT_VERSION = 1
+#: Bumped whenever the layout of keys or values changes: old entries are then never read (their
+#: namespaces no longer match; they go first on eviction, never having been used since).
+FORMAT_VERSION = 2
 CACHE_DIR_ENV = "NLGMETRICS_CACHE_DIR"
 MAX_BYTES_ENV = "NLGMETRICS_CACHE_MAX_BYTES"
 DEFAULT_MAX_BYTES = 20 * 10**9
+#: sqlite's INTEGER bound: the largest cap a store can record.
+LARGEST_MAX_BYTES = 2**63 - 1
 STORE_FILE = "store.sqlite"
 _MAGIC = b"NLGS1"
 # Only plain numeric dtypes are ever decoded: a header cannot ask numpy for objects.
-_ALLOWED_KINDS = "biuf"
+_DTYPES = {np.dtype(code).newbyteorder(order).str: np.dtype(code).newbyteorder(order)
+           for code in ("?", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8") for order in "<>"}
+#: A value's header is bounded (beyond any value the engine writes): longer, or with more arrays,
+#: and it is damaged or hostile, refused before it is parsed.
+MAX_HEADER_BYTES = 64 * 1024
+MAX_ARRAYS = 1024
+_MAX_DIMS = 8
 
 Arrays = tuple[np.ndarray | None, ...]
 
@@ -86,38 +99,78 @@ def encode_arrays(arrays: Sequence[np.ndarray | None]) -> bytes:
             header.append(None)
             continue
         array = np.ascontiguousarray(array)
-        if array.dtype.kind not in _ALLOWED_KINDS:
+        if array.dtype.str not in _DTYPES:
             raise TypeError(f"the store keeps numeric arrays only, got dtype {array.dtype}.")
         header.append([array.dtype.str, list(array.shape)])
         parts.append(array.tobytes())
     head = json.dumps(header).encode()
+    if len(header) > MAX_ARRAYS or len(head) > MAX_HEADER_BYTES or any(
+            item is not None and len(item[1]) > _MAX_DIMS for item in header):
+        raise ValueError("too many arrays, or dimensions, for one stored value")
     return _MAGIC + struct.pack("<I", len(head)) + head + b"".join(parts)
 
 
 def decode_arrays(blob: bytes) -> Arrays:
-    """The arrays of :func:`encode_arrays`; ``ValueError`` for anything malformed."""
-    if not blob.startswith(_MAGIC) or len(blob) < len(_MAGIC) + 4:
+    """The arrays of :func:`encode_arrays`; ``ValueError`` for anything malformed.
+
+    Bounded by the blob itself, whatever it holds: a header over :data:`MAX_HEADER_BYTES` or of
+    more than :data:`MAX_ARRAYS` arrays, anything but a flat list of ``null`` or ``[dtype, [dims]]``
+    (checked before numpy sees it), or sizes that do not add up to the blob's length is refused
+    before anything is allocated."""
+    if not isinstance(blob, bytes) or not blob.startswith(_MAGIC) or len(blob) < len(_MAGIC) + 4:
         raise ValueError("not a stored value")
     (length,) = struct.unpack_from("<I", blob, len(_MAGIC))
     offset = len(_MAGIC) + 4
-    header = json.loads(blob[offset : offset + length])
+    if length > MAX_HEADER_BYTES or offset + length > len(blob):
+        raise ValueError("header too long")
+    head = blob[offset : offset + length]
+    # A flat header nests two lists deep (the list, an item, its shape): anything deeper is refused
+    # here, so that json never recurses on crafted input.
+    if head.count(b"[") > 2 * MAX_ARRAYS + 1 or _depth(head) > 3:
+        raise ValueError("bad array header")
+    header = json.loads(head)
+    if not isinstance(header, list) or len(header) > MAX_ARRAYS:
+        raise ValueError("bad array header")
     offset += length
-    out: list[np.ndarray | None] = []
+    layout: list[tuple[np.dtype, tuple[int, ...], int] | None] = []
     for item in header:
+        if item is None:
+            layout.append(None)
+            continue
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and item[0] in _DTYPES
+                and isinstance(item[1], list)
+                and len(item[1]) <= _MAX_DIMS and all(type(n) is int and 0 <= n <= len(blob) for n in item[1])):
+            raise ValueError("bad array header")
+        dtype, shape = _DTYPES[item[0]], tuple(item[1])
+        count = 1
+        for n in shape:  # Python ints: no overflow, and bounded by the blob's length at each step
+            count *= n
+            if count * dtype.itemsize > len(blob):
+                raise ValueError("truncated value")
+        layout.append((dtype, shape, count))
+    if offset + sum(item[0].itemsize * item[2] for item in layout if item is not None) != len(blob):
+        raise ValueError("sizes do not match the value's length")
+    out: list[np.ndarray | None] = []
+    for item in layout:
         if item is None:
             out.append(None)
             continue
-        dtype, shape = np.dtype(item[0]), tuple(int(n) for n in item[1])
-        if dtype.kind not in _ALLOWED_KINDS or any(n < 0 for n in shape):
-            raise ValueError("bad array header")
-        size = dtype.itemsize * int(np.prod(shape, dtype=np.int64))
-        if offset + size > len(blob):
-            raise ValueError("truncated value")
-        out.append(np.frombuffer(blob, dtype=dtype, count=size // dtype.itemsize, offset=offset).reshape(shape).copy())
-        offset += size
-    if offset != len(blob):
-        raise ValueError("trailing bytes")
+        dtype, shape, count = item
+        out.append(np.frombuffer(blob, dtype=dtype, count=count, offset=offset).reshape(shape).copy())
+        offset += count * dtype.itemsize
     return tuple(out)
+
+
+def _depth(text: bytes) -> int:
+    """How deep ``[`` nests in ``text`` (a JSON header holds no strings with brackets)."""
+    depth = deepest = 0
+    for char in text.translate(None, _NOT_BRACKETS):
+        depth += 1 if char == 0x5B else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -157,6 +210,53 @@ def ids_bytes(*sequences: Sequence[int]) -> bytes:
     return b"".join(struct.pack("<q", len(s)) + np.asarray(s, dtype=np.int64).tobytes() for s in sequences)
 
 
+def ids_lengths(query: bytes, count: int) -> tuple[int, ...] | None:
+    """The lengths of the first ``count`` sequences of :func:`ids_bytes` (``None`` where ``query``
+    does not hold that many).
+
+    >>> ids_lengths(ids_bytes([5, 6, 7], [8]), 2)
+    (3, 1)
+    """
+    lengths: list[int] = []
+    offset = 0
+    for _ in range(count):
+        if offset + 8 > len(query):
+            return None
+        (length,) = struct.unpack_from("<q", query, offset)
+        offset += 8 + 8 * length
+        if length < 0 or offset > len(query):
+            return None
+        lengths.append(length)
+    return tuple(lengths)
+
+
+@dataclass(frozen=True)
+class OnePerId:
+    """Accepts a value of exactly ``len(dtypes)`` arrays, each 1-D of its dtype with one entry per
+    id of the query's ``sequence``-th id sequence (:func:`ids_bytes`), or ``None`` where its dtype
+    is ``None``: the check a :class:`StoredReduction` runs on a stored value before using it.
+
+    >>> accepts = OnePerId(1, ("f8", None))
+    >>> accepts(ids_bytes([1, 2], [3, 4, 5]), (np.zeros(3), None)), accepts(ids_bytes([1], [3]), (np.zeros(2), None))
+    (True, False)
+    """
+
+    sequence: int
+    dtypes: tuple[str | None, ...]
+
+    def __call__(self, query: bytes, arrays: Arrays) -> bool:
+        lengths = ids_lengths(query, self.sequence + 1)
+        if lengths is None or len(arrays) != len(self.dtypes):
+            return False
+        for array, dtype in zip(arrays, self.dtypes):
+            if dtype is None:
+                if array is not None:
+                    return False
+            elif array is None or array.shape != (lengths[self.sequence],) or array.dtype != np.dtype(dtype):
+                return False
+        return True
+
+
 # ------------------------------------------------------------------------------------------------
 # what the engine may keep of a reduce
 
@@ -165,7 +265,9 @@ def ids_bytes(*sequences: Sequence[int]) -> bytes:
 class StoredReduction:
     """A ``reduce`` for :func:`~nlgmetrics.engine.iter_causal` / ``iter_masked`` that the store may
     keep: ``name`` says what it computes (and with which parameters; it is part of every key);
-    ``to_arrays`` / ``from_arrays`` turn its (host) result into numeric arrays and back, exactly.
+    ``to_arrays`` / ``from_arrays`` turn its (host) result into numeric arrays and back, exactly;
+    ``accepts(query, arrays)``, where given, says whether stored arrays fit the query (e.g.
+    :class:`OnePerId`): a stored value it refuses is damaged, recomputed and replaced.
 
     >>> r = StoredReduction("sum-v1", lambda logits, query: logits.sum().item(),
     ...                     lambda x: (np.array([x]),), lambda a: float(a[0][0]))
@@ -177,6 +279,7 @@ class StoredReduction:
     reduce: Callable[[Any, Any], Any]
     to_arrays: Callable[[Any], Arrays] = lambda result: tuple(result)
     from_arrays: Callable[[Arrays], Any] = lambda arrays: arrays
+    accepts: Callable[[bytes, Arrays], bool] | None = None
 
     def __call__(self, logits: Any, query: Any) -> Any:
         return self.reduce(logits, query)
@@ -186,14 +289,15 @@ def recall(
     store: Store | None, lm: Any, path: str, reduce: Any, queries: dict[int, bytes]
 ) -> tuple[dict[int, Any], Callable[[list[tuple[int, Any]]], None] | None]:
     """``(found, keep)`` for the engine: the results the store holds for ``queries`` (index ->
-    the query's key bytes), decoded, and a function that writes a unit's ``(index, result)`` pairs
-    (each process writes what it computed).
+    the query's key bytes), decoded, and a function that keeps a unit's ``(index, result)`` pairs
+    (each process keeps what it computed: see :func:`recall_arrays`).
 
     ``({}, None)`` without a store or for a reduce not declared a :class:`StoredReduction`. Under
     several processes only the results every process found are returned (all plan the same rest)."""
     if store is None or not isinstance(reduce, StoredReduction):
         return {}, None
-    found, keep_arrays = recall_arrays(store, lm, f"{path}:{reduce.name}", queries, every_process_writes=True)
+    found, keep_arrays = recall_arrays(store, lm, f"{path}:{reduce.name}", queries, every_process_writes=True,
+                                       accept=reduce.accepts)
     assert keep_arrays is not None
     results = {j: reduce.from_arrays(arrays) for j, arrays in found.items()}
 
@@ -204,25 +308,38 @@ def recall(
 
 
 def recall_arrays(
-    store: Store | None, lm: Any, what: str, queries: dict[int, bytes], *, every_process_writes: bool = False
+    store: Store | None, lm: Any, what: str, queries: dict[int, bytes], *, every_process_writes: bool = False,
+    accept: Callable[[bytes, Arrays], bool] | None = None,
 ) -> tuple[dict[int, Arrays], Callable[[list[tuple[int, Arrays]]], None] | None]:
     """:func:`recall` for values a metric reduces from the engine's results over several queries
     (InfoLM's bag of distributions per text): ``what`` names the reduction and its parameters;
     ``queries`` maps an index to the bytes of everything else it depends on. ``keep`` writes
     ``(index, arrays)`` pairs; where every process holds every value (``every_process_writes``
-    False), only the main process writes."""
+    False), only the main process writes. ``accept`` (see :meth:`Store.get`) says whether stored
+    arrays fit their query; those that do not are recomputed.
+
+    With the store of a run of several processes (:class:`~nlgmetrics.engine.store_sharing.SharedStore`,
+    what :func:`open_store` gives there) the main process looks up for all and the others write
+    through it; a :class:`Store` opened by each process itself is looked up by each, and only what
+    every process found is returned (all plan the same rest)."""
     if store is None:
         return {}, None
     from nlgmetrics.engine.distributed import agreed_subset, is_main_process
+    from nlgmetrics.engine.store_sharing import SharedStore
 
     fields = lm_fields(lm)
     namespace = namespace_of({**fields, "what": what})
     description = (f"{fields['name']} weights:{fields['weights']} tokenizer:{fields['tokenizer']} "
                    f"{fields['dtype']} {fields['device']} {fields['kind']} {what}")
-    stored = store.get(namespace, list(queries.values()))
-    agreed = agreed_subset({j for j, key in queries.items() if key in stored})
-    found = {j: stored[queries[j]] for j in agreed}
-    writes = every_process_writes or is_main_process()
+    if isinstance(store, SharedStore):
+        stored = store.lookup(namespace, list(queries.values()), accept=accept)  # the same on every process
+        found = {j: stored[key] for j, key in queries.items() if key in stored}
+        writes = every_process_writes or store.is_main
+    else:
+        stored = store.get(namespace, list(queries.values()), accept=accept)
+        agreed = agreed_subset({j for j, key in queries.items() if key in stored})
+        found = {j: stored[queries[j]] for j in agreed}
+        writes = every_process_writes or is_main_process()
 
     def keep(results: list[tuple[int, Arrays]]) -> None:
         if writes:
@@ -235,7 +352,13 @@ def recall_arrays(
 # the store
 
 
+# The running total of the values' bytes lives in ``settings`` and is kept by triggers, in the
+# transaction of every insert, replace and delete (any writer's, this version's or not), so that
+# a write never sums the table (a total that is not an integer, damaged, stays so until the next
+# eviction check counts it again). A REPLACE deletes the row it replaces without firing delete
+# triggers (recursive triggers are off), so the insert trigger subtracts that row itself.
 _SCHEMA = """
+BEGIN IMMEDIATE;
 CREATE TABLE IF NOT EXISTS entries (
     key BLOB PRIMARY KEY,
     namespace TEXT NOT NULL,
@@ -246,58 +369,160 @@ CREATE TABLE IF NOT EXISTS entries (
 );
 CREATE INDEX IF NOT EXISTS entries_used ON entries (used);
 CREATE TABLE IF NOT EXISTS namespaces (namespace TEXT PRIMARY KEY, description TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value);
+CREATE TRIGGER IF NOT EXISTS entries_total_insert BEFORE INSERT ON entries BEGIN
+    UPDATE settings SET value = value + length(NEW.value)
+        - COALESCE((SELECT length(value) FROM entries WHERE key = NEW.key), 0) WHERE name = 'total_bytes'
+        AND typeof(value) = 'integer';
+END;
+CREATE TRIGGER IF NOT EXISTS entries_total_delete AFTER DELETE ON entries BEGIN
+    UPDATE settings SET value = value - length(OLD.value) WHERE name = 'total_bytes' AND typeof(value) = 'integer';
+END;
+CREATE TRIGGER IF NOT EXISTS entries_total_update AFTER UPDATE OF value ON entries BEGIN
+    UPDATE settings SET value = value - length(OLD.value) + length(NEW.value) WHERE name = 'total_bytes'
+        AND typeof(value) = 'integer';
+END;
+INSERT INTO settings SELECT 'total_bytes', (SELECT COALESCE(SUM(length(value)), 0) FROM entries)
+    WHERE NOT EXISTS (SELECT 1 FROM settings WHERE name = 'total_bytes');
+COMMIT;
 """
+_SCHEMA_OBJECTS = ("entries", "entries_used", "namespaces", "settings", "entries_total_insert",
+                   "entries_total_delete", "entries_total_update")
+_RECOUNT = "UPDATE settings SET value = (SELECT COALESCE(SUM(length(value)), 0) FROM entries) WHERE name = 'total_bytes'"
 # Keys per SELECT: well under sqlite's limit on bound parameters.
 _LOOKUP_ROWS = 500
+#: What a damaged or hostile store can raise anywhere in a lookup, a decode, a write or an
+#: eviction: each is one StoreWarning (or a damaged entry) and the numbers are computed without it.
+STORE_ERRORS = (sqlite3.Error, OSError, ValueError, TypeError, KeyError, IndexError, OverflowError,
+                RecursionError, MemoryError, struct.error)
+JOURNAL_MODES = ("WAL", "DELETE", "TRUNCATE", "PERSIST")
+# Caps this process already said it does not apply (one warning per store folder and value).
+_CAP_NOTED: set[tuple[str, int]] = set()
 
 
 def _key(namespace: str, query: bytes) -> bytes:
     return hashlib.sha256(namespace.encode() + b"\x00" + query).digest()
 
 
+def _checksum(key: bytes, value: bytes) -> bytes:
+    """Binds a value to its key: a row that a damaged key index returns for another key fails."""
+    return hashlib.sha256(key + value).digest()
+
+
 class Store:
     """One store folder. Open with :func:`open_store`; one object per call (sqlite connections are
     not shared between threads). ``hits``, ``misses`` and ``recomputed`` count this object's
-    lookups (``recomputed``: entries found damaged, recomputed and replaced)."""
+    lookups (``recomputed``: entries found damaged, recomputed and replaced).
 
-    def __init__(self, directory: Path, max_bytes: int) -> None:
+    ``max_bytes`` is this process's cap (``$NLGMETRICS_CACHE_MAX_BYTES``, ``None`` when unset): it
+    is recorded only by the opening that creates the store; afterwards the store's recorded cap
+    (``self.max_bytes``, changed by :func:`set_max_bytes`) applies to every process. A store
+    this process cannot write (a read-only folder, file or mount) is opened read-only: its
+    entries are served and nothing is written (``self.writable``)."""
+
+    def __init__(self, directory: Path, max_bytes: int | None, *, journal_mode: str = "WAL") -> None:
+        if journal_mode.upper() not in JOURNAL_MODES:
+            raise ValueError(f"journal_mode={journal_mode!r}: expected one of {', '.join(JOURNAL_MODES)}.")
         self.directory = directory
-        self.max_bytes = max_bytes
         self.hits = self.misses = self.recomputed = 0
-        self._writable = True
-        directory.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(directory / STORE_FILE, timeout=120, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable against a killed process
-        self._db.executescript(_SCHEMA)
+        self._warned = False
         self._described: set[str] = set()
+        path = directory / STORE_FILE
+        if not directory.is_dir():
+            directory.mkdir(parents=True, exist_ok=True)
+        self.writable = not path.exists() or (os.access(directory, os.W_OK) and os.access(path, os.W_OK))
+        self._db = sqlite3.connect(path, timeout=120, isolation_level=None) if self.writable else _open_read_only(path)
+        # Text a damaged file holds is read, never raised: it only ever fails a check.
+        self._db.text_factory = lambda raw: raw.decode("utf-8", "replace")
+        try:
+            if self.writable:
+                self._db.execute(f"PRAGMA journal_mode={journal_mode}")
+                self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable against a killed process
+                self._db.execute("PRAGMA recursive_triggers=OFF")  # the total's triggers count on it
+                self._setup(DEFAULT_MAX_BYTES if max_bytes is None else max_bytes)
+            self.max_bytes = self._recorded_cap()
+        except STORE_ERRORS as error:  # one kind of error for whoever opens it: cannot hold a store
+            self._db.close()
+            raise sqlite3.DatabaseError(str(error)) from error
+        if max_bytes is not None and max_bytes != self.max_bytes:
+            self._note_cap(max_bytes)
+        self._wal = self._log_identity() if self.writable and journal_mode.upper() == "WAL" else None
+
+    def _setup(self, cap: int) -> None:
+        """Create what is missing (tables, triggers, the running total, the cap) in one transaction;
+        a store that has it all takes no write lock."""
+        names = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master")}
+        if not names.issuperset(_SCHEMA_OBJECTS) or self._setting("total_bytes") is None:
+            try:
+                self._db.executescript(_SCHEMA)
+            except BaseException:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
+        if self._setting("max_bytes") is None:
+            self._db.execute("INSERT OR IGNORE INTO settings VALUES ('max_bytes', ?)", (int(cap),))
+
+    def _setting(self, name: str) -> Any:
+        try:
+            row = self._db.execute("SELECT value FROM settings WHERE name = ?", (name,)).fetchone()
+        except sqlite3.OperationalError:  # no settings table: a store of an older version, read-only
+            return None
+        return None if row is None else row[0]
+
+    def _recorded_cap(self) -> int:
+        cap = self._setting("max_bytes")
+        return cap if type(cap) is int and cap >= 0 else DEFAULT_MAX_BYTES
+
+    def _note_cap(self, asked: int) -> None:
+        if (str(self.directory), asked) in _CAP_NOTED:
+            return
+        _CAP_NOTED.add((str(self.directory), asked))
+        warnings.warn(
+            f"nlgmetrics: the store in {self.directory} keeps its own cap of {self.max_bytes:,} bytes; "
+            f"${MAX_BYTES_ENV}={asked:,} applies only to a store it creates. Change the store's cap with "
+            f"`nlgmetrics cache set-max-bytes {asked} {self.directory}`.",
+            StoreWarning, stacklevel=3,
+        )
+
+    def _log_identity(self) -> tuple[int, int] | None:
+        try:
+            stat = os.stat(self.directory / f"{STORE_FILE}-wal")
+        except OSError:
+            return None
+        return stat.st_dev, stat.st_ino
 
     # -- reading -------------------------------------------------------------------------------
 
-    def get(self, namespace: str, queries: Sequence[bytes]) -> dict[bytes, Arrays]:
-        """The stored arrays of those ``queries`` that are stored and intact."""
+    def get(self, namespace: str, queries: Sequence[bytes], *,
+            accept: Callable[[bytes, Arrays], bool] | None = None) -> dict[bytes, Arrays]:
+        """The stored arrays of those ``queries`` that are stored and intact: checksummed with
+        their key, well-formed, and (with ``accept``) accepted for their query; any other row is
+        damaged, left out (recomputed by the caller) and deleted. Never raises for the store's
+        content or state: a failed lookup warns once and finds nothing."""
         keys = {_key(namespace, q): q for q in queries}
         found: dict[bytes, Arrays] = {}
         damaged: list[bytes] = []
         try:
-            rows: list[tuple[bytes, bytes, bytes]] = []
+            rows: list[tuple[Any, Any, Any]] = []
             key_list = list(keys)
             for first in range(0, len(key_list), _LOOKUP_ROWS):
                 part = key_list[first : first + _LOOKUP_ROWS]
                 rows += self._db.execute(
                     f"SELECT key, value, checksum FROM entries WHERE key IN ({','.join('?' * len(part))})", part
                 ).fetchall()
-        except sqlite3.Error as error:
+            for key, value, checksum in rows:
+                query = keys.get(key) if isinstance(key, bytes) else None
+                if query is None or query in found:
+                    continue  # a row for a key not asked (a damaged index): never used
+                arrays = self._intact(key, query, value, checksum, accept)
+                if arrays is None:
+                    damaged.append(key)
+                else:
+                    found[query] = arrays
+        except STORE_ERRORS as error:
             self._fail("read", error)
             self.misses += len(keys)
             return {}
-        for key, value, checksum in rows:
-            try:
-                if hashlib.sha256(value).digest() != checksum:
-                    raise ValueError("checksum mismatch")
-                found[keys[key]] = decode_arrays(value)
-            except (ValueError, TypeError, json.JSONDecodeError):
-                damaged.append(key)
         if damaged:
             self.recomputed += len(damaged)
             self._write(lambda db: db.executemany("DELETE FROM entries WHERE key = ?", [(k,) for k in damaged]))
@@ -309,17 +534,35 @@ class Store:
         self.misses += len(keys) - len(found)
         return found
 
+    @staticmethod
+    def _intact(key: bytes, query: bytes, value: Any, checksum: Any,
+                accept: Callable[[bytes, Arrays], bool] | None) -> Arrays | None:
+        """The arrays of a row, or ``None`` where it is damaged (or not what ``query`` needs)."""
+        try:
+            if not isinstance(value, bytes) or _checksum(key, value) != checksum:
+                return None
+            arrays = decode_arrays(value)
+            return arrays if accept is None or accept(query, arrays) is True else None
+        except STORE_ERRORS:
+            return None
+
     # -- writing -------------------------------------------------------------------------------
 
     def put(self, namespace: str, items: Iterable[tuple[bytes, Sequence[np.ndarray | None]]], description: str = "") -> None:
-        """Keep ``(query, arrays)`` items in one transaction, then evict beyond the size cap."""
-        if not self._writable:
+        """Keep ``(query, arrays)`` items in one transaction, then evict beyond the store's cap.
+        Arrays beyond what a value may hold (:data:`MAX_ARRAYS`) are not kept."""
+        if not self.writable:
+            self._say_read_only()
             return
         now = time.time()
         rows = []
         for query, arrays in items:
-            value = encode_arrays(arrays)
-            rows.append((_key(namespace, query), namespace, value, hashlib.sha256(value).digest(), len(value), now))
+            try:
+                value = encode_arrays(arrays)
+            except ValueError:
+                continue  # more arrays than a stored value may hold: recomputed each time instead
+            key = _key(namespace, query)
+            rows.append((key, namespace, value, _checksum(key, value), len(value), now))
         if not rows:
             return
 
@@ -333,27 +576,52 @@ class Store:
             self._evict()
 
     def _evict(self) -> None:
+        """Beyond the store's recorded cap, delete the least recently used entries down to 90 % of
+        it (so that the next writes do not evict again at once). Reads the running total: the cost
+        does not grow with the store."""
         try:
-            total = self._db.execute("SELECT COALESCE(SUM(size), 0) FROM entries").fetchone()[0]
-        except sqlite3.Error as error:
+            if self._over_cap(self._db) is None:
+                return
+        except STORE_ERRORS as error:
             self._fail("read", error)
             return
-        if total <= self.max_bytes:
-            return
-        # Down to 90 % of the cap, so that the next writes do not evict again at once.
-        excess = total - int(0.9 * self.max_bytes)
-        doomed: list[tuple[bytes]] = []
-        for key, size in self._db.execute("SELECT key, size FROM entries ORDER BY used"):
-            doomed.append((key,))
-            excess -= size
-            if excess <= 0:
-                break
-        self._write(lambda db: db.executemany("DELETE FROM entries WHERE key = ?", doomed))
+
+        def evict(db: sqlite3.Connection) -> None:
+            total = self._over_cap(db)  # again inside the lock: another process may have evicted
+            if total is None:
+                return
+            excess = total - int(0.9 * self.max_bytes)
+            doomed: list[tuple[bytes]] = []
+            for key, size in db.execute("SELECT key, length(value) FROM entries ORDER BY used"):
+                doomed.append((key,))
+                excess -= size if type(size) is int else 0
+                if excess <= 0:
+                    break
+            db.executemany("DELETE FROM entries WHERE key = ?", doomed)
+            if excess > 0:  # the total said more than the rows hold (a damaged total): count again
+                db.execute(_RECOUNT)
+
+        self._write(evict)
+
+    def _over_cap(self, db: sqlite3.Connection) -> int | None:
+        """The running total when it exceeds the store's cap (both read from the store), else None."""
+        settings = dict(db.execute("SELECT name, value FROM settings WHERE name IN ('total_bytes', 'max_bytes')"))
+        cap, total = settings.get("max_bytes"), settings.get("total_bytes")
+        if type(cap) is int and cap >= 0:
+            self.max_bytes = cap  # `nlgmetrics cache set-max-bytes` applies to running jobs too
+        if type(total) is not int or total < 0:  # damaged: count once, and keep counting from there
+            if not db.in_transaction:
+                self._write(lambda db: db.execute(_RECOUNT))
+            else:
+                db.execute(_RECOUNT)
+            total = db.execute("SELECT COALESCE(SUM(length(value)), 0) FROM entries").fetchone()[0]
+        return total if total > self.max_bytes else None
 
     def _write(self, action: Callable[[sqlite3.Connection], Any], quiet: bool = False) -> bool:
-        if not self._writable:
+        if not self.writable:
             return False
         try:
+            self._check_log()
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 action(self._db)
@@ -362,13 +630,33 @@ class Store:
                 raise
             self._db.execute("COMMIT")
             return True
-        except sqlite3.Error as error:
+        except STORE_ERRORS as error:
             if not quiet:
                 self._fail("write", error)
-                self._writable = False
+                self.writable = False
             return False
 
+    def _check_log(self) -> None:
+        """sqlite keeps writing into a write-ahead log deleted under it, and what it writes there
+        is lost: refuse to write once the log this connection opened is gone or replaced."""
+        if self._wal is not None and self._log_identity() != self._wal:
+            self._wal = None
+            raise OSError(f"{STORE_FILE}-wal was deleted or replaced while this process held the store, so "
+                          f"its recent entries are lost; never delete the store's files by hand")
+
+    def _say_read_only(self) -> None:
+        if not self._warned:
+            self._warned = True
+            warnings.warn(
+                f"nlgmetrics: the store in {self.directory} is read-only for this process: its entries are "
+                f"served, but nothing new is written. Make the folder and {STORE_FILE} writable to keep results.",
+                StoreWarning, stacklevel=3,
+            )
+
     def _fail(self, what: str, error: BaseException) -> None:
+        if self._warned:
+            return
+        self._warned = True
         warnings.warn(
             f"nlgmetrics: could not {what} the store in {self.directory} ({error}); the numbers are "
             f"computed without it. Check that the folder is writable and the disk has room, or empty "
@@ -379,20 +667,41 @@ class Store:
     # -- upkeep ----------------------------------------------------------------------------------
 
     def info(self) -> dict[str, Any]:
-        """Entries, bytes and what each namespace holds (the model and reduction it describes)."""
+        """Entries, bytes, the store's cap, whether this process can write it, and what each
+        namespace holds (the model and reduction it describes)."""
         spaces = {ns: desc for ns, desc in self._db.execute("SELECT namespace, description FROM namespaces")}
-        per = self._db.execute("SELECT namespace, COUNT(*), SUM(size) FROM entries GROUP BY namespace").fetchall()
+        per = self._db.execute(
+            "SELECT namespace, COUNT(*), COALESCE(SUM(length(value)), 0) FROM entries GROUP BY namespace").fetchall()
         return {
             "directory": str(self.directory),
             "entries": sum(n for _, n, _ in per),
             "bytes": sum(b for _, _, b in per),
             "max_bytes": self.max_bytes,
-            "namespaces": [{"namespace": ns[:12], "describes": spaces.get(ns, ""), "entries": n, "bytes": b}
+            "writable": self.writable,
+            "namespaces": [{"namespace": str(ns)[:12], "describes": spaces.get(ns, ""), "entries": n, "bytes": b}
                            for ns, n, b in per],
         }
 
     def close(self) -> None:
         self._db.close()
+
+
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection to a store this process cannot write. A WAL store needs its shared
+    memory file: where that cannot be made either (a read-only folder or mount), the file is read
+    as immutable (on a read-only mount nothing changes it; where its owner still writes it, a read
+    torn by a write fails its checksum or sqlite's checks, and is a miss)."""
+    error: sqlite3.Error | None = None
+    for flags in ("mode=ro", "mode=ro&immutable=1"):
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?{flags}", uri=True, timeout=120, isolation_level=None)
+        try:
+            db.execute("SELECT COUNT(*) FROM entries").fetchone()
+            return db
+        except sqlite3.Error as failed:
+            db.close()
+            error = failed
+    assert error is not None
+    raise error
 
 
 def resolve_cache_dir(cache_dir: str | os.PathLike | None) -> Path | None:
@@ -408,16 +717,32 @@ def resolve_cache_dir(cache_dir: str | os.PathLike | None) -> Path | None:
     return Path(os.fspath(cache_dir)).expanduser()
 
 
-def max_bytes_from_env() -> int:
+def max_bytes_from_env() -> int | None:
+    """``$NLGMETRICS_CACHE_MAX_BYTES`` as bytes, ``None`` when unset: the cap of a store this
+    process creates (an existing store keeps its own; :class:`Store`). One-line ``ValueError``
+    for anything but a finite number of bytes from 0 to :data:`LARGEST_MAX_BYTES`."""
     text = os.environ.get(MAX_BYTES_ENV, "")
-    if not text:
-        return DEFAULT_MAX_BYTES
+    return parse_max_bytes(text, f"${MAX_BYTES_ENV}") if text else None
+
+
+def parse_max_bytes(text: str, source: str) -> int:
+    """``text`` (``5e9``, ``5000000000``) as a whole number of bytes; one-line ``ValueError``
+    naming ``source`` otherwise (``inf``, ``1e400``, ``nan``, ``-5``, ``abc``).
+
+    >>> parse_max_bytes("5e9", "cap")
+    5000000000
+    """
     try:
-        value = int(float(text))
+        value = int(text.strip())
     except ValueError:
-        value = -1
-    if value < 0:
-        raise ValueError(f"{MAX_BYTES_ENV}={text!r}: expected a number of bytes >= 0 (e.g. 5e9).")
+        try:
+            number = float(text)
+        except ValueError:
+            number = math.nan
+        value = int(number) if math.isfinite(number) else -1
+    if not 0 <= value <= LARGEST_MAX_BYTES:
+        raise ValueError(f"{source}={text!r}: expected a number of bytes from 0 to {LARGEST_MAX_BYTES:.2e} "
+                         f"(e.g. 5e9).")
     return value
 
 
@@ -425,13 +750,36 @@ def open_store(cache_dir: str | os.PathLike | None) -> Store | None:
     """The store in ``cache_dir`` (or ``$NLGMETRICS_CACHE_DIR``), ``None`` when none is asked for.
 
     A folder that cannot hold a store (read-only, not a folder, a damaged file) gives a
-    :class:`StoreWarning` and ``None``: the call goes on without it."""
+    :class:`StoreWarning` and ``None``: the call goes on without it. On a network filesystem
+    (:mod:`~nlgmetrics.engine.filesystems`) the store uses sqlite's rollback journal, not WAL.
+
+    In a run of several processes this is a collective (every process calls it): only the main
+    process opens the file, and either every process uses the store or none does
+    (:mod:`~nlgmetrics.engine.store_sharing`). Spool files a killed run of several processes
+    left in the folder are copied into the store first, whatever the process count now."""
+    from nlgmetrics.engine.distributed import process_state
+    from nlgmetrics.engine.filesystems import journal_mode_for
+    from nlgmetrics.engine.store_sharing import StoreFormat, copy_leftovers, open_shared_store
+
     directory = resolve_cache_dir(cache_dir)
+    form = StoreFormat(encode_arrays, decode_arrays, StoreWarning)
+
+    def open_here(folder: Path) -> Store:
+        return Store(folder, max_bytes_from_env(), journal_mode=journal_mode_for(folder))
+
+    if process_state() is not None:
+        setup_error = None
+        try:  # settings a process would refuse alone are refused by all, not left to hang the others
+            if directory is not None:
+                max_bytes_from_env(), journal_mode_for(directory)
+        except ValueError as error:
+            setup_error = str(error)
+        return open_shared_store(directory, setup_error, open_here, form)  # type: ignore[return-value]
     if directory is None:
         return None
-    max_bytes = max_bytes_from_env()
+    max_bytes_from_env(), journal_mode_for(directory)  # a wrong setting is refused, not warned about
     try:
-        return Store(directory, max_bytes)
+        store = open_here(directory)
     except (OSError, sqlite3.Error) as error:
         warnings.warn(
             f"nlgmetrics: cache_dir {os.fspath(directory)!r} cannot hold a store ({error}); the numbers "
@@ -440,15 +788,68 @@ def open_store(cache_dir: str | os.PathLike | None) -> Store | None:
             StoreWarning, stacklevel=2,
         )
         return None
+    copy_leftovers(store, form, directory)
+    return store
+
+
+def _files_bytes(directory: Path) -> int:
+    paths = [directory / f"{STORE_FILE}{suffix}" for suffix in ("", "-wal", "-shm")]
+    return sum(path.stat().st_size for path in paths if path.is_file())
 
 
 def clear_store(cache_dir: str | os.PathLike) -> int:
-    """Delete a store's files; returns the bytes freed (0 when there was none)."""
+    """Empty a store: every entry and namespace goes in one transaction (its cap stays), and the
+    file shrinks where no other process is reading it. Returns the bytes freed on disk (0 when there
+    was no store).
+
+    The file is never deleted: a job that has the store open goes on writing into the same,
+    now empty, store, and keeps what it computes after the clear. Only a file that is not a
+    store (or is damaged beyond reading) is deleted, with its log. A one-line ``ValueError`` when
+    a job holds the store's write lock for over a minute."""
     directory = Path(os.fspath(cache_dir))
-    freed = 0
-    for name in (STORE_FILE, STORE_FILE + "-wal", STORE_FILE + "-shm"):
-        path = directory / name
-        if path.exists():
-            freed += path.stat().st_size
-            path.unlink()
-    return freed
+    path = directory / STORE_FILE
+    if not path.exists():
+        return 0
+    before = _files_bytes(directory)
+    try:
+        db = sqlite3.connect(path, timeout=60, isolation_level=None)
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            for table in ("entries", "namespaces"):
+                if table in tables:
+                    db.execute(f"DELETE FROM {table}")
+            if "settings" in tables:
+                db.execute(_RECOUNT)
+            db.execute("COMMIT")
+            try:  # shrink the file; another process's open read keeps the pages free for reuse instead
+                db.execute("VACUUM")
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.OperationalError:
+                pass
+        finally:
+            db.close()
+    except sqlite3.DatabaseError as error:
+        if getattr(error, "sqlite_errorname", "") not in ("SQLITE_NOTADB", "SQLITE_CORRUPT"):
+            raise ValueError(f"cannot clear the store in {directory} ({error}); stop the jobs writing to "
+                             f"it, or try again.") from None
+        for name in (STORE_FILE, STORE_FILE + "-wal", STORE_FILE + "-shm"):
+            (directory / name).unlink(missing_ok=True)
+    return max(0, before - _files_bytes(directory))
+
+
+def set_max_bytes(cache_dir: str | os.PathLike, max_bytes: int) -> Store:
+    """Record ``max_bytes`` as the store's cap (creating the store if needed): every process
+    using it evicts down to it from its next write on. Returns the store, open."""
+    store = Store(Path(os.fspath(cache_dir)), None)
+    if not store.writable:
+        store.close()
+        raise ValueError(f"the store in {cache_dir} is read-only for this process; its cap stays "
+                         f"{store.max_bytes:,} bytes.")
+    if not store._write(lambda db: db.execute("INSERT OR REPLACE INTO settings VALUES ('max_bytes', ?)",
+                                               (int(max_bytes),))):
+        store.close()
+        raise ValueError(f"could not write the store in {cache_dir}; its cap stays {store.max_bytes:,} bytes.")
+    store.max_bytes = int(max_bytes)
+    store._evict()
+    return store

@@ -1,0 +1,187 @@
+"""Spool files: append-only logs of finished results that the main process copies into the store.
+
+A process that does not hold the store (any rank but 0 of a run with several processes) appends
+the results of each work unit it finishes to a file of its own, ``<cache>/spool/<host>~<pid>~
+<token>~rank<k>.spool``, and flushes it to disk before the unit counts as done: a kill loses only
+the units in flight. One writer per file, so no locks are needed, on any filesystem.
+
+Each record is ``<u64 length> body sha256(length + body)`` where the body holds the namespace, the
+namespace's description, the query and the value's bytes (the store's encoding of raw numeric
+arrays, no pickle; opaque here). The checksum binds the value to its key: a record whose bytes do
+not verify is skipped, and a torn last record (a writer killed mid-append) is not read at all.
+
+>>> import tempfile
+>>> from pathlib import Path
+>>> writer = SpoolWriter(Path(tempfile.mkdtemp()), rank=1)
+>>> writer.append("space", "what it is", [(b"query", b"value")])
+>>> records, end = read_records(writer.path)
+>>> [(r.namespace, r.query, r.value) for r in records], end == writer.size
+([('space', b'query', b'value')], True)
+>>> writer.close()
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import socket
+import struct
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+SPOOL_DIR = "spool"
+SUFFIX = ".spool"
+_FILE_MAGIC = b"NLGSPOOL1\n"
+_LENGTH = struct.Struct("<Q")
+_PART = struct.Struct("<I")
+_DIGEST = 32
+#: A record longer than this is damaged (no stored value comes near it): reading stops there.
+MAX_RECORD_BYTES = 1 << 34
+#: A spool file not written for this long, whose writer cannot be checked (another host), is
+#: taken as abandoned and deleted once copied. A live writer touches its file at least at every
+#: lookup and every finished unit.
+STALE_SECONDS = 6 * 3600
+
+
+@dataclass(frozen=True)
+class SpoolRecord:
+    namespace: str
+    description: str
+    query: bytes
+    value: bytes
+
+
+def this_host() -> str:
+    """This host's name as spool file names hold it (letters, digits, ``.``, ``-``, ``_``)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", socket.gethostname()) or "host"
+
+
+def _encode_record(namespace: str, description: str, query: bytes, value: bytes) -> bytes:
+    parts = [namespace.encode(), description.encode(), query]
+    body = b"".join(_PART.pack(len(p)) + p for p in parts) + value
+    head = _LENGTH.pack(len(body))
+    return head + body + hashlib.sha256(head + body).digest()
+
+
+def _decode_body(body: bytes) -> SpoolRecord:
+    parts: list[bytes] = []
+    offset = 0
+    for _ in range(3):
+        (length,) = _PART.unpack_from(body, offset)
+        offset += _PART.size
+        if offset + length > len(body):
+            raise ValueError("truncated record")
+        parts.append(body[offset : offset + length])
+        offset += length
+    return SpoolRecord(parts[0].decode(), parts[1].decode(), parts[2], body[offset:])
+
+
+class SpoolWriter:
+    """This process's spool file in ``folder`` (created, with the folder, now; ``OSError`` when it
+    cannot be). ``append`` writes a unit's results and flushes them to disk before returning;
+    ``size`` is the file's length so far, ``empty_size`` its length without records."""
+
+    empty_size = len(_FILE_MAGIC)
+
+    def __init__(self, folder: Path, rank: int) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / f"{this_host()}~{os.getpid()}~{uuid.uuid4().hex[:12]}~rank{rank}{SUFFIX}"
+        self._file = open(self.path, "xb")  # noqa: SIM115 - kept open for the whole call
+        self._file.write(_FILE_MAGIC)
+        self._sync()
+        self.size = len(_FILE_MAGIC)
+
+    def append(self, namespace: str, description: str, items: Iterable[tuple[bytes, bytes]]) -> None:
+        """Append ``(query, value bytes)`` records, on disk when it returns."""
+        data = b"".join(_encode_record(namespace, description, query, value) for query, value in items)
+        if not data:
+            return
+        self._file.write(data)
+        self._sync()
+        self.size += len(data)
+
+    def touch(self) -> None:
+        """Say this writer is alive (the file's mtime), for other jobs that find the file."""
+        os.utime(self.path)
+
+    def _sync(self) -> None:
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()
+
+    def discard(self) -> None:
+        """Close and delete the file (a call that does not use the store)."""
+        self.close()
+        self.path.unlink(missing_ok=True)
+
+
+def read_records(path: Path, offset: int = 0, end: int | None = None) -> tuple[list[SpoolRecord], int]:
+    """The verified records of ``path`` from ``offset`` (0: the start) up to ``end`` bytes (None:
+    all there are), and the offset after the last complete record. Records that do not verify are
+    skipped; a record that is not complete yet (or a length beyond the file) ends the reading.
+    ``OSError`` when the file cannot be read."""
+    with open(path, "rb") as handle:
+        data = handle.read() if end is None else handle.read(end)
+    if offset == 0:
+        if not data.startswith(_FILE_MAGIC):
+            return [], 0
+        offset = len(_FILE_MAGIC)
+    records: list[SpoolRecord] = []
+    while offset + _LENGTH.size <= len(data):
+        (length,) = _LENGTH.unpack_from(data, offset)
+        stop = offset + _LENGTH.size + length + _DIGEST
+        if length > MAX_RECORD_BYTES or stop > len(data):
+            break
+        head_body = data[offset : stop - _DIGEST]
+        if hashlib.sha256(head_body).digest() == data[stop - _DIGEST : stop]:
+            try:
+                records.append(_decode_body(head_body[_LENGTH.size :]))
+            except (ValueError, struct.error, UnicodeDecodeError):
+                pass  # verified bytes that do not parse: written by another format, skipped
+        offset = stop
+    return records, offset
+
+
+def parse_name(name: str) -> tuple[str, int] | None:
+    """``(host, pid)`` of the writer a spool file's name gives, None for another file."""
+    if not name.endswith(SUFFIX):
+        return None
+    fields = name[: -len(SUFFIX)].split("~")
+    if len(fields) != 4 or not fields[1].isdigit():
+        return None
+    return fields[0], int(fields[1])
+
+
+def writer_is_gone(path: Path, now: float | None = None) -> bool:
+    """True when no live process can still append to ``path``: its writer was on this host and has
+    exited, or the file has not been written for :data:`STALE_SECONDS`."""
+    owner = parse_name(path.name)
+    if owner is None:
+        return False
+    host, pid = owner
+    if host == this_host() and not _alive(pid):
+        return True
+    try:
+        return (time.time() if now is None else now) - path.stat().st_mtime > STALE_SECONDS
+    except OSError:
+        return False
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` of this host runs (a zombie, killed but not reaped, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    try:  # the state follows the command's closing parenthesis in /proc/<pid>/stat
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
