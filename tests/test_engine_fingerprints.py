@@ -325,6 +325,78 @@ def test_the_store_gives_an_object_with_another_config_its_own_numbers(case, dir
 
 
 # ------------------------------------------------------------------------------------------------
+# rotary scalings that depend on the pass's length: per-pass state is not what the model computes
+
+_SCALED_ROPES = {
+    "dynamic": ("llama", {"rope_type": "dynamic", "factor": 4.0, "rope_theta": 10000.0}),
+    "longrope-llama": ("llama", {"rope_type": "longrope", "short_factor": [1.0, 1.5, 2.0, 3.0],
+                                 "long_factor": [3.0, 9.0, 27.0, 81.0], "original_max_position_embeddings": 16,
+                                 "rope_theta": 10000.0}),
+    "longrope-phi3": ("phi3", {"rope_type": "longrope", "short_factor": [1.0, 1.5, 2.0, 3.0],
+                               "long_factor": [3.0, 9.0, 27.0, 81.0], "rope_theta": 10000.0}),
+}
+
+
+def _tiny_scaled_rope(case: str, **rope_overrides):
+    """A tiny causal LM whose rotary scaling switches regime past 16 positions."""
+    from transformers import LlamaConfig, LlamaForCausalLM, Phi3Config, Phi3ForCausalLM
+
+    family, rope = _SCALED_ROPES[case]
+    shape = dict(vocab_size=2048, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                 num_key_value_heads=2, max_position_embeddings=16 if case == "dynamic" else 128,
+                 bos_token_id=1, eos_token_id=2, pad_token_id=0)
+    torch.manual_seed(0)
+    rope = {**rope, **rope_overrides}
+    if family == "phi3":
+        return Phi3ForCausalLM(Phi3Config(rope_parameters=rope, original_max_position_embeddings=16, **shape)).eval()
+    return LlamaForCausalLM(LlamaConfig(rope_parameters=rope, **shape)).eval()
+
+
+@pytest.mark.parametrize("case", sorted(_SCALED_ROPES))
+def test_a_long_pass_leaves_a_scaled_rope_fingerprint_as_it_was(case):
+    """transformers grows dynamic NTK's ``inv_freq`` (and ``max_seq_len_cached``) in a pass past the
+    threshold and keeps it; longrope overwrites ``inv_freq`` with the long factors and keeps a
+    ``long_inv_freq``. The engine scores from the kept ``original_inv_freq`` either way, so a model
+    object that ran a long pass before must keep its fingerprint (and share its stored numbers)."""
+    model = _tiny_scaled_rope(case)
+    fingerprint = module_fingerprint(model)
+    rotary = model.model.rotary_emb
+    before = rotary.inv_freq.clone()
+    with torch.no_grad():
+        model(torch.arange(40)[None] + 5)  # past the threshold: the per-pass state moves
+    assert not torch.equal(rotary.inv_freq, before)  # the oracle that this test can fail
+    assert module_fingerprint(model) == fingerprint
+    with torch.no_grad():
+        model(torch.arange(8)[None] + 5)
+    assert module_fingerprint(model) == fingerprint
+
+
+@pytest.mark.parametrize("case", sorted(_SCALED_ROPES))
+def test_a_scaled_rope_fingerprint_still_follows_what_its_passes_read(case):
+    """``original_inv_freq`` (what every pass starts from) and the rope parameters in the config
+    still move it, each changing the logits."""
+    model = _tiny_scaled_rope(case)
+    fingerprint, logits = module_fingerprint(model), _logits(model)
+    edited = copy.deepcopy(model)
+    edited.model.rotary_emb.original_inv_freq.mul_(3.0)
+    edited.model.rotary_emb.inv_freq.mul_(3.0)  # as loaded with those frequencies
+    assert not torch.allclose(_logits(edited), logits)
+    assert module_fingerprint(edited) != fingerprint
+    other_theta = _tiny_scaled_rope(case, rope_theta=20.0)
+    other_theta.load_state_dict(model.state_dict())
+    assert not torch.allclose(_logits(other_theta), logits)
+    assert module_fingerprint(other_theta) != fingerprint
+    # Factors read by long passes only: the same buffers, other numbers past the threshold.
+    other_factors = _tiny_scaled_rope(case, **({"factor": 2.0} if case == "dynamic" else {"long_factor": [1.0] * 4}))
+    other_factors.load_state_dict(model.state_dict())
+    assert torch.equal(other_factors.model.rotary_emb.original_inv_freq, model.model.rotary_emb.original_inv_freq)
+    long_ids = torch.arange(40)[None] + 5
+    with torch.no_grad():
+        assert not torch.allclose(other_factors(long_ids).logits, copy.deepcopy(model)(long_ids).logits)
+    assert module_fingerprint(other_factors) != fingerprint
+
+
+# ------------------------------------------------------------------------------------------------
 # tokenizers
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import random
 
@@ -141,3 +142,59 @@ def test_bfloat16_reduce_receives_each_querys_rows_as_float32(tiny_bert_dir, que
     for i, query in enumerate(queries[:6]):
         assert got[i].dtype == torch.float32 and got[i].shape[0] == len(query.mask_positions)
         torch.testing.assert_close(got[i], plain_forward(lm, query), atol=0.1, rtol=0.02)
+
+
+# ------------------------------------------------------------------------------------------------
+# Rotary scalings that depend on the pass's length (a ModernBERT with longrope or dynamic NTK).
+
+THRESHOLD = 16
+SCALED_ROPES = {
+    "longrope": ({"rope_type": "longrope", "short_factor": [1.0, 1.5, 2.0, 3.0],
+                  "long_factor": [3.0, 9.0, 27.0, 81.0], "original_max_position_embeddings": THRESHOLD}, 128),
+    "dynamic": ({"rope_type": "dynamic", "factor": 4.0}, THRESHOLD),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(SCALED_ROPES))
+def scaled_rope_lm(request):
+    """(LoadedLM taking up to 64 tokens, pristine model for the oracle): a tiny ModernBERT whose
+    rotary frequencies switch regime past 16 positions."""
+    from transformers import ModernBertConfig, ModernBertForMaskedLM
+
+    from nlgmetrics.testing import load_test_tokenizer
+
+    tokenizer = load_test_tokenizer("bert")
+    rope, positions = SCALED_ROPES[request.param]
+    rope = {**rope, "rope_theta": 10000.0}
+    config = ModernBertConfig(
+        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+        max_position_embeddings=positions, global_attn_every_n_layers=1, initializer_range=0.3,
+        rope_parameters={"full_attention": dict(rope), "sliding_attention": dict(rope)},
+        pad_token_id=tokenizer.pad_token_id, cls_token_id=tokenizer.cls_token_id, sep_token_id=tokenizer.sep_token_id,
+        bos_token_id=tokenizer.cls_token_id, eos_token_id=tokenizer.sep_token_id, mask_token_id=tokenizer.mask_token_id)
+    torch.manual_seed(0)
+    pristine = ModernBertForMaskedLM(config).eval()
+    lm = load_lm(copy.deepcopy(pristine), "masked", model_tokenizer=tokenizer, device="cpu")
+    return dataclasses.replace(lm, max_length=64), pristine
+
+
+def test_scaled_rope_queries_get_their_own_pass_under_any_batching(scaled_rope_lm):
+    """Queries on both sides of the threshold (and at it) in one call, then one per batch, against
+    each masked copy run alone on a fresh model. Padded into one batch, a short query took the
+    frequencies of the batch's widest row (the long factors, or a grown dynamic base)."""
+    lm, pristine = scaled_rope_lm
+    rng = random.Random(0)
+    queries = []
+    for length in (5, 10, THRESHOLD, THRESHOLD + 1, 20, 20, 30):
+        ids = (101, *(rng.randrange(1000, 20000) for _ in range(length - 2)), 102)
+        queries += [MaskedQuery(ids, (1,)), MaskedQuery(ids, tuple(range(1, length - 1, 3)))]
+    expected = []
+    for query in queries:
+        fresh = dataclasses.replace(lm, model=copy.deepcopy(pristine))  # dynamic NTK keeps state between passes
+        expected.append(plain_forward(fresh, query))
+    with torch.no_grad():  # a long pass first: grown dynamic frequencies must not reach the engine's
+        lm.model(input_ids=torch.tensor([[101] * 50]))
+    for options in (dict(), dict(batch_size=1), dict(token_budget=64)):
+        got = dict(iter_masked(lm, queries, lambda lg, q: lg.clone(), progress=False, **options))
+        for i, want in enumerate(expected):
+            assert (got[i] - want).abs().max().item() <= 1e-5, (i, len(queries[i].input_ids), options)

@@ -183,25 +183,28 @@ def test_fflm_mixed_call_matches_the_authors_loop_and_each_example_alone(phi3_lo
         assert abs(alone.scores["fflm"][0] - score) <= TOL, (i, alone.scores["fflm"][0], score)
 
 
-def shannon_oracle(model_dir: Path, document: str, summary: str) -> dict[str, float]:
-    """ll_base / ll_help / ll_full, each sentence's log-probabilities summed, from the passes
-    Shannon's planning defines (nlgmetrics.shannon.planning), each run alone: ``<start> +
-    summary + sentence`` for help, and ONE pass ``<start> + sentence + sentence`` whose first
-    half gives base and second half full (Shannon reads both from that one query)."""
+def shannon_oracle(model: torch.nn.Module, tokenizer, document: str, summary: str) -> dict[str, list[np.ndarray]]:
+    """Per sentence of ``document``, the log-probabilities of its tokens in base, help and full as
+    the paper and blanc define them, each its own forward pass on a fresh model: ``<start> +
+    sentence`` (base), ``<start> + summary + sentence`` (help), ``<start> + sentence + sentence``
+    (full: the second copy). Nothing merged, nothing cached."""
     from nlgmetrics.core.sentences import split_sentences
 
-    model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32).eval()
-    tokenizer = load_lm(model_dir).tokenizer
-    start = tokenizer.convert_tokens_to_ids("<|endoftext|>")
+    start = (tokenizer.convert_tokens_to_ids("<|endoftext|>"),)
     summary_ids = tuple(tokenizer(summary.strip(), add_special_tokens=False)["input_ids"])
-    totals = {"ll_base": 0.0, "ll_help": 0.0, "ll_full": 0.0}
+    passes: dict[str, list[np.ndarray]] = {"base": [], "help": [], "full": []}
     for sentence in split_sentences(document):
-        ids = tuple(tokenizer(sentence, add_special_tokens=False)["input_ids"])
-        merged = alone_logprobs(model, CausalQuery((start,), ids + ids))
-        totals["ll_base"] += float(merged[: len(ids)].sum())
-        totals["ll_full"] += float(merged[len(ids) :].sum())
-        totals["ll_help"] += float(alone_logprobs(model, CausalQuery((start, *summary_ids), ids)).sum())
-    return totals
+        ids = tuple(tokenizer(sentence.strip(), add_special_tokens=False)["input_ids"])
+        passes["base"].append(alone_logprobs(model, CausalQuery(start, ids)))
+        passes["help"].append(alone_logprobs(model, CausalQuery(start + summary_ids, ids)))
+        passes["full"].append(alone_logprobs(model, CausalQuery(start + ids, ids)))
+    return passes
+
+
+def per_sentence(token_scores, name: str) -> list[np.ndarray]:
+    values = getattr(token_scores, f"{name}_logprobs")
+    bounds = np.cumsum([0, *token_scores.sentence_lengths])
+    return [values[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def test_shannon_mixed_call_matches_each_pass_alone(phi3_longrope_dir):
@@ -210,14 +213,38 @@ def test_shannon_mixed_call_matches_each_pass_alone(phi3_longrope_dir):
     documents = [f"{words(1, 5)} {words(2, 22)} {words(3, 8)}", words(4, 6)]
     summaries = [words(5, 10), words(6, 3)]
     result = shannon_score(summaries, documents, model=str(phi3_longrope_dir), progress=False)
+    model = AutoModelForCausalLM.from_pretrained(str(phi3_longrope_dir), dtype=torch.float32).eval()
+    tokenizer = load_lm(phi3_longrope_dir).tokenizer
     for i, (document, summary) in enumerate(zip(documents, summaries)):
-        for name, value in shannon_oracle(phi3_longrope_dir, document, summary).items():
-            assert abs(result.scores[name][i] - value) < 1e-4, (i, name, result.scores[name][i], value)
+        for name, passes in shannon_oracle(model, tokenizer, document, summary).items():
+            value = float(sum(each.sum() for each in passes))
+            assert abs(result.scores[f"ll_{name}"][i] - value) < 1e-4, (i, name, result.scores[f"ll_{name}"][i], value)
         alone = shannon_score([summary], [document], model=str(phi3_longrope_dir), batch_size=1, progress=False)
         for name in ("ll_base", "ll_help", "ll_full"):  # sums of float32 log-probabilities
             assert abs(alone.scores[name][0] - result.scores[name][i]) < 1e-4, (i, name)
         # a ratio of differences of those sums: rounding grows where full - base is small
         assert alone.scores["shannon_score"][0] == pytest.approx(result.scores["shannon_score"][i], rel=1e-4)
+
+
+def test_shannon_base_and_full_are_the_definitions_passes_alone(rope_case):
+    """Shannon reads base and full from one merged pass ``<start> + sentence + sentence`` where
+    that gives base its own numbers. Sentences of 15, 16, 23, 41 and 10 tokens against threshold
+    32: the merged pass is short (15), just past it (16), past it while base alone is short (23),
+    and past it with base alone long too (41), where longrope may merge and dynamic NTK (whose
+    frequencies follow the exact length) may not. Per token against each pass run alone; before
+    base was planned on its own there, base of the 16- and 23-token sentences took the long
+    regime (and of the 41-token one, under dynamic NTK, the merged length's frequencies)."""
+    name, _path, lm, pristine = rope_case
+    documents = [f"{words(13, 14)} {words(11, 14)} {words(2, 22)}", f"{words(15, 40)} {words(16, 9)}",
+                 words(11, 14)]
+    summaries = [words(5, 10), words(6, 3), ""]
+    result = shannon_score(summaries, documents, model=lm, explain=True, progress=False)
+    assert [scores.sentence_lengths for scores in result.token_scores] == [[15, 16, 23], [41, 10], [16]]
+    for i, (document, summary) in enumerate(zip(documents, summaries)):
+        oracle = shannon_oracle(pristine, lm.tokenizer, document, summary)
+        for part in ("base", "help", "full"):
+            for k, (got, want) in enumerate(zip(per_sentence(result.token_scores[i], part), oracle[part])):
+                np.testing.assert_allclose(got, want, rtol=0, atol=TOL, err_msg=f"{name} example {i} sentence {k} {part}")
 
 
 # ------------------------------------------------------------------------------------------------

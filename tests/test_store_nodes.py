@@ -22,11 +22,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nlgmetrics.engine.filesystems import filesystem_type, is_network_filesystem, journal_mode_for
+from nlgmetrics.engine.filesystems import filesystem_type, is_network_filesystem, journal_choice, journal_mode_for
 from nlgmetrics.engine.spool import SPOOL_DIR, SpoolWriter, read_records
-from nlgmetrics.engine.store import STORE_FILE, StoreWarning, encode_arrays, namespace_of, open_store
+from nlgmetrics.engine.store import (
+    STORE_FILE, StoreWarning, clear_store, decode_arrays, encode_arrays, namespace_of, open_store,
+)
+from nlgmetrics.engine.store_sharing import StoreFormat, copy_spool
 from nlgmetrics.shannon import shannon_score
 
+STORE_FORMAT = StoreFormat(encode_arrays, decode_arrays, StoreWarning)
 DOCUMENTS = [f"Document {i} talks about topic {i}. It has a second sentence {i}. And a third." for i in range(8)]
 SUMMARIES = [f"Topic {i} summary." for i in range(8)]
 
@@ -148,6 +152,113 @@ def test_the_main_process_decides_from_every_report(tmp_path):
     # A store process 0 can read but not write: served to all, and no process needs a spool.
     read_only = (True, None, None, None, True)
     assert _decide(tmp_path, [read_only, (True, None, "no spool", None, False)]) == (True, True, None)
+
+
+# ------------------------------------------------------------------------------------------------
+# clear and the spool files
+
+
+def _dead_pid() -> str:
+    return subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def _as_dead_writer(writer: SpoolWriter) -> Path:
+    """``writer``'s file renamed as the file of an exited process of this host."""
+    writer.close()
+    dead = writer.path.with_name(writer.path.name.replace(f"~{os.getpid()}~", f"~{_dead_pid()}~"))
+    writer.path.rename(dead)
+    return dead
+
+
+def _put_directly(directory: Path, query: bytes, value: float) -> None:
+    store = open_store(directory)
+    store.put(namespace_of({"what": "spool"}), [(query, (np.full(3, value),))])
+    store.close()
+
+
+def test_clear_drops_what_spool_files_held_before_it_and_keeps_what_comes_after(tmp_path):
+    """A stopped run's spool file and a running job's records from before the clear never come
+    back (the next run copies leftovers in); what the running job appends after it does."""
+    _put_directly(tmp_path, b"q5", 5.0)
+    live = _spooled(tmp_path, 1, [(b"q0", 0.0)])  # this process: a running job's rank 1
+    dead = _as_dead_writer(_spooled(tmp_path, 2, [(b"q1", 1.0)]))
+    clear_store(tmp_path)
+    live.append(namespace_of({"what": "spool"}), "spool test", [(b"q3", encode_arrays([np.full(3, 3.0)]))])
+    assert _stored(tmp_path) == {b"q3": 3.0}  # a run after the clear: copies the leftovers in
+    assert not dead.exists() and live.path.exists()
+    # The running job's main process copies the whole file at its next lookup: the same.
+    store = open_store(tmp_path)
+    copy_spool(store, STORE_FORMAT, live.path, 0, live.size)
+    store.close()
+    assert _stored(tmp_path) == {b"q3": 3.0}
+    live.append(namespace_of({"what": "spool"}), "spool test", [(b"q4", encode_arrays([np.full(3, 4.0)]))])
+    assert _stored(tmp_path) == {b"q3": 3.0, b"q4": 4.0}
+    live.close()
+
+
+def test_a_copy_read_before_a_clear_and_written_after_it_keeps_nothing_of_before(tmp_path, monkeypatch):
+    """The check of where a spool file reached at the clear runs in the copy's own transaction."""
+    import nlgmetrics.engine.store_sharing as sharing
+
+    live = _spooled(tmp_path, 1, [(b"q0", 0.0), (b"q1", 1.0)])
+    store = open_store(tmp_path)
+    real_read = sharing.read_records
+
+    def read_then_clear(*args, **kwargs):
+        found = real_read(*args, **kwargs)
+        clear_store(tmp_path)  # between reading the records and writing them
+        return found
+
+    monkeypatch.setattr(sharing, "read_records", read_then_clear)
+    assert copy_spool(store, STORE_FORMAT, live.path) == live.size
+    monkeypatch.setattr(sharing, "read_records", real_read)
+    store.close()
+    assert _stored(tmp_path) == {}
+    live.close()
+
+
+def test_cache_clear_deletes_a_stopped_runs_spool_files_without_a_store(tmp_path, capsys):
+    from nlgmetrics.apps.cli import main
+
+    dead = _as_dead_writer(_spooled(tmp_path, 1, [(b"q0", 0.0)]))
+    size = dead.stat().st_size
+    assert main(["cache", "clear", str(tmp_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"directory": str(tmp_path), "cleared": True, "bytes_freed": size}
+    assert not dead.exists() and not (tmp_path / STORE_FILE).exists()
+
+
+def test_cache_info_shows_the_spool_the_journal_and_whether_it_writes(tmp_path, capsys, monkeypatch):
+    from nlgmetrics.apps.cli import main
+
+    monkeypatch.setenv("NLGMETRICS_CACHE_FS", "network")
+    _put_directly(tmp_path, b"q5", 5.0)
+    live = _spooled(tmp_path, 1, [(b"q0", 0.0)])
+    dead = _as_dead_writer(_spooled(tmp_path, 2, [(b"q1", 1.0), (b"q2", 2.0)]))
+    spool = {"files": 2, "bytes": live.size + dead.stat().st_size, "live": 1}
+    assert main(["cache", "info", str(tmp_path), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert (info["spool"], info["journal_mode"], info["writable"]) == (spool, "DELETE", True)
+    assert info["journal_why"] == "$NLGMETRICS_CACHE_FS=network"
+    # Looked at from a host that would choose WAL: reported as made, and left so.
+    monkeypatch.setenv("NLGMETRICS_CACHE_FS", "local")
+    assert main(["cache", "info", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "journal: DELETE (set when the store was made; a job on this host opens it in WAL " \
+           "($NLGMETRICS_CACHE_FS=local))" in lines
+    assert f"spool: 2 files, {spool['bytes']:,} bytes not copied into the store yet (1 still written by " \
+           f"running jobs)" in lines
+    assert "writable by this process" in lines
+    with sqlite3.connect(tmp_path / STORE_FILE) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    live.close()
+
+
+def test_the_journal_choice_says_why(monkeypatch):
+    monkeypatch.delenv("NLGMETRICS_CACHE_FS", raising=False)
+    assert journal_choice("/", "server:/ / nfs4 rw 0 0\n") == (
+        "DELETE", "network filesystem detected (nfs4): no WAL, whose index holds on one host only")
+    assert journal_choice("/", "/dev/sda1 / ext4 rw 0 0\n") == ("WAL", "local filesystem (ext4)")
 
 
 # ------------------------------------------------------------------------------------------------

@@ -14,19 +14,28 @@ Examples::
 
 While jobs run: ``clear`` empties the store in one transaction and never deletes its file, so a
 running job keeps writing into the same (now empty) store and what it computes after the clear
-is kept. The cap is kept with the store: the first job to create it records its
-``$NLGMETRICS_CACHE_MAX_BYTES`` (default 20 GB), and afterwards only ``set-max-bytes`` changes
-it, for every job from its next write on; a job's own variable never evicts others' entries.
-Never delete ``store.sqlite-wal`` or ``-shm`` by hand: a running job's recent entries are lost
-(the job notices, warns and stops writing). ``info`` and ``clear`` create no store.
+is kept. Spool files (``DIR/spool/``, where the processes of a multi-process run hand results to
+its main process) lose what they hold from before the clear: a stopped run's are deleted, and of
+a running job's only what it appends after the clear is copied in. The cap is kept with the
+store: the first job to create it records its ``$NLGMETRICS_CACHE_MAX_BYTES`` (default 20 GB),
+and afterwards only ``set-max-bytes`` changes it, for every job from its next write on; a job's
+own variable never evicts others' entries. Never delete ``store.sqlite-wal`` or ``-shm`` by
+hand: a running job's recent entries are lost (the job notices, warns and stops writing).
+``info`` and ``clear`` create no store.
 
 >>> print(format_info({"store": "/runs/store/store.sqlite", "entries": 3, "bytes": 1500, "file_bytes": 40960,
-...                    "max_bytes": 20 * 10**9, "namespaces": [{"namespace": "0123456789ab", "entries": 3,
+...                    "max_bytes": 20 * 10**9, "writable": True, "journal_mode": "DELETE",
+...                    "journal_why": "network filesystem detected (nfs4)",
+...                    "spool": {"files": 2, "bytes": 4096, "live": 1},
+...                    "namespaces": [{"namespace": "0123456789ab", "entries": 3,
 ...                    "bytes": 1500, "describes": "gpt2 ... torch.float32 cpu causal causal:target_logprobs"}]}))
 store: /runs/store/store.sqlite
 entries: 3
 bytes: 1,500 bytes (1.5 kB) of values; 40,960 bytes (41 kB) on disk
 cap: 20,000,000,000 bytes (20 GB) (kept with the store: `nlgmetrics cache set-max-bytes`; beyond it the least recently used entries go)
+journal: DELETE (network filesystem detected (nfs4))
+spool: 2 files, 4,096 bytes (4.1 kB) not copied into the store yet (1 still written by running jobs)
+writable by this process
 namespaces: 1
   0123456789ab  entries 3  bytes 1,500  gpt2 ... torch.float32 cpu causal causal:target_logprobs
 """
@@ -61,8 +70,9 @@ def add_cache_parser(sub: Any) -> None:
     actions = cache.add_subparsers(dest="cache_command", metavar="ACTION")
     actions.required = True
     info = actions.add_parser("info", help="entries, bytes, the size cap, and what each namespace holds")
-    clear = actions.add_parser("clear", help="empty the store in one transaction (running jobs keep writing "
-                                             "into it, and keep what they compute after); prints the bytes freed")
+    clear = actions.add_parser("clear", help="empty the store in one transaction, with what spool files hold from "
+                                             "before it (running jobs keep writing into it, and keep what they "
+                                             "compute after); prints the bytes freed")
     cap = actions.add_parser("set-max-bytes", help="record the store's size cap, for every job using it "
                                                   "(beyond it the least recently used entries go)")
     cap.add_argument("max_bytes", metavar="BYTES", help="the cap in bytes, e.g. 50e9")
@@ -101,21 +111,38 @@ def _file_bytes(directory: Path) -> int:
     return sum(path.stat().st_size for path in paths if path.is_file())
 
 
+def spool_info(directory: Path) -> dict[str, int]:
+    """The spool files in ``directory`` (results processes of a multi-process run handed to the
+    main process, not copied into the store yet): ``files``, ``bytes``, and ``live`` (files whose
+    writer may still append; the others are a stopped run's, copied in by the next run)."""
+    from nlgmetrics.engine.store_sharing import spool_reaches
+
+    reaches = spool_reaches(directory)
+    return {"files": len(reaches), "bytes": sum(size for _, size, _ in reaches),
+            "live": sum(1 for _, _, gone in reaches if not gone)}
+
+
 def store_info(directory: Path) -> dict[str, Any]:
     """What ``nlgmetrics cache info`` reports: :meth:`~nlgmetrics.engine.store.Store.info` (entries,
-    value bytes, the store's cap, whether this process can write it, namespaces, largest first),
-    ``env_max_bytes`` (``$NLGMETRICS_CACHE_MAX_BYTES``, or None: it caps only a store it creates),
-    plus ``store`` (the
-    database's path, None when the folder holds no store) and ``file_bytes`` (on disk). A folder
-    without a store is described as empty and left as it is."""
+    value bytes, the store's cap, whether this process can write it, its journal mode,
+    namespaces, largest first), ``journal_why`` (why a job on this host opens it in the mode it
+    does: the filesystem detected), ``spool`` (:func:`spool_info`), ``env_max_bytes``
+    (``$NLGMETRICS_CACHE_MAX_BYTES``, or None: it caps only a store it creates), plus ``store``
+    (the database's path, None when the folder holds no store) and ``file_bytes`` (on disk). A
+    folder without a store is described as empty and left as it is; looking changes nothing
+    (not the journal mode either)."""
+    from nlgmetrics.engine.filesystems import journal_choice
     from nlgmetrics.engine.store import DEFAULT_MAX_BYTES, STORE_ERRORS, STORE_FILE, Store, max_bytes_from_env
 
     asked = max_bytes_from_env()
+    mode, why = journal_choice(directory)
+    spool = spool_info(directory)
     if not _has_store(directory):
         return {"directory": str(directory), "store": None, "entries": 0, "bytes": 0, "file_bytes": 0,
-                "max_bytes": DEFAULT_MAX_BYTES if asked is None else asked, "namespaces": []}
+                "max_bytes": DEFAULT_MAX_BYTES if asked is None else asked, "namespaces": [],
+                "journal_mode": mode, "journal_why": why, "spool": spool}
     try:
-        store = Store(directory, None)
+        store = Store(directory, None, journal_mode=None)
         try:
             info = store.info()
         finally:
@@ -123,8 +150,11 @@ def store_info(directory: Path) -> dict[str, Any]:
     except STORE_ERRORS as error:
         raise ValueError(f"cannot read the store in {directory} ({error}); check that the folder is readable, "
                          f"or empty it with `nlgmetrics cache clear {directory}`.") from None
+    if info["journal_mode"] != mode:
+        why = f"set when the store was made; a job on this host opens it in {mode} ({why})"
     info["namespaces"] = sorted(info["namespaces"], key=lambda space: (-space["bytes"], space["namespace"]))
-    return {**info, "env_max_bytes": asked, "store": str(directory / STORE_FILE), "file_bytes": _file_bytes(directory)}
+    return {**info, "journal_why": why, "spool": spool, "env_max_bytes": asked, "store": str(directory / STORE_FILE),
+            "file_bytes": _file_bytes(directory)}
 
 
 def _size(n: int) -> str:
@@ -145,7 +175,10 @@ def format_info(info: dict[str, Any]) -> str:
     from nlgmetrics.engine.store import MAX_BYTES_ENV, STORE_FILE
 
     if info["store"] is None:
-        return f"no store in {info['directory']} (no {STORE_FILE}): nothing is stored there yet."
+        spool = info.get("spool") or {"files": 0}
+        pending = (f"; {spool['files']:,} spool files ({_size(spool['bytes'])}) wait for the next run to copy them in"
+                   if spool["files"] else "")
+        return f"no store in {info['directory']} (no {STORE_FILE}): nothing is stored there yet{pending}."
     lines = [
         f"store: {info['store']}",
         f"entries: {info['entries']:,}",
@@ -156,8 +189,15 @@ def format_info(info: dict[str, Any]) -> str:
     asked = info.get("env_max_bytes")
     if asked is not None and asked != info["max_bytes"]:
         lines.append(f"note: ${MAX_BYTES_ENV}={asked:,} here applies only to a store it creates, not to this one")
-    if info.get("writable") is False:
-        lines.append("read-only for this process: its entries are served, nothing new is written")
+    if "journal_mode" in info:
+        lines.append(f"journal: {info['journal_mode']} ({info['journal_why']})")
+    spool = info.get("spool")
+    if spool is not None:
+        lines.append(f"spool: {spool['files']:,} files, {_size(spool['bytes'])} not copied into the store yet "
+                     f"({spool['live']:,} still written by running jobs)")
+    if info.get("writable") is not None:
+        lines.append("read-only for this process: its entries are served, nothing new is written"
+                     if info["writable"] is False else "writable by this process")
     lines.append(f"namespaces: {len(info['namespaces'])}")
     for space in info["namespaces"]:
         lines.append(f"  {space['namespace']}  entries {space['entries']:,}  bytes {space['bytes']:,}  "
@@ -166,9 +206,12 @@ def format_info(info: dict[str, Any]) -> str:
 
 
 def clear(directory: Path) -> dict[str, Any]:
-    """Empty the store in ``directory`` (:func:`~nlgmetrics.engine.store.clear_store`); what was
-    done: ``cleared`` (whether there was a store) and ``bytes_freed``."""
-    if not _has_store(directory):
+    """Empty the store in ``directory`` and what its spool files hold from before now
+    (:func:`~nlgmetrics.engine.store.clear_store`); what was done: ``cleared`` (whether there was a
+    store or a spool file) and ``bytes_freed``."""
+    from nlgmetrics.engine.spool import SPOOL_DIR, SUFFIX
+
+    if not _has_store(directory) and not any((directory / SPOOL_DIR).glob(f"*{SUFFIX}")):
         return {"directory": str(directory), "cleared": False, "bytes_freed": 0}
     from nlgmetrics.engine.store import clear_store
 

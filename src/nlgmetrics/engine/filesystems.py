@@ -71,13 +71,27 @@ def is_network_filesystem(kind: str | None) -> bool:
 def journal_mode_for(path: str | os.PathLike, mounts_text: str | None = None) -> str:
     """``"WAL"`` for a folder on a local filesystem, ``"DELETE"`` (the rollback journal) on a network
     one; ``$NLGMETRICS_CACHE_FS`` = ``network`` / ``local`` decides instead when set."""
+    return journal_choice(path, mounts_text)[0]
+
+
+def journal_choice(path: str | os.PathLike, mounts_text: str | None = None) -> tuple[str, str]:
+    """:func:`journal_mode_for` and why, in words (for ``nlgmetrics cache info``).
+
+    >>> journal_choice("/home/ada/cache", "server:/home /home nfs4 rw 0 0\\n/dev/sda1 / ext4 rw 0 0\\n")[1]
+    'network filesystem detected (nfs4): no WAL, whose index holds on one host only'
+    """
     forced = os.environ.get(FILESYSTEM_ENV, "").strip().lower()
     if forced in ("network", "local"):
-        return "DELETE" if forced == "network" else "WAL"
+        return ("DELETE", f"${FILESYSTEM_ENV}=network") if forced == "network" else ("WAL", f"${FILESYSTEM_ENV}=local")
     if forced:
         raise ValueError(f"{FILESYSTEM_ENV}={forced!r}: expected 'network' or 'local' (or unset: detected).")
     # The folder may not exist yet: its nearest existing parent is on the same mount.
     probe = Path(os.path.realpath(os.fspath(path)))
     while not probe.exists() and probe.parent != probe:
         probe = probe.parent
-    return "DELETE" if is_network_filesystem(filesystem_type(probe, mounts_text)) else "WAL"
+    kind = filesystem_type(probe, mounts_text)
+    if is_network_filesystem(kind):
+        return "DELETE", f"network filesystem detected ({kind}): no WAL, whose index holds on one host only"
+    if kind is None:
+        return "WAL", f"filesystem unknown (no {MOUNTS_FILE}; set ${FILESYSTEM_ENV}=network if it is shared)"
+    return "WAL", f"local filesystem ({kind})"

@@ -63,6 +63,8 @@ from typing import Any
 
 import torch
 
+from nlgmetrics.engine.rope import per_pass_rotary_state
+
 # Files that decide a checkpoint's scores: its config, its weights and its tokenizer. Other files
 # (README.md, training logs) are left out so that editing them keeps the fingerprint.
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".h5", ".msgpack")
@@ -287,20 +289,32 @@ def _plain_parts(tensor: torch.Tensor, name: str) -> tuple[list[torch.Tensor], d
 def _module_records(model: torch.nn.Module) -> list[str]:
     """One line per module (shared ones under each of their names): its path, its class and its
     public attributes other than parameters, buffers and submodules (a layer norm's ``eps``, an
-    attention's ``scaling``, the ``config`` it reads, by digest), less ``_NOT_READ_BY_FORWARD``."""
+    attention's ``scaling``, the ``config`` it reads, by digest), less ``_NOT_READ_BY_FORWARD`` and
+    the per-pass state of a length-dependent rotary scaling (:func:`~nlgmetrics.engine.rope.per_pass_rotary_state`)."""
     canonical = _Canonical()
     records = []
     for path, module in model.named_modules(remove_duplicate=False):
-        attributes = {k: v for k, v in vars(module).items() if not k.startswith("_") and k not in _NOT_READ_BY_FORWARD}
+        left_out = _NOT_READ_BY_FORWARD | per_pass_rotary_state(module)
+        attributes = {k: v for k, v in vars(module).items() if not k.startswith("_") and k not in left_out}
         record = [path, _qualified_name(type(module)), canonical.value(attributes, 0)]
         records.append(json.dumps(record, sort_keys=True))
     return records
 
 
+def _per_pass_buffers(model: torch.nn.Module) -> set[str]:
+    """Names of the buffers that a length-dependent rotary scaling rewrites per pass (the grown or
+    long ``inv_freq``): what the forward computes follows the ``original_inv_freq`` kept beside them."""
+    return {f"{path}.{name}" if path else name
+            for path, module in model.named_modules(remove_duplicate=False)
+            for name in per_pass_rotary_state(module) if name in module._buffers}
+
+
 def module_fingerprint(model: torch.nn.Module) -> str:
     """12 hex digits of sha256 over everything a module's forward reads: every parameter and
     buffer, persistent or not (RoPE's ``inv_freq`` is not in the state dict), by name, shape,
-    dtype and the sha256 of its values; and every module's class and public attributes, the
+    dtype and the sha256 of its values (less the per-pass rotary state of longrope and dynamic
+    NTK, :func:`~nlgmetrics.engine.rope.per_pass_rotary_state`: what a pass computes follows the
+    kept ``original_inv_freq``); and every module's class and public attributes, the
     configs they hold included (each config's every field as it is now, edits in place included,
     its nested configs and its attention implementation; less ``_name_or_path`` and
     ``transformers_version``, which say where it came from).
@@ -318,7 +332,8 @@ def module_fingerprint(model: torch.nn.Module) -> str:
     from concurrent.futures import ThreadPoolExecutor
 
     named = [("parameter", n, t) for n, t in model.named_parameters(remove_duplicate=False)]
-    named += [("buffer", n, t) for n, t in model.named_buffers(remove_duplicate=False)]
+    per_pass = _per_pass_buffers(model)
+    named += [("buffer", n, t) for n, t in model.named_buffers(remove_duplicate=False) if n not in per_pass]
     entries = []
     canonical = _Canonical()
     for role, name, tensor in named:
@@ -362,11 +377,15 @@ def module_state(model: torch.nn.Module) -> tuple:
     an optimizer step, ``load_state_dict`` or a reassigned parameter changes it; no value is read.
 
     Writes through ``.data`` bypass the version counter and are not seen: the load cache compares
-    :func:`module_fingerprint` too.
+    :func:`module_fingerprint` too. The per-pass rotary state is left out as there (the engine
+    restores a dynamic ``inv_freq`` as a new tensor before each unit, which must not rebuild the
+    load cache's entry).
     """
+    per_pass = _per_pass_buffers(model)
+    buffers = [(name, tensor) for name, tensor in model.named_buffers(remove_duplicate=False) if name not in per_pass]
     return tuple(
         (name, id(tensor), tensor.data_ptr(), tuple(tensor.shape), tensor.dtype, str(tensor.device), _version(tensor))
-        for name, tensor in (*model.named_parameters(remove_duplicate=False), *model.named_buffers(remove_duplicate=False))
+        for name, tensor in (*model.named_parameters(remove_duplicate=False), *buffers)
     )
 
 

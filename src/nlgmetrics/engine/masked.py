@@ -31,6 +31,7 @@ import torch
 from nlgmetrics.engine.heads import logits_at, reduce_per_query
 from nlgmetrics.engine.loading import LoadedLM
 from nlgmetrics.engine.planning import dedupe, plan_batches, run_with_backoff
+from nlgmetrics.engine.rope import dynamic_rotary_modules, fresh_dynamic_rope, length_dependent_rope
 from nlgmetrics.engine.runner import run_units
 from nlgmetrics.engine.store import Store, ids_bytes, recall
 
@@ -92,6 +93,9 @@ def iter_masked(
       the full logits of one forward pass per query, ``tests/test_architectures.py`` on every
       masked family);
     - identical queries run once and share their result;
+    - under a rotary scaling that depends on the pass's length (``longrope``, dynamic NTK:
+      :mod:`nlgmetrics.engine.rope`) each query gets the numbers of its own pass on the freshly
+      loaded model: queries past the threshold never share a batch with shorter ones;
     - a batch holds at most ``token_budget`` padded tokens, ``batch_size`` sequences and
       ``1 + PADDING_SLACK`` positions per real token; on device out-of-memory a batch is halved
       and retried;
@@ -123,11 +127,20 @@ def _iter_masked(
         for original in copies[j]:
             yield original, result
     todo = [j for j in range(len(distinct)) if j not in found]
-    batches = [[todo[b] for b in batch]
-               for batch in plan_batches([len(distinct[j].input_ids) for j in todo], token_budget, batch_size)]
+    # Under a rotary scaling that depends on the pass's length (a longrope or dynamic-NTK
+    # ModernBERT), a padded batch takes its frequencies from its widest row: only queries of one
+    # regime (of one length, for dynamic NTK) share a batch.
+    rope = length_dependent_rope(getattr(lm.model, "config", None))
+    groups: dict[int, list[int]] = {}
+    for j in todo:
+        groups.setdefault(0 if rope is None else rope.pass_group(len(distinct[j].input_ids)), []).append(j)
+    batches = [[members[b] for b in batch] for members in groups.values()
+               for batch in plan_batches([len(distinct[j].input_ids) for j in members], token_budget, batch_size)]
+    dynamic = dynamic_rotary_modules(lm.model) if rope is not None and rope.stateful else []
 
     def run_batch(members: list[int]) -> list[tuple[int, Any]]:
-        return run_with_backoff(members, lambda part: _forward(lm, distinct, part, reduce))
+        with fresh_dynamic_rope(dynamic):  # no frequencies grown by an earlier pass reach this one
+            return run_with_backoff(members, lambda part: _forward(lm, distinct, part, reduce))
 
     for j, result in run_units(batches, run_batch, len, progress=progress, desc=desc, keep=keep):
         for original in copies[j]:

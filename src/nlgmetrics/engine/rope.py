@@ -14,7 +14,9 @@ for every row of the batch:
 config. So with the two above, a query batched with a longer row, packed beside others or scored
 behind a prefix cached in a shorter pass gets other numbers than its own forward pass gives.
 :func:`length_dependent_rope` says which configs do and from which length, and the engine plans
-around it (:mod:`nlgmetrics.engine.causal`); :func:`fresh_dynamic_rope` clears the dynamic state.
+around it (:mod:`~nlgmetrics.engine.causal`, :mod:`~nlgmetrics.engine.masked`, Shannon's planning);
+:func:`fresh_dynamic_rope` clears the dynamic state and
+:func:`per_pass_rotary_state` names the state a fingerprint leaves out.
 """
 
 from __future__ import annotations
@@ -50,6 +52,39 @@ class LengthDependentRope:
     def is_long(self, tokens: int) -> bool:
         """Whether a query whose whole sequence holds ``tokens`` tokens is in the long regime."""
         return tokens > self.threshold
+
+    def pass_group(self, tokens: int) -> int:
+        """Queries whose whole sequences (read from position 0, right-padded) get equal groups may
+        share a pass as wide as the widest of them and each keep its own numbers: ``0`` for the
+        short regime, the exact length where the frequencies follow it, ``-1`` for the rest of
+        the long regime.
+
+        >>> [LengthDependentRope(("dynamic",), 32, True).pass_group(n) for n in (5, 32, 33, 40)]
+        [0, 0, 33, 40]
+        >>> [LengthDependentRope(("longrope",), 32, False).pass_group(n) for n in (5, 32, 33, 40)]
+        [0, 0, -1, -1]
+        """
+        if not self.is_long(tokens):
+            return 0
+        return tokens if self.same_length_only else -1
+
+    def keeps_numbers(self, tokens: int, pass_tokens: int) -> bool:
+        """Whether a query of ``tokens`` tokens, read as the first ``tokens`` positions of a pass
+        over ``pass_tokens >= tokens`` (a longer query it begins, e.g. Shannon's base and full in
+        one), gets the numbers of its own pass there.
+
+        >>> longrope = LengthDependentRope(("longrope",), threshold=32, same_length_only=False)
+        >>> longrope.keeps_numbers(20, 32), longrope.keeps_numbers(20, 33), longrope.keeps_numbers(33, 60)
+        (True, False, True)
+        >>> dynamic = LengthDependentRope(("dynamic",), threshold=32, same_length_only=True)
+        >>> dynamic.keeps_numbers(20, 32), dynamic.keeps_numbers(33, 60), dynamic.keeps_numbers(40, 40)
+        (True, False, True)
+        """
+        if not self.is_long(pass_tokens):
+            return True
+        if self.same_length_only:  # the frequencies follow the pass's exact length
+            return tokens == pass_tokens
+        return self.is_long(tokens)
 
 
 def length_dependent_rope(config: Any) -> LengthDependentRope | None:
@@ -117,23 +152,48 @@ def _rope_type(entry: Mapping) -> str:
 DynamicRotary = tuple[torch.nn.Module, str]
 
 
+def _scaled_rotaries(module: torch.nn.Module) -> list[tuple[str, str]]:
+    """``(prefix, rope_type)`` of each length-dependent rotary of one module (or per-layer-type part
+    of it, prefix ``"<layer type>_"``) that transformers updates per pass, found by the attributes
+    its update reads; empty for other modules."""
+    rope_type = getattr(module, "rope_type", None)
+    if not hasattr(module, "original_max_seq_len"):
+        return []
+    if isinstance(rope_type, str):
+        parts = [("", rope_type)]
+    elif isinstance(rope_type, Mapping):
+        parts = [(f"{layer_type}_", each) for layer_type, each in rope_type.items() if isinstance(each, str)]
+    else:
+        return []
+    return [(prefix, each) for prefix, each in parts
+            if (each == "longrope" or "dynamic" in each) and hasattr(module, f"{prefix}original_inv_freq")]
+
+
 def dynamic_rotary_modules(model: torch.nn.Module) -> list[DynamicRotary]:
     """Every rotary module (or per-layer-type part of one) that transformers updates as dynamic,
     found by the attributes its update reads; empty for other models. A walk over the modules:
     find them once per call, not per pass."""
-    found = []
-    for module in model.modules():
-        rope_type = getattr(module, "rope_type", None)
-        if not hasattr(module, "original_max_seq_len"):
-            continue
-        if isinstance(rope_type, str):
-            if "dynamic" in rope_type and hasattr(module, "original_inv_freq"):
-                found.append((module, ""))
-        elif isinstance(rope_type, Mapping):
-            found.extend((module, f"{layer_type}_") for layer_type, each in rope_type.items()
-                         if isinstance(each, str) and "dynamic" in each
-                         and hasattr(module, f"{layer_type}_original_inv_freq"))
-    return found
+    return [(module, prefix) for module in model.modules()
+            for prefix, rope_type in _scaled_rotaries(module) if "dynamic" in rope_type]
+
+
+def per_pass_rotary_state(module: torch.nn.Module) -> frozenset[str]:
+    """The attributes of ``module`` (buffers and plain ones) that transformers rewrites during the
+    passes of a length-dependent rotary scaling, from what it keeps beside them; empty for other
+    modules.
+
+    What a pass computes does not depend on them, only on the kept ``original_inv_freq`` and the
+    config: ``inv_freq`` is grown for a long pass (dynamic NTK: the engine restores it and
+    ``max_seq_len_cached`` before each unit, :func:`fresh_dynamic_rope`) or overwritten by every
+    pass with the short or long factors (longrope, whose ``long_inv_freq`` transformers derives
+    from the config on the first long pass). So a fingerprint leaves them out: a model object that
+    ran a long pass computes what it computed before.
+    """
+    names: set[str] = set()
+    for prefix, rope_type in _scaled_rotaries(module):
+        names.add(f"{prefix}inv_freq")
+        names.add(f"{prefix}long_inv_freq" if rope_type == "longrope" else f"{prefix}max_seq_len_cached")
+    return frozenset(names)
 
 
 @contextlib.contextmanager

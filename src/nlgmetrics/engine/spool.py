@@ -49,10 +49,14 @@ STALE_SECONDS = 6 * 3600
 
 @dataclass(frozen=True)
 class SpoolRecord:
+    """One verified record; ``end`` is the offset just past it in its file (a clear of the store
+    records how far each spool file reached, and records that end there or before are dropped)."""
+
     namespace: str
     description: str
     query: bytes
     value: bytes
+    end: int = 0
 
 
 def this_host() -> str:
@@ -67,7 +71,7 @@ def _encode_record(namespace: str, description: str, query: bytes, value: bytes)
     return head + body + hashlib.sha256(head + body).digest()
 
 
-def _decode_body(body: bytes) -> SpoolRecord:
+def _decode_body(body: bytes, end: int) -> SpoolRecord:
     parts: list[bytes] = []
     offset = 0
     for _ in range(3):
@@ -77,7 +81,7 @@ def _decode_body(body: bytes) -> SpoolRecord:
             raise ValueError("truncated record")
         parts.append(body[offset : offset + length])
         offset += length
-    return SpoolRecord(parts[0].decode(), parts[1].decode(), parts[2], body[offset:])
+    return SpoolRecord(parts[0].decode(), parts[1].decode(), parts[2], body[offset:], end)
 
 
 class SpoolWriter:
@@ -141,7 +145,7 @@ def read_records(path: Path, offset: int = 0, end: int | None = None) -> tuple[l
         head_body = data[offset : stop - _DIGEST]
         if hashlib.sha256(head_body).digest() == data[stop - _DIGEST : stop]:
             try:
-                records.append(_decode_body(head_body[_LENGTH.size :]))
+                records.append(_decode_body(head_body[_LENGTH.size :], stop))
             except (ValueError, struct.error, UnicodeDecodeError):
                 pass  # verified bytes that do not parse: written by another format, skipped
         offset = stop

@@ -14,20 +14,21 @@ value (with the reduction's own parameters), the versions of torch, transformers
 and :data:`FORMAT_VERSION`. The query part is its token ids (and masked positions). Change any of
 them and the value is recomputed, never read.
 
-**Safe.** One SQLite file (``store.sqlite``, WAL mode on a local disk): processes see whole
+**Safe.** One SQLite file (``store.sqlite``; WAL on a local disk, the rollback journal on a network
+one), opened by one process per run (:mod:`~nlgmetrics.engine.store_sharing`): readers see whole
 transactions only. Values are raw numeric arrays behind a bounded JSON header
 (:func:`encode_arrays`; no pickle), each checksummed together with its key, and checked against
 what its query needs (``accept``) before use: anything else is recomputed and replaced. No error
 of the store escapes a call: one :class:`StoreWarning`, and the numbers are computed without it.
 A store this process can read but not write is served read-only.
 
-**Bounded, while jobs run.** The store keeps its cap (default 20 GB; least recently used entries go
-beyond it) and its running total of bytes, so a write costs the same in an empty and a full
-store. The job that creates it records ``$NLGMETRICS_CACHE_MAX_BYTES``; later only ``nlgmetrics
-cache set-max-bytes`` changes it (:func:`set_max_bytes`), for every job. ``nlgmetrics cache
-clear`` empties it in one transaction, never deleting the file: running jobs keep writing into it.
-Deleting ``store.sqlite-wal`` by hand under a running job is unsupported (its recent entries are
-lost; the job warns and stops writing).
+**Bounded, while jobs run.** The store keeps its cap (default 20 GB, recorded by the job that
+creates it from ``$NLGMETRICS_CACHE_MAX_BYTES``; then only ``nlgmetrics cache set-max-bytes``
+changes it, for every job; least recently used entries go beyond it) and a running total, so a
+write costs the same in an empty and a full store. ``nlgmetrics cache clear`` (:func:`clear_store`)
+empties it in one transaction, never deleting the file, and records how far each spool file of a
+run of several processes reached: what was written before the clear never comes back, what
+running jobs write after it is kept. Never delete ``store.sqlite-wal`` under a running job.
 
 >>> import tempfile, numpy as np
 >>> store = open_store(tempfile.mkdtemp())
@@ -52,9 +53,12 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:  # imported where used: store_sharing imports torch, which the cache CLI need not load
+    from nlgmetrics.engine.store_sharing import SharedStore
 
 #: Bumped whenever the layout of keys or values changes: old entries are then never read (their
 #: namespaces no longer match; they go first on eviction, never having been used since).
@@ -286,7 +290,7 @@ class StoredReduction:
 
 
 def recall(
-    store: Store | None, lm: Any, path: str, reduce: Any, queries: dict[int, bytes]
+    store: Store | SharedStore | None, lm: Any, path: str, reduce: Any, queries: dict[int, bytes]
 ) -> tuple[dict[int, Any], Callable[[list[tuple[int, Any]]], None] | None]:
     """``(found, keep)`` for the engine: the results the store holds for ``queries`` (index ->
     the query's key bytes), decoded, and a function that keeps a unit's ``(index, result)`` pairs
@@ -308,8 +312,8 @@ def recall(
 
 
 def recall_arrays(
-    store: Store | None, lm: Any, what: str, queries: dict[int, bytes], *, every_process_writes: bool = False,
-    accept: Callable[[bytes, Arrays], bool] | None = None,
+    store: Store | SharedStore | None, lm: Any, what: str, queries: dict[int, bytes], *,
+    every_process_writes: bool = False, accept: Callable[[bytes, Arrays], bool] | None = None,
 ) -> tuple[dict[int, Arrays], Callable[[list[tuple[int, Arrays]]], None] | None]:
     """:func:`recall` for values a metric reduces from the engine's results over several queries
     (InfoLM's bag of distributions per text): ``what`` names the reduction and its parameters;
@@ -388,6 +392,9 @@ COMMIT;
 """
 _SCHEMA_OBJECTS = ("entries", "entries_used", "namespaces", "settings", "entries_total_insert",
                    "entries_total_delete", "entries_total_update")
+# Where each spool file reached at the last clear: ``settings`` rows named this prefix + the file's
+# name, whose value is the file's length then (records ending there or before are dropped).
+_SPOOL_REACH = "spool_reach:"
 _RECOUNT = "UPDATE settings SET value = (SELECT COALESCE(SUM(length(value)), 0) FROM entries) WHERE name = 'total_bytes'"
 # Keys per SELECT: well under sqlite's limit on bound parameters.
 _LOOKUP_ROWS = 500
@@ -418,10 +425,11 @@ class Store:
     is recorded only by the opening that creates the store; afterwards the store's recorded cap
     (``self.max_bytes``, changed by :func:`set_max_bytes`) applies to every process. A store
     this process cannot write (a read-only folder, file or mount) is opened read-only: its
-    entries are served and nothing is written (``self.writable``)."""
+    entries are served and nothing is written (``self.writable``). ``journal_mode`` is set on
+    opening (``None``: left as the file has it); ``self.journal_mode`` is the one in use."""
 
-    def __init__(self, directory: Path, max_bytes: int | None, *, journal_mode: str = "WAL") -> None:
-        if journal_mode.upper() not in JOURNAL_MODES:
+    def __init__(self, directory: Path, max_bytes: int | None, *, journal_mode: str | None = "WAL") -> None:
+        if journal_mode is not None and journal_mode.upper() not in JOURNAL_MODES:
             raise ValueError(f"journal_mode={journal_mode!r}: expected one of {', '.join(JOURNAL_MODES)}.")
         self.directory = directory
         self.hits = self.misses = self.recomputed = 0
@@ -436,17 +444,19 @@ class Store:
         self._db.text_factory = lambda raw: raw.decode("utf-8", "replace")
         try:
             if self.writable:
-                self._db.execute(f"PRAGMA journal_mode={journal_mode}")
+                if journal_mode is not None:  # None: as the file has it (an inspection changes nothing)
+                    self._db.execute(f"PRAGMA journal_mode={journal_mode}")
                 self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable against a killed process
                 self._db.execute("PRAGMA recursive_triggers=OFF")  # the total's triggers count on it
                 self._setup(DEFAULT_MAX_BYTES if max_bytes is None else max_bytes)
             self.max_bytes = self._recorded_cap()
+            self.journal_mode = str(self._db.execute("PRAGMA journal_mode").fetchone()[0]).upper()
         except STORE_ERRORS as error:  # one kind of error for whoever opens it: cannot hold a store
             self._db.close()
             raise sqlite3.DatabaseError(str(error)) from error
         if max_bytes is not None and max_bytes != self.max_bytes:
             self._note_cap(max_bytes)
-        self._wal = self._log_identity() if self.writable and journal_mode.upper() == "WAL" else None
+        self._wal = self._log_identity() if self.writable and self.journal_mode == "WAL" else None
 
     def _setup(self, cap: int) -> None:
         """Create what is missing (tables, triggers, the running total, the cap) in one transaction;
@@ -551,28 +561,52 @@ class Store:
     def put(self, namespace: str, items: Iterable[tuple[bytes, Sequence[np.ndarray | None]]], description: str = "") -> None:
         """Keep ``(query, arrays)`` items in one transaction, then evict beyond the store's cap.
         Arrays beyond what a value may hold (:data:`MAX_ARRAYS`) are not kept."""
+        self._put_rows([(namespace, description, query, arrays, 0) for query, arrays in items], None)
+
+    def put_spooled(self, spool_name: str, items: Sequence[tuple[int, str, str, bytes, Arrays]]) -> None:
+        """:meth:`put` for records of the spool file ``spool_name``: ``(end, namespace, description,
+        query, arrays)``, ``end`` the offset just past the record in its file. A record that ends
+        at or before where the file reached at the last clear (:func:`clear_store`) was written
+        before the clear and is dropped; the check runs in the write's transaction, so a clear
+        can never fall between it and the write."""
+        self._put_rows([(namespace, description, query, arrays, end) for end, namespace, description, query, arrays
+                        in items], spool_name)
+
+    def _put_rows(self, items: list[tuple[str, str, bytes, Sequence[np.ndarray | None], int]],
+                  spool_name: str | None) -> None:
         if not self.writable:
             self._say_read_only()
             return
         now = time.time()
-        rows = []
-        for query, arrays in items:
+        rows: list[tuple[int, bytes, str, bytes, bytes, int, float]] = []
+        descriptions: dict[str, str] = {}
+        for namespace, description, query, arrays, end in items:
             try:
                 value = encode_arrays(arrays)
             except ValueError:
                 continue  # more arrays than a stored value may hold: recomputed each time instead
             key = _key(namespace, query)
-            rows.append((key, namespace, value, _checksum(key, value), len(value), now))
+            rows.append((end, key, namespace, value, _checksum(key, value), len(value), now))
+            descriptions.setdefault(namespace, description)
         if not rows:
             return
 
         def write(db: sqlite3.Connection) -> None:
-            db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?)", rows)
-            if namespace not in self._described:
-                db.execute("INSERT OR IGNORE INTO namespaces VALUES (?, ?)", (namespace, description or namespace[:12]))
+            kept = rows
+            if spool_name is not None:
+                (reach,) = db.execute("SELECT COALESCE(MAX(value), 0) FROM settings WHERE name = ?",
+                                      (_SPOOL_REACH + spool_name,)).fetchone()
+                reach = reach if type(reach) is int else 0
+                kept = [row for row in rows if row[0] > reach]
+            db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?)", [row[1:] for row in kept])
+            written.update(row[2] for row in kept)
+            for namespace in written - self._described:
+                db.execute("INSERT OR IGNORE INTO namespaces VALUES (?, ?)",
+                           (namespace, descriptions[namespace] or namespace[:12]))
 
+        written: set[str] = set()
         if self._write(write):
-            self._described.add(namespace)
+            self._described.update(written)
             self._evict()
 
     def _evict(self) -> None:
@@ -667,8 +701,9 @@ class Store:
     # -- upkeep ----------------------------------------------------------------------------------
 
     def info(self) -> dict[str, Any]:
-        """Entries, bytes, the store's cap, whether this process can write it, and what each
-        namespace holds (the model and reduction it describes)."""
+        """Entries, bytes, the store's cap, whether this process can write it, its journal mode
+        (``WAL`` or ``DELETE``, as sqlite reports it), and what each namespace holds (the model and
+        reduction it describes)."""
         spaces = {ns: desc for ns, desc in self._db.execute("SELECT namespace, description FROM namespaces")}
         per = self._db.execute(
             "SELECT namespace, COUNT(*), COALESCE(SUM(length(value)), 0) FROM entries GROUP BY namespace").fetchall()
@@ -678,6 +713,7 @@ class Store:
             "bytes": sum(b for _, _, b in per),
             "max_bytes": self.max_bytes,
             "writable": self.writable,
+            "journal_mode": self.journal_mode,
             "namespaces": [{"namespace": str(ns)[:12], "describes": spaces.get(ns, ""), "entries": n, "bytes": b}
                            for ns, n, b in per],
         }
@@ -746,8 +782,11 @@ def parse_max_bytes(text: str, source: str) -> int:
     return value
 
 
-def open_store(cache_dir: str | os.PathLike | None) -> Store | None:
-    """The store in ``cache_dir`` (or ``$NLGMETRICS_CACHE_DIR``), ``None`` when none is asked for.
+def open_store(cache_dir: str | os.PathLike | None) -> Store | SharedStore | None:
+    """The store in ``cache_dir`` (or ``$NLGMETRICS_CACHE_DIR``), ``None`` when none is asked for:
+    a :class:`Store` in a run of one process, a
+    :class:`~nlgmetrics.engine.store_sharing.SharedStore` (on every process) in a run of several.
+    Hand either to :func:`recall` / :func:`recall_arrays`, and ``close()`` it at the end of the call.
 
     A folder that cannot hold a store (read-only, not a folder, a damaged file) gives a
     :class:`StoreWarning` and ``None``: the call goes on without it. On a network filesystem
@@ -774,7 +813,7 @@ def open_store(cache_dir: str | os.PathLike | None) -> Store | None:
                 max_bytes_from_env(), journal_mode_for(directory)
         except ValueError as error:
             setup_error = str(error)
-        return open_shared_store(directory, setup_error, open_here, form)  # type: ignore[return-value]
+        return open_shared_store(directory, setup_error, open_here, form)
     if directory is None:
         return None
     max_bytes_from_env(), journal_mode_for(directory)  # a wrong setting is refused, not warned about
@@ -800,48 +839,73 @@ def _files_bytes(directory: Path) -> int:
 def clear_store(cache_dir: str | os.PathLike) -> int:
     """Empty a store: every entry and namespace goes in one transaction (its cap stays), and the
     file shrinks where no other process is reading it. Returns the bytes freed on disk (0 when there
-    was no store).
+    was nothing to clear).
 
     The file is never deleted: a job that has the store open goes on writing into the same,
     now empty, store, and keeps what it computes after the clear. Only a file that is not a
     store (or is damaged beyond reading) is deleted, with its log. A one-line ``ValueError`` when
-    a job holds the store's write lock for over a minute."""
+    a job holds the store's write lock for over a minute.
+
+    Spool files (:mod:`~nlgmetrics.engine.store_sharing`) lose what they hold from before the
+    clear too: in the clear's transaction the store records each file's length, and records that
+    end there or before are never copied in (:meth:`Store.put_spooled`); files whose writer is
+    gone are deleted. What a running job appends after the clear is copied in as usual."""
+    from nlgmetrics.engine.store_sharing import spool_reaches
+
     directory = Path(os.fspath(cache_dir))
     path = directory / STORE_FILE
-    if not path.exists():
-        return 0
-    before = _files_bytes(directory)
-    try:
-        db = sqlite3.connect(path, timeout=60, isolation_level=None)
+    reaches: list[tuple[Path, int, bool]] | None = None
+    freed = 0
+    if path.exists():
+        before = _files_bytes(directory)
         try:
-            db.execute("BEGIN IMMEDIATE")
-            tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            for table in ("entries", "namespaces"):
-                if table in tables:
-                    db.execute(f"DELETE FROM {table}")
-            if "settings" in tables:
-                db.execute(_RECOUNT)
-            db.execute("COMMIT")
-            try:  # shrink the file; another process's open read keeps the pages free for reuse instead
-                db.execute("VACUUM")
-                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            except sqlite3.OperationalError:
+            db = sqlite3.connect(path, timeout=60, isolation_level=None)
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                for table in ("entries", "namespaces"):
+                    if table in tables:
+                        db.execute(f"DELETE FROM {table}")
+                # Read under the write lock: every copy of a spool record into the store runs
+                # wholly before the clear (and is deleted now) or wholly after (and sees these).
+                reaches = spool_reaches(directory)
+                if "entries" in tables:
+                    db.execute("CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value)")
+                    db.execute(_RECOUNT)
+                    db.execute("DELETE FROM settings WHERE substr(name, 1, ?) = ?", (len(_SPOOL_REACH), _SPOOL_REACH))
+                    db.executemany("INSERT OR REPLACE INTO settings VALUES (?, ?)",
+                                   [(_SPOOL_REACH + spool.name, size) for spool, size, _ in reaches])
+                db.execute("COMMIT")
+                try:  # shrink the file; another process's open read keeps the pages free for reuse instead
+                    db.execute("VACUUM")
+                    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                except sqlite3.OperationalError:
+                    pass
+            finally:
+                db.close()
+        except sqlite3.DatabaseError as error:
+            if getattr(error, "sqlite_errorname", "") not in ("SQLITE_NOTADB", "SQLITE_CORRUPT"):
+                raise ValueError(f"cannot clear the store in {directory} ({error}); stop the jobs writing to "
+                                 f"it, or try again.") from None
+            for name in (STORE_FILE, STORE_FILE + "-wal", STORE_FILE + "-shm"):
+                (directory / name).unlink(missing_ok=True)
+        freed = max(0, before - _files_bytes(directory))
+    for spool, size, gone in spool_reaches(directory) if reaches is None else reaches:
+        if gone:
+            try:
+                spool.unlink()
+                freed += size
+            except OSError:  # deleted meanwhile, or a folder this process may not change
                 pass
-        finally:
-            db.close()
-    except sqlite3.DatabaseError as error:
-        if getattr(error, "sqlite_errorname", "") not in ("SQLITE_NOTADB", "SQLITE_CORRUPT"):
-            raise ValueError(f"cannot clear the store in {directory} ({error}); stop the jobs writing to "
-                             f"it, or try again.") from None
-        for name in (STORE_FILE, STORE_FILE + "-wal", STORE_FILE + "-shm"):
-            (directory / name).unlink(missing_ok=True)
-    return max(0, before - _files_bytes(directory))
+    return freed
 
 
 def set_max_bytes(cache_dir: str | os.PathLike, max_bytes: int) -> Store:
     """Record ``max_bytes`` as the store's cap (creating the store if needed): every process
     using it evicts down to it from its next write on. Returns the store, open."""
-    store = Store(Path(os.fspath(cache_dir)), None)
+    from nlgmetrics.engine.filesystems import journal_mode_for
+
+    store = Store(Path(os.fspath(cache_dir)), None, journal_mode=journal_mode_for(cache_dir))
     if not store.writable:
         store.close()
         raise ValueError(f"the store in {cache_dir} is read-only for this process; its cap stays "

@@ -8,7 +8,8 @@ what it found; every other process appends the results it computes to a spool fi
 (:mod:`~nlgmetrics.engine.spool`, flushed to disk per work unit), which the main process copies
 into the store at each lookup and at the end of the call, then deletes. Spool files a killed run
 left behind are copied in when a store is next opened (with any number of processes), so a kill
-loses only the units in flight.
+loses only the units in flight. A clear of the store records, in its transaction, how far each
+spool file reached (:func:`spool_reaches`): records up to there are never copied in.
 
 Whether a call uses the store is decided once, by every process together (:func:`open_shared_store`):
 a store that one process cannot use (no ``cache_dir`` there, a folder it cannot write, or one the
@@ -51,6 +52,8 @@ class Store(Protocol):
     def put(self, namespace: str, items: Iterable[tuple[bytes, Sequence[np.ndarray | None]]],
             description: str = "") -> None: ...
 
+    def put_spooled(self, spool_name: str, items: Sequence[tuple[int, str, str, bytes, Arrays]]) -> None: ...
+
     def close(self) -> None: ...
 
 
@@ -70,23 +73,42 @@ _COPIED: dict[str, int] = {}
 
 
 def copy_spool(store: Store, form: StoreFormat, path: Path, offset: int = 0, end: int | None = None) -> int:
-    """Copy the verified records of ``path`` (from ``offset``, up to ``end`` bytes) into ``store``;
-    the offset after the last complete record (``offset`` when the file cannot be read). A value
-    that does not decode is skipped."""
+    """Copy the verified records of ``path`` (from ``offset``, up to ``end`` bytes) into ``store``,
+    less those a clear of the store dropped (:meth:`Store.put_spooled`); the offset after the last
+    complete record (``offset`` when the file cannot be read). A value that does not decode is
+    skipped."""
     try:
         records, stop = read_records(path, offset, end)
     except OSError:
         return offset
-    by_space: dict[tuple[str, str], list[tuple[bytes, Arrays]]] = {}
+    items: list[tuple[int, str, str, bytes, Arrays]] = []
     for record in records:
         try:
             arrays = form.decode(record.value)
         except (ValueError, TypeError):
             continue
-        by_space.setdefault((record.namespace, record.description), []).append((record.query, arrays))
-    for (namespace, description), items in by_space.items():
-        store.put(namespace, items, description)
+        items.append((record.end, record.namespace, record.description, record.query, arrays))
+    if items:
+        store.put_spooled(path.name, items)
     return stop
+
+
+def spool_reaches(directory: Path) -> list[tuple[Path, int, bool]]:
+    """What a clear of the store in ``directory`` needs of its spool files: each file's path, its
+    length now (every record that ends there or before was written before the clear; records are
+    appended whole, in order) and whether its writer is gone
+    (:func:`~nlgmetrics.engine.spool.writer_is_gone`)."""
+    folder = directory / SPOOL_DIR
+    if not folder.is_dir():
+        return []
+    reaches = []
+    for path in sorted(folder.glob(f"*{SUFFIX}")):
+        gone = writer_is_gone(path)  # decided first: a writer gone then appends nothing after
+        try:
+            reaches.append((path, path.stat().st_size, gone))
+        except OSError:  # deleted meanwhile: copied in whole already
+            continue
+    return reaches
 
 
 def copy_leftovers(store: Store, form: StoreFormat, directory: Path, skip: Iterable[str] = ()) -> None:

@@ -10,6 +10,8 @@ prompt (``U`` = the ``num_upstream`` preceding sentences, empty by default):
 
 base and full share ONE query: the full prompt begins with the base prompt, so the target
 ``sentence + U + sentence`` after ``<start> + U`` yields the base rows first and the full rows last.
+Not under a rotary scaling that depends on the pass's length (:mod:`nlgmetrics.engine.rope`) where
+the merged pass is in another regime than the base pass alone: base is then a query of its own.
 Queries are registered in a :class:`~nlgmetrics.engine.bookkeeping.QueryRegistry` keyed by
 ``(prefix, target)``: the base/full queries are identical for every summary of a document, so
 they run once; all help queries of a summary share the prefix ``<start> + summary`` (one prefix
@@ -33,6 +35,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:  # torch is imported lazily; the annotation only
     from nlgmetrics.engine.bookkeeping import QueryRegistry
     from nlgmetrics.engine.causal import CausalQuery
+    from nlgmetrics.engine.rope import LengthDependentRope
 
 Ids = tuple[int, ...]
 #: A query's registry key: (prefix ids, target ids).
@@ -121,9 +124,21 @@ def plan_pair(
     start_id: int,
     num_upstream: int,
     max_length: int,
+    rope: LengthDependentRope | None = None,
 ) -> PairPlan:
     """Register the base/help/full queries of one (document, summary) pair (see the module
-    docstring); ``summary`` must already fit (at most ``max_length - 2`` tokens)."""
+    docstring); ``summary`` must already fit (at most ``max_length - 2`` tokens). ``rope``: the
+    model's length-dependent rotary scaling (:func:`~nlgmetrics.engine.rope.length_dependent_rope`),
+    which decides whether base may be read from the merged base/full pass.
+
+    >>> from nlgmetrics.engine.bookkeeping import QueryRegistry
+    >>> from nlgmetrics.engine.rope import LengthDependentRope
+    >>> longrope = LengthDependentRope(("longrope",), threshold=4, same_length_only=False)
+    >>> registry = QueryRegistry(lambda key: key)
+    >>> _ = plan_pair(registry, [(5, 6), (7,)], (9,), start_id=0, num_upstream=0, max_length=16, rope=longrope)
+    >>> registry.queries  # <start> + 5 6 alone is short, <start> + 5 6 5 6 long: base on its own
+    [((0,), (5, 6)), ((0, 5, 6), (5, 6)), ((0, 9), (5, 6)), ((0,), (7, 7)), ((0, 9), (7,))]
+    """
     # blanc: every sentence is cut so that <start> + summary + sentence fits the context.
     keep = max_length - 1 - len(summary)
     cut = [sentence[:keep] for sentence in sentences]
@@ -134,7 +149,10 @@ def plan_pair(
         base_context = start + upstream
         merged = sentence + upstream + sentence
         n = len(sentence)
-        if len(base_context) + len(merged) - 1 <= max_length:
+        # The merged pass is as long as the full query alone; the base rows keep their own numbers
+        # only where the rotary frequencies of a pass that long are those of the base pass.
+        merged_keeps_base = rope is None or rope.keeps_numbers(len(base_context) + n, len(base_context) + len(merged))
+        if merged_keeps_base and len(base_context) + len(merged) - 1 <= max_length:
             query = registry.add((base_context, merged))
             base_pieces = [Piece(query, 0, n, 0)]
             # The middle U rows are unused; the full rows come last.

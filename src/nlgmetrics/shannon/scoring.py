@@ -144,8 +144,10 @@ def score_chunk(
     the chunk's queries done.
     """
     from nlgmetrics.engine import TARGET_LOGPROBS_ARGMAX, iter_causal
+    from nlgmetrics.engine.rope import length_dependent_rope
 
     max_length = setup.max_length
+    rope = length_dependent_rope(getattr(setup.lm.model, "config", None))
     encode = make_encoder(setup.lm.tokenizer)  # per chunk: the memo must not grow with the whole call
     doc_sentences: dict[str, list[Ids]] = {}
     registry = causal_query_registry()
@@ -164,7 +166,8 @@ def score_chunk(
             counts.add(TRUNCATED_SUMMARIES)
         # plan_pair cuts each sentence to what the context leaves after <start> + summary.
         counts.add(CUT_SENTENCES, sum(len(s) > max_length - 1 - len(summary_ids) for s in sentences))
-        plans.append(plan_pair(registry, sentences, summary_ids, setup.start_id, setup.num_upstream, max_length))
+        plans.append(plan_pair(registry, sentences, summary_ids, setup.start_id, setup.num_upstream, max_length,
+                               rope))
 
     scores: list[tuple[np.ndarray, np.ndarray]] = [None] * len(registry)  # type: ignore[list-item]
     results: Iterable[tuple[int, Any]] = ()
