@@ -4,6 +4,8 @@
 True
 >>> versions().startswith("python ")
 True
+>>> report_head("A title", "What it measures.", "python -m benchmarks.x")[:3]
+['# A title', '', 'What it measures.']
 """
 
 from __future__ import annotations
@@ -60,3 +62,20 @@ def versions() -> str:
             parts.append(f"{package} not installed")
     parts.append(f"git {git_commit()} + working tree")
     return ", ".join(parts)
+
+
+def report_head(title: str, summary: str, command: str) -> list[str]:
+    """The first lines of a markdown report: title, what it measures, the command that wrote it,
+    the machine, the software and the commit, so that every report records them the same way."""
+    import datetime
+
+    return [
+        f"# {title}",
+        "",
+        summary,
+        "",
+        f"- command: `{command}`",
+        f"- machine: {machine()}",
+        f"- versions: {versions()}",
+        f"- commit: {git_commit()}; date: {datetime.date.today().isoformat()}",
+    ]

@@ -38,7 +38,6 @@ A quick end-to-end check: ``python -m benchmarks.speed_store --docs 2 --resume-d
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import math
 import os
@@ -59,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.counting import WorkCounts, count_work
-from benchmarks.machine import git_commit, machine, versions
+from benchmarks.machine import report_head
 from benchmarks.random_models import cached_random_model
 from benchmarks.realsumm_slices import realsumm_by_document
 
@@ -546,14 +545,8 @@ def render(results: list[dict[str, Any]], resume: dict[str, Any] | None, data: S
            command: str, bert_size: str, dtype: str, variance: list[dict[str, Any]] | None = None) -> str:
     """The markdown report."""
     lines = [
-        "# The store (`cache_dir=`): what a second call saves, and what the lookup costs",
-        "",
-        __doc__.split("\n\n")[0].replace("\n", " "),
-        "",
-        f"- command: `{command}`",
-        f"- machine: {machine()}",
-        f"- versions: {versions()}",
-        f"- commit: {git_commit()}; date: {datetime.date.today().isoformat()}",
+        *report_head("The store (`cache_dir=`): what a second call saves, and what the lookup costs",
+                     __doc__.split("\n\n")[0].replace("\n", " "), command),
         f"- data: REALSumm, the {len(data.doc_ids)} shortest documents (doc_ids {data.doc_ids}); "
         f"system A = `{systems[0]}`, system B = `{systems[1]}`; InfoLM: predictions = the system's "
         "summaries, references = the documents' reference summaries (the same in both calls)",

@@ -24,7 +24,6 @@ every distinct query ends as one entry; scores within 1e-5 of the uninterrupted 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import shlex
@@ -38,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.machine import ROOT, machine, versions
+from benchmarks.machine import ROOT, report_head
 
 DEFAULT_DATA = Path(os.environ.get("NLGMETRICS_DATA", ROOT.parent / "shared" / "data")) / "realsumm" / "realsumm.jsonl"
 MODEL = "smollm2-135m"
@@ -240,14 +239,8 @@ def render(r: dict[str, Any], command: str) -> str:
         ("scores within 1e-5 of the uninterrupted run", r["max_abs_diff"] <= 1e-5, f"max |diff| {r['max_abs_diff']:.3g}"),
     ]
     lines = [
-        "# The store over two nodes: killed at half, resumed on one node",
-        "",
-        __doc__.split("\n\n")[0].replace("\n", " "),
-        "",
-        f"- command: `{command}`",
-        f"- machine: {machine()}",
-        f"- versions: {versions()}",
-        f"- date: {datetime.date.today().isoformat()}",
+        *report_head("The store over two nodes: killed at half, resumed on one node",
+                     __doc__.split("\n\n")[0].replace("\n", " "), command),
         f"- data: REALSumm, the {r['docs']} shortest documents (doc_ids {r['doc_ids']}), system `{r['system']}`; "
         f"Shannon with SmolLM2-135M (`{MODEL}`, float32, CPU), `chunk_size=1`",
         "- two nodes: two `python -m torch.distributed.run --nnodes 2 --node_rank 0|1 --nproc_per_node 1 "

@@ -21,10 +21,7 @@ cold or network disk.
 from __future__ import annotations
 
 import argparse
-import datetime
 import hashlib
-import os
-import platform
 import shlex
 import shutil
 import sqlite3
@@ -36,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.machine import report_head
 from nlgmetrics.engine.store import STORE_FILE, Store, encode_arrays, namespace_of
 
 VALUE_BYTES = 16 * 1024
@@ -118,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=None, help="write the results (markdown) here")
     args = parser.parse_args(argv)
     sizes = [int(float(s)) for s in args.sizes.split(",")]
+    if args.dir:
+        Path(args.dir).mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="store-writes-", dir=args.dir))
     rows = []
     try:
@@ -147,18 +147,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def format_report(rows: list[dict], args: argparse.Namespace) -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    command = f"python -m benchmarks.speed_store_writes {' '.join(shlex.quote(a) for a in sys.argv[1:])}"
     lines = [
-        "# A write's cost as the store fills",
-        "",
-        f"`python -m benchmarks.speed_store_writes {' '.join(shlex.quote(a) for a in sys.argv[1:])}`",
-        "",
-        f"{datetime.date.today()}, CPU: {cpu} ({os.cpu_count()} cores), Python {platform.python_version()}, "
-        f"sqlite {sqlite3.sqlite_version}; warm page cache. Each write: one work unit of {args.unit} new 4 KB "
+        *report_head("A write's cost as the store fills", "What one store write costs in an empty store and in "
+                     "full ones (the store keeps its running total; no write sums the table).", command),
+        f"- sqlite {sqlite3.sqlite_version}; warm page cache. Each write: one work unit of {args.unit} new 4 KB "
         f"entries, {args.writes} writes per store.",
         "",
         "| store | entries | on disk | cap | first write | median write | p90 write | old per-write SUM |",

@@ -512,3 +512,23 @@ def test_model_shape_probe_times_exactly_the_body_matmuls_of_a_token(tiny_llama_
     assert model.get_output_embeddings() not in linears and norms > 0
     rates = speed_limits.model_shape_rates(model, rows=16, seconds=0.01)
     assert rates["body"] > 0 and rates["head"] > 0 and rates["rows"] == 16
+
+
+def test_store_write_benchmark_fills_stores_and_reports_each_size(tmp_path):
+    """The write-cost benchmark builds stores of the sizes asked for (entries of VALUE_BYTES
+    each) and writes a report with the command, the machine and one row per size."""
+    import sqlite3
+
+    from benchmarks.speed_store_writes import main as writes_main
+
+    out = tmp_path / "writes.md"
+    assert writes_main(["--sizes", "0,2e6", "--writes", "3", "--dir", str(tmp_path / "stores"), "--out", str(out)]) == 0
+    report = out.read_text()
+    assert "- command: `python -m benchmarks.speed_store_writes" in report and "- machine: " in report
+    from benchmarks.speed_store_writes import VALUE_BYTES
+
+    rows = [line.split("|") for line in report.splitlines() if line.startswith("| 0")]
+    assert [r[1].strip() for r in rows] == ["0 GB", "0.002 GB", "0.002 GB (at its cap)"]
+    entries = int(rows[1][2].replace(",", ""))
+    assert entries == -(-2_000_000 // VALUE_BYTES) or entries == 2_000_000 // VALUE_BYTES  # values up to 2 MB
+    assert not any((tmp_path / "stores").glob("**/*.sqlite"))  # the stores are deleted afterwards
