@@ -263,6 +263,31 @@ def test_a_stored_value_of_the_wrong_length_gives_the_numbers_without_a_store(pr
     _close(result.scores, plain_fflm)
 
 
+
+@pytest.mark.parametrize("change", ["shorter row", "float32 row", "one row too many"])
+def test_an_infolm_bag_of_the_wrong_shape_gives_the_numbers_without_a_store(change, tiny_bert_dir, tmp_path):
+    """InfoLM's stored bags rewritten with a checksum that holds but a shape its query cannot have:
+    read as a miss, recomputed; the numbers are those of a call without a store."""
+    from nlgmetrics.infolm import infolm
+
+    options = dict(model=str(tiny_bert_dir), progress=False, temperature=0.25)
+    plain = infolm(SUMMARIES, [[d] for d in DOCUMENTS], **options)
+    store = tmp_path / "store"
+    infolm(SUMMARIES, [[d] for d in DOCUMENTS], cache_dir=store, **options)
+    db = sqlite3.connect(store / STORE_FILE, isolation_level=None)
+    rows = db.execute("SELECT key, value FROM entries").fetchall()
+    assert rows
+    for key, value in rows:
+        bag = decode_arrays(value)
+        bad = {"shorter row": tuple(a[:-1] for a in bag), "float32 row": tuple(a.astype(np.float32) for a in bag),
+               "one row too many": bag + bag[:1]}[change]
+        blob = encode_arrays(bad)
+        db.execute("UPDATE entries SET value = ?, checksum = ? WHERE key = ?", (blob, hashlib.sha256(key + blob).digest(), key))
+    db.close()
+    again, _ = _call_without_exceptions(infolm, SUMMARIES, [[d] for d in DOCUMENTS], cache_dir=store, **options)
+    for spec in plain.scores:
+        assert np.allclose(again.scores[spec], plain.scores[spec], rtol=1e-6, atol=1e-9), spec
+
 # ------------------------------------------------------------------------------------------------
 # crafted values: refused before anything large is parsed or allocated
 

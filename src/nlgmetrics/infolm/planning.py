@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
 from nlgmetrics.engine import LoadedLM
@@ -61,6 +62,22 @@ def distinct_texts(tokenized: Mapping[str, TokenizedText]) -> tuple[list[Tokeniz
     return texts, string_to_id
 
 
+
+def bag_shape_check(vocab: int, temperatures: int) -> Callable[[bytes, tuple], bool]:
+    """What a stored bag must be to be read (:meth:`~nlgmetrics.engine.store.Store.get`'s
+    ``accept``): one float64 row of the vocabulary's size per temperature; anything else is a miss.
+
+    >>> import numpy as np
+    >>> check = bag_shape_check(3, 1)
+    >>> check(b"q", (np.zeros(3),)), check(b"q", (np.zeros(4),)), check(b"q", (np.zeros(3, "f4"),))
+    (True, False, False)
+    """
+    def accepts(_query: bytes, arrays) -> bool:
+        return len(arrays) == temperatures and all(
+            a is not None and a.dtype == np.float64 and a.shape == (vocab,) for a in arrays)
+
+    return accepts
+
 def score_examples(
     lm: LoadedLM,
     texts: list[TokenizedText],
@@ -96,7 +113,7 @@ def score_examples(
 
     def run_chunk(examples: list[int], new: list[int]) -> None:
         keys = {t: bag_key(texts[t], table, temperatures) for t in new}
-        found, keep = recall_arrays(store, lm, BAG_REDUCTION, keys)
+        found, keep = recall_arrays(store, lm, BAG_REDUCTION, keys, accept=bag_shape_check(vocab, len(temperatures)))
         for t, rows in found.items():
             cache[t] = [torch.from_numpy(row).to(lm.device) for row in rows]
         new = [t for t in new if t not in found]
