@@ -278,6 +278,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--docs", type=int, default=4, help="the N shortest REALSumm documents")
     parser.add_argument("--data", default=str(DEFAULT_DATA))
     parser.add_argument("--out", type=Path, default=None, help="write the markdown here")
+    parser.add_argument("--json", type=Path, default=None,
+                        help="also write the raw measurements here (not under benchmarks/results/, whose "
+                             "*.json files are meta-evaluation records)")
     parser.add_argument("--worker", default=None, metavar="CONFIG", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -290,7 +293,8 @@ def main(argv: list[str] | None = None) -> None:
     print(report)
     if args.out:
         args.out.write_text(report)
-        args.out.with_suffix(".json").write_text(json.dumps(result, indent=1))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1))
 
 
 if __name__ == "__main__":
