@@ -36,11 +36,13 @@ from typing import Any
 
 import torch
 
+from nlgmetrics.engine.adapters import adapter_label, scored_module
 from nlgmetrics.engine.allocator import keep_freed_memory, requested_by
 from nlgmetrics.engine.checkpoint import check_config_file, check_tokenizer, check_tokenizer_files, check_weight_files
 from nlgmetrics.engine.devices import module_device, resolve_device, resolve_dtype, same_device, warn_if_emulated
 from nlgmetrics.engine.errors import ModelKindError, ModelNotFoundError
 from nlgmetrics.engine.fingerprints import (
+    FingerprintUnavailable,
     directory_fingerprint,
     directory_state,
     module_fingerprint,
@@ -57,6 +59,7 @@ from nlgmetrics.engine.kinds import (
     kind_from_model_type,
 )
 from nlgmetrics.engine.smollm2 import SMOLLM2_ALIAS, is_alias, recorded_source, smollm2_dir
+from nlgmetrics.engine.store import UNHASHED_WEIGHTS
 
 @dataclass(frozen=True, eq=False)
 class LoadedLM:
@@ -175,6 +178,14 @@ def load_lm(
     is needed for a directory saved without one). ``device`` defaults to CUDA when available (for
     an instance: its current device); ``dtype`` to float32.
 
+    Model instances, further: one transformers loaded quantized (``is_quantized``: bitsandbytes
+    4/8-bit and the other quantizers) is never cast: it scores in its own dtype, which is the one
+    signed, and an explicit other ``dtype`` is refused. A PEFT ``PeftModel`` runs as its wrapped model with the adapted layers (the head at
+    the target positions only), its ``name`` naming the active adapters (``"<name>+lora(default)"``).
+    An instance holding a tensor whose values cannot be read here (a tensor subclass without
+    bytes, a sharded ``DTensor``) still scores, with fingerprint ``"unhashed"``: the store is not
+    used for it and nothing is cached between calls.
+
     Raises :class:`ModelNotFoundError` (an ``OSError``) when the model cannot be found offline, or
     its directory lacks (or holds truncated) weights or tokenizer files; :class:`ModelKindError`
     (a ``ValueError``) for a kind mismatch or a model without an LM head; ``ValueError`` for a
@@ -192,7 +203,7 @@ def load_lm(
     check_requested_kind(kind)
     torch_dtype = resolve_dtype(dtype)
     if isinstance(model, torch.nn.Module):
-        loaded = _load_instance(model, kind, model_tokenizer, device, torch_dtype)
+        loaded = _load_instance(model, kind, model_tokenizer, device, None if dtype is None else torch_dtype)
     elif not isinstance(model, (str, os.PathLike)):
         raise TypeError(f"model must be a Hub id, a directory, a LoadedLM or an nn.Module, got {type(model).__name__}.")
     else:
@@ -320,26 +331,66 @@ def _own_tokenizer(entry: _Weights, name: str, source: str, local: bool) -> tupl
 # ----------------------------------------------------------------------------------------------
 # a model instance
 
-def _load_instance(model: torch.nn.Module, kind: Kind | None, tokenizer: Any, device: str | torch.device | None, dtype: torch.dtype) -> LoadedLM:
+def _load_instance(
+    model: torch.nn.Module, kind: Kind | None, tokenizer: Any, device: str | torch.device | None,
+    requested: torch.dtype | None,
+) -> LoadedLM:
     if tokenizer is None:
         raise ValueError("load_lm(model_instance) needs model_tokenizer=...: a model object does not carry its tokenizer.")
     current = module_device(model)
     target = resolve_device(device) if device is not None else current
+    scored = scored_module(model)  # a PeftModel's wrapped model, whose head can be gathered
+    dtype = _instance_dtype(scored, requested)
     config = getattr(model, "config", None)
     name = str(getattr(config, "_name_or_path", None) or type(model).__name__)
+    # Which adapters are active is layer state the fingerprint does not read: the name carries it
+    # into the signature and the store's namespace, the state into the cache's check.
+    adapter = adapter_label(scored)
+    if adapter is not None:
+        name = f"{name}+{adapter}"
     key = ("instance", id(model), str(target), dtype)
     # The values decide, not only the state: a write through .data (an adapter merged in place, an
     # EMA update) moves no version counter, and a copy made before it would be scored stale. The
     # fingerprint covers the config and the attention implementation too, so an edit in place
     # (config.num_hidden_layers, rope parameters) rebuilds the entry and its copy of the model.
-    fingerprint = module_fingerprint(model)
-    state = (module_state(model), fingerprint)
+    try:
+        fingerprint = module_fingerprint(model)
+        state: Any = (module_state(model), fingerprint, adapter)
+    except FingerprintUnavailable:
+        # Not guessed: signed "unhashed", kept out of the store (engine.store.recall_arrays), and
+        # a state equal to no other, so every call rebuilds its entry from the object as it is.
+        fingerprint, state = UNHASHED_WEIGHTS, object()
     with _key_lock(key):
         entry = _cached(
-            key, state, model, lambda: _instance_weights(model, kind, name, current, target, dtype, fingerprint, state)
+            key, state, model, lambda: _instance_weights(scored, kind, name, current, target, dtype, fingerprint, state)
         )
-        check_kind(type(model).__name__, entry.unpaired.kind, kind, entry.architectures)
+        entry.source = model
+        check_kind(type(scored).__name__, entry.unpaired.kind, kind, entry.architectures)
         return _pair(entry, name, tokenizer, None)
+
+
+def is_quantized(model: torch.nn.Module) -> bool:
+    """Whether transformers loaded ``model`` quantized (bitsandbytes, torchao, GPTQ...): its
+    weights are not floating-point tensors a cast could convert."""
+    return bool(getattr(model, "is_quantized", False)) or getattr(model, "hf_quantizer", None) is not None
+
+
+def _instance_dtype(model: torch.nn.Module, requested: torch.dtype | None) -> torch.dtype:
+    """The dtype a model instance scores in: ``requested`` (float32 when ``None``), except for a
+    quantized model, which keeps its own (a quantized model cannot be cast)."""
+    if not is_quantized(model):
+        return requested or torch.float32
+    own = getattr(model, "dtype", None)
+    if not isinstance(own, torch.dtype):
+        own = next((p.dtype for p in model.parameters() if p.is_floating_point()), torch.float32)
+    if requested is not None and requested != own:
+        own_name, requested_name = str(own).removeprefix("torch."), str(requested).removeprefix("torch.")
+        raise ValueError(
+            f"The model object is quantized and computes in {own_name}, and a quantized model cannot be cast to "
+            f"dtype={requested_name!r}: pass dtype=None (or {own_name!r}), or load it with "
+            f"from_pretrained(..., dtype=torch.{requested_name})."
+        )
+    return own
 
 
 def _instance_weights(
@@ -352,12 +403,11 @@ def _instance_weights(
         detected = kind_from_model_type(getattr(model, "config", None))
     resolved = check_kind(type(model).__name__, detected, kind, architectures)
     first = next(model.parameters(), None)
-    needs_copy = model.training or (first is not None and (not same_device(current, target) or first.dtype != dtype))
+    recast = first is not None and first.dtype != dtype and not is_quantized(model)
+    needs_copy = model.training or recast or (first is not None and not same_device(current, target))
     # Never mutate the caller's module: moving, casting or switching to eval happens on a copy.
     working = copy.deepcopy(model) if needs_copy else model
-    entry = _prepare(working, resolved, architectures, name, fingerprint, target, dtype, None, state, owned=needs_copy)
-    entry.source = model
-    return entry
+    return _prepare(working, resolved, architectures, name, fingerprint, target, dtype, None, state, owned=needs_copy)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -370,8 +420,9 @@ def _prepare(
     if model.get_output_embeddings() is None:
         raise head_less_error(name, [type(model).__name__], kind)
     first = next(model.parameters())
-    if model.training or not same_device(first.device, device) or first.dtype != dtype:
-        model = model.to(device=device, dtype=dtype).eval()
+    quantized = is_quantized(model)  # never cast: its dtype is its own (_instance_dtype)
+    if model.training or not same_device(first.device, device) or (first.dtype != dtype and not quantized):
+        model = (model.to(device=device) if quantized else model.to(device=device, dtype=dtype)).eval()
     if owned:  # a caller's module keeps its flags; inference_mode makes them irrelevant anyway
         model.requires_grad_(False)
     # No probe at load time: the gathered head follows from the model having a base model under its

@@ -289,6 +289,11 @@ class StoredReduction:
         return self.reduce(logits, query)
 
 
+#: The ``weights`` of a model object whose values cannot be read (:mod:`nlgmetrics.engine.loading`):
+#: two such objects cannot be told apart, so nothing is recalled or kept under it.
+UNHASHED_WEIGHTS = "unhashed"
+
+
 def recall(
     store: Store | SharedStore | None, lm: Any, path: str, reduce: Any, queries: dict[int, bytes]
 ) -> tuple[dict[int, Any], Callable[[list[tuple[int, Any]]], None] | None]:
@@ -296,13 +301,15 @@ def recall(
     the query's key bytes), decoded, and a function that keeps a unit's ``(index, result)`` pairs
     (each process keeps what it computed: see :func:`recall_arrays`).
 
-    ``({}, None)`` without a store or for a reduce not declared a :class:`StoredReduction`. Under
+    ``({}, None)`` without a store, for a reduce not declared a :class:`StoredReduction` or a model
+    kept out of the store (:func:`recall_arrays`). Under
     several processes only the results every process found are returned (all plan the same rest)."""
     if store is None or not isinstance(reduce, StoredReduction):
         return {}, None
     found, keep_arrays = recall_arrays(store, lm, f"{path}:{reduce.name}", queries, every_process_writes=True,
                                        accept=reduce.accepts)
-    assert keep_arrays is not None
+    if keep_arrays is None:  # a model kept out of the store (UNHASHED_WEIGHTS)
+        return {}, None
     results = {j: reduce.from_arrays(arrays) for j, arrays in found.items()}
 
     def keep(unit_results: list[tuple[int, Any]]) -> None:
@@ -325,7 +332,12 @@ def recall_arrays(
     With the store of a run of several processes (:class:`~nlgmetrics.engine.store_sharing.SharedStore`,
     what :func:`open_store` gives there) the main process looks up for all and the others write
     through it; a :class:`Store` opened by each process itself is looked up by each, and only what
-    every process found is returned (all plan the same rest)."""
+    every process found is returned (all plan the same rest). A model whose weights could not be
+    hashed (:data:`UNHASHED_WEIGHTS`) is computed without the store, with one :class:`StoreWarning`."""
+    if store is not None and lm.fingerprint == UNHASHED_WEIGHTS:
+        warnings.warn(f"The store is not used for {lm.name!r}: its weights could not be hashed (a tensor whose "
+                      "values cannot be read here), so its numbers are computed afresh.", StoreWarning, stacklevel=3)
+        return {}, None
     if store is None:
         return {}, None
     from nlgmetrics.engine.distributed import agreed_subset, is_main_process
