@@ -14,6 +14,7 @@ import socket
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,6 +28,18 @@ CHROMIUM_FLAGS = (
 )
 #: How long a page of an in-process demo may take to show a score.
 WAIT_S = 60
+#: A folder for the browser tests' screenshots; set it to ``benchmarks/results/screenshots`` to refresh
+#: the committed ones deliberately. Unset, they go to a temporary folder: a test run never rewrites
+#: tracked files.
+SCREENSHOTS_ENV = "NLGMETRICS_SCREENSHOTS"
+
+
+def screenshots_folder(temporary: Path) -> Path:
+    """``$NLGMETRICS_SCREENSHOTS`` if set, else ``temporary``; created if missing."""
+    chosen = os.environ.get(SCREENSHOTS_ENV)
+    folder = Path(chosen) if chosen else Path(temporary)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def free_port() -> int:

@@ -91,6 +91,15 @@ def browser():
     yield from chromium()
 
 
+@pytest.fixture(scope="session")
+def screenshots(tmp_path_factory) -> Path:
+    """Where the browser tests save their screenshots: a temporary folder, or $NLGMETRICS_SCREENSHOTS
+    (e.g. benchmarks/results/screenshots, to refresh the committed ones on purpose)."""
+    from tests.browser_support import screenshots_folder
+
+    return screenshots_folder(tmp_path_factory.mktemp("screenshots"))
+
+
 @pytest.fixture
 def serve():
     """serve(name, **kwargs) -> URL of that metric's demo, served in this process on a free port;

@@ -141,7 +141,13 @@ _ROUGE_TYPES = ["rouge1", "rouge2", "rouge4", "rouge100", "rougeL", "rougeLsum",
 
 
 def _rouge_options() -> st.SearchStrategy[dict[str, Any]]:
-    from nlgmetrics.rouge import MULTI_REF_MODES, TOKENIZER_NAMES
+    from nlgmetrics.rouge import AGGREGATIONS, MULTI_REF_MODES, TOKENIZER_NAMES
+
+    def with_a_resample_for_rouge155(options: dict[str, Any]) -> dict[str, Any]:
+        # ROUGE-1.5.5's averages are means of resamples: it needs one (0 is refused, an OUTSIDE case)
+        if options.get("aggregation") == "rouge155" and options.get("n_bootstrap") == 0:
+            return options | {"n_bootstrap": 1}
+        return options
 
     return _sometimes({
         "rouge_types": st.lists(st.sampled_from(_ROUGE_TYPES), min_size=1, max_size=3, unique=True),
@@ -155,7 +161,8 @@ def _rouge_options() -> st.SearchStrategy[dict[str, Any]]:
         "rouge_w_weight": _floats(1.0, 30.0, 1.0, 1.2, 1e300),
         # resamples >= 0 (0: no interval); kept small for time
         "n_bootstrap": st.integers(0, 30),
-    })
+        "aggregation": st.sampled_from(AGGREGATIONS),
+    }).map(with_a_resample_for_rouge155)
 
 
 def _bleu_options() -> st.SearchStrategy[dict[str, Any]]:
@@ -207,6 +214,8 @@ def _infolm_options() -> st.SearchStrategy[dict[str, Any]]:
         "idf": st.booleans(),
         "alpha": _DIVERGENCE_PARAMETER,
         "beta": _DIVERGENCE_PARAMETER,
+        # model_kind is not drawn: its one valid value is the model's kind, and the faces already
+        # run InfoLM with a model of each kind (detected)
         **_engine(minimum_length=1),
     })
 
@@ -283,7 +292,7 @@ OUTSIDE: dict[str, list[dict[str, Any]]] = {
     # n <= MAX_ROUGE_N (100), gap <= MAX_SKIP_GAP; beta > 0; w >= 1; resamples >= 0
     "rouge_family": [{"rouge_types": ["rouge101"]}, {"rouge_types": ["rouge1", "rougeS1000001"]},
                      {"rouge_types": ["rougeS" + "9" * 5000]}, {"beta": 0.0}, {"beta": -1.0},
-                     {"rouge_w_weight": 0.5}, {"n_bootstrap": -1}],
+                     {"rouge_w_weight": 0.5}, {"n_bootstrap": -1}, {"aggregation": "rouge155", "n_bootstrap": 0}],
     "bleu": [{"smooth_value": -1.0}, {"max_ngram_order": 0}, {"max_ngram_order": -1}],
     # orders >= 0; beta in [0, MAX_BETA]
     "chrf": [{"char_order": -1}, {"word_order": -1}, {"beta": -1e-300}, {"beta": -2.0}, {"beta": 1e300}],

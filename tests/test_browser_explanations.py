@@ -3,7 +3,8 @@
 Each demo is served in-process on a tiny local model; the browser types the texts, clicks the
 button, and the panel under the score (``#explanation``) must show every token of the library's
 breakdown with its exact value (``data-value``, Python's repr) and the same score. A screenshot
-of each panel goes to ``benchmarks/results/screenshots/explain_<metric>.png``.
+of each panel goes to ``explain_<metric>.png`` in a temporary folder, or in $NLGMETRICS_SCREENSHOTS
+(``benchmarks/results/screenshots`` refreshes the committed ones).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:.*(no_silent_downcasting|copy keyword).*"),
 ]
 
-SCREENSHOTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "screenshots"
 SUMMARY = "Jack bought fresh milk at the bazaar."
 DOCUMENT = ("Jack drove his old car to the bazaar on Monday. He bought fresh milk and two apples there. "
             "The milk was cheap.")
@@ -28,7 +28,7 @@ PREDICTION = "the cat sat on the mat"
 REFERENCE = "a cat was sitting on the mat"
 
 
-def _panel(driver, url: str, first: str, second: str, second_id: str, metric: str):
+def _panel(driver, url: str, first: str, second: str, second_id: str, metric: str, screenshots: Path):
     """Type, submit, wait for the panel; return the page's tokens of the main breakdown, its score."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
@@ -51,9 +51,8 @@ def _panel(driver, url: str, first: str, second: str, second_id: str, metric: st
               for t in main.find_elements(By.CSS_SELECTOR, ".nlgm-tok")]
     score = float(main.find_element(By.CSS_SELECTOR, ".nlgm-score").get_attribute("data-score"))
     page_score = float(driver.find_element(By.CSS_SELECTOR, "#score textarea").get_attribute("value"))
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     driver.execute_script("arguments[0].scrollIntoView();", main)
-    driver.find_element(By.CSS_SELECTOR, "#explanation").screenshot(str(SCREENSHOTS / f"explain_{metric}.png"))
+    driver.find_element(By.CSS_SELECTOR, "#explanation").screenshot(str(screenshots / f"explain_{metric}.png"))
     return tokens, score, page_score, main.get_attribute("data-name")
 
 
@@ -70,43 +69,43 @@ def _check(tokens, score, page_score, name, result):
     return breakdown
 
 
-def test_shannon_panel(browser, serve, tiny_gpt2_dir):  # noqa: F811 - pytest fixtures
+def test_shannon_panel(browser, serve, screenshots, tiny_gpt2_dir):  # noqa: F811 - pytest fixtures
     from nlgmetrics.shannon import shannon_score
 
     url = serve("shannon_score", model=str(tiny_gpt2_dir), device="cpu")
-    got = _panel(browser, url, SUMMARY, DOCUMENT, "source", "shannon_score")
+    got = _panel(browser, url, SUMMARY, DOCUMENT, "source", "shannon_score", screenshots)
     want = shannon_score([SUMMARY], [DOCUMENT], model=str(tiny_gpt2_dir), device="cpu", progress=False, explain=True)
     breakdown = _check(*got, want)
     assert len(got[0]) == len(breakdown.spans) == want.num_doc_tokens[0]
 
 
-def test_fflm_panel(browser, serve, tiny_llama_dir):  # noqa: F811
+def test_fflm_panel(browser, serve, screenshots, tiny_llama_dir):  # noqa: F811
     from nlgmetrics.fflm import fflm
 
     url = serve("fflm", model=str(tiny_llama_dir), device="cpu")
-    got = _panel(browser, url, SUMMARY, DOCUMENT, "source", "fflm")
+    got = _panel(browser, url, SUMMARY, DOCUMENT, "source", "fflm", screenshots)
     want = fflm([SUMMARY], [DOCUMENT], model=str(tiny_llama_dir), device="cpu", progress=False, explain=True)
     _check(*got, want)
 
 
-def test_blanc_panel(browser, serve, copy_bert_dir):  # noqa: F811
+def test_blanc_panel(browser, serve, screenshots, copy_bert_dir):  # noqa: F811
     from nlgmetrics.blanc import blanc
 
     summary = "Tomatoes tomatoes tomatoes everywhere tomatoes."
     document = ("Potatoes potatoes potatoes grow slowly in winter. The farmer planted tomatoes near the "
                 "river. Tomatoes need sunshine and tomatoes need water.")
     url = serve("blanc", model=str(copy_bert_dir), device="cpu")
-    got = _panel(browser, url, summary, document, "source", "blanc")
+    got = _panel(browser, url, summary, document, "source", "blanc", screenshots)
     want = blanc([summary], [document], model=str(copy_bert_dir), device="cpu", progress=False, explain=True)
     breakdown = _check(*got, want)
     assert any(v > 0 for v in breakdown.values)  # the summary helped somewhere: a shaded token
 
 
-def test_infolm_panel(browser, serve, tiny_bert_dir):  # noqa: F811
+def test_infolm_panel(browser, serve, screenshots, tiny_bert_dir):  # noqa: F811
     from nlgmetrics.infolm import infolm
 
     url = serve("infolm", model=str(tiny_bert_dir), device="cpu")
-    got = _panel(browser, url, PREDICTION, REFERENCE, "reference", "infolm")
+    got = _panel(browser, url, PREDICTION, REFERENCE, "reference", "infolm", screenshots)
     want = infolm([PREDICTION], [REFERENCE], model=str(tiny_bert_dir), device="cpu", progress=False, explain=True)
     breakdown = _check(*got, want)
     assert breakdown.aggregation == "none"  # the default Fisher-Rao distance: weights shown

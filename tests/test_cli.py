@@ -387,3 +387,58 @@ def test_option_values_follow_the_library_signature():
         "shannon_score": {"start_token": "<|endoftext|>"}}
     with pytest.raises(ValueError, match=r"max_ngram_order='none': expected a number"):
         collect_options(["bleu"], [], ["bleu.max_ngram_order=none"], None)
+
+
+def _listing_of(metric: str, listing: str) -> str:
+    """The lines `nlgmetrics metrics` prints for ``metric`` (its header and option lines)."""
+    lines = listing.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"  {metric}:"))
+    end = next((i for i in range(start + 1, len(lines)) if not lines[i].startswith("      ")), len(lines))
+    return "\n".join(lines[start:end])
+
+
+def test_metrics_lists_infolm_model_kind_and_rouge_aggregation(capsys):
+    assert main(["metrics"]) == 0
+    listing = capsys.readouterr().out
+    infolm = _listing_of("infolm", listing)
+    assert "      model_kind (str, default None): choices: masked, causal;" in infolm, infolm
+    rouge = _listing_of("rouge_family", listing)
+    assert "      aggregation (str, default bootstrap): choices: bootstrap, rouge155;" in rouge, rouge
+
+
+def test_infolm_model_kind_reaches_the_library(tmp_path, capsys, tiny_gpt2_dir):
+    from nlgmetrics.infolm import infolm
+
+    preds = _write_lines(tmp_path / "preds.txt", PREDICTIONS)
+    refs = _write_lines(tmp_path / "refs.txt", REFERENCES_A)
+    out_json = tmp_path / "out.json"
+    argv = ["score", "-p", preds, "-r", refs, "-m", "infolm", "--model", f"infolm={tiny_gpt2_dir}",
+            "--device", "cpu", "--json", str(out_json), "--quiet", "--no-progress"]
+    assert main([*argv, "--option", "infolm.model_kind=causal"]) == 0
+    want = infolm(PREDICTIONS, REFERENCES_A, model=str(tiny_gpt2_dir), device="cpu", model_kind="causal")
+    got = json.loads(out_json.read_text())["metrics"]["infolm"]
+    assert got["scores"]["infolm"] == want.scores["infolm"] and got["signature"] == want.signature
+    assert "|kind:causal|" in got["signature"]
+    # the value reaches the library, which refuses a masked pass through a causal model
+    assert main([*argv, "--option", "infolm.model_kind=masked"]) == 2
+    error = capsys.readouterr().err.splitlines()[-1]  # after transformers' own loading bar
+    assert error.startswith("nlgmetrics score: error:") and "needs a masked LM" in error
+
+
+def test_rouge155_aggregation_from_the_command_line_is_the_librarys(tmp_path):
+    from nlgmetrics.rouge import rouge_family
+
+    preds = _write_lines(tmp_path / "preds.txt", PREDICTIONS)
+    refs_a = _write_lines(tmp_path / "refs_a.txt", REFERENCES_A)
+    refs_b = _write_lines(tmp_path / "refs_b.txt", REFERENCES_B)
+    out_json = tmp_path / "out.json"
+    assert main(["score", "-p", preds, "-r", refs_a, "-r", refs_b, "-m", "rouge_family",
+                 "--option", "rouge_family.aggregation=rouge155", "--option", "rouge_family.multi_ref=average",
+                 "--json", str(out_json), "--quiet", "--no-progress"]) == 0
+    references = [[a, b] for a, b in zip(REFERENCES_A, REFERENCES_B)]
+    want = rouge_family(PREDICTIONS, references, aggregation="rouge155", multi_ref="average")
+    got = json.loads(out_json.read_text())["metrics"]["rouge_family"]
+    assert got["aggregate"] == json.loads(json.dumps(want.aggregate())) and got["signature"] == want.signature
+    assert "|aggregation:rouge155|" in got["signature"]
+    bootstrap = rouge_family(PREDICTIONS, references, multi_ref="average").aggregate()
+    assert got["aggregate"] != json.loads(json.dumps(bootstrap))  # ROUGE-1.5.5's averages, not the plain mean

@@ -549,3 +549,50 @@ def test_cli_defaults_are_the_librarys():
     assert (args.n_bootstrap, args.n_permutations, args.seed) == (
         defaults["n_bootstrap"].default, defaults["n_permutations"].default, defaults["seed"].default)
     assert math.isclose(args.n_bootstrap, 1000) and args.seed == 12345  # sacrebleu's
+
+
+def test_cli_cache_dir_stores_an_lm_metrics_work_and_a_rerun_reads_it(tiny_gpt2_dir, tmp_path, monkeypatch):
+    """``compare --cache-dir DIR`` reaches the LM metric as ``cache_dir``: the first run fills the
+    store (its sqlite file, read directly), a rerun calls the model not once (a forward hook counts)
+    and prints the same comparison; the numbers equal a run without a store."""
+    import sqlite3
+    from contextlib import closing
+
+    from nlgmetrics.engine.loading import load_lm
+    from nlgmetrics.engine.store import STORE_FILE
+
+    monkeypatch.delenv("NLGMETRICS_CACHE_DIR", raising=False)
+    documents = _write(tmp_path / "docs.txt", ["Jack drove to the bazaar. He bought milk.", "The sun rose. Birds sang."])
+    short = _write(tmp_path / "short.txt", ["Jack bought milk.", "Birds sang."])
+    long = _write(tmp_path / "long.txt", ["Jack drove and bought milk.", "The sun rose and birds sang."])
+    store = tmp_path / "store"
+
+    def compare(name, *extra):
+        argv = ["compare", "-s", documents, short, long, "-m", "fflm", "--model", str(tiny_gpt2_dir),
+                "--n-bootstrap", "20", "--n-permutations", "20", "--no-progress", "--quiet",
+                "--json", str(tmp_path / f"{name}.json"), *extra]
+        assert cli_main(argv) == 0
+        return json.loads((tmp_path / f"{name}.json").read_text())
+
+    model = load_lm(str(tiny_gpt2_dir)).model  # the object every run below uses (loaded once)
+    calls = []
+    hook = getattr(model, "base_model", model).register_forward_pre_hook(lambda *_: calls.append(1))
+    try:
+        plain = compare("plain")
+        assert calls, "the counter sees the model's passes"
+        first = compare("first", "--cache-dir", str(store))
+        with closing(sqlite3.connect(store / STORE_FILE)) as db:
+            assert db.execute("SELECT COUNT(*) FROM entries").fetchone()[0] > 0
+        calls.clear()
+        again = compare("again", "--cache-dir", str(store))
+    finally:
+        hook.remove()
+    assert calls == [] and again == first
+    for system_plain, system_stored in zip(plain["systems"], first["systems"]):
+        assert system_stored["score"] == pytest.approx(system_plain["score"], abs=1e-5)
+
+
+def test_cli_cache_dir_of_a_metric_without_a_model_is_refused(files, capsys):
+    assert cli_main(["compare", "-r", files["refs"], files["a"], files["b"], "--cache-dir", str(files["dir"])]) == 2
+    error = capsys.readouterr().err
+    assert "--cache-dir" in error and "bleu uses no language model" in error and error.count("\n") == 1

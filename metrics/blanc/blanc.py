@@ -26,6 +26,8 @@ Args:
     cache_dir (str or None): a folder where what the model computed is kept and reused by later
         calls and processes, same numbers (default: $NLGMETRICS_CACHE_DIR, else no store; see the
         card's "Reusing work across calls"; `nlgmetrics cache info|clear DIR`).
+    release_models (bool): after the call, drop every scoring model cached in this process and free
+        their memory (nlgmetrics.engine.release()). Default False: they stay loaded for the next call.
     measure (str): "relative" (default, in [-1, 1]) or "improve" (in [0, 1]).
     gap (int), gap_mask (int), min_token_length_normal / _lead / _followup (int),
         len_sent_allow_cut (int): blanc's masking options, same defaults (2, 1, 4, 2, 100, 100).

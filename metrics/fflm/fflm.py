@@ -24,6 +24,8 @@ Args:
     cache_dir (str or None): a folder where what the model computed is kept and reused by later
         calls and processes, same numbers (default: $NLGMETRICS_CACHE_DIR, else no store; see the
         card's "Reusing work across calls"; `nlgmetrics cache info|clear DIR`).
+    release_models (bool): after the call, drop every scoring model cached in this process and free
+        their memory (nlgmetrics.engine.release()). Default False: they stay loaded for the next call.
     weights (tuple of 3 floats): (a, b, d) for (Delta_prior(Y), Delta_prior(X), Delta_cond(Y)),
         summing to 1. Default (0.25, 0.25, 0.5).
     separator (str): text between condition and target. Default "TL;DR ".

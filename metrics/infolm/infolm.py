@@ -24,6 +24,8 @@ Args:
     cache_dir (str or None): a folder where what the model computed is kept and reused by later
         calls and processes, same numbers (default: $NLGMETRICS_CACHE_DIR, else no store; see the
         card's "Reusing work across calls"; `nlgmetrics cache info|clear DIR`).
+    release_models (bool): after the call, drop every scoring model cached in this process and free
+        their memory (nlgmetrics.engine.release()). Default False: they stay loaded for the next call.
     information_measure (str): "fisher_rao_distance" (default), "kl_divergence", "alpha_divergence",
         "beta_divergence", "ab_divergence", "renyi_divergence", "l1_distance", "l2_distance",
         "l_infinity_distance", "js_divergence".

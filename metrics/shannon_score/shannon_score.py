@@ -21,6 +21,8 @@ Args:
     cache_dir (str or None): a folder where what the model computed is kept and reused by later
         calls and processes, same numbers (default: $NLGMETRICS_CACHE_DIR, else no store; see the
         card's "Reusing work across calls"; `nlgmetrics cache info|clear DIR`).
+    release_models (bool): after the call, drop every scoring model cached in this process and free
+        their memory (nlgmetrics.engine.release()). Default False: they stay loaded for the next call.
     num_upstream (int): preceding sentences given as context to every pass. Default 0 (paper).
     splitter (str or callable): sentence splitter, "pysbd" (default, offline), "punkt" (blanc's;
         needs nltk data) or a function str -> list of str.

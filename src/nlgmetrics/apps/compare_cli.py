@@ -10,8 +10,10 @@ Examples::
     nlgmetrics compare -r refs.txt a.txt b.txt -m rouge_family --option rouge_types=rougeL \\
         --baseline b --json cmp.json --csv cmp.csv --plot cmp.png
 
-    # a reference-free LM metric: each system is scored once, then resampled
-    nlgmetrics compare -s docs.txt sys1.txt sys2.txt -m shannon_score --model smollm2-135m --paired-ar
+    # a reference-free LM metric: each system is scored once, then resampled; with a store the
+    # documents' work is done once for every system and a rerun reads it back
+    nlgmetrics compare -s docs.txt sys1.txt sys2.txt -m shannon_score --model smollm2-135m --paired-ar \\
+        --cache-dir ~/.cache/nlgmetrics-store
 
 System names are the files' names without their suffix (``--names`` overrides them).
 
@@ -72,6 +74,10 @@ def add_compare_parser(sub: Any) -> argparse.ArgumentParser:
                         help="an option of the metric (repeatable), e.g. tokenize=intl (METRIC.NAME=VALUE works too)")
     metric.add_argument("--model", help="model of an LM metric: Hub id, local directory or smollm2-135m")
     metric.add_argument("--device", help="torch device for LM metrics")
+    metric.add_argument("--cache-dir", metavar="DIR",
+                        help="store of an LM metric, as for `nlgmetrics score`: what the model computed is kept "
+                        "in DIR, so the sources' work is done once for all systems and a rerun recomputes only "
+                        "what is missing; numbers unchanged (default: $NLGMETRICS_CACHE_DIR, else no store)")
     tests = parser.add_argument_group("tests")
     tests.add_argument("--baseline", help="the system compared with (a name or a file given; default: the first)")
     tests.add_argument("--paired-bs", action="store_true", help="paired bootstrap resampling (default: both tests)")
@@ -101,9 +107,11 @@ def chosen_tests(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def metric_options(protocol: MetricProtocol, args: argparse.Namespace) -> dict[str, Any]:
-    """``--option``, ``--model``, ``--device`` as the metric's keyword options (parsed by its protocol).
+    """``--option``, ``--model``, ``--device``, ``--cache-dir`` as the metric's keyword options (parsed
+    by its protocol); ``--option cache_dir=DIR`` wins over ``--cache-dir``, as in ``nlgmetrics score``.
 
-    >>> ns = argparse.Namespace(option=["tokenize=intl", "bleu.lowercase=true"], model=None, device=None)
+    >>> ns = argparse.Namespace(option=["tokenize=intl", "bleu.lowercase=true"], model=None, device=None,
+    ...                         cache_dir=None)
     >>> metric_options(get_protocol("bleu"), ns)
     {'tokenize': 'intl', 'lowercase': True}
     """
@@ -121,6 +129,10 @@ def metric_options(protocol: MetricProtocol, args: argparse.Namespace) -> dict[s
             if not protocol.uses_model:
                 raise ValueError(f"{flag} {value}: {protocol.name} uses no language model.")
             options[name] = value
+    if args.cache_dir is not None:
+        if not protocol.uses_model:
+            raise ValueError(f"--cache-dir {args.cache_dir}: {protocol.name} uses no language model (nothing to store).")
+        options.setdefault("cache_dir", args.cache_dir)
     return options
 
 

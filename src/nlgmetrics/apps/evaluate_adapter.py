@@ -30,6 +30,11 @@ result from the library's :class:`~nlgmetrics.core.result.MetricResult`:
 - ``return_signature=True`` adds ``"signature"`` (a string: every option that changes the
   numbers, and the versions), last. It is never in the default output, which holds numbers only.
 
+Memory: ``release_models=True`` (:data:`RELEASE_SWITCH`) drops every scoring model cached in the
+process once the call is done, and returns its memory (:func:`nlgmetrics.engine.release`); by
+default the model stays loaded for the next call. Every module accepts it, as ``evaluate.combine``
+passes one set of options to all of its modules; the output does not change.
+
 ``evaluate.combine`` prefixes a key that two modules share with the module's name, which evaluate
 derives from the module's class name (``camelcase_to_snakecase``). Every module class is named so
 that this is its folder name (``Bleu`` -> ``bleu``, ``Infolm`` -> ``infolm``); a module that
@@ -111,6 +116,9 @@ from nlgmetrics.core.validation import as_texts, check_bool, check_text
 
 #: The output switches of every module's ``compute()`` (see the module docstring), with their defaults.
 OUTPUT_SWITCHES = {"use_aggregator": True, "return_signature": False, "return_details": False}
+
+#: The switch of every module's ``compute()`` that drops the cached scoring models after the call.
+RELEASE_SWITCH = "release_models"
 
 
 @dataclass(frozen=True)
@@ -521,6 +529,13 @@ class ProtocolModule(CheckedTextInputs):
         options = dict(inputs_and_options)
         others = options.pop(protocol.second_input)
         switches = pop_output_switches(options)
+        release_models = check_bool(RELEASE_SWITCH, options.pop(RELEASE_SWITCH, False))
         options = module_options(protocol, options)
-        result = protocol.library_function()(predictions, others, **options)
+        try:
+            result = protocol.library_function()(predictions, others, **options)
+        finally:
+            if release_models:
+                from nlgmetrics.engine.loading import release  # torch only where a model was used
+
+                release()
         return module_output(protocol, result, options, switches)

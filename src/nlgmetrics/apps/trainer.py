@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from nlgmetrics.core.protocol import MetricProtocol
+from nlgmetrics.core.validation import check_bool
 from nlgmetrics.registry import DEFAULT_METRICS, by_counterpart, get_protocol, metric_names, protocols
 from nlgmetrics.core.result import MetricResult
 
@@ -269,9 +270,23 @@ def _preset_splitter(preset: str | None, sentence_splitter: Any) -> Callable[[st
                 f"lines), not of preset={preset!r}; for other metrics pass postprocess=."
             )
         return None
+    from nlgmetrics.core.refusals import OptionError
     from nlgmetrics.core.sentences import resolve_splitter
 
-    splitter, _ = resolve_splitter(DEFAULT_PRESET_SPLITTER if sentence_splitter is None else sentence_splitter)
+    requested = DEFAULT_PRESET_SPLITTER if sentence_splitter is None else sentence_splitter
+    try:
+        splitter, _ = resolve_splitter(requested)
+    except OptionError as error:
+        if requested != "punkt":
+            raise
+        # The shared refusal names the metrics' own argument and default (splitter='pysbd'); here
+        # the argument is sentence_splitter and punkt is the default, so name the fix in these terms.
+        raise OptionError(
+            "preset='summarization' splits sentences with NLTK's punkt (the example's nltk.sent_tokenize), "
+            "whose data is not installed here; with a network run `python -m nltk.downloader punkt_tab`, "
+            "or pass sentence_splitter='pysbd' (works offline; may split some sentences differently).",
+            error.refusal,
+        ) from None
     return splitter
 
 
@@ -326,6 +341,7 @@ def build_compute_metrics(
     per_example: bool = False,
     progress: bool = False,
     cache_dir: str | os.PathLike[str] | None = None,
+    release_models: bool = False,
 ) -> Callable[[Any], dict[str, float]]:
     """Return ``compute_metrics(eval_pred) -> {name: float}`` scoring decoded generations.
 
@@ -345,6 +361,10 @@ def build_compute_metrics(
       ``cache_dir`` wins; None: ``$NLGMETRICS_CACHE_DIR``, else no store). The references scored
       at each evaluation are then computed once and read back afterwards; numbers unchanged.
       The other metrics have no model and ignore it.
+    - ``release_models``: after each evaluation, drop every scoring model the engine cached in
+      this process and return its memory (:func:`nlgmetrics.engine.release`), for a GPU shared
+      with the model being trained. Off by default: the model then stays loaded, and the next
+      evaluation does not load it again. The numbers are the same either way.
     - ``preset``: instead of the above, the transformers examples' own ``compute_metrics``:
 
       * ``"summarization"`` (``run_summarization.py``): texts stripped, sentences split
@@ -371,9 +391,10 @@ def build_compute_metrics(
     if preset is not None:
         _check_preset(preset, metrics=metrics is not None, sources=sources is not None,
                       metric_options=metric_options is not None, postprocess=postprocess is not None,
-                      per_example=per_example, cache_dir=cache_dir is not None)
+                      per_example=per_example, cache_dir=cache_dir is not None, release_models=release_models)
         return _preset_compute_metrics(tokenizer, preset, _preset_splitter(preset, sentence_splitter))
     _preset_splitter(None, sentence_splitter)  # refuses a splitter without the preset that uses it
+    check_bool("release_models", release_models)
     if metrics is None:
         metrics = DEFAULT_METRICS
     if isinstance(metrics, str):
@@ -401,6 +422,15 @@ def build_compute_metrics(
     fixed_sources = None if sources is None or isinstance(sources, str) else list(sources)
 
     def compute_metrics(eval_pred: Any) -> dict[str, float]:
+        try:
+            return _score(eval_pred)
+        finally:
+            if release_models:
+                from nlgmetrics.engine.loading import release  # torch only where a model was used
+
+                release()
+
+    def _score(eval_pred: Any) -> dict[str, float]:
         predictions_ids, label_ids, inputs_ids = _unpack(eval_pred)
         predictions = decode_ids(tokenizer, predictions_ids, "predictions")
         references = decode_ids(tokenizer, label_ids, "labels") if label_ids is not None else None

@@ -5,8 +5,9 @@ accepted when it is a token of the vocabulary, **even when it is also the unknow
 ``<|endoftext|>`` is its UNK token and the Shannon score's default start token); a string that is
 not in the vocabulary is refused, though ``convert_tokens_to_ids`` would silently map it to UNK.
 
-Two steps: :func:`check_start_token` (the type, before any model loads) and
-:func:`start_token_id` (the vocabulary, once the tokenizer is there).
+Three steps: :func:`check_start_token` (the type, before any model loads), :func:`start_token_id`
+(the vocabulary, once the tokenizer is there) and :func:`resolve_start_token` (the explicit token,
+else the first of the metric's preferred defaults that the tokenizer has).
 
 >>> class Vocab:  # a tokenizer whose unknown token is a real vocabulary token, as SmolLM2's
 ...     unk_token, unk_token_id = "<|endoftext|>", 0
@@ -14,6 +15,8 @@ Two steps: :func:`check_start_token` (the type, before any model loads) and
 ...     def __len__(self): return 2
 >>> start_token_id(Vocab(), "<|endoftext|>"), start_token_id(Vocab(), 1), start_token_id(Vocab(), None)
 (0, 1, None)
+>>> resolve_start_token(Vocab(), None, ("<bos>", "<|endoftext|>"), metric="demo")
+0
 >>> start_token_id(Vocab(), "<nope>")
 Traceback (most recent call last):
 ...
@@ -23,6 +26,8 @@ nlgmetrics.core.refusals.OptionError: start_token='<nope>' is not a single token
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,7 +35,19 @@ import numpy as np
 from nlgmetrics.core.refusals import AFTER_LOADING, Refusal
 from nlgmetrics.core.validation import shown_value
 
-__all__ = ["START_TOKEN_RULE", "START_TOKEN_VOCABULARY_RULE", "check_start_token", "start_token_id"]
+__all__ = [
+    "BOS",
+    "CLS",
+    "EOS",
+    "START_TOKEN_RULE",
+    "START_TOKEN_VOCABULARY_RULE",
+    "StartCandidate",
+    "TokenRole",
+    "check_start_token",
+    "default_start_token_id",
+    "resolve_start_token",
+    "start_token_id",
+]
 
 START_TOKEN_RULE = Refusal(
     ("start_token",), "a `start_token` that is not None, a non-negative token id or a token string",
@@ -91,3 +108,67 @@ def start_token_id(tokenizer: Any, start_token: Any) -> int | None:
             f"string from its vocabulary, a token id, or None for the metric's default start token."
         )
     return int(vocab[start_token])
+
+
+@dataclass(frozen=True)
+class TokenRole:
+    """A special token named by its role: the tokenizer's ``<role>_token_id`` (None: it has none)."""
+
+    role: str
+
+    def id_in(self, tokenizer: Any) -> int | None:
+        value = getattr(tokenizer, f"{self.role}_token_id", None)
+        return None if value is None else int(value)
+
+    def __str__(self) -> str:
+        return f"{self.role.upper()} token"
+
+
+BOS, EOS, CLS = TokenRole("bos"), TokenRole("eos"), TokenRole("cls")
+
+#: One entry of a metric's default start-token preference: a vocabulary token string, a special
+#: token by role, an id the caller found elsewhere (e.g. in the model's config), or None (skipped).
+StartCandidate = str | TokenRole | int | None
+
+
+def default_start_token_id(tokenizer: Any, preference: Sequence[StartCandidate]) -> int | None:
+    """The id of the first entry of ``preference`` that ``tokenizer`` has; None when it has none.
+
+    A string counts when it is a token of ``get_vocab()`` (its id there); a :class:`TokenRole` when
+    the tokenizer sets that role; an int always; None never.
+    """
+    vocab: dict[str, int] | None = None
+    for candidate in preference:
+        if candidate is None:
+            continue
+        if isinstance(candidate, TokenRole):
+            found = candidate.id_in(tokenizer)
+        elif isinstance(candidate, str):
+            vocab = tokenizer.get_vocab() if vocab is None else vocab
+            found = vocab.get(candidate)
+        else:
+            found = candidate
+        if found is not None:
+            return int(found)
+    return None
+
+
+def resolve_start_token(
+    tokenizer: Any, start_token: Any, preference: Sequence[StartCandidate], *, metric: str
+) -> int:
+    """The id every sequence of ``metric`` starts with: ``start_token`` when given (checked by
+    :func:`start_token_id`), else the first entry of ``preference`` the tokenizer has
+    (:func:`default_start_token_id`); a ValueError naming the fix when it has none."""
+    chosen = start_token_id(tokenizer, start_token)
+    if chosen is None:
+        chosen = default_start_token_id(tokenizer, preference)
+    if chosen is None:
+        # An int entry is always found, so only strings and roles can be missing.
+        looked_for = ", ".join(
+            repr(c) if isinstance(c, str) else str(c) for c in preference if isinstance(c, (str, TokenRole))
+        )
+        raise ValueError(
+            f"{metric} found none of its default start tokens ({looked_for}) in this tokenizer; pass "
+            f"start_token=<token id or token string>."
+        )
+    return chosen

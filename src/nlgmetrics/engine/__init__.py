@@ -8,7 +8,7 @@ causal kind), run the forward passes (``runner`` / ``distributed``: progress, ac
 ``transfer``: host<->device copies), apply the LM head at the needed rows only and reduce them
 on the fly (``heads``). Loading a model: ``loading`` (:func:`load_lm`, :class:`LoadedLM`, the
 in-process cache), ``devices``, ``fingerprints``, ``kinds``, ``checkpoint`` (files and tokenizer),
-``smollm2`` (the offline GGUF model), ``errors``. Across calls and processes: ``store`` (what
+``smollm2`` (the offline GGUF model), ``errors``; :func:`release` empties that cache. Across calls and processes: ``store`` (what
 the engine computed for each distinct query, on disk, keyed by everything that can change it). Around the engine, each metric's per-call
 bookkeeping: ``bookkeeping`` (distinct queries, the per-example progress bar, warn-once counters).
 
@@ -34,7 +34,7 @@ from nlgmetrics.engine.causal import (
 from nlgmetrics.engine.distributed import distributed_map, is_main_process
 from nlgmetrics.engine.errors import ModelKindError, ModelNotFoundError
 from nlgmetrics.engine.allocator import keep_freed_memory
-from nlgmetrics.engine.loading import LoadedLM, clear_cache, load_lm
+from nlgmetrics.engine.loading import LoadedLM, Released, clear_cache, load_lm, release
 from nlgmetrics.engine.masked import MaskedQuery, iter_masked
 from nlgmetrics.engine.smollm2 import SMOLLM2_ALIAS
 from nlgmetrics.engine.store import Store, StoredReduction, StoreWarning, open_store
@@ -52,6 +52,7 @@ __all__ = [
     "MaskedQuery",
     "ModelKindError",
     "ModelNotFoundError",
+    "Released",
     "TargetScores",
     "causal_target_scores",
     "clear_cache",
@@ -61,6 +62,7 @@ __all__ = [
     "iter_masked",
     "keep_freed_memory",
     "load_lm",
+    "release",
     "target_logprobs_float32",
     "target_logprobs_float32_deferred",
 ]

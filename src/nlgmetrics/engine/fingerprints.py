@@ -17,10 +17,11 @@ one-in-2^48 event). Each kind of source gets the cheapest key that keeps that gu
   ctime, inode), so the weights are read once per process and a later load reads none; every
   write moves the ctime, which no copy can set back (a same-size rewrite within one tick of the
   file system's clock after the hash would go unseen: the one assumption behind the memo).
-- the offline alias ``smollm2-135m``: the sha256 of the GGUF file its directory was converted
-  from, which nlgmetrics records when it writes that directory (``engine.smollm2``), and trusted
-  for that directory only: another directory holding a copy of the record (a fine-tune saved over
-  a copy of it) is hashed like any other.
+- the offline alias ``smollm2-135m`` and a GGUF file (``model="x.gguf"`` or a folder holding
+  one): the sha256 of the GGUF file the directory was converted from, which nlgmetrics records
+  when it writes that directory (``engine.gguf_files``), and trusted for that directory only:
+  another directory holding a copy of the record (a fine-tune saved over a copy of it) is hashed
+  like any other. The alias and its GGUF passed by path are signed alike.
 - a model instance: sha256 of everything its forward reads (:func:`module_fingerprint`): every
   parameter and buffer, non-persistent ones included (RoPE's ``inv_freq``), by name, shape, dtype
   and values; every module's class and public attributes (a norm's ``eps``); the configs they hold

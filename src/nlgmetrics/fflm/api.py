@@ -26,7 +26,7 @@ from nlgmetrics.core.explanations import TokenBreakdown
 from nlgmetrics.core.result import Column, MetricResult
 from nlgmetrics.core.signature import make_signature
 from nlgmetrics.core.refusals import AFTER_LOADING, Refusal, refusal_sentences
-from nlgmetrics.core.tokens import START_TOKEN_RULE, START_TOKEN_VOCABULARY_RULE
+from nlgmetrics.core.tokens import START_TOKEN_RULE, START_TOKEN_VOCABULARY_RULE, resolve_start_token
 from nlgmetrics.core.validation import (
     CACHE_DIR_RULE,
     BATCH_SIZE_RULE,
@@ -50,10 +50,10 @@ from nlgmetrics.fflm.components import (
 )
 from nlgmetrics.fflm.explain import fflm_breakdowns
 from nlgmetrics.fflm.planning import (
+    DEFAULT_START_TOKENS,
     build_queries,
     check_start_token,
     plan_example,
-    resolve_start_token,
     slot_logprobs,
     token_ids,
 )
@@ -311,7 +311,7 @@ def fflm(
     store = open_store(cache_dir)
     check_model_tokenizer(model, model_tokenizer)
     lm = load_lm(model, kind="causal", model_tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision)
-    start = resolve_start_token(lm.tokenizer, start_token)
+    start = resolve_start_token(lm.tokenizer, start_token, DEFAULT_START_TOKENS, metric="FFLM")
     context = int(lm.max_length)
     limit = context if max_length is None else min(max_length, context)
     cache: dict[str, tuple[int, ...]] = {}

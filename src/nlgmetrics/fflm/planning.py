@@ -28,19 +28,19 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from nlgmetrics.core.tokens import check_start_token, start_token_id
+from nlgmetrics.core.tokens import BOS, EOS, StartCandidate, check_start_token
 
 if TYPE_CHECKING:  # the engine imports torch; load it only when a model runs
     from nlgmetrics.engine import CausalQuery
 
 __all__ = [
+    "DEFAULT_START_TOKENS",
     "LISTS",
     "ExamplePlan",
     "ListSlot",
     "build_queries",
     "check_start_token",
     "plan_example",
-    "resolve_start_token",
     "slot_logprobs",
     "token_ids",
 ]
@@ -77,24 +77,10 @@ def token_ids(tokenizer: Any, text: str, cache: dict[str, tuple[int, ...]]) -> t
     return ids
 
 
-def resolve_start_token(tokenizer: Any, start_token: int | str | None) -> int:
-    """The id of the first token of every sequence: ``start_token`` (an id or a token string, by
-    the rule every causal metric shares: :func:`nlgmetrics.core.tokens.start_token_id`), by
-    default the tokenizer's BOS token, else its EOS token.
-
-    The authors hard-coded id 0, the BOS of the LLaMA checkpoint they used; the tokenizer's own BOS
-    is the same choice for any other model.
-    """
-    chosen = start_token_id(tokenizer, start_token)
-    if chosen is not None:
-        return chosen
-    for candidate in (tokenizer.bos_token_id, tokenizer.eos_token_id):
-        if candidate is not None:
-            return int(candidate)
-    raise ValueError(
-        "the tokenizer has neither a BOS nor an EOS token; FFLM starts every sequence with one. "
-        "Pass start_token=<token id or token string>."
-    )
+#: FFLM's default start token (:func:`nlgmetrics.core.tokens.resolve_start_token`): the tokenizer's
+#: BOS, else its EOS. The authors hard-coded id 0, the BOS of the LLaMA checkpoint they used; the
+#: tokenizer's own BOS is the same choice for any other model.
+DEFAULT_START_TOKENS: tuple[StartCandidate, ...] = (BOS, EOS)
 
 
 def plan_example(

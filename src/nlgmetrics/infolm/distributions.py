@@ -115,11 +115,11 @@ def excluded_ids(tokenizer: Any) -> set[int]:
 
 def bos_id(lm: LoadedLM) -> int:
     """The first token of every causal context (BOS, else EOS, else CLS)."""
-    tokenizer = lm.tokenizer
-    for name in ("bos_token_id", "eos_token_id", "cls_token_id"):
-        value = getattr(tokenizer, name, None)
-        if isinstance(value, int):
-            return value
+    from nlgmetrics.core.tokens import BOS, CLS, EOS, default_start_token_id
+
+    found = default_start_token_id(lm.tokenizer, (BOS, EOS, CLS))  # the rule the LM metrics share
+    if found is not None:
+        return found
     raise ValueError(
         f"The tokenizer of {lm.name!r} has no BOS/EOS token to start a causal context; set "
         "tokenizer.bos_token before calling infolm."

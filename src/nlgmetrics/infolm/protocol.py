@@ -35,6 +35,8 @@ PROTOCOL = MetricProtocol(
         Option("idf", "bool", "weight positions by idf of the references", signature_key="idf"),
         Option("alpha", "float", "alpha of the alpha / AB / Renyi divergences", signature_key="alpha"),
         Option("beta", "float", "beta of the beta / AB divergences", signature_key="beta"),
+        Option("model_kind", "str", "masked (each position masked in turn) or causal (next token); none: "
+               "detected from the model's config", (None, "masked", "causal"), signature_key="kind"),
         *MODEL_OPTIONS,
     ),
     model_kinds=("masked", "causal"),

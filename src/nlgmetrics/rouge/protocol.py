@@ -86,6 +86,9 @@ PROTOCOL = MetricProtocol(
                signature_key="rouge_w_weight"),
         Option("n_bootstrap", "int", "bootstrap resamples for the confidence interval", range=Range(0, MAX_BOOTSTRAP),
                signature_key="n_bootstrap"),
+        Option("aggregation", "str", "bootstrap: plain mean, seeded bootstrap interval; rouge155: ROUGE-1.5.5's "
+               "printed averages and interval (with multi_ref=average)", "nlgmetrics.rouge:AGGREGATIONS",
+               signature_key="aggregation"),
     ),
     evaluate=EvaluateFace(
         counterpart="rouge",

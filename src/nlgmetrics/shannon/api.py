@@ -1,7 +1,8 @@
 """Shannon Score, Information Difference and BLANC-Shannon (Egan, Vasilyev & Bohannon, AAAI 2022).
 
 A causal language model plays Shannon's guessing game on the document, sentence by sentence. Each
-sentence's tokens are scored, teacher-forced, after a start token (``<|endoftext|>``) and a prompt:
+sentence's tokens are scored, teacher-forced, after a start token (``<|endoftext|>``; for a model
+without it, the model's BOS: :func:`nlgmetrics.shannon.scoring.default_start_tokens`) and a prompt:
 
 ============  ==============================================  ====================================
 pass          prompt before the sentence                      meaning
@@ -38,7 +39,7 @@ Compatibility with the reference implementation (PyPI ``blanc`` 0.3.4, ``blanc.s
 
 - Same prompts, same per-sentence truncation (every sentence is cut to ``max_length - 1 -
   len(summary tokens)`` tokens, so long *documents* are fine: they are scored sentence by sentence),
-  same start token (the model's end-of-text token), same ``S`` counts, same token counts.
+  same start token for GPT-2 (``<|endoftext|>``, its EOS), same ``S`` counts, same token counts.
 - Deliberate difference 1 (a bug in blanc): blanc reads the *first* token of every sentence from
   position 0 of the prompt's logits, i.e. predicted from the start token alone, ignoring the
   prompt (and its argmax is taken over the flattened logits of all prompt positions). We follow the
@@ -47,6 +48,9 @@ Compatibility with the reference implementation (PyPI ``blanc`` 0.3.4, ``blanc.s
   the ``S`` cells differ only by the first token of each sentence.
 - Deliberate difference 2: with ``num_upstream >= 2``, blanc's slice ``sents[i - k:i]`` is empty
   for the first ``k`` sentences (negative start); we use the available preceding sentences.
+- Deliberate difference 3: a model whose vocabulary has no ``<|endoftext|>`` starts with its own
+  BOS token where it has one (a model trained to see ``<bos>`` first scores its text far worse
+  after ``<eos>``); blanc starts every model with ``config.eos_token_id``.
 - Sequences longer than ``max_length`` (only possible for a sentence longer than about half
   of it in the ``full`` pass, or with long upstream context): blanc slides a window over a stale
   KV cache. We score the tokens that fit exactly as blanc does, and the remaining tokens in one
@@ -89,7 +93,12 @@ from nlgmetrics.core.result import Column, MetricResult
 from nlgmetrics.core.sentences import SPLITTER_OUTPUT_RULE, SPLITTER_RULE, SentenceSplitter, resolve_splitter
 from nlgmetrics.core.signature import make_signature
 from nlgmetrics.core.refusals import Refusal, refusal_sentences
-from nlgmetrics.core.tokens import START_TOKEN_RULE, START_TOKEN_VOCABULARY_RULE, check_start_token
+from nlgmetrics.core.tokens import (
+    START_TOKEN_RULE,
+    START_TOKEN_VOCABULARY_RULE,
+    check_start_token,
+    resolve_start_token,
+)
 from nlgmetrics.core.validation import (
     CACHE_DIR_RULE,
     BATCH_SIZE_RULE,
@@ -112,7 +121,7 @@ from nlgmetrics.shannon.scoring import (
     TRUNCATED_SUMMARIES,
     PairScores,
     ScoringSetup,
-    resolve_start_token,
+    default_start_tokens,
     score_chunk,
 )
 
@@ -307,8 +316,9 @@ def shannon_score(
             nltk data) or a callable ``str -> list[str]``.
         start_token: token starting every prompt (an id or a token string of the vocabulary, even
             one that is also the unknown token: :mod:`nlgmetrics.core.tokens`); None:
-            ``<|endoftext|>`` when the vocabulary has it, else the model's EOS (blanc:
-            ``config.eos_token_id``).
+            ``<|endoftext|>`` when the vocabulary has it (the paper's, GPT-2), else the tokenizer's
+            BOS, else the model's EOS (``config.eos_token_id``, blanc's choice for every model).
+            The signature records the id used (``start_token:<id>``).
         prefix_cache: reuse the ``<start> + summary`` KV cache across a summary's sentences
             (speed only).
         chunk_size: distinct documents planned and scored at a time (with all their summaries);
@@ -369,7 +379,8 @@ def shannon_score(
         )
     max_length = int(lm.max_length) if max_length is None else min(max_length, int(lm.max_length))
     setup = ScoringSetup(
-        lm=lm, split=split, start_id=resolve_start_token(lm, start_token),
+        lm=lm, split=split,
+        start_id=resolve_start_token(lm.tokenizer, start_token, default_start_tokens(lm), metric="Shannon Score"),
         num_upstream=num_upstream, max_length=max_length, token_budget=token_budget,
         batch_size=batch_size, prefix_cache=prefix_cache, store=store,
     )

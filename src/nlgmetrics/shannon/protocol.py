@@ -8,8 +8,8 @@ from nlgmetrics.core.protocol import MODEL_OPTIONS, MetricProtocol, Option, Rang
 DESCRIPTION = """\
 Reference-free summary scores from Shannon's guessing game played by a causal language model
 (Egan, Vasilyev & Bohannon, AAAI 2022). The document is split into sentences; each sentence's
-tokens are scored after an end-of-text token and a prompt: nothing (base), the summary (help), or
-the sentence itself (full). Summed over the document: ll_base, ll_help, ll_full.
+tokens are scored after a start token (<|endoftext|>, else the model's BOS) and a prompt: nothing
+(base), the summary (help), or the sentence itself (full). Summed over the document: ll_base, ll_help, ll_full.
 Shannon Score = (ll_help - ll_base) / (ll_full - ll_base); Information Difference = ll_help - ll_base;
 BLANC-Shannon = (S01 - S10) / total, where S[b][h] counts document tokens whose argmax prediction
 is right (1) or wrong (0) without (b) and with (h) the summary. Numbers match PyPI blanc's

@@ -7,10 +7,12 @@ alive at a time, whatever the size of the call, and the reuse of the base/full p
 summary's prefix cache is the same as in one big call.
 
 >>> from nlgmetrics.testing import build_random_model
+>>> from nlgmetrics.core.tokens import resolve_start_token
 >>> from nlgmetrics.engine import load_lm
 >>> import tempfile
 >>> lm = load_lm(build_random_model("gpt2", tempfile.mkdtemp(), size="tiny"), "causal")
->>> resolve_start_token(lm, None) == lm.tokenizer.convert_tokens_to_ids(END_OF_TEXT)
+>>> start = resolve_start_token(lm.tokenizer, None, default_start_tokens(lm), metric="Shannon Score")
+>>> start == lm.tokenizer.convert_tokens_to_ids(END_OF_TEXT)
 True
 """
 
@@ -22,14 +24,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nlgmetrics.core.tokens import start_token_id
+from nlgmetrics.core.tokens import BOS, EOS, StartCandidate
 from nlgmetrics.shannon.planning import Ids, Piece, causal_query_registry, plan_pair
 
 if TYPE_CHECKING:  # torch is imported lazily; the annotations only
     from nlgmetrics.engine import LoadedLM
     from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
 
-# The paper's "end-of-text token": GPT-2's <|endoftext|> (also present in SmolLM2's vocabulary).
+# The paper's "end-of-text token": GPT-2's <|endoftext|> (also present in SmolLM2's vocabulary);
+# the first choice of the default start token.
 END_OF_TEXT = "<|endoftext|>"
 
 #: WarnOnce kinds counted while scoring (the messages are :data:`nlgmetrics.shannon.api.WARNINGS`).
@@ -37,27 +40,20 @@ TRUNCATED_SUMMARIES = "truncated_summaries"
 CUT_SENTENCES = "cut_sentences"
 
 
-def resolve_start_token(lm: LoadedLM, start_token: int | str | None) -> int:
-    """The id of the token every prompt starts with: ``start_token`` (an id or a token string, by
-    the rule every causal metric shares: :func:`nlgmetrics.core.tokens.start_token_id`), or by
-    default ``<|endoftext|>`` when the vocabulary has it, else the model's EOS or BOS."""
-    tokenizer = lm.tokenizer
-    chosen = start_token_id(tokenizer, start_token)
-    if chosen is not None:
-        return chosen
-    vocab = tokenizer.get_vocab()
-    if END_OF_TEXT in vocab:
-        return int(vocab[END_OF_TEXT])
+def default_start_tokens(lm: LoadedLM) -> tuple[StartCandidate, ...]:
+    """The Shannon Score's default start token, in order of preference (the first the model has
+    wins, :func:`nlgmetrics.core.tokens.resolve_start_token`):
+
+    1. ``<|endoftext|>``, the paper's and blanc's token (GPT-2's EOS; SmolLM2's vocabulary has it);
+    2. the tokenizer's BOS: a model with its own beginning-of-sequence token (Gemma's ``<bos>``,
+       Llama's ``<s>``) was trained to see it first, not its EOS;
+    3. the model's EOS (blanc's ``config.eos_token_id``, the first when it is a list), else the
+       tokenizer's.
+    """
     eos = getattr(lm.model.config, "eos_token_id", None)
     if isinstance(eos, (list, tuple)):
         eos = eos[0] if eos else None
-    for candidate in (eos, tokenizer.eos_token_id, tokenizer.bos_token_id):
-        if candidate is not None:
-            return int(candidate)
-    raise ValueError(
-        "This tokenizer has no end-of-text, EOS or BOS token to start the prompts with; pass "
-        "start_token=<token id or token string>."
-    )
+    return (END_OF_TEXT, BOS, eos, EOS)
 
 
 def make_encoder(tokenizer: Any) -> Callable[[str], Ids]:
