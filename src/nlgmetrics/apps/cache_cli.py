@@ -45,6 +45,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +123,21 @@ def spool_info(directory: Path) -> dict[str, int]:
             "live": sum(1 for _, _, gone in reaches if not gone)}
 
 
+def _info_of(open_store: Callable[[], Any], failure: Callable[[BaseException], str]) -> dict[str, Any]:
+    """``Store.info()`` of the store ``open_store`` opens, closed afterwards; a store error becomes a
+    one-line ValueError (``failure(error)``)."""
+    from nlgmetrics.engine.store import STORE_ERRORS
+
+    try:
+        store = open_store()
+        try:
+            return store.info()
+        finally:
+            store.close()
+    except STORE_ERRORS as error:
+        raise ValueError(failure(error)) from None
+
+
 def store_info(directory: Path) -> dict[str, Any]:
     """What ``nlgmetrics cache info`` reports: :meth:`~nlgmetrics.engine.store.Store.info` (entries,
     value bytes, the store's cap, whether this process can write it, its journal mode,
@@ -132,7 +148,7 @@ def store_info(directory: Path) -> dict[str, Any]:
     folder without a store is described as empty and left as it is; looking changes nothing
     (not the journal mode either)."""
     from nlgmetrics.engine.filesystems import journal_choice
-    from nlgmetrics.engine.store import DEFAULT_MAX_BYTES, STORE_ERRORS, STORE_FILE, Store, max_bytes_from_env
+    from nlgmetrics.engine.store import DEFAULT_MAX_BYTES, STORE_FILE, Store, max_bytes_from_env
 
     asked = max_bytes_from_env()
     mode, why = journal_choice(directory)
@@ -141,15 +157,9 @@ def store_info(directory: Path) -> dict[str, Any]:
         return {"directory": str(directory), "store": None, "entries": 0, "bytes": 0, "file_bytes": 0,
                 "max_bytes": DEFAULT_MAX_BYTES if asked is None else asked, "namespaces": [],
                 "journal_mode": mode, "journal_why": why, "spool": spool}
-    try:
-        store = Store(directory, None, journal_mode=None)
-        try:
-            info = store.info()
-        finally:
-            store.close()
-    except STORE_ERRORS as error:
-        raise ValueError(f"cannot read the store in {directory} ({error}); check that the folder is readable, "
-                         f"or empty it with `nlgmetrics cache clear {directory}`.") from None
+    info = _info_of(lambda: Store(directory, None, journal_mode=None),
+                    lambda error: f"cannot read the store in {directory} ({error}); check that the folder is "
+                                  f"readable, or empty it with `nlgmetrics cache clear {directory}`.")
     if info["journal_mode"] != mode:
         why = f"set when the store was made; a job on this host opens it in {mode} ({why})"
     info["namespaces"] = sorted(info["namespaces"], key=lambda space: (-space["bytes"], space["namespace"]))
@@ -222,18 +232,12 @@ def set_cap(directory: Path, text: str) -> dict[str, Any]:
     """Record the cap ``text`` (e.g. ``50e9``) with the store in ``directory``
     (:func:`~nlgmetrics.engine.store.set_max_bytes`); what was done: ``max_bytes`` and ``entries``
     and ``bytes`` left after evicting down to it."""
-    from nlgmetrics.engine.store import STORE_ERRORS, parse_max_bytes, set_max_bytes
+    from nlgmetrics.engine.store import parse_max_bytes, set_max_bytes
 
     max_bytes = parse_max_bytes(text, "BYTES")
-    try:
-        store = set_max_bytes(directory, max_bytes)
-        try:
-            info = store.info()
-        finally:
-            store.close()
-    except STORE_ERRORS as error:
-        raise ValueError(f"cannot set the cap of the store in {directory} ({error}); check that the folder is "
-                         f"writable.") from None
+    info = _info_of(lambda: set_max_bytes(directory, max_bytes),
+                    lambda error: f"cannot set the cap of the store in {directory} ({error}); check that the "
+                                  f"folder is writable.")
     return {"directory": str(directory), "max_bytes": max_bytes, "entries": info["entries"], "bytes": info["bytes"]}
 
 
