@@ -164,8 +164,15 @@ def test_errors(causal_lm, tiny_bert_dir):
         iter_causal(masked, [CausalQuery((1,), (2,))], lambda lg, q: 0)
 
 
-def test_out_of_memory_backoff_gives_same_results(causal_lm, oracle):
-    """A batch of more than 2 rows 'runs out of memory': the engine halves it and still agrees."""
+CPU_ALLOCATION_FAILURE = ("[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: "
+                          "you tried to allocate 8589934592 bytes. Error code 12 (Cannot allocate memory)")
+
+
+@pytest.mark.parametrize("failure", [lambda: torch.OutOfMemoryError("CUDA out of memory (simulated)"),
+                                     lambda: RuntimeError(CPU_ALLOCATION_FAILURE)], ids=["cuda", "cpu"])
+def test_out_of_memory_backoff_gives_same_results(failure, causal_lm, oracle):
+    """A batch of more than 2 rows 'runs out of memory' (on a GPU, or torch's CPU allocator failing
+    with its own RuntimeError): the engine halves it and still agrees."""
     queries, expected = oracle
     # Four equal-length plain queries (distinct 2-token prefixes): one batch of 4 rows under any
     # padding bound, so a batch of more than 2 rows is sure to be tried.
@@ -181,7 +188,7 @@ def test_out_of_memory_backoff_gives_same_results(causal_lm, oracle):
         rows = (ids if ids is not None else args[0]).shape[0]
         seen_sizes.append(rows)
         if rows > 2:
-            raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+            raise failure()
 
     base = causal_lm.model.base_model
     handle = base.register_forward_pre_hook(fake_oom, with_kwargs=True)

@@ -153,5 +153,9 @@ def test_backoff_reraises_other_errors_and_single_item_oom():
 
 def test_is_out_of_memory():
     assert is_out_of_memory(torch.OutOfMemoryError("x"))
+    # torch's own CPU allocation failure, raised for real (a plain RuntimeError):
+    with pytest.raises(RuntimeError) as failed:
+        torch.empty(2**62, dtype=torch.uint8)
+    assert is_out_of_memory(failed.value)
     assert is_out_of_memory(RuntimeError("MPS backend out of memory"))
     assert not is_out_of_memory(RuntimeError("shape mismatch"))

@@ -198,8 +198,15 @@ def pack_segments(
     return batches
 
 
+# What torch's CPU allocator raises when malloc fails (a plain RuntimeError, not OutOfMemoryError):
+# "[enforce fail at alloc_cpu.cpp:...] DefaultCPUAllocator: can't allocate memory: you tried to
+# allocate N bytes. Error code 12 (Cannot allocate memory)".
+_CPU_ALLOCATION_FAILURE = "defaultcpuallocator: can't allocate memory"
+
+
 def is_out_of_memory(error: BaseException) -> bool:
-    """True for device out-of-memory errors (CUDA, MPS, XPU), whatever torch version raised them."""
+    """True for out-of-memory errors of a device (CUDA, MPS, XPU) or of the CPU allocator, whatever
+    torch version raised them."""
     oom_types = tuple(
         t
         for t in (getattr(torch, "OutOfMemoryError", None), getattr(torch.cuda, "OutOfMemoryError", None))
@@ -207,8 +214,9 @@ def is_out_of_memory(error: BaseException) -> bool:
     )
     if oom_types and isinstance(error, oom_types):
         return True
-    # MPS and some backends raise a plain RuntimeError with this text.
-    return isinstance(error, RuntimeError) and "out of memory" in str(error).lower()
+    # MPS and some backends raise a plain RuntimeError with this text; so does the CPU allocator.
+    text = str(error).lower()
+    return isinstance(error, RuntimeError) and ("out of memory" in text or _CPU_ALLOCATION_FAILURE in text)
 
 
 def _free_device_memory() -> None:
@@ -235,7 +243,7 @@ def run_with_backoff(batch: Sequence[T], fn: Callable[[list[T]], list[R]]) -> li
             raise
         if len(items) <= 1:
             raise type(error)(
-                f"{error}\n[nlgmetrics] a single sequence does not fit in device memory; use a "
+                f"{error}\n[nlgmetrics] a single sequence does not fit in memory; use a "
                 "smaller model, dtype='bfloat16', or shorter inputs."
             ) from error
     # Outside the except block: the traceback no longer pins the failed batch's tensors.
