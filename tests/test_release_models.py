@@ -98,7 +98,7 @@ def test_the_memory_is_handed_back_after_the_model_is_gone(tiny_gpt2_dir, fresh_
 
     model_ref = _model_ref(tiny_gpt2_dir, device="cpu")
     alive_at_hand_back = []
-    monkeypatch.setattr(loading, "_trim_heap", lambda: alive_at_hand_back.append(model_ref() is not None))
+    monkeypatch.setattr(loading, "trim_heap", lambda: alive_at_hand_back.append(model_ref() is not None))
     release()
     assert alive_at_hand_back == [False]
 

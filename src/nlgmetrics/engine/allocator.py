@@ -58,6 +58,15 @@ def keep_freed_memory() -> bool:
         return _applied
 
 
+def trim_heap() -> None:
+    """Hand freed heap memory back to the system (glibc's ``malloc_trim``): glibc keeps freed
+    blocks below its mmap threshold (a bfloat16 model's converted tensors) in its heap. A one-off
+    call, no setting: the allocator's thresholds stay as they are. Elsewhere nothing is done."""
+    libc = _glibc()
+    if libc is not None:
+        libc.malloc_trim(0)
+
+
 def _glibc() -> ctypes.CDLL | None:
     try:
         libc = ctypes.CDLL(None)

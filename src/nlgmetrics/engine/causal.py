@@ -230,13 +230,15 @@ def _long_queries(
     if rope is None:
         return [], todo
     full = {j: len(distinct[j].prefix_ids) + len(distinct[j].target_ids) for j in todo}
-    long = [j for j in todo if rope.is_long(full[j])]
-    rest = [j for j in todo if not rope.is_long(full[j])]
-    by_length: dict[int, list[int]] = {}
-    for j in long:
-        by_length.setdefault(full[j] if rope.same_length_only else 0, []).append(j)
+    rest: list[int] = []
+    by_pass: dict[int, list[int]] = {}  # the queries that may share a pass (LengthDependentRope.pass_group)
+    for j in todo:
+        if rope.is_long(full[j]):
+            by_pass.setdefault(rope.pass_group(full[j]), []).append(j)
+        else:
+            rest.append(j)
     batches = []
-    for members in by_length.values():
+    for members in by_pass.values():
         plan = plan_batches([full[j] for j in members], token_budget, batch_size)
         batches.extend([members[b] for b in batch] for batch in plan)
     return batches, rest

@@ -1,7 +1,7 @@
 """GGUF files as models: dequantized once into a cached ``save_pretrained`` folder.
 
 transformers reads a GGUF file (``from_pretrained(folder, gguf_file=name)``) by dequantizing
-every tensor (25 s for SmolLM2-135M on 2 CPU cores, growing with the model), and a model loaded
+every tensor (seconds to minutes, growing with the model), and a model loaded
 that way refuses ``save_pretrained``. :func:`converted_dir` does it once: the float32 weights,
 the config and the tokenizer read from the GGUF are written to an ordinary folder under
 :func:`default_cache_dir`, with a record of the GGUF's sha256 (:data:`SOURCE_FILE`) that

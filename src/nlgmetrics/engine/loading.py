@@ -38,7 +38,7 @@ from typing import Any
 import torch
 
 from nlgmetrics.engine.adapters import adapter_label, scored_module
-from nlgmetrics.engine.allocator import keep_freed_memory, requested_by
+from nlgmetrics.engine.allocator import keep_freed_memory, requested_by, trim_heap
 from nlgmetrics.engine.checkpoint import check_config_file, check_tokenizer, check_tokenizer_files, check_weight_files
 from nlgmetrics.engine.devices import module_device, resolve_device, resolve_dtype, same_device, warn_if_emulated
 from nlgmetrics.engine.errors import ModelKindError, ModelNotFoundError
@@ -558,18 +558,6 @@ def _storages(module: torch.nn.Module) -> dict[tuple[str, int], int]:
     return storages
 
 
-def _trim_heap() -> None:
-    """Hand freed CPU memory back to the system: glibc keeps freed blocks below its mmap threshold
-    (a bfloat16 model's converted tensors) in its heap, which ``malloc_trim`` returns. Other C
-    libraries have no such call, and nothing is done."""
-    import ctypes
-
-    try:
-        ctypes.CDLL(None).malloc_trim(0)
-    except (OSError, AttributeError, TypeError):
-        pass
-
-
 def _counted(entries: list[_Weights]) -> Released:
     """What dropping ``entries`` frees (see :class:`Released`)."""
     engine_held: dict[tuple[str, int], int] = {}
@@ -603,9 +591,9 @@ def release() -> Released:
     import gc
 
     freed = _counted(list(_CACHE.values()))  # in a function: no local here keeps a model alive
-    _CACHE.clear()
+    clear_cache()
     gc.collect()
     if torch.cuda.is_initialized():
         torch.cuda.empty_cache()
-    _trim_heap()
+    trim_heap()
     return freed
