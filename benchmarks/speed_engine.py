@@ -124,7 +124,7 @@ def run(doc_id: int = 44, summaries: int = 25, repeats: int = 2, dtype: str = "f
 # The child of ``--against``: the smallest code that both old and new trees run. It reads the pairs
 # from a JSON file, then one metric name per stdin line, and answers each with one MARK line.
 CHILD = """
-import json, sys, time
+import json, resource, sys, time
 import nlgmetrics
 from nlgmetrics.fflm import fflm
 from nlgmetrics.shannon import shannon_score
@@ -144,11 +144,13 @@ for line in sys.stdin:
         shapes = prof.key_averages(group_by_input_shape=True).table(sort_by="self_cpu_time_total", row_limit=int(words[2]))
         print(mark + json.dumps({"table": table, "shapes": shapes}), flush=True)
         continue
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     start = time.perf_counter()
     result = call(words[0])
     seconds = time.perf_counter() - start
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
     scores = {k: [float(x) for x in v] for k, v in result.scores.items()}
-    print(mark + json.dumps({"seconds": seconds, "scores": scores}), flush=True)
+    print(mark + json.dumps({"seconds": seconds, "minor_faults": faults, "scores": scores}), flush=True)
 """
 
 
@@ -264,6 +266,7 @@ def _time_metric(children: dict[str, Child], metric: str, repeats: int) -> dict[
     for child in children.values():
         child.call(metric)  # warm-up: loads the model, fills the load cache
     times: dict[str, list[float]] = {side: [] for side in children}
+    faults: dict[str, list[int]] = {side: [] for side in children}
     scores: dict[str, dict[str, list[float]]] = {}
     loads = []
     for round_ in range(repeats):
@@ -271,11 +274,13 @@ def _time_metric(children: dict[str, Child], metric: str, repeats: int) -> dict[
         for side in order:
             answer = children[side].call(metric)
             times[side].append(answer["seconds"])
+            faults[side].append(answer["minor_faults"])
             scores[side] = answer["scores"]
         loads.append(os.getloadavg()[0])
     old, new = (statistics.median(times[s]) for s in ("old", "new"))
     return {"metric": metric, "old": old, "new": new, "ratio": new / old,
             "rounds": {s: [round(t, 2) for t in times[s]] for s in times},
+            "minor_faults": {s: int(statistics.median(faults[s])) for s in faults},
             "max_abs_diff": max_abs_diff(scores["old"], scores["new"]),
             "load_1min_after_rounds": [round(x, 2) for x in loads]}
 
@@ -306,12 +311,14 @@ def markdown_section(report: dict[str, Any], command: str, commit: str, dtype: s
            if KEEP_FREED_MEMORY in os.environ else ""),
         f"- load average (1, 5, 15 min) before: {report['load_before']}; after: {report['load_after']}",
         "",
-        "| metric | old s (median) | new s (median) | new / old | old rounds | new rounds | max abs diff | 1-min load after each round |",
-        "|---|---|---|---|---|---|---|---|",
+        "| metric | old s (median) | new s (median) | new / old | old rounds | new rounds | max abs diff "
+        "| minor page faults per call, old / new (median) | 1-min load after each round |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for row in report["rows"]:
         lines.append(f"| {row['metric']} | {row['old']:.2f} | {row['new']:.2f} | {row['ratio']:.3f} | "
                      f"{row['rounds']['old']} | {row['rounds']['new']} | {row['max_abs_diff']:.3g} | "
+                     f"{row['minor_faults']['old']:,} / {row['minor_faults']['new']:,} | "
                      f"{row['load_1min_after_rounds']} |")
     for metric, sides in report.get("profiles", {}).items():
         for side, tables in sides.items():

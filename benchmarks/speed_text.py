@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import sys
 import time
 from collections import defaultdict
@@ -79,6 +80,34 @@ def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
     return value, time.process_time() - start
 
 
+#: Timed rounds per row (``--repeats``): sub-second rows vary by tens of percent from one call to
+#: the next, and a process's first call of anything pays its warm-up.
+REPEATS = 5
+
+
+def _compare(anchor: Callable[[], Any], ours: Callable[[], Any], reset: Callable[[], Any] | None = None,
+             ) -> tuple[Any, Any, list[float], list[float]]:
+    """``(anchor's value, ours, anchor's seconds per round, ours')``: one untimed warm-up call of
+    each side first (the process's first-call costs: imports, allocator, caches of the libraries
+    themselves), then :data:`REPEATS` rounds, anchor first in even rounds and ours first in odd
+    ones, so a drift in the machine's load hits both alike. ``reset`` runs before every call, so
+    a row meant to start cold (our caches cleared) starts cold in every round."""
+    sides = {"anchor": anchor, "ours": ours}
+    for fn in sides.values():
+        if reset is not None:
+            reset()
+        fn()
+    values: dict[str, Any] = {}
+    rounds: dict[str, list[float]] = {side: [] for side in sides}
+    for round_ in range(REPEATS):
+        for side in (("anchor", "ours") if round_ % 2 == 0 else ("ours", "anchor")):
+            if reset is not None:
+                reset()
+            values[side], seconds = _timed(sides[side])
+            rounds[side].append(seconds)
+    return values["anchor"], values["ours"], rounds["anchor"], rounds["ours"]
+
+
 def _rouge_rows(name: str, systems: dict, use_stemmer: bool) -> dict:
     from rouge_score import rouge_scorer
 
@@ -95,9 +124,8 @@ def _rouge_rows(name: str, systems: dict, use_stemmer: bool) -> dict:
             for s, (preds, refs) in systems.items()
         }
 
-    clear_cache()  # start cold: the first system pays for tokenizing the references
-    expected, anchor_s = _timed(anchor)
-    got, ours_s = _timed(ours)
+    # start cold: the first system pays for tokenizing the references
+    expected, got, anchor_s, ours_s = _compare(anchor, ours, reset=clear_cache)
     diff = 0.0
     for system, scores in expected.items():
         for rouge_type in ROUGE_TYPES:
@@ -130,9 +158,7 @@ def _bleu_corpus_rows(name: str, systems: dict, cold: bool) -> dict:
             scores[s] = corpus_bleu(preds, _streams(refs)).score
         return scores
 
-    clear_caches()
-    expected, anchor_s = _timed(anchor)
-    got, ours_s = _timed(ours)
+    expected, got, anchor_s, ours_s = _compare(anchor, ours, reset=clear_caches)
     diff = max(abs(expected[s] - got[s]) for s in expected)
     cache = "caches cleared before every system" if cold else "reference cache shared by the systems"
     return _row(
@@ -151,9 +177,7 @@ def _bleu_sentence_rows(name: str, systems: dict) -> dict:
     def ours():
         return {s: bleu(preds, refs).scores["sentence_bleu"] for s, (preds, refs) in systems.items()}
 
-    clear_caches()
-    expected, anchor_s = _timed(anchor)
-    got, ours_s = _timed(ours)
+    expected, got, anchor_s, ours_s = _compare(anchor, ours, reset=clear_caches)
     diff = max(abs(a - b) for s in expected for a, b in zip(expected[s], got[s]))
     n = sum(len(p) for p, _ in systems.values())
     return _row(f"sentence BLEU, {name}, {n} outputs", "sacrebleu sentence_bleu", ours_s, anchor_s, diff)
@@ -179,9 +203,7 @@ def _chrf_rows(name: str, systems: dict, word_order: int) -> dict:
             out[s] = (result.main_score, result.scores["sentence_chrf"])
         return out
 
-    clear_caches()
-    expected, anchor_s = _timed(anchor)
-    got, ours_s = _timed(ours)
+    expected, got, anchor_s, ours_s = _compare(anchor, ours, reset=clear_caches)
     diff = max(max(abs(expected[s][0] - got[s][0]), *(abs(a - b) for a, b in zip(expected[s][1], got[s][1])))
                for s in expected)
     n = sum(len(p) for p, _ in systems.values())
@@ -210,8 +232,7 @@ def _ter_rows(name: str, systems: dict) -> dict:
             out[s] = (result.main_score, result.scores["sentence_ter"])
         return out
 
-    expected, anchor_s = _timed(anchor)
-    got, ours_s = _timed(ours)
+    expected, got, anchor_s, ours_s = _compare(anchor, ours)
     diff = max(max(abs(expected[s][0] - got[s][0]), *(abs(a - b) for a, b in zip(expected[s][1], got[s][1])))
                for s in expected)
     n = sum(len(p) for p, _ in systems.values())
@@ -219,13 +240,17 @@ def _ter_rows(name: str, systems: dict) -> dict:
                 "sacrebleu TER() corpus_score + sentence_score", ours_s, anchor_s, diff)
 
 
-def _row(metric: str, anchor: str, ours_s: float, anchor_s: float, diff: float) -> dict:
+def _row(metric: str, anchor: str, ours_s: list[float], anchor_s: list[float], diff: float) -> dict:
+    """One table row from each side's seconds per round: medians, their ratio, and the spread."""
+    ours, theirs = statistics.median(ours_s), statistics.median(anchor_s)
     return {
         "metric": metric,
         "anchor": anchor,
-        "ours_s": round(ours_s, 3),
-        "anchor_s": round(anchor_s, 3),
-        "ratio": round(anchor_s / ours_s, 2) if ours_s > 0 else float("inf"),
+        "ours_s": round(ours, 3),
+        "anchor_s": round(theirs, 3),
+        "ratio": round(theirs / ours, 2) if ours > 0 else float("inf"),
+        "ours_range": (round(min(ours_s), 3), round(max(ours_s), 3)),
+        "anchor_range": (round(min(anchor_s), 3), round(max(anchor_s), 3)),
         "max_abs_diff": diff,
     }
 
@@ -300,22 +325,26 @@ def to_markdown(rows: list[dict], command: str, machine: str, versions: str) -> 
         "",
         f"Versions: {versions}",
         "",
-        "Times are process CPU seconds, anchor and ours back to back in one process on the same inputs;",
-        "ratio = anchor / ours; max_abs_diff = largest difference over every per-example",
-        "precision/recall/F (ROUGE) or every BLEU / chrF / TER score (0-100 scale).",
+        "Times are process CPU seconds, anchor and ours in one process on the same inputs: one untimed",
+        f"warm-up call of each side, then {REPEATS} interleaved rounds; the medians are shown, with each",
+        "side's fastest and slowest round. ratio = anchor / ours (medians); max_abs_diff = largest",
+        "difference over every per-example precision/recall/F (ROUGE) or every BLEU / chrF / TER score",
+        "(0-100 scale).",
         "",
-        "| metric | anchor | ours (s) | anchor (s) | ratio | max abs diff |",
-        "|---|---|---:|---:|---:|---:|",
+        "| metric | anchor | ours (s) | anchor (s) | ratio | ours min-max (s) | anchor min-max (s) | max abs diff |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
         lines.append(
             f"| {row['metric']} | {row['anchor']} | {row['ours_s']:.3f} | {row['anchor_s']:.3f} | "
-            f"{row['ratio']:.2f}x | {row['max_abs_diff']:.1e} |"
+            f"{row['ratio']:.2f}x | {row['ours_range'][0]:.3f}-{row['ours_range'][1]:.3f} | "
+            f"{row['anchor_range'][0]:.3f}-{row['anchor_range'][1]:.3f} | {row['max_abs_diff']:.1e} |"
         )
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
+    global REPEATS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=None, help="folder with webnlg2020/ and realsumm/ (../shared/data)")
     parser.add_argument("--limit", type=int, default=None, help="first N WebNLG items / REALSumm documents")
@@ -324,7 +353,9 @@ def main(argv: list[str] | None = None) -> int:
     # use it with --limit, e.g. --sections ter --limit 8).
     parser.add_argument("--sections", default="rouge,bleu,chrf",
                         help=f"comma-separated, any of {','.join(SECTIONS)} (default: rouge,bleu,chrf)")
+    parser.add_argument("--repeats", type=int, default=REPEATS, help="timed rounds per row, after one warm-up call")
     args = parser.parse_args(argv)
+    REPEATS = args.repeats
     rows = run(args.data_dir, args.limit, tuple(part.strip() for part in args.sections.split(",") if part.strip()))
     command = "python benchmarks/speed_text.py" + " ".join([""] + (argv if argv is not None else sys.argv[1:]))
     text = to_markdown(rows, command, _machine(), _versions())

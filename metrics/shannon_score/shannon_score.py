@@ -13,6 +13,9 @@ Args:
     model (str): causal LM: Hub id (paper default "gpt2"), local directory, or the offline alias
         "smollm2-135m".
     model_tokenizer, revision (str or None), device (str or None), dtype (str or None): model loading.
+    device_map (str or dict or None), max_memory (dict or None), offload_folder (str or None): a model
+        bigger than one device, passed to from_pretrained (e.g. device_map="auto",
+        max_memory={0: "20GiB", "cpu": "60GiB"}, or {module: "cpu" | "cuda:0" | "disk"}); same numbers.
     max_length (int or None): tokens per sequence; None (default): the model's context, and a
         larger value is capped at it. Sentences are cut to max_length - 1 - summary tokens.
     token_budget (int), batch_size (int or None), prefix_cache (bool): speed only, same numbers.

@@ -141,15 +141,16 @@ def check_model_options(
 
 
 def load_masked_lm(model: Any, *, model_tokenizer: Any = None, device: Any = None, dtype: Any = None,
-                   revision: str | None = None) -> LoadedLM:
-    """The engine's masked LM (cached per process); clear errors for causal or missing models."""
+                   revision: str | None = None, **placement: Any) -> LoadedLM:
+    """The engine's masked LM (cached per process); clear errors for causal or missing models.
+    ``placement``: ``device_map``, ``max_memory``, ``offload_folder`` (:func:`~nlgmetrics.engine.load_lm`)."""
     from nlgmetrics.engine import load_lm
 
     if isinstance(model, str) and not model.strip():
         raise ValueError("`model` is an empty string; pass a Hub id or a local model directory.")
     check_model_tokenizer(model, model_tokenizer)
     return load_lm(model, kind="masked", model_tokenizer=model_tokenizer, device=device, dtype=dtype,
-                   revision=revision)
+                   revision=revision, **placement)
 
 
 def special_ids(tokenizer: Any) -> tuple[int, int, int]:

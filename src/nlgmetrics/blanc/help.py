@@ -168,6 +168,9 @@ def blanc_help(
     revision: str | None = None,
     device: Any = None,
     dtype: Any = None,
+    device_map: str | dict[str, int | str] | None = None,
+    max_memory: dict[int | str, int | str] | None = None,
+    offload_folder: str | os.PathLike | None = None,
     max_length: int | None = None,
     token_budget: int | None = DEFAULT_TOKEN_BUDGET,
     batch_size: int | None = None,
@@ -196,6 +199,10 @@ def blanc_help(
         model_tokenizer: the Hugging Face tokenizer of a model instance (default: the model's own).
         revision, device, dtype: which Hub revision, where and in which precision to run (engine
             defaults: CUDA if available, float32).
+        device_map, max_memory, offload_folder: a model bigger than one device, given by name or
+            folder: passed to ``from_pretrained`` (e.g. ``device_map="auto"``,
+            ``max_memory={0: "20GiB", "cpu": "60GiB"}``); the numbers do not change
+            (:func:`nlgmetrics.engine.load_lm`).
         max_length: the window of one input ``[CLS] help sentence [SEP]``, at least 3 tokens;
             default ``None``: blanc's 512; a value above the model's positions is capped at them.
         token_budget, batch_size: engine batching (they do not change the numbers);
@@ -245,7 +252,8 @@ def blanc_help(
     store = open_store(cache_dir)
 
     lm: LoadedLM = load_masked_lm(model, model_tokenizer=model_tokenizer, device=device, dtype=dtype,
-                                  revision=revision)
+                                  revision=revision, device_map=device_map, max_memory=max_memory,
+                                  offload_folder=offload_folder)
     tok = lm.tokenizer
     cls_id, sep_id, _ = special_ids(tok)
     window = resolve_window(lm, max_length)

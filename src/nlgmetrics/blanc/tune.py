@@ -478,6 +478,9 @@ def blanc_tune(
     revision: str | None = None,
     device: Any = None,
     dtype: Any = None,
+    device_map: str | dict[str, int | str] | None = None,
+    max_memory: dict[int | str, int | str] | None = None,
+    offload_folder: str | os.PathLike | None = None,
     max_length: int | None = None,
     token_budget: int | None = DEFAULT_TOKEN_BUDGET,
     batch_size: int | None = None,
@@ -504,7 +507,9 @@ def blanc_tune(
     The options come in four groups:
 
     - the model options every LM metric shares (``model``, ``model_tokenizer``, ``revision``,
-      ``device``, ``dtype``, ``max_length``, ``token_budget``, ``batch_size``, ``progress``);
+      ``device``, ``dtype``, ``device_map``, ``max_memory``, ``offload_folder``, ``max_length``,
+      ``token_budget``, ``batch_size``, ``progress``); a model with weights offloaded to the CPU
+      or the disk is refused (tuning needs every weight on a device);
     - what is scored, as in :func:`nlgmetrics.blanc.help.blanc_help`: ``measure``, the masking of
       the document sentences (``gap``, ``gap_mask``, ``min_token_length_*``,
       ``len_sent_allow_cut``) and ``splitter``;
@@ -529,6 +534,7 @@ def blanc_tune(
     # The engine (and torch) load only when a metric runs: `import nlgmetrics.blanc` stays light.
     from nlgmetrics.engine import open_store
     from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
+    from nlgmetrics.engine.dispatch import has_offloaded_weights
     from nlgmetrics.engine.planning import chunk_by_key
 
     summaries, documents = check_source_inputs(predictions, sources)
@@ -542,7 +548,14 @@ def blanc_tune(
     split, splitter_name = resolve_splitter(splitter)
     store = open_store(cache_dir)
 
-    lm = load_masked_lm(model, model_tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision)
+    lm = load_masked_lm(model, model_tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision,
+                        device_map=device_map, max_memory=max_memory, offload_folder=offload_folder)
+    if has_offloaded_weights(lm.model):
+        # accelerate reloads offloaded weights from its map at each forward: a step would train a
+        # throwaway copy of them, and the "tuned" model would be the untuned one.
+        raise ValueError(
+            f"BLANC-tune fine-tunes the model, and {lm.name!r} has weights offloaded to the CPU or the disk "
+            "(device_map): give it a device_map with every module on a GPU, or use variant='help'.")
     check_freezing(lm.model, options)
     tok = lm.tokenizer
     window = resolve_window(lm, max_length)

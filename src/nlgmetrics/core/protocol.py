@@ -220,6 +220,15 @@ MODEL_OPTIONS: tuple[Option, ...] = (
     Option("model_tokenizer", "str", "the Hugging Face tokenizer of a model instance (default: its own)",
            signature_key="tokenizer", offered=False),
     Option("device", "str", "torch device (default: cuda when available, else cpu)", offered=False),
+    # A model bigger than one device: passed to from_pretrained (engine.devices.check_placement).
+    # No signature key: where each module runs does not change a number. Not offered as --option
+    # or a demo widget: a dict does not fit a box.
+    Option("device_map", "str", "where from_pretrained puts each module: 'auto' or a {module: device} dict "
+           "('cpu', 'cuda:0', 'disk'); numbers unchanged", offered=False),
+    Option("max_memory", "str", "the most each device may take under device_map='auto', e.g. "
+           "{0: '20GiB', 'cpu': '60GiB'}", offered=False),
+    Option("offload_folder", "str", "folder for weights device_map sends to the disk (when they must be "
+           "re-saved)", offered=False),
     Option("max_length", "int", "tokens per sequence (none: the model's context; capped at it)",
            range=Range(1), signature_key="max_length"),
     Option("dtype", "str", "weights dtype: float32 (CPU default), bfloat16 or float16 (GPU)",

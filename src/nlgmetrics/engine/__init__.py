@@ -7,7 +7,8 @@ into length-sorted batches within a token budget (``planning``; a shared prefix 
 causal kind), run the forward passes (``runner`` / ``distributed``: progress, accelerate;
 ``transfer``: host<->device copies), apply the LM head at the needed rows only and reduce them
 on the fly (``heads``). Loading a model: ``loading`` (:func:`load_lm`, :class:`LoadedLM`, the
-in-process cache), ``devices``, ``fingerprints``, ``kinds``, ``checkpoint`` (files and tokenizer),
+in-process cache), ``devices``, ``dispatch`` (models accelerate spread over devices, the CPU and
+the disk), ``fingerprints``, ``kinds``, ``checkpoint`` (files and tokenizer),
 ``smollm2`` (the offline GGUF model), ``errors``; :func:`release` empties that cache. Across calls and processes: ``store`` (what
 the engine computed for each distinct query, on disk, keyed by everything that can change it). Around the engine, each metric's per-call
 bookkeeping: ``bookkeeping`` (distinct queries, the per-example progress bar, warn-once counters).

@@ -58,6 +58,45 @@ def keep_freed_memory() -> bool:
         return _applied
 
 
+class AllocatorHint(UserWarning):
+    """The one-time hint that :func:`keep_freed_memory` exists (filter this category to silence it)."""
+
+
+_HINTED = False
+
+
+def hint_for_half_precision(dtype: object, native: bool) -> str | None:
+    """The hint a CPU load in half precision gets once per process where the CPU has native units
+    for it and the opt-in is neither asked for nor on (there glibc's page faults are a larger
+    share of the time: ``benchmarks/results/engine_mechanisms.md``); ``None`` otherwise.
+
+    >>> hint_for_half_precision("bfloat16", native=True)[:45]
+    'dtype=bfloat16 on a CPU: NLGMETRICS_KEEP_FREED'
+    >>> hint_for_half_precision("float32", native=True) is None
+    True
+    """
+    name = str(dtype).removeprefix("torch.")
+    if name not in ("bfloat16", "float16") or not native or _applied or requested_by() or _glibc() is None:
+        return None
+    return (f"dtype={name} on a CPU: {ENV}=1 before the first model load (or "
+            "nlgmetrics.engine.keep_freed_memory()) lets each forward pass reuse the large buffers of the one "
+            "before instead of page-faulting fresh ones, the same numbers faster; it changes malloc for the "
+            "whole process, which then keeps its peak heap, so the library never does it by itself "
+            "(measured gains: benchmarks/results/engine_mechanisms.md; silence this hint with "
+            "warnings.filterwarnings('ignore', category=nlgmetrics.engine.allocator.AllocatorHint)).")
+
+
+def hint_once(dtype: object, native: bool) -> None:
+    """:func:`hint_for_half_precision` as an :class:`AllocatorHint` warning, once per process."""
+    global _HINTED
+    message = None if _HINTED else hint_for_half_precision(dtype, native)
+    if message:
+        import warnings
+
+        _HINTED = True
+        warnings.warn(message, AllocatorHint, stacklevel=3)
+
+
 def trim_heap() -> None:
     """Hand freed heap memory back to the system (glibc's ``malloc_trim``): glibc keeps freed
     blocks below its mmap threshold (a bfloat16 model's converted tensors) in its heap. A one-off

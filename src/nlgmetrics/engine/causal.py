@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from nlgmetrics.engine.heads import logits_at, reduce_per_query
+from nlgmetrics.engine.heads import HeadOutputBuffer, logits_at, reduce_per_query, reuses_head_output
 from nlgmetrics.engine.kinds import keeps_causal_attention
 from nlgmetrics.engine.loading import LoadedLM
 from nlgmetrics.engine.packing import packed_layout, packing_allowed, segment_attention_mask
@@ -193,6 +193,10 @@ def _iter_causal(
 
     dynamic = dynamic_rotary_modules(lm.model) if rope is not None and rope.stateful else []
 
+    # On a CPU the head's logits go into one buffer this call owns and every pass reuses, for a
+    # reduce that reads them at once and keeps nothing (heads.HeadOutputBuffer: same values).
+    head_buffer = HeadOutputBuffer() if reuses_head_output(reduce) and lm.device.type == "cpu" else None
+
     def run_unit(unit: tuple[str, list[int]]) -> list[tuple[int, Any]]:
         kind, members = unit
         # Dynamic NTK state left by an earlier pass (this call's or the caller's) must not reach
@@ -200,8 +204,9 @@ def _iter_causal(
         # passes of one long length grow them for that length only.
         with fresh_dynamic_rope(dynamic):
             if kind == "group":
-                return _run_behind_prefix(lm, distinct, members, reduce, token_budget, batch_size)
-            return run_with_backoff(members, lambda part: _forward(lm, distinct, part, reduce, whole=kind == "long"))
+                return _run_behind_prefix(lm, distinct, members, reduce, token_budget, batch_size, head_buffer)
+            return run_with_backoff(members, lambda part: _forward(lm, distinct, part, reduce, whole=kind == "long",
+                                                                   head_buffer=head_buffer))
 
     # Long queries first, then groups, longest prefix first, like plan_batches: the heaviest work
     # surfaces OOM early.
@@ -270,6 +275,7 @@ def _run_behind_prefix(
     reduce: Reduce,
     token_budget: int,
     batch_size: int | None,
+    head_buffer: HeadOutputBuffer | None = None,
 ) -> list[tuple[int, Any]]:
     """Run the shared prefix (but its last token) once, then batches of targets on its cache.
 
@@ -290,11 +296,13 @@ def _run_behind_prefix(
     if _packs_rows(lm):  # several targets per row: almost no padding, larger matrix products
         for packed in pack_segments(lengths, token_budget, batch_size, context=cached):
             rows = [[members[b] for b in row] for row in packed]
-            out.extend(run_with_backoff(rows, lambda r: _forward_packed(lm, distinct, r, reduce, cache, cached)))
+            out.extend(run_with_backoff(rows, lambda r: _forward_packed(lm, distinct, r, reduce, cache, cached,
+                                                                        head_buffer)))
         return out
     for batch in plan_batches(lengths, token_budget, batch_size, context=cached):
         part = [members[b] for b in batch]
-        out.extend(run_with_backoff(part, lambda p: _forward(lm, distinct, p, reduce, cache, cached)))
+        out.extend(run_with_backoff(part, lambda p: _forward(lm, distinct, p, reduce, cache, cached,
+                                                             head_buffer=head_buffer)))
     return out
 
 
@@ -309,6 +317,7 @@ def _forward_packed(
     reduce: Reduce,
     cache: Any,
     cached: int,
+    head_buffer: HeadOutputBuffer | None = None,
 ) -> list[tuple[int, Any]]:
     """One batch of rows of several targets each behind ``cache`` (:mod:`nlgmetrics.engine.packing`):
     every target reads ``prefix[-1:] + target[:-1]`` in its own segment, with the positions and
@@ -329,7 +338,7 @@ def _forward_packed(
             "use_cache": True,
         }
         logits = logits_at(lm.model, lm.gather_head, inputs, to_device(layout.head_rows, device),
-                           to_device(layout.head_cols, device), per_query_float32=True)
+                           to_device(layout.head_cols, device), per_query_float32=True, head_buffer=head_buffer)
         return reduce_per_query(logits, [len(q.target_ids) for q in queries], queries, members, reduce)
 
 
@@ -348,6 +357,7 @@ def _forward(
     cached: int = 0,
     *,
     whole: bool = False,
+    head_buffer: HeadOutputBuffer | None = None,
 ) -> list[tuple[int, Any]]:
     """One right-padded batch: row ``b`` reads its query's ``prefix + target[:-1]`` but the first
     ``cached`` tokens, whose keys and values ``cache`` holds (none without a cache); the head runs
@@ -385,7 +395,7 @@ def _forward(
             for observe in UNMASKED_PASS_OBSERVERS:
                 observe(lengths)
         logits = logits_at(lm.model, lm.gather_head, inputs, to_device(torch.tensor(rows), device),
-                           to_device(torch.tensor(cols), device), per_query_float32=True)
+                           to_device(torch.tensor(cols), device), per_query_float32=True, head_buffer=head_buffer)
         return reduce_per_query(logits, [len(q.target_ids) for q in queries], queries, members, reduce)
 
 
@@ -520,8 +530,9 @@ def target_logprobs_float32(
     The reduction for metrics whose reference implementation uses a float32 softmax (blanc's
     Shannon, the FFLM authors' scorer): nothing of ``[rows, vocab]`` size is allocated. Each row is
     reduced on its own, in cache-sized blocks on CPU (one block per call on an accelerator, where
-    kernel launches are the cost), so the values do not depend on the blocking. Returns float64
-    log-probs and int64 argmax ids (or ``None``).
+    kernel launches are the cost), so the values do not depend on the blocking. Half-precision
+    logits become float32 one block at a time (an exact conversion: the same values as converting
+    them all first). Returns float64 log-probs and int64 argmax ids (or ``None``).
 
     >>> lp, best = target_logprobs_float32(torch.tensor([[0.0, 0.0], [0.0, 2.0]]), [0, 1], with_argmax=True)
     >>> [round(float(v), 4) for v in lp], best.tolist()
@@ -543,11 +554,11 @@ def target_logprobs_float32_deferred(
     (-0.6931, None)
     """
     targets = to_device(torch.as_tensor(list(target_ids), dtype=torch.long), logits.device)
-    chosen = torch.empty(len(targets), dtype=logits.dtype, device=logits.device)
+    chosen = torch.empty(len(targets), dtype=torch.float32, device=logits.device)
     best = torch.empty(len(targets), dtype=torch.long, device=logits.device) if with_argmax else None
     step = _REDUCE_ROWS if logits.device.type == "cpu" else max(1, len(targets))
     for first in range(0, len(targets), step):
-        block = logits[first : first + step]
+        block = logits[first : first + step].float()  # a view when float32 already
         rows = slice(first, first + len(block))
         if best is not None and block.device.type == "cpu":  # CPU argmax is the slow part there
             normaliser, best[rows] = logsumexp_and_argmax(block)
@@ -577,6 +588,6 @@ def _logprobs_and_argmax_deferred(logits: torch.Tensor, query: CausalQuery) -> D
 #: results are ``(logprobs, argmax or None)``, kept as they are.
 #: A stored result is used only with one entry per target id (the query's second id sequence).
 TARGET_LOGPROBS = StoredReduction("target_logprobs_float32", _logprobs_deferred,
-                                  accepts=OnePerId(1, ("f8", None)))
+                                  accepts=OnePerId(1, ("f8", None)), streams_logits=True)
 TARGET_LOGPROBS_ARGMAX = StoredReduction("target_logprobs_float32+argmax", _logprobs_and_argmax_deferred,
-                                         accepts=OnePerId(1, ("f8", "i8")))
+                                         accepts=OnePerId(1, ("f8", "i8")), streams_logits=True, head_buffer=True)

@@ -1,5 +1,8 @@
 """Which device and dtype a model is scored on: resolve the strings users pass, refuse unusable ones.
 
+A model bigger than one device is placed by ``from_pretrained`` instead (:func:`check_placement`:
+``device_map``, ``max_memory``, ``offload_folder``, checked before anything loads).
+
 A device that torch knows by name but that is missing here (``"mps"`` on Linux, ``"cuda"`` on a
 CPU machine, ``"cuda:7"`` on a one-GPU machine, ``"xla"`` without torch_xla) would otherwise fail
 deep inside ``Module.to()`` with a bare RuntimeError or an AssertionError; ``"meta"`` would not
@@ -18,6 +21,11 @@ ValueError: device='meta' is not usable: meta tensors hold no values, so every s
 from __future__ import annotations
 
 import functools
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -109,20 +117,162 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
     raise ValueError(f"device={device!r} is not available here (no {resolved.type} backend in this process). {_available_text()}")
 
 
-def module_device(model: torch.nn.Module) -> torch.device:
-    """The device a model instance lives on (that of its first parameter; CPU without parameters).
+#: accelerate's strategies for ``device_map``: fill the devices in order ("sequential"), or evenly
+#: ("auto" is "balanced"; "balanced_low_0" keeps GPU 0 light).
+DEVICE_MAP_STRATEGIES = ("auto", "balanced", "balanced_low_0", "sequential")
+_STRATEGY_TEXT = ", ".join(repr(name) for name in DEVICE_MAP_STRATEGIES)
+_OTHER_STRATEGIES = ", ".join(repr(name) for name in DEVICE_MAP_STRATEGIES[1:])
 
-    Raises ``ValueError`` when some tensors are on the meta device (weights never loaded, e.g. built
-    under ``init_empty_weights`` or offloaded to disk), and when the device is not available here.
+
+@dataclass(frozen=True)
+class Placement:
+    """Where ``from_pretrained`` puts a named model's modules: ``device_map`` (a strategy, or
+    ``(module, device)`` pairs with devices such as ``'cuda:0'``, ``'cpu'``, ``'disk'``),
+    ``max_memory`` (``(device, bytes)`` pairs a strategy may fill; a GPU by its index, as
+    accelerate names it) and ``offload_folder`` (where weights offloaded to the disk are re-saved
+    when they cannot be read from the checkpoint itself). Normalised and hashable: part of the
+    load cache's key, like ``device`` (it decides where the model lives, not what it computes).
+
+    >>> placement = check_placement("auto", {"cpu": "1GiB"}, None)
+    >>> placement.from_pretrained_options()
+    {'device_map': 'auto', 'max_memory': {'cpu': 1073741824}}
     """
+
+    device_map: str | tuple[tuple[str, str], ...]
+    max_memory: tuple[tuple[int | str, int], ...] | None = None
+    offload_folder: str | None = None
+
+    @property
+    def uses_disk(self) -> bool:
+        """Whether the map sends a module to the disk by name (a strategy may too, when
+        ``max_memory`` leaves no room elsewhere)."""
+        return not isinstance(self.device_map, str) and any(device == "disk" for _, device in self.device_map)
+
+    def from_pretrained_options(self) -> dict[str, Any]:
+        """The keyword arguments of ``from_pretrained`` that place the model."""
+        options: dict[str, Any] = {
+            "device_map": self.device_map if isinstance(self.device_map, str) else dict(self.device_map)}
+        if self.max_memory is not None:
+            options["max_memory"] = dict(self.max_memory)
+        if self.offload_folder is not None:
+            options["offload_folder"] = self.offload_folder
+        return options
+
+
+def _placed_device(where: str, value: Any, alternatives: str = "'disk' to offload it") -> str:
+    """``'disk'`` or the name of an available device (``'cuda:0'`` for ``0``), else a one-line error."""
+    if value == "disk":
+        return "disk"
+    try:
+        return str(resolve_device(value))
+    except ValueError as error:
+        raise ValueError(f"{where}={value!r} is not a device here: {error} Or {alternatives}.") from None
+
+
+def _memory_key(value: Any) -> int | str:
+    """A ``max_memory`` key as accelerate reads it: a GPU by its index, else ``'cpu'``, ``'mps'``, ``'disk'``."""
+    if value == "disk":
+        return "disk"
+    device = torch.device(_placed_device("max_memory key", value, "'disk'"))
+    if device.type == "cuda":
+        return int(device.index)
+    if device.type in ("cpu", "mps"):
+        return device.type
+    raise ValueError(f"max_memory key {value!r}: accelerate plans memory for GPUs (by index), 'cpu', 'mps' and 'disk' only; drop it.")
+
+
+def _memory_bytes(key: Any, value: Any) -> int:
+    from accelerate.utils import convert_file_size_to_int
+
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"max_memory[{key!r}]={value!r}: give a number of bytes or a size such as '10GiB'.")
+    try:
+        size = convert_file_size_to_int(value) if isinstance(value, str) else value
+    except ValueError:
+        raise ValueError(f"max_memory[{key!r}]={value!r} is not a size: give a number of bytes or a size such as '10GiB' or '500MB'.") from None
+    if size < 0:
+        raise ValueError(f"max_memory[{key!r}]={value!r} is negative: give a number of bytes >= 0 or a size such as '10GiB'.")
+    return int(size)
+
+
+def check_placement(device_map: Any, max_memory: Any, offload_folder: Any, device: Any = None) -> Placement | None:
+    """The :class:`Placement` of ``load_lm``'s options (``None`` without ``device_map``), each value
+    checked here with a one-line error naming the fix: a strategy name or a ``{module: device}``
+    mapping of available devices or ``'disk'`` (a single device, such as ``'cpu'`` or ``0``, places
+    the whole model there); ``max_memory`` only with a strategy; ``offload_folder`` only with a
+    ``device_map``; not with ``device=`` (the map says where each module goes).
+
+    >>> check_placement({"transformer": "cpu", "lm_head": "disk"}, None, None).device_map
+    (('lm_head', 'disk'), ('transformer', 'cpu'))
+    >>> check_placement(None, None, None) is None
+    True
+    >>> check_placement({"lm_head": "tpu"}, None, None)
+    Traceback (most recent call last):
+    ...
+    ValueError: device_map['lm_head']='tpu' is not a device here: ...
+    """
+    if device_map is None:
+        if max_memory is not None:
+            raise ValueError(f"max_memory= bounds what device_map= may put on each device: pass device_map='auto' (or {_OTHER_STRATEGIES}) with it.")
+        if offload_folder is not None:
+            raise ValueError("offload_folder= holds the weights device_map= sends to the disk: pass device_map= with it, or drop it.")
+        return None
+    if device is not None:
+        raise ValueError(f"device={device!r} and device_map= both say where the model goes: pass device_map= alone (or device= alone).")
+    placed: str | tuple[tuple[str, str], ...]
+    if isinstance(device_map, str) and device_map in DEVICE_MAP_STRATEGIES:
+        placed = device_map
+    elif isinstance(device_map, Mapping):
+        if not device_map:
+            raise ValueError(f"device_map={{}} places no module: map module names to devices, or pass one of {_STRATEGY_TEXT}.")
+        for module in device_map:
+            if not isinstance(module, str):
+                raise ValueError(f"device_map key {module!r} is not a module name: use names such as 'model.layers.0' ('' for the whole model).")
+        placed = tuple(sorted((module, _placed_device(f"device_map[{module!r}]", value)) for module, value in device_map.items()))
+    elif isinstance(device_map, (str, int, torch.device)) and not isinstance(device_map, bool):
+        placed = (("", _placed_device("device_map", device_map, f"a strategy: {_STRATEGY_TEXT}")),)
+    else:
+        raise ValueError(f"device_map={device_map!r}: pass one of {_STRATEGY_TEXT}, a device name, or a {{module name: device}} dict.")
+    memory = None
+    if max_memory is not None:
+        if not isinstance(placed, str):
+            raise ValueError(f"max_memory= is read by the device_map strategies only ({_STRATEGY_TEXT}); the device_map given places every module itself: drop max_memory.")
+        if not isinstance(max_memory, Mapping) or not max_memory:
+            raise ValueError(f"max_memory={max_memory!r}: pass a dict of device to size, e.g. {{0: '20GiB', 'cpu': '60GiB'}}.")
+        sizes = {_memory_key(key): _memory_bytes(key, value) for key, value in max_memory.items()}
+        memory = tuple(sorted(sizes.items(), key=lambda item: (isinstance(item[0], str), str(item[0]))))
+    folder = None
+    if offload_folder is not None:
+        if not isinstance(offload_folder, (str, os.PathLike)) or not os.fspath(offload_folder):
+            raise ValueError(f"offload_folder={offload_folder!r}: pass the path of a folder (created if missing) with room for the offloaded weights.")
+        folder = str(Path(offload_folder).expanduser().resolve())
+        if Path(folder).exists() and not Path(folder).is_dir():
+            raise ValueError(f"offload_folder={os.fspath(offload_folder)!r} is a file: pass a folder (created if missing).")
+    return Placement(device_map=placed, max_memory=memory, offload_folder=folder)
+
+
+def module_device(model: torch.nn.Module) -> torch.device:
+    """The device a model instance's inputs go to: that of its first parameter (CPU without
+    parameters); for a model accelerate dispatched over devices, the CPU and the disk, where its
+    input embedding runs (:func:`nlgmetrics.engine.dispatch.input_device`).
+
+    Raises ``ValueError`` when some tensors of a model that is not dispatched are on the meta
+    device (weights never loaded, e.g. built under ``init_empty_weights``), and when the device is
+    not available here.
+    """
+    from nlgmetrics.engine.dispatch import input_device, is_dispatched
+
     tensors = [*model.parameters(), *model.buffers()]
-    if any(t.device.type == "meta" for t in tensors):
+    if is_dispatched(model):  # its offloaded tensors are meta by design: hooks load them
+        current = input_device(model)
+    elif any(t.device.type == "meta" for t in tensors):
         raise ValueError(
-            f"The {type(model).__name__} instance has tensors on the meta device: its weights were never "
-            "loaded (built under init_empty_weights / device_map='meta', or offloaded to disk). Load its "
-            "weights first (from_pretrained without those options), or pass the model's directory."
+            f"The {type(model).__name__} instance has tensors on the meta device: its weights were never loaded "
+            "(built under init_empty_weights / device_map='meta'), and no accelerate hook loads them. Load its "
+            "weights first (from_pretrained), or pass the model's directory."
         )
-    current = tensors[0].device if tensors else torch.device("cpu")
+    else:
+        current = tensors[0].device if tensors else torch.device("cpu")
     try:
         resolve_device(current)
     except ValueError as error:

@@ -28,6 +28,8 @@ one-in-2^48 event). Each kind of source gets the cheapest key that keeps that gu
   as they are now (edits in place, nested configs, ``_attn_implementation``), less where the model
   came from (``_name_or_path``). Computed anew on every call that passes it: a write through
   ``.data`` (PEFT's ``merge_adapter``, EMA helpers) leaves no version counter or stamp behind.
+  A model accelerate spread over devices, the CPU and the disk gets the key of the same model on
+  one device (its offloaded weights read where its hooks read them).
 
 A *state* (:func:`directory_state`, :func:`module_state`) answers another question, cheaply:
 whether something may have changed since it was loaded in this process (file names, sizes and stat
@@ -56,14 +58,18 @@ import enum
 import functools
 import hashlib
 import json
+import math
 import os
 import re
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from nlgmetrics.engine.dispatch import offloaded_readers, only_placement_hooks
 from nlgmetrics.engine.rope import per_pass_rotary_state
 
 # Files that decide a checkpoint's scores: its config, its weights and its tokenizer. Other files
@@ -161,12 +167,45 @@ def _view_identity(tensor: torch.Tensor) -> tuple:
     return (tensor.device, tensor.data_ptr(), tuple(tensor.shape), tensor.stride(), tensor.dtype)
 
 
+@dataclass(frozen=True, eq=False)
+class _Offloaded:
+    """A tensor that an accelerate hook keeps offloaded (on the CPU or the disk), read only when
+    hashed: a model offloaded because it does not fit in memory is never materialised whole."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: torch.dtype
+    read: Callable[[], torch.Tensor]
+
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    def digest(self) -> bytes:
+        value = self.read()
+        parts, extra = _readable_parts(value, self.name)
+        if extra or len(parts) != 1 or tuple(value.shape) != self.shape:
+            raise FingerprintUnavailable(
+                f"The model object's offloaded tensor {self.name!r} is stored as a {type(value).__name__} of shape "
+                f"{tuple(value.shape)}, which cannot be read as the values its module computes with: pass the "
+                "model's directory with device_map= instead."
+            )
+        return _tensor_digest(parts[0])
+
+
+def _part_identity(part: torch.Tensor | _Offloaded) -> tuple:
+    return ("offloaded", part.name) if isinstance(part, _Offloaded) else _view_identity(part)
+
+
+def _part_digest(part: torch.Tensor | _Offloaded) -> bytes:
+    return part.digest() if isinstance(part, _Offloaded) else _tensor_digest(part)
+
+
 # Config entries that name where a config came from, not what the model computes.
 _PROVENANCE = frozenset({"_name_or_path", "transformers_version", "_commit_hash"})
 # Module attributes that the forward does not read: where the model came from, the options of
 # generate() (whose record holds a per-process hash()), the train/eval switch (the engine scores an
-# evaluation-mode copy of a module in training mode).
-_NOT_READ_BY_FORWARD = frozenset({"name_or_path", "generation_config", "training"})
+# evaluation-mode copy of a module in training mode), where accelerate placed each module.
+_NOT_READ_BY_FORWARD = frozenset({"name_or_path", "generation_config", "training", "hf_device_map"})
 _PLAIN = (type(None), bool, int, float, str)
 _MAX_DEPTH = 8
 
@@ -296,7 +335,11 @@ def _module_records(model: torch.nn.Module) -> list[str]:
     records = []
     for path, module in model.named_modules(remove_duplicate=False):
         left_out = _NOT_READ_BY_FORWARD | per_pass_rotary_state(module)
-        attributes = {k: v for k, v in vars(module).items() if not k.startswith("_") and k not in left_out}
+        if only_placement_hooks(module):  # accelerate's forward wrapper moves tensors, computes nothing
+            left_out |= {"forward"}
+        # accelerate's guards on a dispatched model's .to() / .cuda() (they warn, compute nothing)
+        attributes = {k: v for k, v in vars(module).items() if not k.startswith("_") and k not in left_out
+                      and not getattr(v, "_accelerate_added_attribute", False)}
         record = [path, _qualified_name(type(module)), canonical.value(attributes, 0)]
         records.append(json.dumps(record, sort_keys=True))
     return records
@@ -327,38 +370,47 @@ def module_fingerprint(model: torch.nn.Module) -> str:
     CPU tensors are hashed in place (no copy); others are copied to the host one at a time. A
     tensor subclass is read through ``.data`` (its raw bytes, plus its attributes such as a
     quantization state) or its inner tensors; nothing is read through ``state_dict()`` or a
-    subclass's ``.to()``, so hashing never rewrites a tensor. Raises :class:`FingerprintUnavailable`
-    for a tensor whose values cannot be read here (meta device, a sharded ``DTensor``).
+    subclass's ``.to()``, so hashing never rewrites a tensor. A model dispatched by accelerate
+    (``device_map``) is hashed as the same model on one device: each tensor its hooks keep
+    offloaded (a meta placeholder) is read from the hook's map, where the forward reads it (the
+    disk, for disk offload), one tensor at a time and without loading it into the model; where
+    each module was placed is left out. Raises :class:`FingerprintUnavailable` for a tensor whose
+    values cannot be read here (meta device without a hook holding it, a sharded ``DTensor``).
     """
     from concurrent.futures import ThreadPoolExecutor
 
     named = [("parameter", n, t) for n, t in model.named_parameters(remove_duplicate=False)]
     per_pass = _per_pass_buffers(model)
     named += [("buffer", n, t) for n, t in model.named_buffers(remove_duplicate=False) if n not in per_pass]
-    entries = []
+    offloaded = offloaded_readers(model)  # accelerate's meta placeholders: their values are in its hooks' maps
+    entries: list[tuple[str, list[torch.Tensor | _Offloaded]]] = []
     canonical = _Canonical()
     for role, name, tensor in named:
-        parts, extra = _readable_parts(tensor, name)
+        if id(tensor) in offloaded:
+            parts: list[torch.Tensor | _Offloaded] = [_Offloaded(name, tuple(tensor.shape), tensor.dtype, offloaded[id(tensor)])]
+            extra: dict[str, Any] = {}
+        else:
+            parts, extra = _readable_parts(tensor, name)
         with torch._C.DisableTorchFunctionSubclass():
             header = [role, name, tuple(tensor.shape), str(tensor.dtype), _qualified_name(type(tensor))]
         if extra:
             header.append(canonical.value(extra, 0))
         entries.append((json.dumps(header, sort_keys=True), parts))
-    distinct: dict[tuple, torch.Tensor] = {}
+    distinct: dict[tuple, torch.Tensor | _Offloaded] = {}
     for _, parts in entries:
         for part in parts:
             if part.numel():
-                distinct.setdefault(_view_identity(part), part)
+                distinct.setdefault(_part_identity(part), part)
     workers = max(1, min(4, os.cpu_count() or 1, len(distinct)))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        digests = dict(zip(distinct, pool.map(_tensor_digest, distinct.values())))
+        digests = dict(zip(distinct, pool.map(_part_digest, distinct.values())))
     digest = hashlib.sha256()
     for header, parts in entries:
         digest.update(header.encode())
         for part in parts:
             digest.update(f"{tuple(part.shape)}:{part.dtype}".encode())
             if part.numel():
-                digest.update(digests[_view_identity(part)])
+                digest.update(digests[_part_identity(part)])
     digest.update(b"\x00modules\x00")
     for record in _module_records(model):
         digest.update(record.encode())
@@ -380,11 +432,14 @@ def module_state(model: torch.nn.Module) -> tuple:
     Writes through ``.data`` bypass the version counter and are not seen: the load cache compares
     :func:`module_fingerprint` too. The per-pass rotary state is left out as there (the engine
     restores a dynamic ``inv_freq`` as a new tensor before each unit, which must not rebuild the
-    load cache's entry).
+    load cache's entry). A meta tensor counts by name, shape and dtype only: accelerate's hooks
+    replace an offloaded tensor's placeholder by a new one on every forward, while its values (in
+    the hook's map) are the fingerprint's to compare.
     """
     per_pass = _per_pass_buffers(model)
     buffers = [(name, tensor) for name, tensor in model.named_buffers(remove_duplicate=False) if name not in per_pass]
     return tuple(
+        (name, tuple(tensor.shape), tensor.dtype, "meta") if tensor.is_meta else
         (name, id(tensor), tensor.data_ptr(), tuple(tensor.shape), tensor.dtype, str(tensor.device), _version(tensor))
         for name, tensor in (*model.named_parameters(remove_duplicate=False), *buffers)
     )

@@ -53,11 +53,14 @@ def gathered_base_output(model: torch.nn.Module, batch_index: torch.Tensor, posi
         if threading.get_ident() != owner:
             return None
         fired.append(True)
-        if isinstance(output, tuple):
-            return (output[0][batch_index, position_index].unsqueeze(0),) + tuple(output[1:])
         hidden = output[0]
+        # A model spread over several devices ends its base model on the last layer's device,
+        # not on the input embedding's, where the engine made the indices.
+        rows = hidden[batch_index.to(hidden.device), position_index.to(hidden.device)].unsqueeze(0)
+        if isinstance(output, tuple):
+            return (rows,) + tuple(output[1:])
         # ModelOutput keeps attribute and item views in sync, so heads reading either see the rows.
-        output["last_hidden_state"] = hidden[batch_index, position_index].unsqueeze(0)
+        output["last_hidden_state"] = rows
         return output
 
     handle = base.register_forward_hook(hook)
@@ -75,19 +78,139 @@ def logits_at(
     position_index: torch.Tensor,
     *,
     per_query_float32: bool = False,
+    head_buffer: HeadOutputBuffer | None = None,
 ) -> torch.Tensor:
     """Logits ``[N, vocab]`` at ``(batch_index[n], position_index[n])`` of ``model(**inputs)``.
 
     Float32, except with ``per_query_float32=True`` on CPU: then the model's dtype, for callers
     that convert one query's rows at a time (:func:`reduce_per_query`; on CPU one big conversion costs
-    page faults, on an accelerator it is one kernel launch)."""
-    if gather_head:
-        with gathered_base_output(model, batch_index, position_index) as fired:
-            logits = model(**inputs).logits
-        logits = logits[0] if fired else logits[batch_index, position_index]
-    else:
-        logits = model(**inputs).logits[batch_index, position_index]
+    page faults, on an accelerator it is one kernel launch). With ``head_buffer`` the head writes
+    into it (:func:`head_output_in`): the logits returned are then valid until the next pass."""
+    with head_output_in(model, head_buffer):
+        if gather_head:
+            with gathered_base_output(model, batch_index, position_index) as fired:
+                logits = model(**inputs).logits
+            logits = logits[0] if fired else logits[batch_index, position_index]
+        else:
+            logits = model(**inputs).logits[batch_index, position_index]
     return logits if per_query_float32 and logits.device.type == "cpu" else logits.float()
+
+
+def streams_logits(reduce: Any) -> bool:
+    """Whether ``reduce`` declares (``streams_logits = True``, as a
+    :class:`~nlgmetrics.engine.store.StoredReduction` may) that it takes a query's logits in the
+    model's dtype and keeps no view of them once it returns."""
+    return bool(getattr(reduce, "streams_logits", False))
+
+
+def reuses_head_output(reduce: Any) -> bool:
+    """Whether the engine should give ``reduce``'s calls a :class:`HeadOutputBuffer` on a CPU: it
+    streams its logits and declares ``head_buffer = True``, set where a benchmark shows the gain
+    (Shannon's many passes of ~100 MB of logits), not where one showed a loss (FFLM's few
+    document-length passes: ``benchmarks/results/engine_mechanisms.md``)."""
+    return streams_logits(reduce) and bool(getattr(reduce, "head_buffer", False))
+
+
+class HeadOutputBuffer:
+    """Memory one engine call owns for its LM head's logits on a CPU, reused by every pass.
+
+    A pass's logits (SmolLM2: 1,146 target rows x 49,152 in bfloat16 are 107 MB) are larger than
+    glibc's largest mmap threshold (32 MiB), so without this every pass gets a fresh ``mmap`` and
+    page-faults it in (a Shannon call on REALSumm document 0 x 8: ~280 k faults, ~1.1 GB). The
+    buffer grows to the largest pass and is freed with the call, so the process's allocator is left
+    as it was. The head writes into it with ``torch.matmul(..., out=)``, the same kernel as
+    ``F.linear`` on the same operands (bit-identical, tested).
+
+    >>> buffer = HeadOutputBuffer()
+    >>> a = buffer.take((2, 3), torch.float32); b = buffer.take((1, 3), torch.float32)
+    >>> a.data_ptr() == b.data_ptr(), buffer.bytes
+    (True, 24)
+    """
+
+    def __init__(self) -> None:
+        self._storage: torch.Tensor | None = None
+
+    @property
+    def bytes(self) -> int:
+        """The size of the memory held now."""
+        return 0 if self._storage is None else self._storage.numel() * self._storage.element_size()
+
+    def take(self, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+        """A contiguous tensor of ``shape`` and ``dtype`` over the buffer's memory (grown if needed):
+        its values are those of the last pass, to be overwritten."""
+        count = 1
+        for size in shape:
+            count *= size
+        if self._storage is None or self._storage.dtype != dtype or self._storage.numel() < count:
+            self._storage = None  # the old memory goes back before the larger block is asked for
+            self._storage = torch.empty(count, dtype=dtype)
+        return self._storage[:count].view(shape)
+
+
+# Heads routed into a buffer right now: id(head) -> (head, {thread id: buffer}). A head is routed
+# through an instance ``forward`` for as long as any thread's pass uses it, and given back its own
+# after the last one; other threads' passes through the same head compute as usual.
+_ROUTED: dict[int, tuple[torch.nn.Module, dict[int, HeadOutputBuffer]]] = {}
+_ROUTED_LOCK = threading.Lock()
+
+
+def _plain_cpu_head(model: torch.nn.Module) -> torch.nn.Linear | None:
+    """The model's LM head where it is a plain bias-free ``nn.Linear`` on a CPU, with nothing that
+    changes what its call does (hooks, an accelerate wrapper, a quantized or subclassed weight)."""
+    try:
+        head = model.get_output_embeddings()
+    except (AttributeError, NotImplementedError):
+        return None
+    if type(head) is not torch.nn.Linear or head.bias is not None:
+        return None
+    weight = head.weight
+    if type(weight) is not torch.nn.Parameter or type(weight.data) is not torch.Tensor:
+        return None
+    if weight.device.type != "cpu" or not weight.dtype.is_floating_point:
+        return None
+    if head._forward_hooks or head._forward_pre_hooks or hasattr(head, "_hf_hook"):
+        return None
+    if "forward" in vars(head) and id(head) not in _ROUTED:  # someone else's wrapper: leave it be
+        return None
+    return head
+
+
+def _routed_forward(head: torch.nn.Linear) -> Callable[[torch.Tensor], torch.Tensor]:
+    def forward(input: torch.Tensor) -> torch.Tensor:
+        routes = _ROUTED.get(id(head))
+        buffer = routes[1].get(threading.get_ident()) if routes is not None else None
+        if (buffer is None or input.dtype != head.weight.dtype or input.device.type != "cpu"
+                or not torch.is_inference_mode_enabled()):  # out= takes no autograd
+            return torch.nn.Linear.forward(head, input)
+        out = buffer.take((*input.shape[:-1], head.out_features), input.dtype)
+        return torch.matmul(input, head.weight.t(), out=out)
+    return forward
+
+
+@contextmanager
+def head_output_in(model: torch.nn.Module, buffer: HeadOutputBuffer | None) -> Iterator[None]:
+    """While active, this thread's passes through ``model`` write the LM head's logits into
+    ``buffer`` (where the head is a plain CPU ``nn.Linear``; elsewhere, or with ``buffer=None``,
+    nothing changes). The model is given back as it was when the last such pass ends."""
+    head = _plain_cpu_head(model) if buffer is not None else None
+    if head is None or buffer is None:
+        yield
+        return
+    key, thread = id(head), threading.get_ident()
+    with _ROUTED_LOCK:
+        if key not in _ROUTED:
+            _ROUTED[key] = (head, {})
+            head.forward = _routed_forward(head)  # type: ignore[method-assign]
+        _ROUTED[key][1][thread] = buffer
+    try:
+        yield
+    finally:
+        with _ROUTED_LOCK:
+            routes = _ROUTED[key][1]
+            routes.pop(thread, None)
+            if not routes:
+                del _ROUTED[key]
+                del head.forward
 
 
 def reduce_per_query(
@@ -95,19 +218,24 @@ def reduce_per_query(
     reduce: Callable[[torch.Tensor, Any], Any],
 ) -> list[tuple[int, Any]]:
     """``(members[k], reduce(rows of queries[k], queries[k]))`` for consecutive blocks of
-    ``row_counts[k]`` rows of ``logits``, each block handed over as float32 (a view when it is).
+    ``row_counts[k]`` rows of ``logits``, each block handed over as float32 (a view when it is),
+    or as it is to a reduce that :func:`streams_logits` (it converts a few rows at a time).
 
     In half precision the whole ``[N, vocab]`` block converted at once is a fresh allocation of
     hundreds of MB, whose page faults cost more than the conversion itself; one query's rows at a
-    time are a small buffer the allocator reuses, and still in cache when the reduction reads them.
+    time are a smaller buffer, and a reduce that converts 16 rows at a time needs none of query size
+    (one query's float32 rows at a 49k vocabulary are ~60 MB: above glibc's largest mmap threshold,
+    so a fresh ``mmap`` and its page faults on every query).
 
     >>> x = torch.arange(6.0).reshape(3, 2)
     >>> reduce_per_query(x.bfloat16(), [1, 2], ["a", "b"], [7, 9], lambda rows, q: (q, rows.dtype, rows.sum().item()))
     [(7, ('a', torch.float32, 1.0)), (9, ('b', torch.float32, 14.0))]
     """
+    as_is = streams_logits(reduce)
     out: list[tuple[int, Any]] = []
     start = 0
     for member, query, count in zip(members, queries, row_counts, strict=True):
-        out.append((member, reduce(logits[start : start + count].float(), query)))
+        rows = logits[start : start + count]
+        out.append((member, reduce(rows if as_is else rows.float(), query)))
         start += count
     return out

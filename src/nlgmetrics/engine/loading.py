@@ -38,9 +38,19 @@ from typing import Any
 import torch
 
 from nlgmetrics.engine.adapters import adapter_label, scored_module
-from nlgmetrics.engine.allocator import keep_freed_memory, requested_by, trim_heap
+from nlgmetrics.engine.allocator import hint_once, keep_freed_memory, requested_by, trim_heap
 from nlgmetrics.engine.checkpoint import check_config_file, check_tokenizer, check_tokenizer_files, check_weight_files
-from nlgmetrics.engine.devices import module_device, resolve_device, resolve_dtype, same_device, warn_if_emulated
+from nlgmetrics.engine.devices import (
+    Placement,
+    check_placement,
+    emulated_half_precision,
+    module_device,
+    resolve_device,
+    resolve_dtype,
+    same_device,
+    warn_if_emulated,
+)
+from nlgmetrics.engine.dispatch import is_dispatched, placed_devices, unreadable_offloaded
 from nlgmetrics.engine.errors import ModelKindError, ModelNotFoundError
 from nlgmetrics.engine.fingerprints import (
     FingerprintUnavailable,
@@ -51,6 +61,7 @@ from nlgmetrics.engine.fingerprints import (
     module_state,
     tokenizer_fingerprint,
 )
+from nlgmetrics.engine.gemma3 import gemma3_dir, is_gemma3_alias
 from nlgmetrics.engine.gguf_files import converted_dir, gguf_file_of
 from nlgmetrics.engine.kinds import (
     Kind,
@@ -168,6 +179,9 @@ def load_lm(
     device: str | torch.device | None = None,
     dtype: str | torch.dtype | None = None,
     revision: str | None = None,
+    device_map: str | dict[str, int | str] | None = None,
+    max_memory: dict[int | str, int | str] | None = None,
+    offload_folder: str | os.PathLike | None = None,
 ) -> LoadedLM:
     """Load a masked or causal LM for scoring.
 
@@ -183,6 +197,20 @@ def load_lm(
     is needed for a directory saved without one). ``device`` defaults to CUDA when available (for
     an instance: its current device); ``dtype`` to float32.
 
+    A model bigger than one device: ``device_map``, ``max_memory`` and ``offload_folder`` (for a
+    model given by name, folder or GGUF file; checked by
+    :func:`~nlgmetrics.engine.devices.check_placement`) are passed to transformers'
+    ``from_pretrained``, which has accelerate spread the modules over GPUs, the CPU and the disk
+    (``device_map="auto"`` with ``max_memory={0: "20GiB", "cpu": "60GiB"}``, or a
+    ``{module: device}`` dict with ``"disk"`` entries). A model object already dispatched so
+    (``from_pretrained(device_map=...)``, ``dispatch_model``, ``cpu_offload``) is scored as it is
+    placed. Either way the inputs go to the device of the input embedding, each module runs where
+    it was placed, and the numbers are those of the same model on one device of that kind. So
+    the placement is not in the signature, nor in the store's keys (the device type is); it is in
+    this cache's key, as ``device`` is, since it decides where the model lives. A dispatched
+    object scores in its own dtype on its own devices: another ``dtype`` or ``device`` is refused
+    (neither can be changed without loading every offloaded weight).
+
     Model instances, further: one transformers loaded quantized (``is_quantized``: bitsandbytes
     4/8-bit and the other quantizers) is never cast: it scores in its own dtype, which is the one
     signed, and an explicit other ``dtype`` is refused. A PEFT ``PeftModel`` runs as its wrapped model with the adapted layers (the head at
@@ -194,7 +222,8 @@ def load_lm(
     Raises :class:`ModelNotFoundError` (an ``OSError``) when the model cannot be found offline, or
     its directory lacks (or holds truncated) weights or tokenizer files; :class:`ModelKindError`
     (a ``ValueError``) for a kind mismatch or a model without an LM head; ``ValueError`` for a
-    device that is not available here and for a tokenizer that cannot tokenize ordinary text.
+    device that is not available here (in ``device_map`` too), a placement option without
+    ``device_map`` or for a model object, and a tokenizer that cannot tokenize ordinary text.
 
     >>> from nlgmetrics.testing import build_random_model
     >>> import tempfile
@@ -202,6 +231,12 @@ def load_lm(
     >>> lm.kind, lm.model.training
     ('causal', False)
     """
+    placement = check_placement(device_map, max_memory, offload_folder, device)
+    if placement is not None and isinstance(model, (LoadedLM, torch.nn.Module)):
+        raise ValueError(
+            f"device_map= places a model loaded by name or folder; this {type(model).__name__} object is loaded "
+            "already: pass its folder with device_map=, or dispatch the object yourself (accelerate's dispatch_model)."
+        )
     if isinstance(model, LoadedLM):
         check_kind(model.name, model.kind, kind, None)
         return model
@@ -212,17 +247,22 @@ def load_lm(
     elif not isinstance(model, (str, os.PathLike)):
         raise TypeError(f"model must be a Hub id, a directory, a LoadedLM or an nn.Module, got {type(model).__name__}.")
     else:
-        loaded = _load_named(os.fspath(model), kind, model_tokenizer, resolve_device(device), torch_dtype, revision)
+        where = resolve_device(device) if placement is None else placement
+        loaded = _load_named(os.fspath(model), kind, model_tokenizer, where, torch_dtype, revision)
     warn_if_emulated(loaded.device, loaded.dtype)
     if loaded.device.type == "cpu" and requested_by():
         keep_freed_memory()  # the user's opt-in (engine.allocator), never a default
+    elif loaded.device.type == "cpu":
+        hint_once(loaded.dtype, native=emulated_half_precision(loaded.device, loaded.dtype) is None)
     return loaded
 
 
 # ----------------------------------------------------------------------------------------------
 # a Hub id, a directory or the alias
 
-def _load_named(name: str, kind: Kind | None, tokenizer: Any, device: torch.device, dtype: torch.dtype, revision: str | None) -> LoadedLM:
+def _load_named(
+    name: str, kind: Kind | None, tokenizer: Any, device: torch.device | Placement, dtype: torch.dtype, revision: str | None,
+) -> LoadedLM:
     source, converted_from = _named_source(name)
     if converted_from is not None:
         revision = None
@@ -234,10 +274,10 @@ def _load_named(name: str, kind: Kind | None, tokenizer: Any, device: torch.devi
     if local:
         check_config_file(source)
         state: Any = directory_state(source)
-        key: tuple = ("directory", str(Path(source).resolve()), str(device), dtype, revision)
+        key: tuple = ("directory", str(Path(source).resolve()), _place_key(device), dtype, revision)
     else:
         state = None  # a Hub id names its files; in-process they are those of the first load
-        key = ("hub", source, str(device), dtype, revision)
+        key = ("hub", source, _place_key(device), dtype, revision)
     with _key_lock(key):
         entry = _cached(
             key, state, None,
@@ -247,11 +287,15 @@ def _load_named(name: str, kind: Kind | None, tokenizer: Any, device: torch.devi
         return _pair(entry, name, tokenizer, lambda: _own_tokenizer(entry, name, source, local))
 
 
+def _place_key(device: torch.device | Placement) -> str | Placement:
+    return device if isinstance(device, Placement) else str(device)
+
+
 def _named_source(name: str) -> tuple[str, str | None]:
     """Where a named model's files are, and, for a folder nlgmetrics converted from a GGUF file
     (the alias; a ``.gguf`` path or a folder holding one), that file's sha256."""
-    if is_alias(name):
-        directory = smollm2_dir()
+    if is_alias(name) or is_gemma3_alias(name):
+        directory = smollm2_dir() if is_alias(name) else gemma3_dir()
         return str(directory), recorded_source(directory)
     gguf = gguf_file_of(name)
     if gguf is None:
@@ -275,15 +319,18 @@ def _could_not_load(name: str, local: bool, error: BaseException) -> ModelNotFou
 
 
 def _load_weights(
-    name: str, source: str, local: bool, kind: Kind | None, tokenizer: Any, device: torch.device,
+    name: str, source: str, local: bool, kind: Kind | None, tokenizer: Any, device: torch.device | Placement,
     dtype: torch.dtype, revision: str | None, state: Any, converted_from: str | None = None,
 ) -> _Weights:
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM
 
+    placement = device if isinstance(device, Placement) else None
     if local:  # refuse an incomplete directory before the (slow) weights load
         if tokenizer is None:
             check_tokenizer_files(source)
         check_weight_files(source)
+        if placement is not None:
+            _check_offload_folder(name, source, placement)
     try:
         config = AutoConfig.from_pretrained(source, revision=revision)
     except OSError as error:
@@ -292,11 +339,18 @@ def _load_weights(
     resolved = check_kind(name, detect_kind(config), kind, architectures or None)
     auto_class = AutoModelForMaskedLM if resolved == "masked" else AutoModelForCausalLM
     try:
+        placing = placement.from_pretrained_options() if placement is not None else {}
         with _FROM_PRETRAINED:
-            loaded, info = auto_class.from_pretrained(source, revision=revision, dtype=dtype, output_loading_info=True)
-    except ValueError as error:  # unrecognised config class for this auto class
+            loaded, info = auto_class.from_pretrained(
+                source, revision=revision, dtype=dtype, output_loading_info=True, **placing)
+    except ValueError as error:
+        if placement is not None:
+            raise _placement_error(name, placement, error) from error
+        # else an unrecognised config class for this auto class
         raise ModelKindError(f"Model {name!r} cannot be loaded as a {resolved} LM: {error}") from error
     except Exception as error:  # noqa: BLE001 - safetensors / torch / hub errors, named and explained
+        if placement is not None and not isinstance(error, OSError):  # not a file: accelerate's planning
+            raise _placement_error(name, placement, error) from error
         if not local:
             raise _could_not_load(name, local, error) from error
         raise ModelNotFoundError(
@@ -315,6 +369,30 @@ def _load_weights(
     commit = getattr(config, "_commit_hash", None) or getattr(loaded.config, "_commit_hash", None)
     fingerprint = _named_fingerprint(source, local, commit, revision, converted_from)
     return _prepare(loaded, resolved, architectures, name, fingerprint, device, dtype, revision, state)
+
+
+def _check_offload_folder(name: str, source: str, placement: Placement) -> None:
+    """Refuse, before loading, a map that sends modules to the disk of a checkpoint whose weights
+    transformers must re-save for that (not safetensors) without a folder to save them in."""
+    if placement.uses_disk and placement.offload_folder is None and not any(Path(source).glob("*.safetensors")):
+        raise ValueError(
+            f"device_map sends modules of {name!r} to the disk, and its weights are not safetensors files, so they "
+            "are re-saved for that: pass offload_folder='<a folder with room for them>'."
+        )
+
+
+def _placement_error(name: str, placement: Placement, error: Exception) -> ValueError:
+    """A failure of transformers or accelerate to place a model, in one line naming the fix."""
+    text = " ".join(str(error).split())
+    if "offload_folder" in text or "offload_dir" in text:
+        return ValueError(
+            f"device_map={placement.device_map!r} sends weights of {name!r} to the disk that must be re-saved "
+            "there: pass offload_folder='<a folder with room for them>'."
+        )
+    return ValueError(
+        f"Could not load {name!r} with device_map={placement.device_map!r} ({type(error).__name__}: {text}): "
+        "pass a {module name: device} dict as device_map (module names as in model.named_modules()), or other max_memory."
+    )
 
 
 def _named_fingerprint(
@@ -367,6 +445,12 @@ def _load_instance(
     current = module_device(model)
     target = resolve_device(device) if device is not None else current
     scored = scored_module(model)  # a PeftModel's wrapped model, whose head can be gathered
+    if is_dispatched(scored) and not same_device(current, target):
+        raise ValueError(
+            f"The model object is dispatched by accelerate over {placed_devices(scored) or 'several places'} and is "
+            f"scored where its modules are (its inputs go to {current}): pass device=None, or load it again with "
+            "another device_map."
+        )
     dtype = _instance_dtype(scored, requested)
     config = getattr(model, "config", None)
     name = str(getattr(config, "_name_or_path", None) or type(model).__name__)
@@ -388,12 +472,21 @@ def _load_instance(
         # a state equal to no other, so every call rebuilds its entry from the object as it is.
         fingerprint, state = UNHASHED_WEIGHTS, object()
     with _key_lock(key):
+        entry = _CACHE.get(key)
+        if entry is not None and entry.unpaired.model is scored and any(_training_flags(scored)):
+            # Scored in place by an earlier call, and switched to training mode since: through that
+            # entry its dropout would run. Rebuilt (on an evaluation-mode copy).
+            _CACHE.pop(key, None)
         entry = _cached(
             key, state, model, lambda: _instance_weights(scored, kind, name, current, target, dtype, fingerprint, state)
         )
         entry.source = model
         check_kind(type(scored).__name__, entry.unpaired.kind, kind, entry.architectures)
         return _pair(entry, name, tokenizer, None)
+
+
+def _training_flags(model: torch.nn.Module) -> tuple[bool, ...]:
+    return tuple(module.training for module in model.modules())
 
 
 def is_quantized(model: torch.nn.Module) -> bool:
@@ -404,16 +497,19 @@ def is_quantized(model: torch.nn.Module) -> bool:
 
 def _instance_dtype(model: torch.nn.Module, requested: torch.dtype | None) -> torch.dtype:
     """The dtype a model instance scores in: ``requested`` (float32 when ``None``), except for a
-    quantized model, which keeps its own (a quantized model cannot be cast)."""
-    if not is_quantized(model):
+    quantized model or one dispatched by accelerate, which keeps its own (a quantized model cannot
+    be cast, nor can weights offloaded to the CPU or the disk without loading them all)."""
+    quantized = is_quantized(model)
+    if not quantized and not is_dispatched(model):
         return requested or torch.float32
     own = getattr(model, "dtype", None)
     if not isinstance(own, torch.dtype):
         own = next((p.dtype for p in model.parameters() if p.is_floating_point()), torch.float32)
     if requested is not None and requested != own:
         own_name, requested_name = str(own).removeprefix("torch."), str(requested).removeprefix("torch.")
+        what = "quantized" if quantized else "dispatched by accelerate (device_map)"
         raise ValueError(
-            f"The model object is quantized and computes in {own_name}, and a quantized model cannot be cast to "
+            f"The model object is {what} and computes in {own_name}, and such a model cannot be cast to "
             f"dtype={requested_name!r}: pass dtype=None (or {own_name!r}), or load it with "
             f"from_pretrained(..., dtype=torch.{requested_name})."
         )
@@ -430,8 +526,9 @@ def _instance_weights(
         detected = kind_from_model_type(getattr(model, "config", None))
     resolved = check_kind(type(model).__name__, detected, kind, architectures)
     first = next(model.parameters(), None)
-    recast = first is not None and first.dtype != dtype and not is_quantized(model)
-    needs_copy = model.training or recast or (first is not None and not same_device(current, target))
+    placed = is_dispatched(model)  # scored where placed, in its own dtype (_load_instance, _instance_dtype)
+    recast = first is not None and first.dtype != dtype and not is_quantized(model) and not placed
+    needs_copy = any(_training_flags(model)) or recast or (first is not None and not placed and not same_device(current, target))
     # Never mutate the caller's module: moving, casting or switching to eval happens on a copy.
     working = copy.deepcopy(model) if needs_copy else model
     return _prepare(working, resolved, architectures, name, fingerprint, target, dtype, None, state, owned=needs_copy)
@@ -442,13 +539,26 @@ def _instance_weights(
 
 def _prepare(
     model: torch.nn.Module, kind: Kind, architectures: list[str], name: str, fingerprint: str,
-    device: torch.device, dtype: torch.dtype, revision: str | None, state: Any, owned: bool = True,
+    device: torch.device | Placement, dtype: torch.dtype, revision: str | None, state: Any, owned: bool = True,
 ) -> _Weights:
     if model.get_output_embeddings() is None:
         raise head_less_error(name, [type(model).__name__], kind)
+    if isinstance(device, Placement):  # placed by from_pretrained: scored where it was put
+        device = module_device(model)
     first = next(model.parameters())
     quantized = is_quantized(model)  # never cast: its dtype is its own (_instance_dtype)
-    if model.training or not same_device(first.device, device) or (first.dtype != dtype and not quantized):
+    training = any(_training_flags(model))  # owned here when True: a caller's object was copied (_instance_weights)
+    if is_dispatched(model):  # its hooks keep each module where accelerate placed it: never moved
+        unreadable = unreadable_offloaded(model)
+        if unreadable:
+            raise ValueError(
+                f"{name!r} is dispatched with {unreadable[:3]} offloaded where accelerate cannot read them back "
+                "(tied to a weight placed elsewhere): put the LM head on the device of the input embeddings, or "
+                "both on 'disk'."
+            )
+        if training:
+            model.eval()
+    elif training or not same_device(first.device, device) or (first.dtype != dtype and not quantized):
         model = (model.to(device=device) if quantized else model.to(device=device, dtype=dtype)).eval()
     if owned:  # a caller's module keeps its flags; inference_mode makes them irrelevant anyway
         model.requires_grad_(False)
@@ -550,6 +660,8 @@ def _storages(module: torch.nn.Module) -> dict[tuple[str, int], int]:
     buffers (tied weights once)."""
     storages: dict[tuple[str, int], int] = {}
     for tensor in (*module.parameters(), *module.buffers()):
+        if tensor.is_meta:  # a placeholder of a weight offloaded by accelerate: it holds no memory
+            continue
         try:
             storage = tensor.untyped_storage()
             storages[(str(tensor.device), storage.data_ptr())] = storage.nbytes()

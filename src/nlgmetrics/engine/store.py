@@ -272,6 +272,11 @@ class StoredReduction:
     ``to_arrays`` / ``from_arrays`` turn its (host) result into numeric arrays and back, exactly;
     ``accepts(query, arrays)``, where given, says whether stored arrays fit the query (e.g.
     :class:`OnePerId`): a stored value it refuses is damaged, recomputed and replaced.
+    ``streams_logits``: the reduce takes a query's logits in the model's own dtype (it turns them
+    into float32 itself, a few rows at a time, with the same values) and keeps no view of them once
+    it returns, so the engine may hand them over unconverted, from a buffer the next pass reuses
+    (:func:`~nlgmetrics.engine.heads.reduce_per_query`); with ``head_buffer`` too, the engine
+    reuses one buffer for the head's logits on a CPU (:func:`~nlgmetrics.engine.heads.reuses_head_output`).
 
     >>> r = StoredReduction("sum-v1", lambda logits, query: logits.sum().item(),
     ...                     lambda x: (np.array([x]),), lambda a: float(a[0][0]))
@@ -284,6 +289,8 @@ class StoredReduction:
     to_arrays: Callable[[Any], Arrays] = lambda result: tuple(result)
     from_arrays: Callable[[Arrays], Any] = lambda arrays: arrays
     accepts: Callable[[bytes, Arrays], bool] | None = None
+    streams_logits: bool = False
+    head_buffer: bool = False
 
     def __call__(self, logits: Any, query: Any) -> Any:
         return self.reduce(logits, query)

@@ -234,6 +234,9 @@ def fflm(
     revision: str | None = None,
     device: str | None = None,
     dtype: str | None = None,
+    device_map: str | dict[str, int | str] | None = None,
+    max_memory: dict[int | str, int | str] | None = None,
+    offload_folder: str | os.PathLike | None = None,
     max_length: int | None = DEFAULT_MAX_LENGTH,
     token_budget: int | None = DEFAULT_TOKEN_BUDGET,
     batch_size: int | None = None,
@@ -258,6 +261,10 @@ def fflm(
         model_tokenizer: the Hugging Face tokenizer to use with ``model``; needed when ``model`` is
             a model instance (default: the model's own).
         revision, device, dtype: passed to :func:`nlgmetrics.engine.load_lm` (default float32).
+        device_map, max_memory, offload_folder: a model bigger than one device, given by name or
+            folder: passed to ``from_pretrained`` (e.g. ``device_map="auto"``,
+            ``max_memory={0: "20GiB", "cpu": "60GiB"}``); the numbers do not change
+            (:func:`nlgmetrics.engine.load_lm`).
         max_length: tokens per sequence including the start token (default the authors' 2048);
             None = the model's context; a value above the model's context is capped at it.
         token_budget, batch_size: batching limits of the engine (do not change the numbers;
@@ -310,7 +317,8 @@ def fflm(
 
     store = open_store(cache_dir)
     check_model_tokenizer(model, model_tokenizer)
-    lm = load_lm(model, kind="causal", model_tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision)
+    lm = load_lm(model, kind="causal", model_tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision,
+                 device_map=device_map, max_memory=max_memory, offload_folder=offload_folder)
     start = resolve_start_token(lm.tokenizer, start_token, DEFAULT_START_TOKENS, metric="FFLM")
     context = int(lm.max_length)
     limit = context if max_length is None else min(max_length, context)

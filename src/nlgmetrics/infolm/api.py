@@ -183,6 +183,9 @@ def infolm(
     revision: str | None = None,
     device: str | torch.device | None = None,
     dtype: str | torch.dtype | None = None,
+    device_map: str | dict[str, int | str] | None = None,
+    max_memory: dict[int | str, int | str] | None = None,
+    offload_folder: str | os.PathLike | None = None,
     max_length: int | None = None,
     token_budget: int | None = None,
     batch_size: int | None = None,
@@ -208,6 +211,10 @@ def infolm(
             (force with ``model_kind="masked"|"causal"``). Default :data:`DEFAULT_MODEL`.
         model_tokenizer: the Hugging Face tokenizer of a model instance (default: the model's own).
         revision, device, dtype: passed to :func:`nlgmetrics.engine.load_lm` (default float32).
+        device_map, max_memory, offload_folder: a model bigger than one device, given by name or
+            folder: passed to ``from_pretrained`` (e.g. ``device_map="auto"``,
+            ``max_memory={0: "20GiB", "cpu": "60GiB"}``); the numbers do not change
+            (:func:`nlgmetrics.engine.load_lm`).
         max_length: tokens per text including special tokens (None: the model's positions; a
             larger value is capped at them); longer texts are truncated (one warning).
         token_budget, batch_size: padded tokens / sequences per forward batch (engine; the numbers
@@ -248,7 +255,8 @@ def infolm(
     """
     return _infolm(
         predictions, references, [(information_measure, alpha, beta, None)], model=model,
-        model_tokenizer=model_tokenizer, revision=revision, device=device, dtype=dtype, max_length=max_length, token_budget=token_budget,
+        model_tokenizer=model_tokenizer, revision=revision, device=device, dtype=dtype, device_map=device_map,
+        max_memory=max_memory, offload_folder=offload_folder, max_length=max_length, token_budget=token_budget,
         batch_size=batch_size, progress=progress, temperature=temperature, idf=idf, model_kind=model_kind,
         chunk_size=chunk_size, explain=explain, cache_dir=cache_dir,
     )[0]
@@ -318,7 +326,9 @@ def infolm_multi(
 def _infolm(
     predictions: Sequence[str], references: Sequence[str | Sequence[str]], specs: list[tuple[str, Any, Any]], *,
     model: str | os.PathLike | LoadedLM | torch.nn.Module, model_tokenizer: Any, revision: str | None,
-    device: str | torch.device | None, dtype: str | torch.dtype | None, max_length: int | None,
+    device: str | torch.device | None, dtype: str | torch.dtype | None,
+    device_map: str | dict[str, int | str] | None, max_memory: dict[int | str, int | str] | None,
+    offload_folder: str | os.PathLike | None, max_length: int | None,
     token_budget: int | None, batch_size: int | None, progress: bool, temperature: float,
     idf: bool | Mapping[int, float], model_kind: str | None, chunk_size: int, explain: bool = False,
     cache_dir: str | os.PathLike | None = None,
@@ -345,7 +355,8 @@ def _infolm(
     progress, explain = switches["progress"], switches["explain"]
     store = open_store(cache_dir)
 
-    lm = load_lm(model, model_kind, model_tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision)
+    lm = load_lm(model, model_kind, model_tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision,
+                 device_map=device_map, max_memory=max_memory, offload_folder=offload_folder)
     token_budget = default_token_budget(lm, token_budget)
     limit = resolve_max_length(lm, max_length)
 

@@ -47,6 +47,7 @@ __all__ = [
     "Tracker",
     "accumulate_distributions",
     "as_idf_table",
+    "causal_bag_reduction",
     "check_finite_distributions",
     "check_temperature",
     "compute_idf",
@@ -379,6 +380,10 @@ def accumulate_distributions(
 
     ``acc`` is float64 ``[len(texts), vocab]`` of zeros on the model's device. Per-position
     distributions are never stored: each is multiplied by its weight and added to its text's row.
+    Memory beside ``acc``: a masked LM's logits, one row per masked copy (about two batches' rows,
+    a row per sequence); a causal LM's one batch's logits, the float64 softmax of one text at one
+    temperature (input and output: 16 bytes x rows x vocab) and one unit's bags
+    (:func:`causal_bag_reduction`), never a copy of the logits.
     ``track(results, number_of_queries)`` sees the engine's results go by (a progress bar).
     ``other_temperatures``: more ``(temperature, acc)`` pairs, filled from the same logits, so a
     temperature sweep costs one model pass (each ``acc`` gets exactly what a call of its own gives).
@@ -432,12 +437,12 @@ def accumulate_distributions(
 
     bos = bos_id(lm)
     queries_c: list[CausalQuery] = []
-    row_weights: list[tuple[int, list[float]]] = []  # (number of rows used, weights per row)
+    row_weights: list[tuple[float, ...]] = []  # one weight per target row
     for text in texts:
         if text.empty:
             # The first-token distribution after BOS: one target token (any id), row 0 only.
             queries_c.append(CausalQuery((bos,), (bos,)))
-            row_weights.append((1, [1.0]))
+            row_weights.append((1.0,))
             continue
         per_position = position_weights(text, table)
         dense = [0.0] * len(text.input_ids)
@@ -446,17 +451,49 @@ def accumulate_distributions(
         # Rows after the last scored position are not needed: drop them from the target.
         used = text.positions[-1] + 1
         queries_c.append(CausalQuery((bos,), text.input_ids[:used]))
-        row_weights.append((used, dense[:used]))
+        row_weights.append(tuple(dense[:used]))
+    reduce, variant_of_text = causal_bag_reduction(queries_c, row_weights, [t for t, _ in targets], acc.device)
     results_c = iter_causal(
-        lm, queries_c, lambda logits, _query: logits.clone(), token_budget=token_budget,
-        batch_size=batch_size, prefix_cache=False, progress=False,
+        lm, queries_c, reduce, token_budget=token_budget, batch_size=batch_size, prefix_cache=False, progress=False,
     )
-    for i, logits in track(results_c, len(queries_c)):
-        used, dense = row_weights[i]
-        rows = logits[:used].to(acc.device, torch.float64)
-        w = torch.tensor(dense, dtype=torch.float64, device=acc.device)
-        for t, target in targets:
-            target[i] += w @ tempered_softmax(rows, t)
+    for i, bags in track(results_c, len(queries_c)):
+        for (_, target), bag in zip(targets, bags[variant_of_text[i]]):
+            target[i] += bag
+
+
+def causal_bag_reduction(
+    queries: Sequence[CausalQuery], row_weights: Sequence[tuple[float, ...]], temperatures: Sequence[float],
+    device: torch.device,
+) -> tuple[Callable[[torch.Tensor, CausalQuery], list[list[torch.Tensor]]], list[int]]:
+    """``(reduce, variant_of_text)``: a ``reduce`` for :func:`~nlgmetrics.engine.iter_causal` that
+    turns a query's logits into its bags while the batch's logits exist, and which of the query's
+    results is text ``i``'s: ``reduce(logits, queries[i])[variant_of_text[i]][k]`` is
+    ``row_weights[i] @ tempered_softmax(logits, temperatures[k])``, float64 ``[vocab]`` on ``device``.
+
+    Nothing of ``[rows, vocab]`` size outlives the call of ``reduce``: the engine holds a unit's
+    results until the next unit has run, so they must be the bags, not the logits. Each bag is the
+    same operations on the same operands as a softmax of the kept logits would be, so the same bits.
+    The engine runs identical queries once: should two texts share a query but not its weights
+    (:func:`tokenize` makes no such pair), each still gets its own bag from the shared logits.
+    """
+    variants: dict[CausalQuery, list[tuple[float, ...]]] = {}
+    variant_of_text: list[int] = []
+    for query, weights in zip(queries, row_weights, strict=True):
+        known = variants.setdefault(query, [])
+        if weights not in known:
+            known.append(weights)
+        variant_of_text.append(known.index(weights))
+
+    def reduce(logits: torch.Tensor, query: CausalQuery) -> list[list[torch.Tensor]]:
+        rows = logits.to(device)
+        out = []
+        for weights in variants[query]:
+            w = torch.tensor(weights, dtype=torch.float64, device=device)
+            # One temperature's float64 softmax at a time: 2 x rows x vocab x 8 bytes at most.
+            out.append([w @ tempered_softmax(rows, t) for t in temperatures])
+        return out
+
+    return reduce, variant_of_text
 
 
 def text_distributions(

@@ -282,6 +282,9 @@ def shannon_score(
     revision: str | None = None,
     device: Any = None,
     dtype: Any = None,
+    device_map: str | dict[str, int | str] | None = None,
+    max_memory: dict[int | str, int | str] | None = None,
+    offload_folder: str | os.PathLike | None = None,
     max_length: int | None = None,
     token_budget: int | None = DEFAULT_TOKEN_BUDGET,
     batch_size: int | None = None,
@@ -305,6 +308,10 @@ def shannon_score(
         model_tokenizer: the Hugging Face tokenizer of a model instance (required then; default:
             the model's own).
         revision, device, dtype: passed to :func:`nlgmetrics.engine.load_lm`.
+        device_map, max_memory, offload_folder: a model bigger than one device, given by name or
+            folder: passed to ``from_pretrained`` (e.g. ``device_map="auto"``,
+            ``max_memory={0: "20GiB", "cpu": "60GiB"}``); the numbers do not change
+            (:func:`nlgmetrics.engine.load_lm`).
         max_length: tokens per sequence (at least 3); None: the model's context; a larger value
             is capped at it. Every sentence is cut to ``max_length - 1 - len(summary tokens)``
             tokens and every summary to ``max_length - 2`` (as blanc does with the context).
@@ -371,7 +378,8 @@ def shannon_score(
     store = open_store(cache_dir)
 
     check_model_tokenizer(model, model_tokenizer)
-    lm = load_lm(model, kind="causal", model_tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision)
+    lm = load_lm(model, kind="causal", model_tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision,
+                 device_map=device_map, max_memory=max_memory, offload_folder=offload_folder)
     if lm.kind != "causal":
         raise ValueError(
             f"shannon_score needs a causal LM (e.g. 'gpt2' or 'smollm2-135m'); {lm.name!r} is a "
