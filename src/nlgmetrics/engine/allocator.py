@@ -70,7 +70,7 @@ def hint_for_half_precision(dtype: object, native: bool) -> str | None:
     for it and the opt-in is neither asked for nor on (there glibc's page faults are a larger
     share of the time: ``benchmarks/results/engine_mechanisms.md``); ``None`` otherwise.
 
-    >>> hint_for_half_precision("bfloat16", native=True)[:45]
+    >>> hint_for_half_precision("bfloat16", native=True)[:46]
     'dtype=bfloat16 on a CPU: NLGMETRICS_KEEP_FREED'
     >>> hint_for_half_precision("float32", native=True) is None
     True
