@@ -8,7 +8,7 @@
 #
 # Per-example scores go to benchmarks/results/scores/ (keyed by signature: float32 and bfloat16
 # coexist; what is already stored is not recomputed, so a cut run resumes), tables and plots to
-# benchmarks/results/<dataset>_lm_<metric>_full[_<dtype>].*; where $OUT is set (the device tool's
+# benchmarks/results/<dataset>_lm_<metric>_full[_<dtype>]/; where $OUT is set (the device tool's
 # folder that comes back) both are copied there, so that they can be committed.
 #
 # It needs the project installed (`bash scripts/install.sh`, which brings the offline SmolLM2: the
@@ -40,5 +40,5 @@ done
 if [ -n "${OUT:-}" ]; then
   mkdir -p "$OUT/results"
   cp -r benchmarks/results/scores "$OUT/results/"
-  cp benchmarks/results/*_lm_*_full* "$OUT/results/" 2>/dev/null || true
+  cp -r benchmarks/results/*_lm_*_full* "$OUT/results/" 2>/dev/null || true
 fi

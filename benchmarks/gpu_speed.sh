@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU run of benchmarks/speed.py: every LM metric side by side with its anchor on real-size
+# The GPU run of benchmarks/speed/side_by_side.py: every LM metric side by side with its anchor on real-size
 # random models (bert-base, gpt2 base, a ~1.1B Llama) in bfloat16 and float32, on one GPU.
 #
 # Made for a machine with no network and its own torch/transformers (the device machine lent to a
@@ -9,7 +9,7 @@
 #
 #   bash benchmarks/gpu_speed.sh --prepare      # on a machine with PyPI and ../shared/data
 #   bash benchmarks/gpu_speed.sh                # on the GPU machine, from the repository root
-#   LIMITS=1 bash benchmarks/gpu_speed.sh       # also the fraction-of-limit table (speed_limits.py)
+#   LIMITS=1 bash benchmarks/gpu_speed.sh       # also the fraction-of-limit table (studies/limits.py)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 GPU=${GPU_DIR:-.gpu}
@@ -52,19 +52,19 @@ command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,clo
 cat $GPU/commit.txt 2>/dev/null | tee -a "$OUT/gpu.txt"  # written by --prepare: the device copy has no .git
 
 # Each module's knobs are sized for the whole script to end in ~7 minutes on one H200
-# (see each speed_<name>.py docstring). bfloat16 first: it is the setting users run on a GPU.
+# (see each benchmarks/speed/<name>.py docstring). bfloat16 first: it is the setting users run on a GPU.
 for dtype in ${DTYPES:-bfloat16 float32}; do
     "$PYTHON" -m benchmarks.speed --only "${ONLY:-infolm,fflm,blanc,shannon}" \
         --device "${DEVICE:-cuda}" --dtype "$dtype" --size "${SIZE:-base}" --llama-size "${LLAMA_SIZE:-1b}" --threads 8 \
         --data-dir $GPU/data "$@" --out "$OUT/speed_${DEVICE:-cuda}_$dtype${TAG:-}.md" 2>&1 | tee "$OUT/log_$dtype${TAG:-}.txt"
 done
 
-# LIMITS=1: also the fraction-of-limit table (benchmarks/speed_limits.py) on this device, fp32 and
+# LIMITS=1: also the fraction-of-limit table (benchmarks/studies/limits.py) on this device, fp32 and
 # bf16, SmolLM2-135M's shape with random weights (its offline weights do not travel here), REALSumm
 # document 0-3 x 25 summaries. Sized for under two minutes on one H200.
 if [[ "${LIMITS:-0}" == 1 ]]; then
     NLGMETRICS_SPEED_MODELS=${NLGMETRICS_SPEED_MODELS:-/tmp/nlgmetrics-speed-models} \
-    "$PYTHON" -m benchmarks.speed_limits --device "${DEVICE:-cuda}" --random-weights --threads 8 \
+    "$PYTHON" -m benchmarks.studies.limits --device "${DEVICE:-cuda}" --random-weights --threads 8 \
         --docs "${LIMITS_DOCS:-4}" --summaries 25 --repeats "${LIMITS_REPEATS:-2}" --dtypes "$(echo ${DTYPES:-bfloat16 float32} | tr ' ' ',')" \
         --data "$GPU/data/realsumm/realsumm.jsonl" --label "${DEVICE:-cuda}${TAG:-}" \
         --out "$OUT/speed_limits_${DEVICE:-cuda}${TAG:-}.md" 2>&1 | tee "$OUT/log_limits${TAG:-}.txt"

@@ -13,13 +13,15 @@ from __future__ import annotations
 import os
 import platform
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def machine() -> str:
-    """OS, architecture, CPU model, logical CPUs and the vector/matrix flags that decide matmul speed."""
+    """OS, architecture, CPU model, logical CPUs, the vector/matrix flags that decide matmul speed,
+    and the GPU where one is visible."""
     cpu = platform.processor() or "unknown CPU"
     flags = "unknown"
     try:
@@ -32,7 +34,11 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    return f"{platform.system()} {platform.machine()}, {cpu}, {os.cpu_count()} logical CPUs; vector/matrix flags: {flags}"
+    text = f"{platform.system()} {platform.machine()}, {cpu}, {os.cpu_count()} logical CPUs; vector/matrix flags: {flags}"
+    torch = sys.modules.get("torch")  # a GPU only where the run has imported torch (no import just for this line)
+    if torch is not None and torch.cuda.is_available():
+        text += f"; GPU {torch.cuda.get_device_name(0)}"
+    return text
 
 
 def git_commit() -> str:
@@ -44,8 +50,9 @@ def git_commit() -> str:
         return "unknown"
 
 
-def versions() -> str:
-    """python, torch (with its CPU capability), transformers, nlgmetrics and the git commit."""
+def versions(packages: tuple[str, ...] = ()) -> str:
+    """python, torch (with its CPU capability), transformers, nlgmetrics, ``packages`` (e.g. the
+    anchors) and the git commit."""
     import importlib.metadata as md
 
     parts = [f"python {platform.python_version()}"]
@@ -55,7 +62,7 @@ def versions() -> str:
         parts.append(f"torch {torch.__version__} (CPU capability {torch.backends.cpu.get_cpu_capability()})")
     except ImportError:
         parts.append("torch not installed")
-    for package in ("transformers", "nlgmetrics"):
+    for package in ("transformers", "nlgmetrics", *packages):
         try:
             parts.append(f"{package} {md.version(package)}")
         except md.PackageNotFoundError:
@@ -64,9 +71,10 @@ def versions() -> str:
     return ", ".join(parts)
 
 
-def report_head(title: str, summary: str, command: str) -> list[str]:
+def report_head(title: str, summary: str, command: str, packages: tuple[str, ...] = ()) -> list[str]:
     """The first lines of a markdown report: title, what it measures, the command that wrote it,
-    the machine, the software and the commit, so that every report records them the same way."""
+    the machine, the software (with ``packages``, e.g. the anchors) and the commit, so that every
+    report records them the same way."""
     import datetime
 
     return [
@@ -76,6 +84,6 @@ def report_head(title: str, summary: str, command: str) -> list[str]:
         "",
         f"- command: `{command}`",
         f"- machine: {machine()}",
-        f"- versions: {versions()}",
+        f"- versions: {versions(packages)}",
         f"- commit: {git_commit()}; date: {datetime.date.today().isoformat()}",
     ]

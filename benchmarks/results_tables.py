@@ -1,7 +1,7 @@
 """Condensed Markdown tables of a meta-evaluation result (``<dataset>_<tag>.json``) for the results README.
 
-    python -m benchmarks.results_tables benchmarks/results/realsumm_full.json --split all --method kendall
-    python -m benchmarks.results_tables benchmarks/results/webnlg2020_full.json --level pooled --method pearson
+    python -m benchmarks.results_tables benchmarks/results/realsumm_full/realsumm_full.json --split all --method kendall
+    python -m benchmarks.results_tables benchmarks/results/webnlg2020_full/webnlg2020_full.json --level pooled --method pearson
 
 Rows: metrics; columns: levels (one criterion) or criteria (one level); cells: correlation
 [95% CI], ▲/▼ significantly better/worse than the result's baseline, ``k=`` documents kept by the

@@ -39,9 +39,20 @@ PYTHON="${PYTHON:-python3}"
 # shellcheck disable=SC1091
 . .venv/bin/activate
 export PIP_DISABLE_PIP_VERSION_CHECK=1
-# Pin the CPU build first: a torch requirement that admits newer releases would pull a multi-GB
-# CUDA build. On a GPU machine, install your CUDA torch before running this script.
-python -c "import torch" 2>/dev/null || pip install -q "torch==2.13.0"
+# torch first, and the CPU build: the package index's Linux torch wheel is the CUDA build (16
+# nvidia-* packages and triton, several GB), so it comes from PyTorch's CPU index. A torch already
+# installed (a CUDA build installed before this script, on a GPU machine) is kept. A torch wheel
+# that pip's find-links supply (an offline machine) is used as it is, without any index.
+# TORCH_INDEX_URL picks another build, e.g. https://download.pytorch.org/whl/cu126.
+TORCH_PIN="torch==2.13.0"
+TORCH_INDEX_URL="${TORCH_INDEX_URL:-https://download.pytorch.org/whl/cpu}"
+if ! python -c "import torch" 2>/dev/null; then
+  if pip install -q --dry-run --no-index --no-deps "$TORCH_PIN" >/dev/null 2>&1; then
+    pip install -q "$TORCH_PIN"
+  else
+    pip install -q "$TORCH_PIN" --index-url "$TORCH_INDEX_URL"
+  fi
+fi
 if [ "$want_test" = 1 ]; then
   pip install -q -e ".[offline,demo,test]"
 else

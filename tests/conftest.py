@@ -47,8 +47,9 @@ def tiny_llama_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def copy_bert_dir(tmp_path_factory) -> Path:
-    """A 1-layer BERT that copies frequent context tokens, so BLANC counts are not all 0 (tests/oracles/copy_bert.py)."""
-    from tests.oracles.copy_bert import build_copy_bert
+    """A 1-layer BERT that copies frequent context tokens, so BLANC counts are not all 0
+    (tests/support/oracles/copy_bert.py)."""
+    from tests.support.oracles.copy_bert import build_copy_bert
 
     return build_copy_bert(tmp_path_factory.mktemp("copy-bert"))
 
@@ -86,7 +87,7 @@ def segments_per_packed_row(monkeypatch) -> list[int]:
 @pytest.fixture(scope="module")
 def browser():
     """Headless Chromium (selenium driver), one per test module; skips when it is not installed."""
-    from tests.browser_support import chromium
+    from tests.support.browser_support import chromium
 
     yield from chromium()
 
@@ -95,7 +96,7 @@ def browser():
 def screenshots(tmp_path_factory) -> Path:
     """Where the browser tests save their screenshots: a temporary folder, or $NLGMETRICS_SCREENSHOTS
     (e.g. benchmarks/results/screenshots, to refresh the committed ones on purpose)."""
-    from tests.browser_support import screenshots_folder
+    from tests.support.browser_support import screenshots_folder
 
     return screenshots_folder(tmp_path_factory.mktemp("screenshots"))
 
@@ -105,7 +106,7 @@ def serve():
     """serve(name, **kwargs) -> URL of that metric's demo, served in this process on a free port;
     every server is closed afterwards."""
     from nlgmetrics.apps.demo import launch_demo
-    from tests.browser_support import free_port
+    from tests.support.browser_support import free_port
 
     demos = []
 
@@ -120,47 +121,36 @@ def serve():
         demo.close()
 
 
-#: Test files that drive something beyond the library on small inputs: reference implementations
-#: on models (parity), several processes, a browser, a Space build, Perl, the real data sets,
-#: the benchmark scripts, wheels and servers. They carry the ``integration`` marker, so that
-#: ``bash scripts/test.sh -m "not integration"`` is the quick unit part (CI runs everything).
-INTEGRATION_FILES = frozenset(
-    {
-        "test_architectures.py",
-        "test_benchmarks_smoke.py",
-        "test_blanc_parity.py",
-        "test_browser_demos.py",
-        "test_browser_explanations.py",
-        "test_demo.py",
-        "test_distributed.py",
-        "test_engine_distributed.py",
-        "test_engine_loading.py",
-        "test_explanations.py",
-        "test_infolm_evaluate.py",
-        "test_infolm_parity.py",
-        "test_meta.py",
-        "test_properties_lm.py",
-        "test_properties_text.py",
-        "test_release.py",
-        "test_rouge_perl.py",
-        "test_shannon_parity.py",
-        "test_space_build.py",
-    }
-)
+#: Folders whose tests drive something beyond the library on small inputs: reference
+#: implementations and naive oracles on models (parity/), several processes, a browser, a Space
+#: build, the benchmark scripts, wheels, servers and the README run end to end (e2e/). They carry
+#: the ``integration`` marker, so that ``bash scripts/test.sh -m "not integration"`` is the quick
+#: unit part (CI runs everything). A module elsewhere opts in with ``pytestmark``.
+INTEGRATION_FOLDERS = frozenset({"parity", "e2e"})
+TESTS_DIR = Path(__file__).resolve().parent
 
 #: Fixtures that mean the same: a browser, a served demo, the human-judgment data.
 INTEGRATION_FIXTURES = frozenset({"browser", "serve", "shared_data_dir"})
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark integration tests (see :data:`INTEGRATION_FILES`); tests marked ``slow`` and tests of
+    """Mark integration tests (see :data:`INTEGRATION_FOLDERS`); tests marked ``slow`` and tests of
     the offline SmolLM2 model count too."""
     integration = pytest.mark.integration
     for item in items:
         if (
-            item.path.name in INTEGRATION_FILES
+            _top_folder(item.path) in INTEGRATION_FOLDERS
             or INTEGRATION_FIXTURES.intersection(getattr(item, "fixturenames", ()))
             or item.get_closest_marker("slow") is not None
             or "smollm2" in item.name.lower()  # the offline 135M model: a real model, seconds a call
         ):
             item.add_marker(integration)
+
+
+def _top_folder(path: Path) -> str | None:
+    """The folder right under tests/ that holds ``path`` (``unit``, ``parity``, ...), if any."""
+    try:
+        parts = path.resolve().relative_to(TESTS_DIR).parts
+    except ValueError:  # a test file outside tests/, e.g. a path given on the command line
+        return None
+    return parts[0] if len(parts) > 1 else None

@@ -150,7 +150,7 @@ def build_parser(prog: str = CLI_PROG) -> argparse.ArgumentParser:
     parser.add_argument("--chunk-docs", type=int, default=2, help="documents per cached chunk for model metrics")
     parser.add_argument("--cache-dir", action="append", default=None,
                         help="score cache folder (default benchmarks/cache); repeatable: new scores go to the first, all are read")
-    parser.add_argument("--out-dir", default=None, help="default benchmarks/results")
+    parser.add_argument("--out-dir", default=None, help="default benchmarks/results/<dataset>_<tag>/")
     parser.add_argument("--tag", default=None, help="suffix of the output files (default: metrics + max-docs)")
     parser.add_argument("--no-plots", action="store_true")
     parser.add_argument("--plot-method", default="kendall", choices=("pearson", "spearman", "kendall"),
@@ -481,9 +481,10 @@ def run_dataset(dataset: str, args: argparse.Namespace, families: list[Family], 
         log(f"warning: {dataset}: undefined for {line}")
     tag = args.tag or (args.metrics.replace(",", "+") + (f"_docs{args.max_docs}" if args.max_docs else "")
                        + (f"_shard{args.shard[0]}of{args.shard[1]}" if args.shard else ""))
-    out_dir = Path(args.out_dir) if args.out_dir else _repo_benchmarks_dir() / "results"
-    out_dir.mkdir(parents=True, exist_ok=True)
     stem = f"{dataset}_{tag}"
+    # the committed results keep one folder per report; an explicit --out-dir gets the files themselves
+    out_dir = Path(args.out_dir) if args.out_dir else _repo_benchmarks_dir() / "results" / stem
+    out_dir.mkdir(parents=True, exist_ok=True)
     command = f"{COMMAND} " + " ".join(shlex.quote(a) for a in args._argv)
     record = {
         "dataset": dataset,

@@ -41,7 +41,7 @@ Returns:
     shannon_score (float): the mean over the examples of (ll_help - ll_base) / (ll_full - ll_base);
         0 = no help, 1 = as helpful as the document itself (usually in [0, 1]).
     information_difference (float): the mean of ll_help - ll_base, in nats.
-    blanc_shannon (float): the mean of (S01 - S10) / total, in [-1, 1].
+    blanc_shannon (float): the mean BLANC-Shannon (see the model card), in [-1, 1].
     ll_base, ll_help, ll_full (float): the means of the summed natural-log likelihoods (<= 0).
 Examples:
     >>> import evaluate

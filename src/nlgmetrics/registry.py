@@ -1,7 +1,7 @@
 """The registry: the list of metric protocols, one line per metric.
 
 Each line names a metric and the module of its package that declares its
-:class:`~nlgmetrics.core.protocol.MetricProtocol` as ``PROTOCOL``. The module is imported on first
+:class:`~nlgmetrics.core.protocol.MetricSpec` as ``PROTOCOL``. The module is imported on first
 use, so listing the names (``nlgmetrics --help``) imports no metric and no torch. Adding a metric
 is its package (with its ``protocol.py`` and ``citation.bib``), its ``metrics/<name>/`` folder and
 one line here; the command line, the evaluate modules, the Trainer hook, ``compare``, the demos
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import importlib
 
-from nlgmetrics.core.protocol import MetricProtocol
+from nlgmetrics.core.protocol import MetricSpec
 
 #: Metric name -> the module declaring its ``PROTOCOL``, in the order of the design table.
 PROTOCOLS: dict[str, str] = {
@@ -46,23 +46,23 @@ def metric_names() -> list[str]:
     return list(PROTOCOLS)
 
 
-def get_protocol(name: str) -> MetricProtocol:
+def get_protocol(name: str) -> MetricSpec:
     """The protocol of ``name`` (clear error listing the valid names)."""
     if name not in PROTOCOLS:
         raise ValueError(f"Unknown metric {name!r}; choose from {list(PROTOCOLS)}.")
     protocol = importlib.import_module(PROTOCOLS[name]).PROTOCOL
-    if not isinstance(protocol, MetricProtocol) or protocol.name != name:
-        raise TypeError(f"{PROTOCOLS[name]}.PROTOCOL is not the MetricProtocol of {name!r}; this is a bug "
+    if not isinstance(protocol, MetricSpec) or protocol.name != name:
+        raise TypeError(f"{PROTOCOLS[name]}.PROTOCOL is not the MetricSpec of {name!r}; this is a bug "
                         f"in nlgmetrics, please report it.")
     return protocol
 
 
-def protocols() -> list[MetricProtocol]:
+def protocols() -> list[MetricSpec]:
     """Every protocol, in the registry's order (imports every metric package, torch included)."""
     return [get_protocol(name) for name in PROTOCOLS]
 
 
-def by_counterpart(name: str) -> MetricProtocol | None:
+def by_counterpart(name: str) -> MetricSpec | None:
     """The metric whose evaluate module answers to evaluate's module ``name`` (``"sacrebleu"`` ->
     BLEU), or None.
 

@@ -12,16 +12,8 @@ Examples::
     nlgmetrics cache clear ~/.cache/nlgmetrics-store          # empty the store, print bytes freed
     nlgmetrics cache set-max-bytes 50e9 ~/.cache/nlgmetrics-store   # the store's cap, for every job
 
-While jobs run: ``clear`` empties the store in one transaction and never deletes its file, so a
-running job keeps writing into the same (now empty) store and what it computes after the clear
-is kept. Spool files (``DIR/spool/``, where the processes of a multi-process run hand results to
-its main process) lose what they hold from before the clear: a stopped run's are deleted, and of
-a running job's only what it appends after the clear is copied in. The cap is kept with the
-store: the first job to create it records its ``$NLGMETRICS_CACHE_MAX_BYTES`` (default 20 GB),
-and afterwards only ``set-max-bytes`` changes it, for every job from its next write on; a job's
-own variable never evicts others' entries. Never delete ``store.sqlite-wal`` or ``-shm`` by
-hand: a running job's recent entries are lost (the job notices, warns and stops writing).
-``info`` and ``clear`` create no store.
+What ``clear`` and the cap do while jobs run: metrics/engine.md ("Reusing work across calls: the
+store"). ``info`` and ``clear`` create no store.
 
 >>> print(format_info({"store": "/runs/store/store.sqlite", "entries": 3, "bytes": 1500, "file_bytes": 40960,
 ...                    "max_bytes": 20 * 10**9, "writable": True, "journal_mode": "DELETE",

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from nlgmetrics import __version__
 from nlgmetrics.apps.io import check_output_paths, positive_int
-from nlgmetrics.core.protocol import MetricProtocol
+from nlgmetrics.core.protocol import MetricSpec
 from nlgmetrics.registry import DEFAULT_METRICS, get_protocol, metric_names, protocols
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def _shown(value: Any) -> str:
     return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
 
 
-def _main_score_text(protocol: MetricProtocol) -> str:
+def _main_score_text(protocol: MetricSpec) -> str:
     """The main score and its direction, as the protocol's result class declares them (where they
     do not depend on the options: ROUGE's is the first requested type)."""
     main = protocol.main
@@ -278,7 +278,7 @@ def collect_options(
     return {name: opts for name, opts in per_metric.items() if opts}
 
 
-def _load_inputs(args: argparse.Namespace, chosen: list[MetricProtocol]) -> tuple[list[str], list[Any] | None, list[str] | None]:
+def _load_inputs(args: argparse.Namespace, chosen: list[MetricSpec]) -> tuple[list[str], list[Any] | None, list[str] | None]:
     from nlgmetrics.apps.io import read_column, zip_references
 
     def read(path: str | None, column: str | None, what: str) -> list[Any] | None:
@@ -396,7 +396,7 @@ def run_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def _explained_protocols(args: argparse.Namespace, chosen: Sequence[MetricProtocol]) -> list[MetricProtocol]:
+def _explained_protocols(args: argparse.Namespace, chosen: Sequence[MetricSpec]) -> list[MetricSpec]:
     """The chosen metrics ``--explain`` explains (those taking ``explain``); an error if none does."""
     if not args.explain_path:
         return []

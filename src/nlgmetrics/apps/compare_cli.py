@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from nlgmetrics.apps.io import check_output_paths, positive_int, seed_or_none
-from nlgmetrics.core.protocol import MetricProtocol
+from nlgmetrics.core.protocol import MetricSpec
 from nlgmetrics.registry import DEFAULT_COMPARE_METRIC, get_protocol, metric_names
 from nlgmetrics.compare.api import DEFAULT_N_BOOTSTRAP, DEFAULT_N_PERMUTATIONS, DEFAULT_SEED
 
@@ -106,7 +106,7 @@ def chosen_tests(args: argparse.Namespace) -> tuple[str, ...]:
     return chosen or ("bs", "ar")
 
 
-def metric_options(protocol: MetricProtocol, args: argparse.Namespace) -> dict[str, Any]:
+def metric_options(protocol: MetricSpec, args: argparse.Namespace) -> dict[str, Any]:
     """``--option``, ``--model``, ``--device``, ``--cache-dir`` as the metric's keyword options (parsed
     by its protocol); ``--option cache_dir=DIR`` wins over ``--cache-dir``, as in ``nlgmetrics score``.
 
@@ -162,7 +162,7 @@ def _baseline(args: argparse.Namespace, names: Sequence[str]) -> str:
     raise ValueError(f"--baseline {args.baseline!r} is none of the systems {list(names)} (names or files).")
 
 
-def _read_inputs(args: argparse.Namespace, protocol: MetricProtocol, names: Sequence[str]) -> tuple[dict[str, list[str]], list[Any]]:
+def _read_inputs(args: argparse.Namespace, protocol: MetricSpec, names: Sequence[str]) -> tuple[dict[str, list[str]], list[Any]]:
     from nlgmetrics.apps.io import read_column, zip_references
 
     def read(path: str, column: str | None) -> list[Any]:

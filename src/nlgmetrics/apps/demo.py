@@ -42,7 +42,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nlgmetrics.core.protocol import MetricProtocol, Option
+from nlgmetrics.core.protocol import MetricSpec, Option
 from nlgmetrics.registry import get_protocol
 
 if TYPE_CHECKING:
@@ -164,7 +164,7 @@ def _coerce(option: Option, value: Any) -> Any:
     return value
 
 
-def run_pair(protocol: MetricProtocol, prediction: str, second: str, options: dict[str, Any]) -> MetricResult:
+def run_pair(protocol: MetricSpec, prediction: str, second: str, options: dict[str, Any]) -> MetricResult:
     """The library's result for one prediction and the second box (references split on ``---``)."""
     others: Any = [split_references(second)] if protocol.second_input == "references" else [second]
     return protocol.run([prediction], others, progress=False, **options)
@@ -178,7 +178,7 @@ def _same(value: Any, default: Any) -> bool:
 
 
 def score_pair(
-    protocol: MetricProtocol,
+    protocol: MetricSpec,
     prediction: str,
     second: str,
     options: dict[str, Any],
@@ -193,7 +193,7 @@ def main_label(result: MetricResult) -> str:
     return f"{result.main} ({'higher' if result.higher_is_better else 'lower'} is better)"
 
 
-def columns_text(protocol: MetricProtocol) -> str:
+def columns_text(protocol: MetricSpec) -> str:
     """What the per-example columns mean, as the protocol's result class declares them (Markdown)."""
     lines = [
         f"- `{name}`: {column.description} ({'higher' if column.higher_is_better else 'lower'} is "
@@ -301,7 +301,7 @@ def build_demo(
     return demo
 
 
-def model_label(protocol: MetricProtocol) -> str:
+def model_label(protocol: MetricSpec) -> str:
     """The model box's label: the kinds of LM the metric takes (its protocol's ``model_kinds``), and
     the offline alias only where it can run (a causal LM).
 

@@ -2,102 +2,23 @@
 
 A module is a thin file: ``class Bleu(ProtocolModule, evaluate.Metric)`` with its metric's
 protocol (:mod:`nlgmetrics.core.protocol`) and its inputs description. :class:`ProtocolModule`
-gives it everything else from the protocol: the description, citation, URLs and input features
-(:func:`input_features`), and ``_compute``, which maps the module's options to the library's
-(:func:`module_options`), calls the library function and lays its result out
-(:func:`module_output`). Where the module answers to an evaluate counterpart, the protocol's
-:class:`~nlgmetrics.core.protocol.EvaluateFace` says how (argument names, keys, inert switches).
+gives it everything else from the protocol. Layout, in the order a call meets it:
 
-Outputs: one rule for every module. :func:`evaluate_output` builds each module's ``compute()``
-result from the library's :class:`~nlgmetrics.core.result.MetricResult`:
-
-- by default a flat dict of numbers (float or int; a list of numbers only where the module's
-  evaluate counterpart returns one, e.g. sacrebleu's ``counts``), so that the transformers
-  examples can round, scale and log every value. A module that answers to an evaluate counterpart
-  (``rouge_family`` to ``rouge``, ``bleu`` to ``sacrebleu``, ``chrf`` to ``chrf``, ``ter`` to
-  ``ter``) gives the counterpart's keys first, in its order, with its types and scale, then its
-  own extra numbers, except those its face holds back for ``return_details`` (ROUGE's precision,
-  recall and confidence bounds: a Trainer logging every key then logs evaluate's four); the
-  others give the library's headline numbers (``result.aggregate()``), main key first;
-- ``return_details=True`` adds the numbers held back (the face's ``details``, and with
-  ``use_aggregator=False`` its ``per_example_details``) after the default keys. Every module
-  accepts it, since ``evaluate.combine`` passes one set of options to all of its modules; where
-  nothing is held back it changes nothing;
-- ``use_aggregator=False`` (evaluate's own switch, the same for every module): one list per key,
-  one value per example, under the same keys; a key with no value per example (a corpus
-  statistic such as BLEU's ``counts``, a setting such as chrF's ``beta``, a mean of the
-  per-example values, a confidence bound) is left out;
-- ``return_signature=True`` adds ``"signature"`` (a string: every option that changes the
-  numbers, and the versions), last. It is never in the default output, which holds numbers only.
-
-Memory: ``release_models=True`` (:data:`RELEASE_SWITCH`) drops every scoring model cached in the
-process once the call is done, and returns its memory (:func:`nlgmetrics.engine.release`); by
-default the model stays loaded for the next call. Every module accepts it, as ``evaluate.combine``
-passes one set of options to all of its modules; the output does not change.
-
-``evaluate.combine`` prefixes a key that two modules share with the module's name, which evaluate
-derives from the module's class name (``camelcase_to_snakecase``). Every module class is named so
-that this is its folder name (``Bleu`` -> ``bleu``, ``Infolm`` -> ``infolm``); a module that
-answers to a counterpart then takes the counterpart's name instead
-(:attr:`~nlgmetrics.core.protocol.EvaluateFace.module_name`: ``rouge``, ``sacrebleu``, ``chr_f``,
-``ter``), so that combining ``bleu``, ``chrf`` and ``ter`` gives ``sacrebleu_score``,
-``chr_f_score`` and ``ter_score``, the keys evaluate's own modules give. Only the name changes:
-the module's cache directory, chosen when evaluate builds the module, stays under its own name,
-so that ours and evaluate's never share cache files.
-
-Options: a module that answers to a counterpart takes the counterpart's argument names; where
-they differ from the library function's (sacrebleu's ``use_effective_order``, the library's
-``effective_order``), :func:`library_options` maps them, and refuses the library's name with the
-module's (one name per option, no aliases); where the counterpart writes None for "the default",
-:func:`library_defaults_for_none` leaves the library's default in place.
-
-Inputs. The mixin :class:`CheckedTextInputs` checks and normalises the inputs before evaluate's
-own machinery sees them. Three things go wrong inside evaluate 0.4 / datasets before a module's
-``_compute`` runs:
-
-* evaluate picks one feature format (one reference per example, or a list of references) from the
-  *first* row and casts every row to it: a batch mixing ``"ref"`` and ``["ref a", "ref b"]`` would
-  reach the metric as the ``str()`` of a list, or as a list of characters. Every reference is
-  therefore turned into a list of references first (a string ``r`` becomes ``[r]``), which every
-  metric reads identically, so the first row no longer decides;
-
-* ``compute(predictions=[], references=[])`` on a module declaring several feature formats (one
-  reference, or a list of references, per example) raises a bare ``IndexError`` while evaluate
-  guesses the format from the first row;
-* evaluate checks the type of the first row only, and datasets' ``Value("string")`` then casts
-  every later item to ``str``: ``predictions=["a", 3]`` is scored as ``["a", "3"]``;
-* evaluate reads the first row as ``column[0]``: a generator fails with a bare TypeError, a pandas
-  Series whose index does not start at 0 with a bare KeyError (or, shuffled, checks some other
-  row); a DataFrame iterates over its column *names*, which are strings and would be scored.
-
-So every column is first turned into a plain list (:func:`as_input_column`: a generator is read
-once, a Series or numpy array by position), or refused with the fix (a DataFrame, bytes, a plain
-number; two Series with different indexes, which pandas would pair by label).
-
-:class:`CheckedTextInputs` is a mixin placed before ``evaluate.Metric`` in a module's bases: its
-``add_batch`` (which ``compute`` calls too) and ``add`` check every item with
-:mod:`nlgmetrics.core.validation` (the same messages as the library functions), then hand the
-plain lists over to evaluate. It is a plain class (not an ``evaluate.Metric``), so
-``evaluate.load`` still finds the module's own class.
-
->>> class Fake:  # stands in for evaluate.Metric: records what reaches it
-...     features = {"predictions": None, "references": None}
-...     def _feature_names(self):
-...         return list(self.features)
-...     def add_batch(self, **batch):
-...         return "added"
->>> class Module(CheckedTextInputs, Fake):
-...     pass
->>> Module().add_batch(predictions=["a", "b"], references=["a", "b"])
-'added'
->>> Module().add_batch(predictions=["a", 3], references=["a", "b"])
-Traceback (most recent call last):
-...
-ValueError: `predictions[1]` is int (3), not a string; convert every item to str (use '' for a missing text).
->>> Module().add_batch(predictions=[], references=[])
-Traceback (most recent call last):
-...
-ValueError: `predictions` is empty; pass at least one example.
+- :class:`CheckedTextInputs`: checks and normalises the input columns before evaluate's own
+  machinery sees them (why: its docstring);
+- :func:`input_features`: the features a module declares;
+- :func:`module_options` / :func:`library_options`: a module's options in the library's names
+  (where the module answers to an evaluate counterpart, the protocol's
+  :class:`~nlgmetrics.core.protocol.EvaluateFace` says how: argument names, keys, inert switches);
+- :func:`module_output` / :func:`evaluate_output`: the one output rule for every module (a flat
+  dict of numbers; ``use_aggregator``, ``return_details``, ``return_signature``), as the README
+  states it ("Using a metric with `evaluate`");
+- ``release_models=True`` (:data:`RELEASE_SWITCH`): drop the cached scoring models after the call
+  (metrics/engine.md, "Releasing models");
+- ``evaluate.combine``'s key prefix is the module's name, which evaluate derives from its class
+  name: the folder name, or the counterpart's (``rouge``, ``sacrebleu``, ``chr_f``, ``ter``:
+  :attr:`~nlgmetrics.core.protocol.EvaluateFace.module_name`); the module's cache directory keeps
+  its own name, so ours and evaluate's never share cache files.
 """
 
 from __future__ import annotations
@@ -109,7 +30,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from nlgmetrics.core.protocol import MetricProtocol
+from nlgmetrics.core.protocol import MetricSpec
 from nlgmetrics.core.result import MetricResult
 from nlgmetrics.core.validation import as_texts, check_bool, check_text
 
@@ -254,7 +175,7 @@ def input_features(second_input: str) -> list[Any]:
     ]
 
 
-def compute_options(protocol: MetricProtocol, options: Mapping[str, Any]) -> dict[str, Any]:
+def compute_options(protocol: MetricSpec, options: Mapping[str, Any]) -> dict[str, Any]:
     """The options a module's ``_compute`` passes to the library: ``options``, plus ``progress``
     when the caller did not give it.
 
@@ -281,7 +202,7 @@ def compute_options(protocol: MetricProtocol, options: Mapping[str, Any]) -> dic
     return given
 
 
-def module_options(protocol: MetricProtocol, options: Mapping[str, Any]) -> dict[str, Any]:
+def module_options(protocol: MetricSpec, options: Mapping[str, Any]) -> dict[str, Any]:
     """A module's ``compute()`` options (output switches removed) in the library's names, as its
     protocol's :class:`~nlgmetrics.core.protocol.EvaluateFace` says: the counterpart's inert
     switches checked and dropped, its None-means-default options dropped when None, its names
@@ -302,7 +223,7 @@ def module_options(protocol: MetricProtocol, options: Mapping[str, Any]) -> dict
     return compute_options(protocol, given)
 
 
-def module_output(protocol: MetricProtocol, result: MetricResult, options: Mapping[str, Any],
+def module_output(protocol: MetricSpec, result: MetricResult, options: Mapping[str, Any],
                   switches: OutputSwitches) -> dict[str, Any]:
     """A module's ``compute()`` output (:func:`evaluate_output`), in its counterpart's layout
     where its protocol has one (``options``: those the library was called with), with the numbers
@@ -449,8 +370,39 @@ def normalise_text_batch(batch: Mapping[str, Any], list_columns: set[str]) -> di
 
 
 class CheckedTextInputs:
-    """Mixin for ``evaluate.Metric`` subclasses whose inputs are texts (see the module docstring):
-    ``class RougeFamily(CheckedTextInputs, evaluate.Metric)``."""
+    """Mixin for ``evaluate.Metric`` subclasses whose inputs are texts, placed before
+    ``evaluate.Metric`` in the bases: ``class RougeFamily(CheckedTextInputs, evaluate.Metric)``.
+
+    Its ``add_batch`` (which ``compute`` calls too) and ``add`` check every item with
+    :mod:`nlgmetrics.core.validation` (the library functions' messages), then hand plain lists to
+    evaluate, because evaluate 0.4 / datasets get these wrong before a module's ``_compute`` runs:
+    the feature format (one reference or a list per example) is picked from the *first* row, so a
+    mixed batch would reach the metric as the ``str()`` of a list (every reference is made a list
+    first); an empty ``compute()`` is a bare ``IndexError``; only the first row's type is checked
+    and later items are cast to ``str``; the first row is read as ``column[0]``, which fails on a
+    generator or a re-indexed pandas Series, and a DataFrame iterates over its column names. So
+    every column becomes a plain list (:func:`as_input_column`) or is refused with the fix. A plain
+    class (not an ``evaluate.Metric``), so ``evaluate.load`` still finds the module's own class.
+
+    >>> class Fake:  # stands in for evaluate.Metric: records what reaches it
+    ...     features = {"predictions": None, "references": None}
+    ...     def _feature_names(self):
+    ...         return list(self.features)
+    ...     def add_batch(self, **batch):
+    ...         return "added"
+    >>> class Module(CheckedTextInputs, Fake):
+    ...     pass
+    >>> Module().add_batch(predictions=["a", "b"], references=["a", "b"])
+    'added'
+    >>> Module().add_batch(predictions=["a", 3], references=["a", "b"])
+    Traceback (most recent call last):
+    ...
+    ValueError: `predictions[1]` is int (3), not a string; convert every item to str (use '' for a missing text).
+    >>> Module().add_batch(predictions=[], references=[])
+    Traceback (most recent call last):
+    ...
+    ValueError: `predictions` is empty; pass at least one example.
+    """
 
     def _text_inputs(self, first: Any, second: Any, kwargs: dict[str, Any]) -> dict[str, Any] | None:
         """The module's feature columns, as evaluate will read them (``predictions``/``references``
@@ -492,13 +444,13 @@ class CheckedTextInputs:
 class ProtocolModule(CheckedTextInputs):
     """Everything an evaluate module does, read from its metric's protocol: a module is
     ``class Bleu(ProtocolModule, evaluate.Metric)`` with ``protocol`` (the metric's
-    :class:`~nlgmetrics.core.protocol.MetricProtocol`) and ``inputs_description`` (its arguments,
+    :class:`~nlgmetrics.core.protocol.MetricSpec`) and ``inputs_description`` (its arguments,
     outputs and examples). Its description, citation, features, URLs, ``_compute`` and, where it
     answers to an evaluate counterpart, its name (the counterpart's) come from here; its inputs
     are checked by :class:`CheckedTextInputs`. A plain class (not an ``evaluate.Metric``), so that
     ``evaluate.load`` finds the module's own class."""
 
-    protocol: ClassVar[MetricProtocol]
+    protocol: ClassVar[MetricSpec]
     inputs_description: ClassVar[str] = ""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

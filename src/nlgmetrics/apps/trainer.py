@@ -1,4 +1,6 @@
-"""A ready ``compute_metrics`` for ``Seq2SeqTrainer(predict_with_generate=True)``.
+"""A ready ``compute_metrics`` for ``Seq2SeqTrainer(predict_with_generate=True)``, which logs each
+key as ``eval_<key>``: :func:`build_compute_metrics` (its docstring: metrics, evaluate's names for
+them, presets, sources, the store); the rest decodes the Trainer's token ids and names the keys.
 
 >>> from transformers import AutoTokenizer
 >>> from nlgmetrics.testing import bert_tokenizer_dir
@@ -11,46 +13,31 @@
 >>> scores["bleu"] > 0, "rouge_family_rouge1" in scores, "bleu_sentence_bleu" in scores
 (True, True, True)
 
-evaluate's module names are accepted for ours (:func:`evaluate_names`, from each metric's
-protocol: ``rouge`` is ``rouge_family``, ``sacrebleu`` is ``bleu``; ``chrf`` and ``ter`` are the
-same names): the same metric, options and keys. The transformers examples' own settings are
-presets (:data:`PRESETS`), logging exactly the example's keys:
+An LM metric's model is one of its options in ``metric_options``: a Hub id, a local folder or an
+offline alias (``"smollm2-135m"``); here a small random BERT built offline:
 
->>> summarize = build_compute_metrics(tokenizer, preset="summarization", sentence_splitter="pysbd")
->>> sorted(summarize((ids, labels)))
-['gen_len', 'rouge1', 'rouge2', 'rougeL', 'rougeLsum']
-
-Typical use::
-
-    trainer = Seq2SeqTrainer(
-        model=model, args=Seq2SeqTrainingArguments(..., predict_with_generate=True),
-        compute_metrics=build_compute_metrics(tokenizer, metrics=["rouge_family", "bleu", "infolm"],
-                                              metric_options={"infolm": {"model": "bert-base-uncased"}}),
-        ...)
-
-Reference-free metrics (``shannon_score``, ``blanc``, ``fflm``) score a summary against its source
-document. Give the sources either as a list of strings aligned with the evaluation dataset
-(``sources=[...]``), or ``sources="inputs"`` to decode the model inputs, which the Trainer passes when
-``Seq2SeqTrainingArguments(include_for_metrics=["inputs"])``.
-
-A Trainer evaluating every N steps scores the same references (or sources) each time: with
-``cache_dir=`` the LM metrics keep what their model computed for each distinct text in that
-folder's store, so that later evaluations run the model only on what is new (the fresh
-generations); the numbers are the same as without it::
-
-    compute_metrics = build_compute_metrics(tokenizer, metrics=["rouge_family", "infolm"],
-                                            cache_dir="~/.cache/nlgmetrics-store")
+>>> import tempfile
+>>> from nlgmetrics.testing import build_random_model
+>>> folder = tempfile.TemporaryDirectory()
+>>> bert = str(build_random_model("bert", folder.name, size="tiny"))
+>>> with_infolm = build_compute_metrics(tokenizer, metrics=["rouge_family", "infolm"],
+...                                     metric_options={"infolm": {"model": bert, "device": "cpu"}})
+>>> scores = with_infolm((ids, labels))
+>>> "infolm" in scores, "rouge_family_rouge1" in scores
+(True, True)
+>>> folder.cleanup()
 """
 
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from nlgmetrics.core.protocol import MetricProtocol
+from nlgmetrics.core.protocol import MetricSpec
 from nlgmetrics.core.validation import check_bool
 from nlgmetrics.registry import DEFAULT_METRICS, by_counterpart, get_protocol, metric_names, protocols
 from nlgmetrics.core.result import MetricResult
@@ -157,13 +144,43 @@ def result_keys(result: MetricResult) -> dict[str, float]:
 
 def evaluate_names() -> dict[str, str]:
     """evaluate's module names accepted in ``metrics`` and ``metric_options`` for ours (each
-    metric's protocol names its evaluate counterpart): the same metric with the same options,
-    logged under the same keys as our name.
+    metric's protocol names its evaluate counterpart): the same metric with the same options; a
+    name that is evaluate's only (``rouge``, ``sacrebleu``) logs its evaluate module's keys
+    (:func:`evaluate_module_keys`), a name that is also ours (``chrf``, ``ter``) ours.
 
     >>> evaluate_names()
     {'rouge': 'rouge_family', 'sacrebleu': 'bleu', 'chrf': 'chrf', 'ter': 'ter'}
     """
     return {p.evaluate.counterpart: p.name for p in protocols() if p.evaluate is not None}
+
+
+def evaluate_module_keys(protocol: MetricSpec, result: MetricResult,
+                         options: Mapping[str, Any]) -> dict[str, float]:
+    """The numbers of the default output of ``protocol``'s evaluate module
+    (:func:`nlgmetrics.apps.evaluate_adapter.module_output`): its counterpart's keys
+    (``rouge1``...``rougeLsum``; sacrebleu's ``score``, ``bp``, ...), then the module's extra numbers.
+    Lists (sacrebleu's ``counts``, ``totals``, ``precisions``) are left out: a Trainer logs numbers.
+    ``options``: those the library was called with.
+    """
+    from nlgmetrics.apps.evaluate_adapter import OutputSwitches, module_output
+
+    output = module_output(protocol, result, options, OutputSwitches())
+    return {key: float(value) for key, value in output.items() if not isinstance(value, list)}
+
+
+def merged_keys(keys_by_prefix: Sequence[tuple[str, Mapping[str, float]]]) -> dict[str, float]:
+    """Several metrics' keys in one dict, as ``evaluate.combine`` merges its modules' outputs: a
+    key that two of them give is prefixed with its own metric's prefix (``chr_f_score``).
+
+    >>> merged_keys([("sacrebleu", {"score": 30.0, "bp": 1.0}), ("chr_f", {"score": 50.0})])
+    {'sacrebleu_score': 30.0, 'bp': 1.0, 'chr_f_score': 50.0}
+    """
+    counts = Counter(key for _, keys in keys_by_prefix for key in keys)
+    return {
+        (key if counts[key] == 1 else f"{prefix}_{key}"): value
+        for prefix, keys in keys_by_prefix
+        for key, value in keys.items()
+    }
 
 
 def _our_name(name: Any) -> str:
@@ -173,10 +190,10 @@ def _our_name(name: Any) -> str:
     return name if name in metric_names() else evaluate_names().get(name, name)
 
 
-def _resolve_protocols(metrics: Sequence[str]) -> list[MetricProtocol]:
+def _resolve_protocols(metrics: Sequence[str]) -> list[MetricSpec]:
     """The protocols of the named metrics, each once (``rouge`` and ``rouge_family`` are one metric)."""
     seen: dict[str, str] = {}
-    protocols: list[MetricProtocol] = []
+    protocols: list[MetricSpec] = []
     for name in metrics:
         ours = _our_name(name)
         if ours not in metric_names():
@@ -195,7 +212,7 @@ def _resolve_protocols(metrics: Sequence[str]) -> list[MetricProtocol]:
 
 
 def _resolve_options(metric_options: Mapping[str, Mapping[str, Any]] | None,
-                     protocols: Sequence[MetricProtocol], metrics: Sequence[str]) -> dict[str, dict[str, Any]]:
+                     protocols: Sequence[MetricSpec], metrics: Sequence[str]) -> dict[str, dict[str, Any]]:
     """``metric_options`` keyed by our names (evaluate's names accepted), checked against ``metrics``."""
     options: dict[str, dict[str, Any]] = {}
     given_as: dict[str, str] = {}
@@ -227,7 +244,7 @@ def _unpack(eval_pred: Any) -> tuple[Any, Any, Any]:
 # the transformers examples' settings
 
 
-def _preset_protocol(preset: str) -> MetricProtocol:
+def _preset_protocol(preset: str) -> MetricSpec:
     """The metric that answers to the evaluate module the preset's example loads."""
     protocol = by_counterpart(PRESET_COUNTERPARTS[preset])
     if protocol is None:  # a registry without it: a bug, the presets are the examples' own
@@ -351,9 +368,11 @@ def build_compute_metrics(
       for them (:func:`evaluate_names`: ``rouge``, ``sacrebleu``, ``chrf``, ``ter``); default
       :data:`nlgmetrics.registry.DEFAULT_METRICS` (``rouge_family``, ``bleu``).
     - ``sources``: documents for the reference-free metrics (aligned with the evaluation dataset),
-      or ``"inputs"`` to decode ``eval_pred.inputs``. Required when such a metric is asked for.
-    - ``metric_options``: per-metric keyword options of the library functions, e.g.
-      ``{"infolm": {"model": path}}`` (keyed by our or evaluate's name).
+      or ``"inputs"`` to decode ``eval_pred.inputs`` (which the Trainer passes with
+      ``Seq2SeqTrainingArguments(include_for_metrics=["inputs"])``). Required when such a metric
+      is asked for.
+    - ``metric_options``: per-metric keyword options of the library functions, e.g. an LM
+      metric's model ``{"infolm": {"model": path}}`` (keyed by our or evaluate's name).
     - ``postprocess``: applied to every decoded prediction and label (e.g. sentence splitting with
       newlines for ROUGE-Lsum).
     - ``per_example``: also return per-example lists (Trainer logs only numbers, so off by default).
@@ -383,10 +402,23 @@ def build_compute_metrics(
 
     Keys come from each result's ``aggregate()`` (:func:`result_keys`): ``<metric>_<key>``, or the
     metric's name alone for its own key, e.g. ``bleu``, ``bleu_bp``, ``bleu_sentence_bleu``,
-    ``rouge_family_rouge1``, ``rouge_family_rouge1_low``, ``infolm`` (evaluate's name gives the
-    same keys as ours); the Trainer prefixes them with ``eval_``. With ``per_example``:
+    ``rouge_family_rouge1``, ``rouge_family_rouge1_low``, ``infolm``. A metric named by evaluate's
+    name only (``rouge``, ``sacrebleu``) gives its evaluate module's numbers instead
+    (:func:`evaluate_module_keys`: ``rouge1``...``rougeLsum``; ``score``, ``bp``, ...), a key two
+    metrics share prefixed as ``evaluate.combine`` does (:func:`merged_keys`). The Trainer
+    prefixes every key with ``eval_``. With ``per_example``:
     ``<metric>_<column>_per_example`` lists. The results themselves (signatures, per-example
     columns) are kept on ``compute_metrics.last_results``.
+
+    >>> import numpy as np
+    >>> from transformers import AutoTokenizer
+    >>> from nlgmetrics.testing import bert_tokenizer_dir
+    >>> tokenizer = AutoTokenizer.from_pretrained(str(bert_tokenizer_dir()))
+    >>> ids = np.array([tokenizer("the cat sat on the mat")["input_ids"]])
+    >>> sorted(build_compute_metrics(tokenizer, metrics=["rouge"])((ids, ids)))
+    ['rouge1', 'rouge2', 'rougeL', 'rougeLsum']
+    >>> sorted(build_compute_metrics(tokenizer, preset="summarization", sentence_splitter="pysbd")((ids, ids)))
+    ['gen_len', 'rouge1', 'rouge2', 'rougeL', 'rougeLsum']
     """
     if preset is not None:
         _check_preset(preset, metrics=metrics is not None, sources=sources is not None,
@@ -402,6 +434,8 @@ def build_compute_metrics(
     protocols = _resolve_protocols(metrics)
     if not protocols:
         raise ValueError("`metrics` is empty; pass at least one metric name, e.g. ['rouge_family'].")
+    # a metric named by evaluate's name only (not also ours) logs its evaluate module's keys
+    evaluate_named = {_our_name(name) for name in metrics if name not in metric_names()}
     options = _resolve_options(metric_options, protocols, metrics)
     if cache_dir is not None:
         from nlgmetrics.core.validation import check_cache_dir
@@ -453,7 +487,8 @@ def build_compute_metrics(
                     f"{len(docs)} sources but {len(predictions)} predictions; sources must be "
                     f"aligned with the evaluation dataset (one per example, same order)."
                 )
-        results: dict[str, float] = {}
+        keys_by_prefix: list[tuple[str, dict[str, float]]] = []
+        lists: dict[str, list[Any]] = {}
         metric_results: list[MetricResult] = []
         for protocol in protocols:
             if protocol.second_input == "references":
@@ -462,12 +497,18 @@ def build_compute_metrics(
                 others: list[Any] = references
             else:
                 others = docs  # type: ignore[assignment]
-            result = protocol.run(predictions, others, progress=progress, **options.get(protocol.name, {}))
+            options_of_metric = options.get(protocol.name, {})
+            result = protocol.run(predictions, others, progress=progress, **options_of_metric)
             metric_results.append(result)
-            results.update(result_keys(result))
+            if protocol.name in evaluate_named and protocol.evaluate is not None:
+                keys_by_prefix.append((protocol.evaluate.module_name,
+                                       evaluate_module_keys(protocol, result, options_of_metric)))
+            else:
+                keys_by_prefix.append((protocol.name, result_keys(result)))
             if per_example:
                 for key, values in result.scores.items():
-                    results[f"{result.metric}_{key}_per_example"] = list(values)  # type: ignore[assignment]
+                    lists[f"{result.metric}_{key}_per_example"] = list(values)
+        results: dict[str, Any] = {**merged_keys(keys_by_prefix), **lists}
         compute_metrics.last_results = metric_results  # type: ignore[attr-defined]
         compute_metrics.last_texts = {"predictions": predictions, "references": references, "sources": docs}  # type: ignore[attr-defined]
         return results

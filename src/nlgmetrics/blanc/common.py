@@ -1,6 +1,6 @@
-"""What BLANC-help and BLANC-tune share: option checks, the masked LM and its special ids, text
-preparation (blanc's NFKD, sentence split, WordPiece), the window, running the masked queries
-through the engine, tallying the masked tokens, the truncation warning and the signature.
+"""What BLANC-help and BLANC-tune share: option checks (the window's floor among them), the masked
+LM's special ids, text preparation (blanc's NFKD, sentence split, WordPiece), running the masked
+queries through the engine, tallying the masked tokens, the truncation warning and the signature.
 
 >>> clean_text("caf\\u00e9") == "cafe\\u0301"
 True
@@ -24,15 +24,7 @@ from nlgmetrics.blanc.masking import MaskingOptions, MinTokenLengths
 from nlgmetrics.core.sentences import SentenceSplitter
 from nlgmetrics.core.signature import make_signature
 from nlgmetrics.core.refusals import AFTER_LOADING, Refusal
-from nlgmetrics.core.validation import (
-    check_choice,
-    check_engine_options,
-    check_int,
-    check_model_tokenizer,
-    resolve_token_budget,
-    shown_value,
-    switch_rule,
-)
+from nlgmetrics.core.validation import check_choice, check_int, shown_value, switch_rule
 
 if TYPE_CHECKING:  # pragma: no cover
     from nlgmetrics.engine import LoadedLM, MaskedQuery
@@ -50,11 +42,9 @@ __all__ = [
     "blanc_signature",
     "check_masking",
     "check_measure",
-    "check_model_options",
+    "check_window",
     "clean_text",
     "emit_warnings",
-    "load_masked_lm",
-    "resolve_window",
     "run_queries",
     "special_ids",
     "tally",
@@ -113,44 +103,26 @@ def check_masking(gap: Any, gap_mask: Any, min_token_length_normal: Any, min_tok
     return MaskingOptions(gap, gap_mask, lengths, len_sent_allow_cut).validate()
 
 
-def check_model_options(
-    token_budget: Any, batch_size: Any, max_length: Any
-) -> tuple[int, int | None, int | None]:
-    """The shared engine options (:func:`~nlgmetrics.core.validation.check_engine_options`;
-    ``token_budget=None`` is :data:`DEFAULT_TOKEN_BUDGET`, as for every LM metric), plus BLANC's own
-    floor on ``max_length``: the window must hold ``[CLS]``, a token and ``[SEP]``.
+def check_window(max_length: int | None) -> None:
+    """BLANC's own floor on the checked ``max_length``
+    (:func:`~nlgmetrics.engine.call.check_call_options`): the window must hold ``[CLS]``, a token
+    and ``[SEP]``.
 
-    >>> check_model_options(None, None, None)
-    (8192, None, None)
-
-    >>> check_model_options(8192, None, 2)
+    >>> check_window(None), check_window(3)
+    (None, None)
+    >>> check_window(2)
     Traceback (most recent call last):
     ...
     nlgmetrics.core.refusals.OptionError: `max_length` must be at least 3 for BLANC ([CLS], one token, [SEP]) or None (blanc's 512-token window, capped at the model's positions), got 2.
     """
-    budget, batch, length = check_engine_options(token_budget, batch_size, max_length)
     with MAX_LENGTH_ROOM_RULE.enforced():
-        check_int("max_length", length, minimum=MIN_MAX_LENGTH, allow_none=True, message=(
+        check_int("max_length", max_length, minimum=MIN_MAX_LENGTH, allow_none=True, message=(
             f"`max_length` must be at least {MIN_MAX_LENGTH} for BLANC ([CLS], one token, [SEP]) or None "
-            f"(blanc's {BLANC_MAX_LENGTH}-token window, capped at the model's positions), got {shown_value(length)}."))
-    return resolve_token_budget(budget, DEFAULT_TOKEN_BUDGET), batch, length
+            f"(blanc's {BLANC_MAX_LENGTH}-token window, capped at the model's positions), got {shown_value(max_length)}."))
 
 
 # ----------------------------------------------------------------------------------------------
 # the model
-
-
-def load_masked_lm(model: Any, *, model_tokenizer: Any = None, device: Any = None, dtype: Any = None,
-                   revision: str | None = None, **placement: Any) -> LoadedLM:
-    """The engine's masked LM (cached per process); clear errors for causal or missing models.
-    ``placement``: ``device_map``, ``max_memory``, ``offload_folder`` (:func:`~nlgmetrics.engine.load_lm`)."""
-    from nlgmetrics.engine import load_lm
-
-    if isinstance(model, str) and not model.strip():
-        raise ValueError("`model` is an empty string; pass a Hub id or a local model directory.")
-    check_model_tokenizer(model, model_tokenizer)
-    return load_lm(model, kind="masked", model_tokenizer=model_tokenizer, device=device, dtype=dtype,
-                   revision=revision, **placement)
 
 
 def special_ids(tokenizer: Any) -> tuple[int, int, int]:
@@ -165,19 +137,6 @@ def special_ids(tokenizer: Any) -> tuple[int, int, int]:
             )
         ids.append(tokenizer.convert_tokens_to_ids(token))
     return ids[0], ids[1], ids[2]
-
-
-def resolve_window(lm: LoadedLM, max_length: int | None) -> int:
-    """The window of one input: ``max_length`` (default blanc's 512), capped at the model's
-    positions.
-
-    >>> class Tiny:
-    ...     max_length = 128
-    >>> resolve_window(Tiny(), None), resolve_window(Tiny(), 64), resolve_window(Tiny(), 100_000)
-    (128, 64, 128)
-    """
-    wanted = BLANC_MAX_LENGTH if max_length is None else max_length
-    return min(int(wanted), int(lm.max_length))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nlgmetrics.blanc.common import (
+    BLANC_MAX_LENGTH,
     DEFAULT_MODEL,
     DEFAULT_TOKEN_BUDGET,
     FILLER_RULE,
@@ -46,10 +47,8 @@ from nlgmetrics.blanc.common import (
     blanc_signature,
     check_masking,
     check_measure,
-    check_model_options,
+    check_window,
     emit_warnings,
-    load_masked_lm,
-    resolve_window,
     run_queries,
     special_ids,
     tally,
@@ -72,7 +71,6 @@ from nlgmetrics.core.sentences import SentenceSplitter, resolve_splitter
 from nlgmetrics.core.validation import check_source_inputs, check_switches
 
 if TYPE_CHECKING:  # pragma: no cover
-    from nlgmetrics.engine import LoadedLM
     from nlgmetrics.engine.bookkeeping import WarnOnce
 
 #: blanc's filler: one "." per summary token in the base input.
@@ -234,8 +232,8 @@ def blanc_help(
     (['blanc'], 1, 'help')
     """
     # The engine (and torch) load only when a metric runs: `import nlgmetrics.blanc` stays light.
-    from nlgmetrics.engine import open_store
     from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
+    from nlgmetrics.engine.call import check_call_options, lm_call
     from nlgmetrics.engine.planning import chunk_by_key
 
     summaries, documents = check_source_inputs(predictions, sources)
@@ -246,41 +244,41 @@ def blanc_help(
         raise FILLER_RULE.error(
             f"`filler_token` and `help_sep` must be strings (blanc: {DEFAULT_FILLER_TOKEN!r} and "
             f"{DEFAULT_HELP_SEP!r}).")
-    token_budget, batch_size, max_length = check_model_options(token_budget, batch_size, max_length)
+    options = check_call_options(
+        model, model_tokenizer=model_tokenizer, revision=revision, device=device, dtype=dtype,
+        device_map=device_map, max_memory=max_memory, offload_folder=offload_folder, max_length=max_length,
+        token_budget=token_budget, batch_size=batch_size, cache_dir=cache_dir)
+    check_window(options.max_length)
     progress, explain = check_switches(SWITCH_RULE, progress=progress, explain=explain).values()
     split, splitter_name = resolve_splitter(splitter)
-    store = open_store(cache_dir)
 
-    lm: LoadedLM = load_masked_lm(model, model_tokenizer=model_tokenizer, device=device, dtype=dtype,
-                                  revision=revision, device_map=device_map, max_memory=max_memory,
-                                  offload_folder=offload_folder)
-    tok = lm.tokenizer
-    cls_id, sep_id, _ = special_ids(tok)
-    window = resolve_window(lm, max_length)
-    inputs = _HelpInputs(
-        tokenizer=tok, cls_id=cls_id, sep_id=sep_id, filler_id=_check_filler(tok, filler_token),
-        sep_ids=tuple(tok.convert_tokens_to_ids(tok.tokenize(help_sep))) if help_sep else (),
-        window=window, masking=masking)
+    with lm_call(options, kind="masked", default_budget=DEFAULT_TOKEN_BUDGET, default_max_length=BLANC_MAX_LENGTH,
+                 progress=progress) as call:
+        lm, window = call.lm, call.max_length
+        tok = lm.tokenizer
+        cls_id, sep_id, _ = special_ids(tok)
+        inputs = _HelpInputs(
+            tokenizer=tok, cls_id=cls_id, sep_id=sep_id, filler_id=_check_filler(tok, filler_token),
+            sep_ids=tuple(tok.convert_tokens_to_ids(tok.tokenize(help_sep))) if help_sep else (),
+            window=window, masking=masking)
 
-    counts: list[Counts] = [empty_counts() for _ in summaries]
-    outcomes: list[list[Outcome]] = [[] for _ in summaries] if explain else []
-    warn = WarnOnce()
-    with ExampleProgress(len(summaries), "BLANC-help", enabled=progress, store=store) as bar:
-        # A chunk takes whole documents, so their summaries share tokenization and base passes.
-        for examples in chunk_by_key(documents, DOCUMENTS_PER_CHUNK):
-            prep = TextPreparer(tok, split)  # per chunk: the memo must not grow with the whole call
-            queries, copies = _plan_chunk(examples, summaries, documents, prep, inputs, warn)
-            predicted = run_queries(lm, queries, token_budget=token_budget, batch_size=batch_size,
-                                    bar=bar, examples=len(examples), store=store)
-            for masked in copies:
-                tally(counts[masked.example], masked.truth, base=predicted[masked.base_query],
-                      helped=predicted[masked.help_query], tokenizer=tok)
-                if explain:
-                    outcomes[masked.example] += masked_outcomes(
-                        masked.sentence, masked.positions, masked.truth, predicted[masked.base_query],
-                        predicted[masked.help_query], tok)
-    if store is not None:
-        store.close()  # written through already; the file stays for the next call
+        counts: list[Counts] = [empty_counts() for _ in summaries]
+        outcomes: list[list[Outcome]] = [[] for _ in summaries] if explain else []
+        warn = WarnOnce()
+        with ExampleProgress(len(summaries), "BLANC-help", enabled=call.progress, store=call.store) as bar:
+            # A chunk takes whole documents, so their summaries share tokenization and base passes.
+            for examples in chunk_by_key(documents, DOCUMENTS_PER_CHUNK):
+                prep = TextPreparer(tok, split)  # per chunk: the memo must not grow with the whole call
+                queries, copies = _plan_chunk(examples, summaries, documents, prep, inputs, warn)
+                predicted = run_queries(lm, queries, token_budget=call.token_budget, batch_size=call.batch_size,
+                                        bar=bar, examples=len(examples), store=call.store)
+                for masked in copies:
+                    tally(counts[masked.example], masked.truth, base=predicted[masked.base_query],
+                          helped=predicted[masked.help_query], tokenizer=tok)
+                    if explain:
+                        outcomes[masked.example] += masked_outcomes(
+                            masked.sentence, masked.positions, masked.truth, predicted[masked.base_query],
+                            predicted[masked.help_query], tok)
     emit_warnings(warn, window)
 
     signature = blanc_signature("help", lm, window, measure=measure, masking=masking, splitter=splitter_name,

@@ -3,7 +3,7 @@ and the model options every LM metric shares. Nothing here imports the model cod
 
 from __future__ import annotations
 
-from nlgmetrics.core.protocol import MODEL_OPTIONS, MetricProtocol, Option, Range, read_citation
+from nlgmetrics.core.protocol import MODEL_OPTIONS, MetricSpec, Option, Range, read_citation
 from nlgmetrics.core.validation import MAX_SEED
 
 DESCRIPTION = """\
@@ -20,7 +20,7 @@ tokenizers:...|version:<nlgmetrics version>.
 """
 
 
-PROTOCOL = MetricProtocol(
+PROTOCOL = MetricSpec(
     name="blanc",
     title="BLANC",
     description=DESCRIPTION,

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nlgmetrics.blanc.common import (
+    BLANC_MAX_LENGTH,
     DEFAULT_MODEL,
     DEFAULT_TOKEN_BUDGET,
     SWITCH_RULE,
@@ -58,10 +59,8 @@ from nlgmetrics.blanc.common import (
     blanc_signature,
     check_masking,
     check_measure,
-    check_model_options,
+    check_window,
     emit_warnings,
-    load_masked_lm,
-    resolve_window,
     run_queries,
     special_ids,
     tally,
@@ -532,8 +531,8 @@ def blanc_tune(
         :class:`~nlgmetrics.blanc.result.BlancResult` (column ``blanc``, ``counts``, ``signature``).
     """
     # The engine (and torch) load only when a metric runs: `import nlgmetrics.blanc` stays light.
-    from nlgmetrics.engine import open_store
     from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
+    from nlgmetrics.engine.call import check_call_options, lm_call
     from nlgmetrics.engine.dispatch import has_offloaded_weights
     from nlgmetrics.engine.planning import chunk_by_key
 
@@ -544,54 +543,56 @@ def blanc_tune(
     options = resolve_tuning(tuning, masking, finetune_epochs, p_mask, learning_rate)
     seed = check_seed(seed)
     progress, explain = check_switches(SWITCH_RULE, progress=progress, explain=explain).values()
-    token_budget, batch_size, max_length = check_model_options(token_budget, batch_size, max_length)
+    call_options = check_call_options(
+        model, model_tokenizer=model_tokenizer, revision=revision, device=device, dtype=dtype,
+        device_map=device_map, max_memory=max_memory, offload_folder=offload_folder, max_length=max_length,
+        token_budget=token_budget, batch_size=batch_size, cache_dir=cache_dir)
+    check_window(call_options.max_length)
     split, splitter_name = resolve_splitter(splitter)
-    store = open_store(cache_dir)
 
-    lm = load_masked_lm(model, model_tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision,
-                        device_map=device_map, max_memory=max_memory, offload_folder=offload_folder)
-    if has_offloaded_weights(lm.model):
-        # accelerate reloads offloaded weights from its map at each forward: a step would train a
-        # throwaway copy of them, and the "tuned" model would be the untuned one.
-        raise ValueError(
-            f"BLANC-tune fine-tunes the model, and {lm.name!r} has weights offloaded to the CPU or the disk "
-            "(device_map): give it a device_map with every module on a GPU, or use variant='help'.")
-    check_freezing(lm.model, options)
-    tok = lm.tokenizer
-    window = resolve_window(lm, max_length)
-    warn = WarnOnce()
-    queries, per_document = _plan_documents(documents, TextPreparer(tok, split), lm, window, masking, warn)
-    base = run_queries(lm, queries, token_budget=token_budget, batch_size=batch_size, store=store)
+    with lm_call(call_options, kind="masked", default_budget=DEFAULT_TOKEN_BUDGET,
+                 default_max_length=BLANC_MAX_LENGTH, progress=progress) as call:
+        lm, window = call.lm, call.max_length
+        if has_offloaded_weights(lm.model):
+            # accelerate reloads offloaded weights from its map at each forward: a step would train a
+            # throwaway copy of them, and the "tuned" model would be the untuned one.
+            raise ValueError(
+                f"BLANC-tune fine-tunes the model, and {lm.name!r} has weights offloaded to the CPU or the disk "
+                "(device_map): give it a device_map with every module on a GPU, or use variant='help'.")
+        check_freezing(lm.model, options)
+        tok = lm.tokenizer
+        warn = WarnOnce()
+        queries, per_document = _plan_documents(documents, TextPreparer(tok, split), lm, window, masking, warn)
+        base = run_queries(lm, queries, token_budget=call.token_budget, batch_size=call.batch_size, store=call.store)
 
-    counts: list[Counts] = [empty_counts() for _ in summaries]
-    outcomes: list[list[Outcome]] = [[] for _ in summaries] if explain else []
-    with ExampleProgress(len(summaries), "BLANC-tune", enabled=progress, store=store) as bar:
-        # One group per distinct summary: it is tuned once, whatever the number of its documents.
-        for examples in chunk_by_key(summaries, 1):
-            summary = summaries[examples[0]]
-            # blanc tokenizes the raw summary for tuning (no NFKD, no sentence split).
-            data = tuning_examples(tokenize_text(tok, summary), options, random.Random(seed), tok)
-            needed = sorted({number for i in examples for number, *_ in per_document[documents[i]]})
-            if data and options.epochs > 0 and needed:
-                tuned_model = finetune_copy(lm, data, options, seed)
-                tuned_lm = dataclasses.replace(lm, model=tuned_model, fingerprint=f"{lm.fingerprint}+tuned")
-                try:
-                    predicted = run_queries(tuned_lm, [queries[n] for n in needed], token_budget=token_budget,
-                                            batch_size=batch_size, bar=bar, examples=len(examples))
-                except NonFiniteLogitsError:
-                    raise _diverged(options, "made the model's logits NaN or infinite") from None
-                tuned = dict(zip(needed, predicted))
-                del tuned_lm, tuned_model
-            else:  # nothing to learn (or nothing to unmask): the "tuned" model is the original one
-                tuned = dict(bar.track(((number, base[number]) for number in needed),
-                                       examples=len(examples), queries=len(needed)))
-            for i in examples:
-                for number, truth, sentence, positions in per_document[documents[i]]:
-                    tally(counts[i], truth, base=base[number], helped=tuned[number], tokenizer=tok)
-                    if explain:
-                        outcomes[i] += masked_outcomes(sentence, positions, truth, base[number], tuned[number], tok)
-    if store is not None:
-        store.close()  # written through already; the file stays for the next call
+        counts: list[Counts] = [empty_counts() for _ in summaries]
+        outcomes: list[list[Outcome]] = [[] for _ in summaries] if explain else []
+        with ExampleProgress(len(summaries), "BLANC-tune", enabled=call.progress, store=call.store) as bar:
+            # One group per distinct summary: it is tuned once, whatever the number of its documents.
+            for examples in chunk_by_key(summaries, 1):
+                summary = summaries[examples[0]]
+                # blanc tokenizes the raw summary for tuning (no NFKD, no sentence split).
+                data = tuning_examples(tokenize_text(tok, summary), options, random.Random(seed), tok)
+                needed = sorted({number for i in examples for number, *_ in per_document[documents[i]]})
+                if data and options.epochs > 0 and needed:
+                    tuned_model = finetune_copy(lm, data, options, seed)
+                    tuned_lm = dataclasses.replace(lm, model=tuned_model, fingerprint=f"{lm.fingerprint}+tuned")
+                    try:
+                        predicted = run_queries(tuned_lm, [queries[n] for n in needed],
+                                                token_budget=call.token_budget, batch_size=call.batch_size,
+                                                bar=bar, examples=len(examples))
+                    except NonFiniteLogitsError:
+                        raise _diverged(options, "made the model's logits NaN or infinite") from None
+                    tuned = dict(zip(needed, predicted))
+                    del tuned_lm, tuned_model
+                else:  # nothing to learn (or nothing to unmask): the "tuned" model is the original one
+                    tuned = dict(bar.track(((number, base[number]) for number in needed),
+                                           examples=len(examples), queries=len(needed)))
+                for i in examples:
+                    for number, truth, sentence, positions in per_document[documents[i]]:
+                        tally(counts[i], truth, base=base[number], helped=tuned[number], tokenizer=tok)
+                        if explain:
+                            outcomes[i] += masked_outcomes(sentence, positions, truth, base[number], tuned[number], tok)
     emit_warnings(warn, window)
 
     signature = blanc_signature("tune", lm, window, measure=measure, masking=masking, splitter=splitter_name,

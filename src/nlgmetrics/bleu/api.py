@@ -11,9 +11,10 @@ Two reference layouts, one per face:
   number of hypotheses) is refused with an error naming it (:mod:`nlgmetrics.bleu.streams`).
 
 Tokenized texts and merged reference statistics are kept in bounded LRU caches shared by all calls
-with the same options, so scoring many systems against one test set tokenizes and counts each
-reference once (the idea of sacrebleu's ``BLEU(references=...)``, without having to ask for it).
-``clear_caches()`` empties them; results never depend on them.
+with the same options (:func:`bleu`, the building blocks and
+:func:`~nlgmetrics.bleu.statistics.bleu_statistics`), so scoring many systems against one test set
+tokenizes and counts each reference once (the idea of sacrebleu's ``BLEU(references=...)``,
+without having to ask for it). ``clear_caches()`` empties them; results never depend on them.
 
 :func:`bleu` is the metric (a :class:`~nlgmetrics.bleu.result.BleuResult`). The building blocks
 return a :class:`~nlgmetrics.bleu.score.BleuScore` (sacrebleu's ``BLEUScore`` fields: score,
@@ -36,10 +37,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from typing import Any
 
 from nlgmetrics.bleu.ngrams import ReferenceStats, reference_stats, segment_stats
 from nlgmetrics.bleu.result import BleuResult
-from nlgmetrics.bleu.score import SMOOTH_DEFAULTS, BleuScore, bleu_from_stats
+from nlgmetrics.bleu.score import SMOOTH_DEFAULTS, BleuScore
 from nlgmetrics.bleu.streams import examples_from_streams, references_of_one
 from nlgmetrics.bleu.tokenizers import TOKENIZERS, get_tokenizer, tokenizer_signature
 from nlgmetrics.core.corpus import MAX_NGRAM_ORDER, score_examples
@@ -82,9 +84,12 @@ def _reference(tokenize: str, lowercase: bool, max_order: int, refs: tuple[str, 
 
 
 def clear_caches() -> None:
-    """Empty the tokenization and reference caches (e.g. to bound memory or to time cold runs)."""
+    """Empty the caches every BLEU entry point fills: tokenized texts, merged reference statistics
+    and validated options (e.g. to bound memory or to time cold runs). Loaded tokenizer models
+    (MeCab, SentencePiece) stay loaded."""
     _tokens.cache_clear()
     _reference.cache_clear()
+    _scorer_of.cache_clear()
 
 
 class BleuScorer:
@@ -162,8 +167,8 @@ class BleuScorer:
 
     def _score(self, correct: Sequence[int], total: Sequence[int], sys_len: int, ref_len: int,
                effective_order: bool) -> BleuScore:
-        return bleu_from_stats(correct, total, sys_len, ref_len, self.smooth_method, self.smooth_value,
-                               effective_order, self.max_ngram_order)
+        return BleuScore.from_counts(correct, total, sys_len, ref_len, self.smooth_method, self.smooth_value,
+                                     effective_order, self.max_ngram_order)
 
     # -- scores ----------------------------------------------------------------------------
     def score(self, predictions: Sequence[str], references: Sequence[str | Sequence[str]]) -> BleuResult:
@@ -198,6 +203,20 @@ class BleuScorer:
         segments, _ = score_examples(self.segment, predictions, references)
         return [self._score(correct, total, hyp_len, closest, self.effective_order)
                 for hyp_len, closest, correct, total in segments]
+
+
+@functools.lru_cache(maxsize=64)
+def _scorer_of(options: tuple[tuple[str, Any], ...]) -> BleuScorer:
+    return BleuScorer(**dict(options))
+
+
+def scorer_with(**options: Any) -> BleuScorer:
+    """A :class:`BleuScorer` with ``options``, validated once per distinct options (cached:
+    ``compare`` scores every resample with the same options)."""
+    try:
+        return _scorer_of(tuple(sorted(options.items())))
+    except TypeError:  # an unhashable value: BleuScorer says what is wrong with it
+        return BleuScorer(**options)
 
 
 def bleu(

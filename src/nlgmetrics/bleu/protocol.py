@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from nlgmetrics.core.protocol import SACREBLEU_CITATION, EvaluateFace, MetricProtocol, Option, Range
+from nlgmetrics.core.protocol import SACREBLEU_CITATION, EvaluateFace, MetricSpec, Option, Range
 from nlgmetrics.core.corpus import MAX_NGRAM_ORDER
 from nlgmetrics.core.protocol import Resampling, read_citation
 
@@ -49,7 +49,7 @@ def per_example_keys(result: BleuResult, options: Mapping[str, Any]) -> dict[str
     return {"score": result.scores["sentence_bleu"], **result.details()}
 
 
-PROTOCOL = MetricProtocol(
+PROTOCOL = MetricSpec(
     name="bleu",
     title="BLEU",
     description=DESCRIPTION,

@@ -6,10 +6,9 @@ and recompute the corpus score from their sum (as sacrebleu does), never average
 
 ``[hyp_len, closest_ref_len, matches_1..N, hypothesis_ngrams_1..N]``
 
-The statistics come from the BLEU package's building blocks (its tokenizers,
-:func:`~nlgmetrics.bleu.ngrams.reference_stats`, :func:`~nlgmetrics.bleu.ngrams.segment_stats`)
-and the score from :func:`~nlgmetrics.bleu.score.bleu_from_stats`, with the options validated by
-:class:`~nlgmetrics.bleu.BleuScorer` (the same options and defaults as :func:`nlgmetrics.bleu.bleu`).
+The statistics come from :meth:`BleuScorer.segment <nlgmetrics.bleu.BleuScorer.segment>` and the
+score from :meth:`~nlgmetrics.bleu.score.BleuScore.from_counts`: the same options, defaults and
+caches as :func:`nlgmetrics.bleu.bleu`.
 
 >>> stats = bleu_statistics(["the cat sat on the mat", "a dog"], [["the cat sat on a mat"], ["a dog"]])
 >>> stats.tolist()
@@ -22,31 +21,14 @@ True
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from nlgmetrics.bleu.api import BleuScorer
-from nlgmetrics.bleu.score import bleu_from_stats
-from nlgmetrics.bleu.tokenizers import get_tokenizer
-from nlgmetrics.bleu.ngrams import ReferenceStats, reference_stats, segment_stats
-from nlgmetrics.core.corpus import check_summed_statistics
-from nlgmetrics.core.validation import check_reference_inputs
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _tokens(tokenize: str, lowercase: bool, text: str) -> tuple[str, ...]:
-    # sacrebleu's order (the BLEU package's too): lower-case, right-strip, tokenize.
-    line = text.lower() if lowercase else text
-    return tuple(get_tokenizer(tokenize)(line.rstrip()))
-
-
-@functools.lru_cache(maxsize=1 << 14)
-def _reference(tokenize: str, lowercase: bool, order: int, refs: tuple[str, ...]) -> ReferenceStats:
-    # Cached: every system of a comparison is scored against the same references.
-    return reference_stats([_tokens(tokenize, lowercase, r) for r in refs], order)
+from nlgmetrics.bleu.api import BleuScorer, scorer_with
+from nlgmetrics.bleu.score import BleuScore
+from nlgmetrics.core.corpus import check_summed_statistics, score_examples
 
 
 def bleu_statistics(
@@ -58,28 +40,11 @@ def bleu_statistics(
     only matter to :func:`bleu_from_statistics`).
     """
     scorer = BleuScorer(**options)  # validates the options; the library's defaults
-    preds, refs = check_reference_inputs(predictions, references)
-    order = scorer.max_ngram_order
-    rows = np.zeros((len(preds), 2 + 2 * order), dtype=np.int64)
-    for row, (prediction, refs_i) in enumerate(zip(preds, refs)):
-        reference = _reference(scorer.tokenize, scorer.lowercase, order, tuple(refs_i))
-        hyp_len, closest, correct, total = segment_stats(
-            _tokens(scorer.tokenize, scorer.lowercase, prediction), reference, order)
+    segments, _ = score_examples(scorer.segment, predictions, references)
+    rows = np.zeros((len(segments), 2 + 2 * scorer.max_ngram_order), dtype=np.int64)
+    for row, (hyp_len, closest, correct, total) in enumerate(segments):
         rows[row] = [hyp_len, closest, *correct, *total]
     return rows
-
-
-@functools.lru_cache(maxsize=64)
-def _cached_scorer(options: tuple[tuple[str, Any], ...]) -> BleuScorer:
-    return BleuScorer(**dict(options))
-
-
-def _scorer(**options: Any) -> BleuScorer:
-    """The validated options (cached: the score is recomputed once per resample)."""
-    try:
-        return _cached_scorer(tuple(sorted(options.items())))
-    except TypeError:  # an unhashable value: BleuScorer says what is wrong with it
-        return BleuScorer(**options)
 
 
 def bleu_from_statistics(summed: Any, **options: Any) -> float | np.ndarray:
@@ -100,7 +65,7 @@ def bleu_from_statistics(summed: Any, **options: Any) -> float | np.ndarray:
     ...
     ValueError: summed must hold finite non-negative counts (sums of bleu_statistics rows).
     """
-    scorer = _scorer(**options)
+    scorer = scorer_with(**options)
     order = scorer.max_ngram_order
     layout = (f"[hyp_len, closest_ref_len, matches_1..{order}, hypothesis_ngrams_1..{order}] for "
               f"max_ngram_order={order}")
@@ -114,7 +79,7 @@ def bleu_from_statistics(summed: Any, **options: Any) -> float | np.ndarray:
 def _score(scorer: BleuScorer, summed: Sequence[Any]) -> float:
     """BLEU of one checked row of summed statistics, with the scorer's options."""
     order = scorer.max_ngram_order
-    return bleu_from_stats(
+    return BleuScore.from_counts(
         summed[2:2 + order], summed[2 + order:], int(summed[0]), int(summed[1]),
         scorer.smooth_method, scorer.smooth_value, scorer.effective_order, order,
     ).score

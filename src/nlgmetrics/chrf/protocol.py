@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from nlgmetrics.chrf.api import MAX_BETA
-from nlgmetrics.core.protocol import SACREBLEU_CITATION, EvaluateFace, MetricProtocol, Option, Range
+from nlgmetrics.core.protocol import SACREBLEU_CITATION, EvaluateFace, MetricSpec, Option, Range
 from nlgmetrics.core.corpus import MAX_NGRAM_ORDER
 from nlgmetrics.core.protocol import Resampling, read_citation
 
@@ -42,7 +42,7 @@ def per_example_keys(result: ChrfResult, options: Mapping[str, Any]) -> dict[str
     return {"score": result.scores["sentence_chrf"]}
 
 
-PROTOCOL = MetricProtocol(
+PROTOCOL = MetricSpec(
     name="chrf",
     title="chrF / chrF++",
     description=DESCRIPTION,

@@ -17,12 +17,11 @@ through the sufficient statistics its protocol declares (:class:`~nlgmetrics.cor
 (0.0, 1.0, 1.0)
 """
 
-from nlgmetrics.compare.api import TESTS, compare_systems
+from nlgmetrics.compare.api import compare_systems
 from nlgmetrics.compare.result import ComparisonResult, SystemScore
 from nlgmetrics.compare.table import format_table, plot, write_csv
 
 __all__ = [
-    "TESTS",
     "ComparisonResult",
     "SystemScore",
     "compare_systems",

@@ -46,7 +46,7 @@ import numpy as np
 from nlgmetrics.stats.resampling import bootstrap_indices, bootstrap_scores, swap_masks, swapped_scores
 from nlgmetrics.compare.result import ComparisonResult, SystemScore
 from nlgmetrics.stats.significance import bootstrap_interval, paired_bootstrap_p, randomization_p
-from nlgmetrics.core.protocol import MetricProtocol
+from nlgmetrics.core.protocol import MetricSpec
 from nlgmetrics.core.result import MetricResult
 from nlgmetrics.core.validation import as_texts, check_bool, check_choice, check_int
 from nlgmetrics.registry import get_protocol
@@ -101,7 +101,7 @@ def compare_systems(
     systems: Mapping[str, Sequence[str]],
     references_or_sources: Sequence[Any],
     *,
-    metric: str | MetricProtocol,
+    metric: str | MetricSpec,
     baseline: str | None = None,
     column: str | None = None,
     tests: Sequence[str] | str = TESTS,
@@ -119,7 +119,7 @@ def compare_systems(
         references_or_sources: what the metric reads besides the outputs (its registry protocol's
             ``second_input``): per example one reference or a list of references, or the source.
         metric: a registry name (``nlgmetrics metrics`` lists them), e.g. ``"bleu"``, ``"rouge_family"``,
-            or any :class:`~nlgmetrics.core.protocol.MetricProtocol`.
+            or any :class:`~nlgmetrics.core.protocol.MetricSpec`.
         baseline: the system every other one is compared with (default: the first).
         column: the per-example column compared (default: the metric's main score).
         tests: ``"bs"`` (paired bootstrap), ``"ar"`` (approximate randomization) or both (default).
@@ -156,7 +156,7 @@ def compare_systems(
     options = dict(metric_options or {})  # never modify the caller's dict
     if "progress" in options:
         raise ValueError("pass progress=... to compare_systems, not in metric_options.")
-    protocol = metric if isinstance(metric, MetricProtocol) else get_protocol(metric)
+    protocol = metric if isinstance(metric, MetricSpec) else get_protocol(metric)
     metric = protocol.name
     n = len(outputs[names[0]])
     if isinstance(references_or_sources, str) or len(references_or_sources) != n:
@@ -181,7 +181,7 @@ def compare_systems(
         if column == main:
             raise ValueError(
                 f"{metric}'s main score {main!r} is corpus-level and its protocol declares no resampling "
-                f"statistics (MetricProtocol.resampling); compare a per-example column: "
+                f"statistics (MetricSpec.resampling); compare a per-example column: "
                 f"{list(reference.scores)}."
             )
         raise ValueError(f"{metric} has no per-example column {column!r}; choose one of {list(reference.scores)}.")

@@ -91,32 +91,44 @@ def write_csv(path: str | Path, result: ComparisonResult) -> None:
 
 
 def plot(result: ComparisonResult, path: str | Path) -> None:
-    """Each system's score with its 95% interval (horizontal error bars), the baseline marked and
-    its score as a dashed line; systems with p < 0.05 against it filled. Needs matplotlib."""
+    """Each system's score with its 95% interval (horizontal error bars). The baseline is an orange
+    diamond, its score a dashed line; every other system a blue circle, filled where p < 0.05
+    against the baseline (in every test run), hollow otherwise; a legend says which is which.
+    Needs matplotlib."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")  # a file, no display
         import matplotlib.pyplot as plt
+        from matplotlib.lines import Line2D
     except ImportError:
         raise ImportError("--plot needs matplotlib: pip install matplotlib") from None
     systems = list(result.systems)
-    figure, axis = plt.subplots(figsize=(7, 0.45 * len(systems) + 1.4))
+    if not all(math.isfinite(v) for s in systems for v in (s.ci_low, s.ci_high)):
+        raise ValueError("cannot plot infinite intervals")
+    legend_height = 0.35  # inches below the axes, for the one-row legend
+    figure, axis = plt.subplots(figsize=(7, 0.45 * len(systems) + 1.4 + legend_height))
     for position, s in enumerate(systems):
         p_values = [p for p in (s.p_bootstrap, s.p_randomization) if p is not None]
         significant = bool(p_values) and max(p_values) < ALPHA
-        color = "tab:orange" if s.is_baseline else "tab:blue"
-        axis.errorbar(s.score, position, xerr=[[s.score - s.ci_low], [s.ci_high - s.score]], fmt="o",
-                      color=color, mfc=color if (significant or s.is_baseline) else "white", capsize=3)
+        # the baseline has no p-value of its own: its own marker, so that "filled" means p < ALPHA only
+        marker, color = ("D", "tab:orange") if s.is_baseline else ("o", "tab:blue")
+        face = color if (s.is_baseline or significant) else "white"
+        axis.errorbar(s.score, position, xerr=[[s.score - s.ci_low], [s.ci_high - s.score]], fmt=marker,
+                      color=color, mfc=face, capsize=3)
     baseline = result[result.baseline]
     axis.axvline(baseline.score, color="tab:orange", linestyle="--", linewidth=1)
     axis.set_yticks(range(len(systems)), [f"{s.name} (baseline)" if s.is_baseline else s.name for s in systems])
     axis.invert_yaxis()
     direction = "higher" if result.higher_is_better else "lower"
     axis.set_xlabel(f"{result.column} ({direction} is better), 95% bootstrap interval")
-    axis.set_title(f"{result.metric}: filled = p < {ALPHA:g} against {result.baseline}", fontsize=10)
-    if not all(math.isfinite(v) for s in systems for v in (s.ci_low, s.ci_high)):
-        raise ValueError("cannot plot infinite intervals")
-    figure.tight_layout()
+    axis.set_title(f"{result.metric} against {result.baseline}", fontsize=10)
+    legend = [
+        Line2D([], [], marker="D", color="tab:orange", linestyle="--", linewidth=1, label="baseline"),
+        Line2D([], [], marker="o", color="tab:blue", linestyle="", label=f"p < {ALPHA:g}"),
+        Line2D([], [], marker="o", color="tab:blue", mfc="white", linestyle="", label=f"p ≥ {ALPHA:g}"),
+    ]
+    figure.legend(handles=legend, loc="lower center", ncol=3, fontsize=8, frameon=False)
+    figure.tight_layout(rect=(0, legend_height / figure.get_figheight(), 1, 1))
     figure.savefig(path, dpi=120)
     plt.close(figure)

@@ -1,42 +1,19 @@
-"""The metric protocol: what one metric *is*, declared once, for every face that runs it.
+"""The metric spec: what one metric *is*, declared once, for every face that runs it.
 
 In the spirit of sacrebleu's ``metrics/base.py``, but as plain data: each metric package declares
-one :class:`MetricProtocol` in its own ``protocol.py`` (e.g. :mod:`nlgmetrics.bleu.protocol`), and
+one :class:`MetricSpec` (a frozen dataclass: a declaration the front ends read, not a
+:class:`typing.Protocol` a metric implements; ``MetricProtocol`` is its former name, kept as an
+alias) as ``PROTOCOL`` in its own ``protocol.py`` (e.g. :mod:`nlgmetrics.bleu.protocol`), and
 :mod:`nlgmetrics.registry` is the list of them. The command line, the evaluate modules, the
-Trainer hook, ``compare``, the demos and the meta-evaluation read the protocol and hold no code
-of their own for any one metric. A protocol states:
+Trainer hook, ``compare``, the demos and the meta-evaluation read the spec and hold no code of
+their own for any one metric.
 
-- ``name``, ``title``, ``description`` and ``citation`` (BibTeX, kept as data in the package's
-  ``citation.bib``, :func:`read_citation`): what the metric is, shown by the evaluate module, the
-  demo and the command line;
-- ``second_input``: what it reads besides the predictions, ``"references"`` or ``"sources"``;
-- ``compute``: the library function, as an import path ``"package.module:function"`` resolved on
-  first use (an LM metric's package imports torch), called
-  ``function(predictions, <second_input>=..., **options)``;
-- ``options``: the options the front ends offer (:class:`Option`: help, choices or range, the
-  signature key it writes). Every default is read from the library signature, never restated
-  (:meth:`MetricProtocol.default`); the LM metrics share :data:`MODEL_OPTIONS`;
-- ``model_kinds``: the kinds of LM (``"masked"``, ``"causal"``) an LM metric's ``model`` option
-  accepts, so that a front end knows, without loading a model, whether a causal one such as the
-  offline alias ``smollm2-135m`` can run it;
-- the result columns, their directions and ranges, and the main column: declared by the result
-  class the library function returns (its return annotation), which checks every result against
-  them; the protocol reads them there (:attr:`MetricProtocol.columns`, :attr:`MetricProtocol.main`);
-- where a rule is specific to the metric: how to resample a corpus-level score from sufficient
-  statistics (:class:`Resampling`, for ``compare``), and how its evaluate module answers to an
-  evaluate counterpart (:class:`EvaluateFace`).
+Layout: :class:`MetricSpec` (its fields, in its docstring); :class:`Option` and :class:`Range` (an
+option and its values; the LM metrics share :data:`MODEL_OPTIONS`); :class:`Resampling` (how
+``compare`` resamples a corpus-level score); :class:`EvaluateFace` (how an evaluate module answers
+to its counterpart); :func:`resolve` and :func:`read_citation`.
 
 Nothing here imports torch or any metric package.
-
->>> toy = MetricProtocol(
-...     name="toy_bleu", title="Toy", description="BLEU under another name.", citation="",
-...     second_input="references", compute="nlgmetrics.bleu:bleu",
-...     options=(Option("lowercase", "bool", "lowercase before scoring", signature_key="case"),))
->>> toy.default("lowercase"), toy.uses_model, toy.main
-(False, False, 'bleu')
->>> result = toy.run(["the cat sat on the mat"], [["the cat sat on the mat"]])
->>> round(result.main_score, 6), result.higher_is_better
-(100.0, True)
 """
 
 from __future__ import annotations
@@ -146,7 +123,7 @@ class Option:
     ``offered``: whether the command line's ``--option`` and the demos' widgets offer it
     (``model``, ``device`` and ``progress`` have flags and boxes of their own; ``cache_dir`` a flag
     and no box).
-    ``default`` and ``nullable`` are filled from the library signature by :meth:`MetricProtocol.option`.
+    ``default`` and ``nullable`` are filled from the library signature by :meth:`MetricSpec.option`.
     """
 
     name: str
@@ -390,8 +367,40 @@ def _literal_choices(function: Callable[..., Any], name: str) -> tuple[Any, ...]
 
 
 @dataclass(frozen=True)
-class MetricProtocol:
-    """What one metric is (see the module docstring)."""
+class MetricSpec:
+    """What one metric is, as data: a declaration the front ends read, not an interface a metric
+    implements. A spec states:
+
+    - ``name``, ``title``, ``description`` and ``citation`` (BibTeX, kept as data in the package's
+      ``citation.bib``, :func:`read_citation`): what the metric is, shown by the evaluate module, the
+      demo and the command line;
+    - ``second_input``: what it reads besides the predictions, ``"references"`` or ``"sources"``;
+    - ``compute``: the library function, as an import path ``"package.module:function"`` resolved on
+      first use (an LM metric's package imports torch), called
+      ``function(predictions, <second_input>=..., **options)``;
+    - ``options``: the options the front ends offer (:class:`Option`: help, choices or range, the
+      signature key it writes). Every default is read from the library signature, never restated
+      (:meth:`MetricSpec.default`); the LM metrics share :data:`MODEL_OPTIONS`;
+    - ``model_kinds``: the kinds of LM (``"masked"``, ``"causal"``) an LM metric's ``model`` option
+      accepts, so that a front end knows, without loading a model, whether a causal one such as the
+      offline alias ``smollm2-135m`` can run it;
+    - the result columns, their directions and ranges, and the main column: declared by the result
+      class the library function returns (its return annotation), which checks every result against
+      them; the protocol reads them there (:attr:`MetricSpec.columns`, :attr:`MetricSpec.main`);
+    - where a rule is specific to the metric: how to resample a corpus-level score from sufficient
+      statistics (:class:`Resampling`, for ``compare``), and how its evaluate module answers to an
+      evaluate counterpart (:class:`EvaluateFace`).
+
+    >>> toy = MetricSpec(
+    ...     name="toy_bleu", title="Toy", description="BLEU under another name.", citation="",
+    ...     second_input="references", compute="nlgmetrics.bleu:bleu",
+    ...     options=(Option("lowercase", "bool", "lowercase before scoring", signature_key="case"),))
+    >>> toy.default("lowercase"), toy.uses_model, toy.main
+    (False, False, 'bleu')
+    >>> result = toy.run(["the cat sat on the mat"], [["the cat sat on the mat"]])
+    >>> round(result.main_score, 6), result.higher_is_better
+    (100.0, True)
+    """
 
     name: str
     title: str
@@ -539,3 +548,8 @@ class MetricProtocol:
                 f"in nlgmetrics, please report it."
             )
         return result
+
+
+#: The spec's first name, kept so that code importing it keeps working: it was never a
+#: :class:`typing.Protocol`, which the name suggested.
+MetricProtocol = MetricSpec

@@ -7,19 +7,12 @@ One vocabulary for every metric. A signature reads
 
 ``<metric>|<shared model keys>|<metric keys, sorted>|<library versions>|version:<nlgmetrics>``
 
-- ``<metric>`` is the metric's registered name (snake_case: ``infolm``, ``shannon_score``,
-  ``blanc``, ``fflm``, ``rouge_family``, ``bleu``);
-- the shared model keys (LM metrics only), always in this order and under these names:
-  :data:`MODEL_KEYS` = ``model`` (Hub id, directory or alias), ``weights`` (a hash of the weights
-  actually loaded: the Hub commit or a hash of the checkpoint files or tensors), ``tokenizer``
-  (``own`` for the checkpoint's own tokenizer, else a hash of the ``tokenizer=`` passed), ``revision`` (the revision asked for,
-  ``none`` when not pinned), ``dtype``, ``max_length`` (the length limit in tokens that the metric
-  applies);
-- metric keys: snake_case, sorted, never one of the shared names;
-- the library versions that change numbers (LM metrics: ``transformers``, ``tokenizers``), then
-  nlgmetrics' own ``version``.
-
-Every key is snake_case; a metric key that reuses a shared name is a programming error.
+- ``<metric>``: the registered name; then, for LM metrics only, :data:`MODEL_KEYS` in this order:
+  ``model`` (Hub id, directory or alias), ``weights`` (a hash of the weights loaded), ``tokenizer``
+  (``own``, else a hash of the ``model_tokenizer=`` passed), ``revision`` (asked for; ``none``),
+  ``dtype``, ``max_length`` (the limit the metric applies);
+- the metric's keys, snake_case and sorted, never a shared name (that is a programming error);
+- the library versions that change numbers (:data:`LM_LIBRARIES`), then nlgmetrics' ``version``.
 
 >>> make_signature("bleu", {"tokenize": "13a", "smooth": "exp", "nrefs": 1})
 'bleu|nrefs:1|smooth:exp|tokenize:13a|version:0.1.0'

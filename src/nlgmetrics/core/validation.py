@@ -398,11 +398,15 @@ def check_confidence(confidence: Any) -> float:
 # the options every LM metric shares
 
 #: ``token_budget=None`` means, for every LM metric, the metric's default budget (the same as
-#: leaving the option out; see :func:`resolve_token_budget`): the budget only sets how many padded
-#: tokens go into one forward pass, so no number depends on it.
+#: leaving the option out; see :func:`resolve_token_budget`), and ``"auto"`` the largest budget
+#: that fits the memory free when the call starts (:mod:`nlgmetrics.engine.budget`): the budget
+#: only sets how many padded tokens go into one forward pass, so no float32 number depends on it
+#: (in half precision the batching can move the last bits) and no signature records it.
+AUTO_TOKEN_BUDGET = "auto"
 TOKEN_BUDGET_RULE = Refusal(
-    ("token_budget",), "a `token_budget` that is not a positive integer or None",
-    "it is a count of padded tokens per forward pass (None: the metric's default)")
+    ("token_budget",), "a `token_budget` that is not a positive integer, 'auto' or None",
+    "it is a count of padded tokens per forward pass ('auto': the largest that fits the free memory; "
+    "None: the metric's default)")
 BATCH_SIZE_RULE = Refusal(
     ("batch_size",), "a `batch_size` that is not a positive integer or None",
     "it is a count of sequences per forward pass (None: no cap besides the token budget)")
@@ -455,24 +459,28 @@ SEED_RULE = seed_rule()
 
 def check_engine_options(
     token_budget: Any, batch_size: Any, max_length: Any = None
-) -> tuple[int | None, int | None, int | None]:
+) -> tuple[int | str | None, int | None, int | None]:
     """``(token_budget, batch_size, max_length)`` as plain ints or None (numpy ints accepted, bools
-    and floats refused). None means: ``token_budget``, the metric's default budget (every LM metric
-    alike: :func:`resolve_token_budget`); ``batch_size``, no cap; ``max_length``, the model's context.
+    and floats refused), ``token_budget`` also ``"auto"``. None means: ``token_budget``, the
+    metric's default budget (every LM metric alike: :func:`resolve_token_budget`); ``batch_size``,
+    no cap; ``max_length``, the model's context.
 
-    >>> check_engine_options(np.int64(4096), None, 512)
-    (4096, None, 512)
+    >>> check_engine_options(np.int64(4096), None, 512), check_engine_options("auto", None)
+    ((4096, None, 512), ('auto', None, None))
     >>> check_engine_options(None, None)
     (None, None, None)
     >>> check_engine_options(0, None)
     Traceback (most recent call last):
     ...
-    nlgmetrics.core.refusals.OptionError: `token_budget` must be a positive integer or None (padded tokens per forward pass, e.g. 8192; None: the metric's default; it does not change the numbers), got 0.
+    nlgmetrics.core.refusals.OptionError: `token_budget` must be a positive integer, 'auto' or None (padded tokens per forward pass, e.g. 8192; 'auto': the largest that fits the free memory; None: the metric's default; it does not change the numbers), got 0.
     """
     with TOKEN_BUDGET_RULE.enforced():
-        budget = check_int("token_budget", token_budget, minimum=1, allow_none=True, message=(
-            f"`token_budget` must be a positive integer or None (padded tokens per forward pass, e.g. "
-            f"8192; None: the metric's default; it does not change the numbers), got {shown_value(token_budget)}."))
+        budget: int | str | None = AUTO_TOKEN_BUDGET
+        if not (isinstance(token_budget, str) and token_budget == AUTO_TOKEN_BUDGET):
+            budget = check_int("token_budget", token_budget, minimum=1, allow_none=True, message=(
+                f"`token_budget` must be a positive integer, 'auto' or None (padded tokens per forward pass, "
+                f"e.g. 8192; 'auto': the largest that fits the free memory; None: the metric's default; it "
+                f"does not change the numbers), got {shown_value(token_budget)}."))
     with BATCH_SIZE_RULE.enforced():
         batch = check_int("batch_size", batch_size, minimum=1, allow_none=True, message=(
             f"`batch_size` must be a positive integer or None (sequences per forward pass; it does not "
@@ -484,12 +492,13 @@ def check_engine_options(
     return budget, batch, length
 
 
-def resolve_token_budget(token_budget: int | None, default: int) -> int:
+def resolve_token_budget(token_budget: int | str | None, default: int) -> int | str:
     """The budget to run with: ``token_budget`` as :func:`check_engine_options` returned it, None
-    replaced by the metric's ``default``.
+    replaced by the metric's ``default``; ``"auto"`` is kept for the engine, which sizes it
+    against the loaded model and the free memory (:func:`nlgmetrics.engine.budget.planned_budget`).
 
-    >>> resolve_token_budget(None, 8192), resolve_token_budget(64, 8192)
-    (8192, 64)
+    >>> resolve_token_budget(None, 8192), resolve_token_budget(64, 8192), resolve_token_budget("auto", 8192)
+    (8192, 64, 'auto')
     """
     return default if token_budget is None else token_budget
 

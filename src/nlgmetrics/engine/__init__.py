@@ -1,8 +1,9 @@
 """The shared LM scoring engine: load a model once, score each distinct input once, fast.
 
 Every LM metric (InfoLM, BLANC, Shannon, FFLM) goes through these functions; none runs its own
-forward passes. One plain path per model kind, each readable top to bottom in its module:
-``masked`` (:func:`iter_masked`) and ``causal`` (:func:`iter_causal`): plan the distinct queries
+forward passes; each enters it through ``call`` (:func:`lm_call`: shared options checked, model
+loaded, store opened and closed). One plain path per model kind, each readable top to bottom in
+its module: ``masked`` (:func:`iter_masked`) and ``causal`` (:func:`iter_causal`): plan the distinct queries
 into length-sorted batches within a token budget (``planning``; a shared prefix cache for the
 causal kind), run the forward passes (``runner`` / ``distributed``: progress, accelerate;
 ``transfer``: host<->device copies), apply the LM head at the needed rows only and reduce them
@@ -39,31 +40,25 @@ from nlgmetrics.engine.loading import LoadedLM, Released, clear_cache, load_lm, 
 from nlgmetrics.engine.masked import MaskedQuery, iter_masked
 from nlgmetrics.engine.smollm2 import SMOLLM2_ALIAS
 from nlgmetrics.engine.store import Store, StoredReduction, StoreWarning, open_store
+from nlgmetrics.engine.call import check_call_options, lm_call
 
+# The public API: what a user calls (load a model, release it, the errors and the store's
+# warning) and what a metric builds on (the queries, the two scoring paths, the store). The other
+# names imported above are here for the metric packages and the tests, not in ``__all__``.
 __all__ = [
-    "SMOLLM2_ALIAS",
-    "TARGET_LOGPROBS",
-    "TARGET_LOGPROBS_ARGMAX",
-    "Store",
-    "StoreWarning",
-    "StoredReduction",
-    "open_store",
     "CausalQuery",
     "LoadedLM",
     "MaskedQuery",
     "ModelKindError",
     "ModelNotFoundError",
-    "Released",
-    "TargetScores",
+    "StoreWarning",
     "causal_target_scores",
-    "clear_cache",
-    "distributed_map",
-    "is_main_process",
+    "check_call_options",
     "iter_causal",
     "iter_masked",
     "keep_freed_memory",
+    "lm_call",
     "load_lm",
+    "open_store",
     "release",
-    "target_logprobs_float32",
-    "target_logprobs_float32_deferred",
 ]

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from nlgmetrics.engine.budget import logits_width, planned_budget
 from nlgmetrics.engine.heads import HeadOutputBuffer, logits_at, reduce_per_query, reuses_head_output
 from nlgmetrics.engine.kinds import keeps_causal_attention
 from nlgmetrics.engine.loading import LoadedLM
@@ -85,7 +86,7 @@ def iter_causal(
     queries: Sequence[CausalQuery],
     reduce: Reduce,
     *,
-    token_budget: int = 8192,
+    token_budget: int | str = 8192,
     batch_size: int | None = None,
     prefix_cache: bool = True,
     progress: bool = True,
@@ -110,9 +111,12 @@ def iter_causal(
       ``[0, vocab]`` tensor without a model call;
     - a batch holds at most ``token_budget`` tokens counted with padding (behind a cached prefix:
       ``rows * (prefix + row width)``, a row holding one target or several packed ones), at most
-      ``batch_size`` targets, and at most
-      ``1 + PADDING_SLACK`` positions per real token (the cached prefix is not padding); on
-      device out-of-memory a batch is halved and retried;
+      ``batch_size`` targets, at most the head rows the budget allows at the model's vocabulary
+      (:func:`~nlgmetrics.engine.planning.head_row_allowance`: the budget itself up to a 65,536
+      vocabulary, a quarter of it at 262,144), and at most ``1 + PADDING_SLACK`` positions per
+      real token (the cached prefix is not padding); ``token_budget="auto"``: the largest that fits
+      the memory free now (:mod:`nlgmetrics.engine.budget`); on out-of-memory (a device's or the
+      CPU allocator's) a batch is halved and retried;
     - under several processes (accelerate / torchrun) the work is split across them and every
       process yields every result;
     - the queries are validated now, not at the first ``next()``;
@@ -123,7 +127,8 @@ def iter_causal(
     """
     queries = list(queries)
     _validate(lm, queries)
-    return _iter_causal(lm, queries, reduce, token_budget, batch_size, prefix_cache, progress, desc, store)
+    budget = planned_budget(lm, token_budget)
+    return _iter_causal(lm, queries, reduce, budget, batch_size, prefix_cache, progress, desc, store)
 
 
 def causal_target_scores(lm: LoadedLM, queries: Sequence[CausalQuery], **kwargs: Any) -> list[TargetScores]:
@@ -188,8 +193,9 @@ def _iter_causal(
             yield original, result
     todo = [j for j in todo if j not in found]
     rope = length_dependent_rope(getattr(lm.model, "config", None))
-    long_batches, todo = _long_queries(distinct, todo, token_budget, batch_size, rope)
-    groups, batches = _plan(distinct, todo, token_budget, batch_size, prefix_cache)
+    vocab_size = logits_width(lm.model)  # a larger vocabulary's logits take a larger share of the budget
+    long_batches, todo = _long_queries(distinct, todo, token_budget, batch_size, rope, vocab_size)
+    groups, batches = _plan(distinct, todo, token_budget, batch_size, prefix_cache, vocab_size)
 
     dynamic = dynamic_rotary_modules(lm.model) if rope is not None and rope.stateful else []
 
@@ -204,7 +210,8 @@ def _iter_causal(
         # passes of one long length grow them for that length only.
         with fresh_dynamic_rope(dynamic):
             if kind == "group":
-                return _run_behind_prefix(lm, distinct, members, reduce, token_budget, batch_size, head_buffer)
+                return _run_behind_prefix(lm, distinct, members, reduce, token_budget, batch_size, head_buffer,
+                                          vocab_size)
             return run_with_backoff(members, lambda part: _forward(lm, distinct, part, reduce, whole=kind == "long",
                                                                    head_buffer=head_buffer))
 
@@ -219,7 +226,7 @@ def _iter_causal(
 
 def _long_queries(
     distinct: list[CausalQuery], todo: list[int], token_budget: int, batch_size: int | None,
-    rope: LengthDependentRope | None,
+    rope: LengthDependentRope | None, vocab_size: int = 0,
 ) -> tuple[list[list[int]], list[int]]:
     """``(batches, rest)``: the queries past a length-dependent rotary scaling's threshold in
     batches of their own, and the others.
@@ -244,13 +251,15 @@ def _long_queries(
             rest.append(j)
     batches = []
     for members in by_pass.values():
-        plan = plan_batches([full[j] for j in members], token_budget, batch_size)
+        plan = plan_batches([full[j] for j in members], token_budget, batch_size,
+                            head_rows=[len(distinct[j].target_ids) for j in members], vocab_size=vocab_size)
         batches.extend([members[b] for b in batch] for batch in plan)
     return batches, rest
 
 
 def _plan(
-    distinct: list[CausalQuery], todo: list[int], token_budget: int, batch_size: int | None, prefix_cache: bool
+    distinct: list[CausalQuery], todo: list[int], token_budget: int, batch_size: int | None, prefix_cache: bool,
+    vocab_size: int = 0,
 ) -> tuple[list[list[int]], list[list[int]]]:
     """``(groups, batches)`` of indices into ``distinct``: the groups sharing a cached prefix,
     longest prefix first, and the length-sorted batches of the queries read whole."""
@@ -265,7 +274,9 @@ def _plan(
         groups = [shared[p] for p in sorted(shared, key=lambda p: (-len(p), shared[p][0]))]
         todo = [j for j in todo if distinct[j].prefix_ids not in shared]
     lengths = [len(distinct[j].prefix_ids) + len(distinct[j].target_ids) - 1 for j in todo]
-    return groups, [[todo[b] for b in batch] for batch in plan_batches(lengths, token_budget, batch_size)]
+    heads = [len(distinct[j].target_ids) for j in todo]
+    plan = plan_batches(lengths, token_budget, batch_size, head_rows=heads, vocab_size=vocab_size)
+    return groups, [[todo[b] for b in batch] for batch in plan]
 
 
 def _run_behind_prefix(
@@ -276,6 +287,7 @@ def _run_behind_prefix(
     token_budget: int,
     batch_size: int | None,
     head_buffer: HeadOutputBuffer | None = None,
+    vocab_size: int = 0,
 ) -> list[tuple[int, Any]]:
     """Run the shared prefix (but its last token) once, then batches of targets on its cache.
 
@@ -294,12 +306,14 @@ def _run_behind_prefix(
     lengths = [len(distinct[j].target_ids) for j in members]
     out: list[tuple[int, Any]] = []
     if _packs_rows(lm):  # several targets per row: almost no padding, larger matrix products
-        for packed in pack_segments(lengths, token_budget, batch_size, context=cached):
+        for packed in pack_segments(lengths, token_budget, batch_size, context=cached, head_rows=lengths,
+                                    vocab_size=vocab_size):
             rows = [[members[b] for b in row] for row in packed]
             out.extend(run_with_backoff(rows, lambda r: _forward_packed(lm, distinct, r, reduce, cache, cached,
                                                                         head_buffer)))
         return out
-    for batch in plan_batches(lengths, token_budget, batch_size, context=cached):
+    for batch in plan_batches(lengths, token_budget, batch_size, context=cached, head_rows=lengths,
+                              vocab_size=vocab_size):
         part = [members[b] for b in batch]
         out.extend(run_with_backoff(part, lambda p: _forward(lm, distinct, p, reduce, cache, cached,
                                                              head_buffer=head_buffer)))

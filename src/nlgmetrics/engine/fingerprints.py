@@ -1,55 +1,32 @@
 """What a model's weights are: a fingerprint for result signatures, a stamp for the load cache.
 
-A *fingerprint* identifies the weights, config and tokenizer that produced a score; its guarantee
-is **equal fingerprints ⇒ equal files** (up to a 48-bit prefix of sha256: an accidental match is a
-one-in-2^48 event). Each kind of source gets the cheapest key that keeps that guarantee:
+A *fingerprint* (12 hex digits of a sha256) is a signature's ``weights:`` value. Equal
+fingerprints mean equal weights, and the same tensors give the same fingerprint whichever way the
+model is passed: a folder, a Hub id or the object loaded from either are hashed alike, by
+:func:`module_fingerprint`: every parameter and buffer by name, shape, dtype and values
+(non-persistent ones such as RoPE's ``inv_freq`` included; quantized and wrapper tensor subclasses
+through their raw bytes or inner tensors, never ``state_dict()``), each module's class and public
+attributes, and the config as it is now, less where it came from (``_name_or_path``). The dtype
+is part of it: a bfloat16 checkpoint loaded in float32 is hashed as its float32 tensors. The
+tokenizer is not: the signature's ``tokenizer`` field names it.
 
-- a Hub snapshot directory (``<cache>/models--<org>--<name>/snapshots/<commit>/``): the commit.
-  The Hub cache stores every file as a content-addressed blob linked under the commits that hold
-  it, so the commit determines the files; a model loaded by its Hub id gets the same key.
-- any other directory: sha256 of the bytes of every file that decides scores
-  (:func:`directory_fingerprint`). Nothing cheaper is sound there: the safetensors header (tensor
-  names, dtypes, shapes, byte offsets) and the file size are the same for every checkpoint of one
-  architecture, and a fine-tune changes only the values; the header's ``__metadata__`` carries no
-  content hash (``save_pretrained`` writes ``{"format": "pt"}``); a sample of the bytes misses a
-  change elsewhere; huggingface_hub's record of a ``local_dir`` download trusts the file's mtime
-  with a second of slack. The digests are memoised per file on its stat stamp (size, mtime,
-  ctime, inode), so the weights are read once per process and a later load reads none; every
-  write moves the ctime, which no copy can set back (a same-size rewrite within one tick of the
-  file system's clock after the hash would go unseen: the one assumption behind the memo).
-- the offline alias ``smollm2-135m`` and a GGUF file (``model="x.gguf"`` or a folder holding
-  one): the sha256 of the GGUF file the directory was converted from, which nlgmetrics records
-  when it writes that directory (``engine.gguf_files``), and trusted for that directory only:
-  another directory holding a copy of the record (a fine-tune saved over a copy of it) is hashed
-  like any other. The alias and its GGUF passed by path are signed alike.
-- a model instance: sha256 of everything its forward reads (:func:`module_fingerprint`): every
-  parameter and buffer, non-persistent ones included (RoPE's ``inv_freq``), by name, shape, dtype
-  and values; every module's class and public attributes (a norm's ``eps``); the configs they hold
-  as they are now (edits in place, nested configs, ``_attn_implementation``), less where the model
-  came from (``_name_or_path``). Computed anew on every call that passes it: a write through
-  ``.data`` (PEFT's ``merge_adapter``, EMA helpers) leaves no version counter or stamp behind.
-  A model accelerate spread over devices, the CPU and the disk gets the key of the same model on
-  one device (its offloaded weights read where its hooks read them).
+- A folder or a Hub id is hashed as loaded, once per process for one folder state
+  (:func:`directory_state`; a Hub snapshot: its commit) and dtype (:func:`loaded_fingerprint`):
+  a second load reads no weights. A load that cannot be hashed so falls back on the files'
+  sha256 (:func:`directory_fingerprint`) or the Hub commit.
+- A model object is hashed on every call: a write through ``.data`` leaves no other trace. One
+  accelerate spread over devices and the disk is hashed as on one device; a tensor whose values
+  cannot be read soundly raises :class:`FingerprintUnavailable` (the engine signs ``unhashed``).
+- A GGUF file and the offline aliases: the sha256 of the GGUF file, recorded when nlgmetrics
+  converts it, which also covers the tokenizer read from it.
 
-A *state* (:func:`directory_state`, :func:`module_state`) answers another question, cheaply:
-whether something may have changed since it was loaded in this process (file names, sizes and stat
-stamps; tensor identities, devices and version counters). It reads no weights, so a cache hit of a
-directory stays fast; for a model instance the state is not enough (see ``module_state``) and the
-load cache also compares the instance's fingerprint.
+A *state* (:func:`directory_state`, :func:`module_state`) says cheaply whether something may have
+changed since it was loaded in this process (stat stamps; tensor identities and version counters).
 
 >>> import tempfile, pathlib
->>> folder = pathlib.Path(tempfile.mkdtemp())
->>> _ = (folder / "config.json").write_text("{}")
->>> before, fingerprint = directory_state(folder), directory_fingerprint(folder)
->>> len(fingerprint), directory_state(folder) == before
-(12, True)
->>> _ = (folder / "model.safetensors").write_bytes(b"new weights")
->>> directory_state(folder) == before, directory_fingerprint(folder) == fingerprint
-(False, False)
->>> hub = folder / "models--org--name" / "snapshots" / ("0123456789abcdef" * 3)[:40]
->>> hub.mkdir(parents=True)
->>> directory_fingerprint(hub)
-'0123456789ab'
+>>> folder = pathlib.Path(tempfile.mkdtemp()); before = directory_state(folder)
+>>> _ = (folder / "model.safetensors").write_bytes(b"new weights"); directory_state(folder) == before
+False
 """
 
 from __future__ import annotations
@@ -123,8 +100,12 @@ def hub_snapshot_commit(directory: str | os.PathLike) -> str | None:
 
 
 def directory_fingerprint(directory: str | os.PathLike) -> str:
-    """12 hex digits identifying a model directory: its Hub commit for a Hub snapshot, else a
-    sha256 over the names and bytes of its config, weight and tokenizer files."""
+    """12 hex digits identifying a model directory's files: its Hub commit for a Hub snapshot
+    (the Hub cache stores files content-addressed under the commits holding them), else a sha256
+    over the names and bytes of its config, weight and tokenizer files, each read once per process
+    while its stat stamp stays (:func:`file_digest`). Nothing cheaper is sound: the safetensors
+    header and the file size are the same for every fine-tune of one architecture. The engine
+    signs the loaded tensors instead (:func:`loaded_fingerprint`) and falls back on this."""
     commit = hub_snapshot_commit(directory)
     if commit is not None:
         return commit[:12]
@@ -204,8 +185,11 @@ def _part_digest(part: torch.Tensor | _Offloaded) -> bytes:
 _PROVENANCE = frozenset({"_name_or_path", "transformers_version", "_commit_hash"})
 # Module attributes that the forward does not read: where the model came from, the options of
 # generate() (whose record holds a per-process hash()), the train/eval switch (the engine scores an
-# evaluation-mode copy of a module in training mode), where accelerate placed each module.
-_NOT_READ_BY_FORWARD = frozenset({"name_or_path", "generation_config", "training", "hf_device_map"})
+# evaluation-mode copy of a module in training mode), where accelerate placed each module, and the
+# quantizer transformers loaded it with (its options are the config's quantization_config, hashed
+# with the config; its list of modules left unquantized comes from a set, in another order in
+# another process, so the same weights would get another key there).
+_NOT_READ_BY_FORWARD = frozenset({"name_or_path", "generation_config", "training", "hf_device_map", "hf_quantizer"})
 _PLAIN = (type(None), bool, int, float, str)
 _MAX_DEPTH = 8
 
@@ -416,6 +400,24 @@ def module_fingerprint(model: torch.nn.Module) -> str:
         digest.update(record.encode())
         digest.update(b"\n")
     return digest.hexdigest()[:12]
+
+
+# module_fingerprint of a model loaded from files, by what identifies those files and the load
+# options that decide its tensors. Plain dict operations are atomic: threads need no lock.
+_LOADED: dict[tuple, str] = {}
+
+
+def loaded_fingerprint(model: torch.nn.Module, files: tuple) -> str:
+    """:func:`module_fingerprint` of ``model``, just loaded from the files that ``files`` identifies
+    together with the load options that decide its tensors (a folder's resolved path and
+    :func:`directory_state`, or a Hub commit; the dtype): computed on the first load of that key
+    in this process, then recalled without reading a tensor. Hashing the loaded tensors, rather
+    than the files, gives a folder, a Hub id and the object loaded from them one value. Raises
+    :class:`FingerprintUnavailable` as :func:`module_fingerprint` does."""
+    known = _LOADED.get(files)
+    if known is None:
+        known = _LOADED[files] = module_fingerprint(model)
+    return known
 
 
 def _version(tensor: torch.Tensor) -> int:

@@ -57,6 +57,8 @@ from nlgmetrics.engine.fingerprints import (
     directory_fingerprint,
     directory_state,
     file_digest,
+    hub_snapshot_commit,
+    loaded_fingerprint,
     module_fingerprint,
     module_state,
     tokenizer_fingerprint,
@@ -101,7 +103,7 @@ class LoadedLM:
 
     # The Hub revision asked for (None when not pinned); ``fingerprint`` is what was loaded.
     revision: str | None = None
-    # "own": the checkpoint's tokenizer (covered by ``fingerprint``); else a hash of the
+    # "own": the checkpoint's tokenizer (named by ``name``, not hashed); else a hash of the
     # ``model_tokenizer=`` passed in (engine.fingerprints.tokenizer_fingerprint).
     tokenizer_id: str = "own"
 
@@ -366,8 +368,8 @@ def _load_weights(
             "was saved without the head. Pass a checkpoint saved with its head (e.g. a *ForMaskedLM or "
             "*ForCausalLM model)."
         )
-    commit = getattr(config, "_commit_hash", None) or getattr(loaded.config, "_commit_hash", None)
-    fingerprint = _named_fingerprint(source, local, commit, revision, converted_from)
+    commit = None if local else _hub_commit(source, revision, config, loaded)
+    fingerprint = _named_fingerprint(loaded, source, local, commit, revision, converted_from, dtype, state)
     return _prepare(loaded, resolved, architectures, name, fingerprint, device, dtype, revision, state)
 
 
@@ -395,18 +397,43 @@ def _placement_error(name: str, placement: Placement, error: Exception) -> Value
     )
 
 
+def _hub_commit(source: str, revision: str | None, config: Any, loaded: torch.nn.Module) -> str | None:
+    """The commit a Hub id was loaded from: the config's record where transformers keeps one, else
+    the Hub cache's snapshot that holds its config.json (transformers 5 keeps none); no network."""
+    commit = getattr(config, "_commit_hash", None) or getattr(loaded.config, "_commit_hash", None)
+    if commit:
+        return commit
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(source, "config.json", revision=revision)
+    except Exception:  # noqa: BLE001 - not an id the cache knows: signed by its tensors alone
+        return None
+    return hub_snapshot_commit(Path(cached).parent) if isinstance(cached, str) else None
+
+
 def _named_fingerprint(
-    source: str, local: bool, commit: str | None, revision: str | None, converted_from: str | None
+    loaded: torch.nn.Module, source: str, local: bool, commit: str | None, revision: str | None,
+    converted_from: str | None, dtype: torch.dtype, state: Any,
 ) -> str:
     """The key of a named model's weights (see :mod:`nlgmetrics.engine.fingerprints` for each
-    key's guarantee): the sha256 of the GGUF file a converted folder came from, a directory's own,
-    or the Hub commit."""
+    key's guarantee): the sha256 of the GGUF file a converted folder came from, else the hash of
+    the tensors as loaded (the key of the object loaded from the same files), memoised on the
+    folder's state or the Hub commit and the dtype; the files' own key where the tensors cannot be read."""
     # A converted folder is written by nlgmetrics, which records the GGUF it came from: that file
     # identifies the weights, whichever transformers version wrote config.json. Only there (the
     # caller passes it for the alias and GGUF paths): a copy of the record in another directory
     # says nothing about the weights beside it.
     if converted_from:
         return converted_from[:12]
+    files = (("directory", str(Path(source).resolve()), state) if local
+             else ("hub", source, commit) if commit else None)
+    try:
+        if files is not None:
+            return loaded_fingerprint(loaded, (*files, revision, str(dtype)))
+        return module_fingerprint(loaded)  # a Hub load without a commit: nothing to memoise it on
+    except FingerprintUnavailable:  # e.g. weights left on the meta device by a placement
+        pass
     if local:
         return directory_fingerprint(source)
     return commit[:12] if commit else (revision or "unknown")

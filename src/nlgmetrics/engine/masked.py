@@ -28,6 +28,7 @@ from typing import Any
 
 import torch
 
+from nlgmetrics.engine.budget import logits_width, planned_budget
 from nlgmetrics.engine.heads import logits_at, reduce_per_query
 from nlgmetrics.engine.loading import LoadedLM
 from nlgmetrics.engine.planning import dedupe, plan_batches, run_with_backoff
@@ -77,7 +78,7 @@ def iter_masked(
     queries: Sequence[MaskedQuery],
     reduce: Callable[[torch.Tensor, MaskedQuery], Any],
     *,
-    token_budget: int = 8192,
+    token_budget: int | str = 8192,
     batch_size: int | None = None,
     progress: bool = True,
     desc: str = "masked LM",
@@ -96,9 +97,11 @@ def iter_masked(
     - under a rotary scaling that depends on the pass's length (``longrope``, dynamic NTK:
       :mod:`nlgmetrics.engine.rope`) each query gets the numbers of its own pass on the freshly
       loaded model: queries past the threshold never share a batch with shorter ones;
-    - a batch holds at most ``token_budget`` padded tokens, ``batch_size`` sequences and
-      ``1 + PADDING_SLACK`` positions per real token; on device out-of-memory a batch is halved
-      and retried;
+    - a batch holds at most ``token_budget`` padded tokens, ``batch_size`` sequences, the masked
+      positions the budget allows at the model's vocabulary
+      (:func:`~nlgmetrics.engine.planning.head_row_allowance`) and ``1 + PADDING_SLACK`` positions
+      per real token; ``token_budget="auto"``: the largest that fits the memory free now
+      (:mod:`nlgmetrics.engine.budget`); on out-of-memory a batch is halved and retried;
     - under several processes (accelerate / torchrun) the distinct queries are split across them
       and every process yields every result;
     - the queries are validated now, not at the first ``next()``;
@@ -107,7 +110,8 @@ def iter_masked(
     """
     queries = list(queries)
     _validate(lm, queries)
-    return _iter_masked(lm, queries, reduce, token_budget, batch_size, progress, desc, store)
+    budget = planned_budget(lm, token_budget)
+    return _iter_masked(lm, queries, reduce, budget, batch_size, progress, desc, store)
 
 
 def _iter_masked(
@@ -134,8 +138,11 @@ def _iter_masked(
     groups: dict[int, list[int]] = {}
     for j in todo:
         groups.setdefault(0 if rope is None else rope.pass_group(len(distinct[j].input_ids)), []).append(j)
+    vocab_size = logits_width(lm.model)  # a larger vocabulary's logits take a larger share of the budget
     batches = [[members[b] for b in batch] for members in groups.values()
-               for batch in plan_batches([len(distinct[j].input_ids) for j in members], token_budget, batch_size)]
+               for batch in plan_batches([len(distinct[j].input_ids) for j in members], token_budget, batch_size,
+                                         head_rows=[len(distinct[j].mask_positions) for j in members],
+                                         vocab_size=vocab_size)]
     dynamic = dynamic_rotary_modules(lm.model) if rope is not None and rope.stateful else []
 
     def run_batch(members: list[int]) -> list[tuple[int, Any]]:

@@ -5,8 +5,9 @@ paired with 25 systems). Planning makes that cheap:
 
 - :func:`dedupe` keeps each distinct query once and remembers where its copies were;
 - :func:`plan_batches` sorts by length and packs batches so that the *padded* token count of a
-  batch stays under a budget (short sequences travel in big batches, long ones in small ones) and
-  its padding stays under a fraction (:data:`PADDING_SLACK`) of its real tokens;
+  batch stays under a budget (short sequences travel in big batches, long ones in small ones), its
+  logits under what the budget allows at the model's vocabulary (:func:`head_row_allowance`), and
+  its padding under a fraction (:data:`PADDING_SLACK`) of its real tokens;
 - :func:`run_with_backoff` halves a batch that ran out of device memory and retries the halves;
 - :func:`chunk_by_key` cuts a metric's large call into chunks of whole documents.
 
@@ -59,6 +60,37 @@ def dedupe(items: Sequence[H]) -> tuple[list[H], list[list[int]]]:
 PADDING_SLACK = 0.25
 
 
+#: A budget counts each token's logits as if the vocabulary held at most this many entries, so one
+#: pass makes at most ``token_budget x LOGITS_VOCABULARY`` logits whatever the model: a 262k
+#: vocabulary (Gemma 3) gets a quarter of the head rows a 65k one gets, the same logits memory.
+#: Up to this vocabulary (GPT-2, SmolLM2, BERT) a budget plans as a count of tokens alone: a
+#: sequence never asks for more head rows than it holds tokens, so the token bound already holds
+#: the logits bound.
+LOGITS_VOCABULARY = 65_536
+
+
+def head_row_allowance(token_budget: int, vocab_size: int) -> int:
+    """The head rows (positions given logits) a pass of ``token_budget`` may make at a vocabulary of
+    ``vocab_size``: ``rows x max(vocab_size, LOGITS_VOCABULARY) <= token_budget x LOGITS_VOCABULARY``.
+
+    >>> head_row_allowance(8192, 49_152), head_row_allowance(8192, 262_144)
+    (8192, 2048)
+    """
+    return token_budget * LOGITS_VOCABULARY // max(int(vocab_size), LOGITS_VOCABULARY)
+
+
+def _head_rows(lengths: Sequence[int], head_rows: Sequence[int] | None) -> list[int]:
+    """Each sequence's head rows (zeros when the caller counts none), checked against ``lengths``."""
+    if head_rows is None:
+        return [0] * len(lengths)
+    if len(head_rows) != len(lengths):
+        raise ValueError(f"head_rows has {len(head_rows)} entries for {len(lengths)} lengths; give one per sequence.")
+    rows = [int(r) for r in head_rows]
+    if any(r < 0 for r in rows):
+        raise ValueError(f"head_rows must be non-negative counts, got {min(rows)}.")
+    return rows
+
+
 def _check_plan(token_budget: int, batch_size: int | None, context: int, padding_slack: float) -> None:
     """The planners' shared argument checks."""
     if token_budget < 1:
@@ -78,6 +110,8 @@ def plan_batches(
     *,
     context: int = 0,
     padding_slack: float = PADDING_SLACK,
+    head_rows: Sequence[int] | None = None,
+    vocab_size: int = 0,
 ) -> list[list[int]]:
     """Group indices of ``lengths`` into batches, longest first, by a token budget and a padding bound.
 
@@ -89,6 +123,9 @@ def plan_batches(
       ``context`` is what every row also holds without computing it (a cached prefix's keys and
       values, replicated per row: memory, not work);
     - hold more than ``batch_size`` sequences;
+    - make more logits than the budget allows: ``sum(head_rows)`` over the batch above
+      :func:`head_row_allowance` at ``vocab_size`` (``head_rows[i]``: the positions of sequence
+      ``i`` that go through the LM head, at most its length; none counted when not given);
     - hold more than ``(1 + padding_slack) * sum(length)`` positions (padding bounded against the
       real tokens; ``context`` plays no part, it is not padding).
 
@@ -107,27 +144,32 @@ def plan_batches(
     [[0, 1, 2, 3]]
     >>> plan_batches([3, 3, 3], token_budget=20, context=6)  # a row costs 6 + 3 of the budget
     [[0, 1], [2]]
+    >>> plan_batches([4, 4, 4], token_budget=12, head_rows=[4, 4, 4], vocab_size=131_072)  # 6 head rows a pass
+    [[0], [1], [2]]
     """
     _check_plan(token_budget, batch_size, context, padding_slack)
+    heads = _head_rows(lengths, head_rows)
+    allowance = head_row_allowance(token_budget, vocab_size)
     limit = 1.0 + padding_slack
     # Longest first: the first batch is the most memory-hungry, so an OOM shows up immediately.
     order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
     batches: list[list[int]] = []
     current: list[int] = []
-    width = real = 0
+    width = real = logits = 0
     for i in order:
         length = max(int(lengths[i]), 1)
         if current:
             rows, new_width = len(current) + 1, max(width, length)
             too_many = batch_size is not None and len(current) >= batch_size
-            over_budget = rows * (context + new_width) > token_budget
+            over_budget = rows * (context + new_width) > token_budget or logits + heads[i] > allowance
             too_padded = rows * new_width > limit * (real + length)
             if too_many or over_budget or too_padded:
                 batches.append(current)
-                current, width, real = [], 0, 0
+                current, width, real, logits = [], 0, 0, 0
         current.append(i)
         width = max(width, length)
         real += length
+        logits += heads[i]
     if current:
         batches.append(current)
     return batches
@@ -140,6 +182,8 @@ def pack_segments(
     *,
     context: int = 0,
     padding_slack: float = PADDING_SLACK,
+    head_rows: Sequence[int] | None = None,
+    vocab_size: int = 0,
 ) -> list[list[list[int]]]:
     """Batches of rows of indices of ``lengths``: several sequences side by side in one row
     (:mod:`nlgmetrics.engine.packing`), first-fit decreasing.
@@ -147,8 +191,9 @@ def pack_segments(
     A batch's width is the longest sequence not yet placed. The others, longest first, each go
     into the first row with room for them, else into a new row while the batch holds at most
     ``token_budget`` tokens, ``rows x (context + width)`` (``context``: a cached prefix every row
-    also holds), and at most ``batch_size`` sequences; a sequence that fits nowhere waits for a
-    later batch (a shorter one may still fill a gap). Then, as in :func:`plan_batches`, a batch of
+    also holds), at most ``batch_size`` sequences, and at most :func:`head_row_allowance` head rows
+    (``head_rows``, as in :func:`plan_batches`); a sequence that fits nowhere waits for a later batch
+    (a shorter one may still fill a gap). Then, as in :func:`plan_batches`, a batch of
     two or more rows holds at most ``(1 + padding_slack) x`` its real tokens in positions: its last
     (sparsest) rows go back to the waiting sequences until it does. A sequence alone is always
     allowed. Ties keep input order: the plan is deterministic.
@@ -161,8 +206,12 @@ def pack_segments(
     [[[0], [1]], [[2]]]
     >>> pack_segments([39, 4, 4, 3, 2])   # one row of 39 and one of 13 would pad 26 positions
     [[[0]], [[1], [2], [3], [4]]]
+    >>> pack_segments([5, 3, 2], token_budget=100, head_rows=[5, 3, 2], vocab_size=1_310_720)  # 5 head rows
+    [[[0]], [[1], [2]]]
     """
     _check_plan(token_budget, batch_size, context, padding_slack)
+    heads = _head_rows(lengths, head_rows)
+    allowance = head_row_allowance(token_budget, vocab_size)
     remaining = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
     size = {i: max(int(lengths[i]), 1) for i in remaining}
     batches: list[list[list[int]]] = []
@@ -171,12 +220,15 @@ def pack_segments(
         max_rows = max(1, token_budget // (context + width))
         rows: list[list[int]] = []
         room: list[int] = []
-        count = 0
+        count = logits = 0
         waiting: list[int] = []
         for position, i in enumerate(remaining):
             if batch_size is not None and count >= batch_size:
                 waiting.extend(remaining[position:])
                 break
+            if count and logits + heads[i] > allowance:
+                waiting.append(i)
+                continue
             fit = next((r for r, free in enumerate(room) if free >= size[i]), None)
             if fit is not None:
                 rows[fit].append(i)
@@ -188,6 +240,7 @@ def pack_segments(
                 waiting.append(i)
                 continue
             count += 1
+            logits += heads[i]
         real = sum(size[i] for row in rows for i in row)
         while len(rows) > 1 and len(rows) * width > (1 + padding_slack) * real:
             sparse = rows.pop()

@@ -33,12 +33,8 @@ from nlgmetrics.core.validation import (
     CHUNK_SIZE_RULE,
     MAX_LENGTH_RULE,
     TOKEN_BUDGET_RULE,
-    check_engine_options,
-    check_int,
-    check_model_tokenizer,
     check_source_inputs,
     check_switches,
-    resolve_token_budget,
     shown_value,
     switch_rule,
 )
@@ -296,14 +292,17 @@ def fflm(
         engine options, chunk_size or start token, a too-small max_length, a model that is not a
         causal LM (each with how to fix it). OSError: a model that cannot be loaded.
     """
+    from nlgmetrics.engine import TARGET_LOGPROBS, iter_causal
+    from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
+    from nlgmetrics.engine.call import check_call_options, lm_call
+    from nlgmetrics.engine.planning import chunk_by_key
+
     summaries, documents = check_source_inputs(predictions, sources)
     weights_t = check_weights(weights)
-    token_budget, batch_size, max_length = check_engine_options(token_budget, batch_size, max_length)
-    token_budget = resolve_token_budget(token_budget, DEFAULT_TOKEN_BUDGET)
-    with CHUNK_SIZE_RULE.enforced():
-        chunk_size = check_int("chunk_size", chunk_size, minimum=1, message=(
-            f"`chunk_size` must be a positive integer (distinct documents scored at a time, e.g. "
-            f"{DEFAULT_CHUNK_SIZE}; it does not change the numbers), got {shown_value(chunk_size)}."))
+    options = check_call_options(
+        model, model_tokenizer=model_tokenizer, revision=revision, device=device, dtype=dtype,
+        device_map=device_map, max_memory=max_memory, offload_folder=offload_folder, max_length=max_length,
+        token_budget=token_budget, batch_size=batch_size, chunk_size=chunk_size, cache_dir=cache_dir)
     if not isinstance(separator, str):
         raise SEPARATOR_RULE.error(
             f"separator={shown_value(separator)} must be a string (the authors use {DEFAULT_SEPARATOR!r}).")
@@ -311,70 +310,60 @@ def fflm(
     switches = check_switches(SWITCH_RULE, prefix_cache=prefix_cache, explain=explain, progress=progress)
     prefix_cache, explain, progress = switches.values()
 
-    from nlgmetrics.engine import TARGET_LOGPROBS, is_main_process, iter_causal, load_lm, open_store
-    from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
-    from nlgmetrics.engine.planning import chunk_by_key
+    with lm_call(options, kind="causal", default_budget=DEFAULT_TOKEN_BUDGET, progress=progress) as call:
+        lm, limit = call.lm, call.max_length
+        start = resolve_start_token(lm.tokenizer, start_token, DEFAULT_START_TOKENS, metric="FFLM")
+        cache: dict[str, tuple[int, ...]] = {}
+        sep = token_ids(lm.tokenizer, separator, cache)
+        # Room for the summary once the start token and the separator are in: it must keep >= 1 token.
+        room = limit - 1 - len(sep)
+        if room < 1:
+            raise MAX_LENGTH_ROOM_RULE.error(
+                f"max_length={limit} leaves no room for a summary after the start token and the "
+                f"{len(sep)}-token separator {separator!r}; use max_length >= {len(sep) + 2} "
+                f"(the authors use {DEFAULT_MAX_LENGTH})."
+            )
 
-    store = open_store(cache_dir)
-    check_model_tokenizer(model, model_tokenizer)
-    lm = load_lm(model, kind="causal", model_tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision,
-                 device_map=device_map, max_memory=max_memory, offload_folder=offload_folder)
-    start = resolve_start_token(lm.tokenizer, start_token, DEFAULT_START_TOKENS, metric="FFLM")
-    context = int(lm.max_length)
-    limit = context if max_length is None else min(max_length, context)
-    cache: dict[str, tuple[int, ...]] = {}
-    sep = token_ids(lm.tokenizer, separator, cache)
-    # Room for the summary once the start token and the separator are in: it must keep >= 1 token.
-    room = limit - 1 - len(sep)
-    if room < 1:
-        raise MAX_LENGTH_ROOM_RULE.error(
-            f"max_length={limit} leaves no room for a summary after the start token and the "
-            f"{len(sep)}-token separator {separator!r}; use max_length >= {len(sep) + 2} "
-            f"(the authors use {DEFAULT_MAX_LENGTH})."
-        )
+        # Bounded memory: plan and score ``chunk_size`` distinct documents at a time, each with all of
+        # its summaries, so lm_doc (once per document) and the shared (start, X, sep) prefix cache are
+        # reused exactly as in one big call. Only one chunk's queries and per-token log-probabilities
+        # are alive at once; we keep the per-example outputs.
+        n = len(documents)
+        components: list[tuple[float, float, float]] = [(0.0, 0.0, 0.0)] * n
+        kept: list[FFLMProbabilities | None] = [None] * n
+        summary_tokens = [0] * n
+        document_tokens = [0] * n
+        truncated = [False] * n
+        explained: dict[int, tuple[Any, FFLMProbabilities]] = {}
+        counts = WarnOnce()
+        with ExampleProgress(n, "FFLM", enabled=call.progress, store=call.store) as bar:
+            for examples in chunk_by_key(documents, call.chunk_size):
+                chunk_cache = dict(cache)  # per chunk: the token memo must not grow with the whole call
+                plans = [plan_example(documents[i], summaries[i], lm.tokenizer, chunk_cache, limit, room)
+                         for i in examples]
+                queries, slots = build_queries(plans, start, sep, limit)
+                logprobs: list[np.ndarray] = [np.zeros(0)] * len(queries)
+                results = iter_causal(lm, queries, TARGET_LOGPROBS, token_budget=call.token_budget,
+                                      batch_size=call.batch_size, prefix_cache=prefix_cache, store=call.store,
+                                      progress=False)  # the bar counts examples over the whole call
+                for query_index, (values, _no_argmax) in bar.track(results, examples=len(examples),
+                                                                   queries=len(queries)):
+                    logprobs[query_index] = values
 
-    # Bounded memory: plan and score ``chunk_size`` distinct documents at a time, each with all of
-    # its summaries, so lm_doc (once per document) and the shared (start, X, sep) prefix cache are
-    # reused exactly as in one big call. Only one chunk's queries and per-token log-probabilities
-    # are alive at once; we keep the per-example outputs.
-    n = len(documents)
-    components: list[tuple[float, float, float]] = [(0.0, 0.0, 0.0)] * n
-    kept: list[FFLMProbabilities | None] = [None] * n
-    summary_tokens = [0] * n
-    document_tokens = [0] * n
-    truncated = [False] * n
-    explained: dict[int, tuple[Any, FFLMProbabilities]] = {}
-    counts = WarnOnce()
-    with ExampleProgress(n, "FFLM", enabled=progress and is_main_process(), store=store) as bar:
-        for examples in chunk_by_key(documents, chunk_size):
-            chunk_cache = dict(cache)  # per chunk: the token memo must not grow with the whole call
-            plans = [plan_example(documents[i], summaries[i], lm.tokenizer, chunk_cache, limit, room)
-                     for i in examples]
-            queries, slots = build_queries(plans, start, sep, limit)
-            logprobs: list[np.ndarray] = [np.zeros(0)] * len(queries)
-            results = iter_causal(lm, queries, TARGET_LOGPROBS, token_budget=token_budget,
-                                  batch_size=batch_size, prefix_cache=prefix_cache, store=store,
-                                  progress=False)  # the bar counts examples over the whole call
-            for query_index, (values, _no_argmax) in bar.track(results, examples=len(examples),
-                                                               queries=len(queries)):
-                logprobs[query_index] = values
-
-            for i, plan, slot in zip(examples, plans, slots):
-                probs = FFLMProbabilities(**{
-                    name: floored_probabilities(slot_logprobs(logprobs, where)) for name, where in slot.items()
-                })
-                components[i] = fflm_components(probs.s2s, probs.lm, probs.prefix, probs.s2s_doc, probs.lm_doc)
-                if explain:
-                    kept[i] = probs
-                    explained[i] = (plan, probs)
-                summary_tokens[i] = len(plan.summary)
-                document_tokens[i] = plan.cond_budget
-                truncated[i] = plan.truncated
-                counts.add("truncated", plan.truncated)
-                counts.add("empty", (not plan.summary) or plan.cond_budget == 0)
-            del plans, queries, slots, logprobs
-    if store is not None:
-        store.close()  # written through already; the file stays for the next call
+                for i, plan, slot in zip(examples, plans, slots):
+                    probs = FFLMProbabilities(**{
+                        name: floored_probabilities(slot_logprobs(logprobs, where)) for name, where in slot.items()
+                    })
+                    components[i] = fflm_components(probs.s2s, probs.lm, probs.prefix, probs.s2s_doc, probs.lm_doc)
+                    if explain:
+                        kept[i] = probs
+                        explained[i] = (plan, probs)
+                    summary_tokens[i] = len(plan.summary)
+                    document_tokens[i] = plan.cond_budget
+                    truncated[i] = plan.truncated
+                    counts.add("truncated", plan.truncated)
+                    counts.add("empty", (not plan.summary) or plan.cond_budget == 0)
+                del plans, queries, slots, logprobs
     counts.emit(_WARNINGS, total=n, limit=limit)
 
     signature = make_signature(

@@ -3,7 +3,7 @@ and the model options every LM metric shares. Nothing here imports the model cod
 
 from __future__ import annotations
 
-from nlgmetrics.core.protocol import MODEL_OPTIONS, MetricProtocol, Option, read_citation
+from nlgmetrics.core.protocol import MODEL_OPTIONS, MetricSpec, Option, read_citation
 
 DESCRIPTION = """\
 FFLM scores how faithful a summary is to its source document, zero-shot, from probability changes
@@ -18,7 +18,7 @@ weights_abd:0.25,0.25,0.5|transformers:...|tokenizers:...|version:<nlgmetrics ve
 """
 
 
-PROTOCOL = MetricProtocol(
+PROTOCOL = MetricSpec(
     name="fflm",
     title="FFLM",
     description=DESCRIPTION,

@@ -64,16 +64,14 @@ from nlgmetrics.core.validation import (
     MAX_LENGTH_RULE,
     TOKEN_BUDGET_RULE,
     check_choice,
-    check_engine_options,
-    check_int,
-    check_model_tokenizer,
     check_reference_inputs,
     check_switches,
     shown_value,
     switch_rule,
 )
-from nlgmetrics.engine import LoadedLM, is_main_process, load_lm, open_store
+from nlgmetrics.engine import LoadedLM
 from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
+from nlgmetrics.engine.call import check_call_options, lm_call
 from nlgmetrics.infolm.distributions import (
     DEFAULT_TEMPERATURE,
     IDF_RULE,
@@ -345,44 +343,40 @@ def _infolm(
     user_table = as_idf_table(idf)
     with MODEL_KIND_RULE.enforced():
         check_choice("model_kind", model_kind, [None, "masked", "causal"])
-    token_budget, batch_size, max_length = check_engine_options(token_budget, batch_size, max_length)
-    with CHUNK_SIZE_RULE.enforced():
-        chunk_size = check_int("chunk_size", chunk_size, minimum=1, message=(
-            f"`chunk_size` must be a positive integer (distinct texts whose distributions are held at "
-            f"once, e.g. {DEFAULT_CHUNK_SIZE}; it does not change the numbers), got {shown_value(chunk_size)}."))
-    check_model_tokenizer(model, model_tokenizer)
+    options = check_call_options(
+        model, model_tokenizer=model_tokenizer, revision=revision, device=device, dtype=dtype,
+        device_map=device_map, max_memory=max_memory, offload_folder=offload_folder, max_length=max_length,
+        token_budget=token_budget, batch_size=batch_size, chunk_size=chunk_size, cache_dir=cache_dir)
     switches = check_switches(SWITCH_RULE, progress=progress, explain=explain)
     progress, explain = switches["progress"], switches["explain"]
-    store = open_store(cache_dir)
 
-    lm = load_lm(model, model_kind, model_tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision,
-                 device_map=device_map, max_memory=max_memory, offload_folder=offload_folder)
-    token_budget = default_token_budget(lm, token_budget)
-    limit = resolve_max_length(lm, max_length)
+    with lm_call(options, kind=model_kind, default_budget=lambda lm: default_token_budget(lm, None),
+                 progress=progress) as call:
+        lm, token_budget, batch_size = call.lm, call.token_budget, call.batch_size
+        limit = resolve_max_length(lm, call.max_length)  # the room a special token leaves depends on the kind
 
-    # Distinct strings -> tokenized -> distinct token sequences ("text ids").
-    strings = list(dict.fromkeys([*preds, *(r for group in refs for r in group)]))
-    tokenized, truncated = tokenize(lm, strings, limit)
-    counts = WarnOnce()
-    counts.add("truncated", truncated)
-    texts, string_to_id = distinct_texts(dict(zip(strings, tokenized)))
-    cand_ids = [string_to_id[p] for p in preds]
-    ref_ids = [[string_to_id[r] for r in group] for group in refs]
+        # Distinct strings -> tokenized -> distinct token sequences ("text ids").
+        strings = list(dict.fromkeys([*preds, *(r for group in refs for r in group)]))
+        tokenized, truncated = tokenize(lm, strings, limit)
+        counts = WarnOnce()
+        counts.add("truncated", truncated)
+        texts, string_to_id = distinct_texts(dict(zip(strings, tokenized)))
+        cand_ids = [string_to_id[p] for p in preds]
+        ref_ids = [[string_to_id[r] for r in group] for group in refs]
 
-    if user_table is not None:
-        table: IdfTable | None = user_table
-    elif idf:
-        distinct_refs = sorted({i for group in ref_ids for i in group})
-        table = compute_idf(texts[i].tokens for i in distinct_refs)
-    else:
-        table = None
+        if user_table is not None:
+            table: IdfTable | None = user_table
+        elif idf:
+            distinct_refs = sorted({i for group in ref_ids for i in group})
+            table = compute_idf(texts[i].tokens for i in distinct_refs)
+        else:
+            table = None
 
-    with ExampleProgress(len(preds), "InfoLM", enabled=progress and is_main_process(), store=store) as bar:
-        per_spec = score_examples(
-            lm, texts, cand_ids, ref_ids, table, checked, token_budget, batch_size, chunk_size, bar, store,
-        )
-    if store is not None:
-        store.close()  # written through already; the file stays for the next call
+        with ExampleProgress(len(preds), "InfoLM", enabled=call.progress, store=call.store) as bar:
+            per_spec = score_examples(
+                lm, texts, cand_ids, ref_ids, table, checked, token_budget, batch_size, call.chunk_size, bar,
+                call.store,
+            )
     counts.emit(TRUNCATION_WARNING, stacklevel=4, total=len(strings), limit=limit)
 
     idf_field = "no" if table is None else ("refs" if user_table is None else f"table-{user_table.fingerprint()}")

@@ -5,31 +5,11 @@ Every function compares a *reference* distribution ``p`` with a *candidate* dist
 a divergence or a distance: it is 0 when ``p == q``, never negative, and **lower means more
 similar**. :data:`MEASURE_RANGES` gives each one's range.
 
-Definitions (natural logarithms; ``p`` = reference, ``q`` = candidate; sums over the vocabulary):
-
-============================  =====================================================================
-``kl_divergence``             KL(p || q) = sum p log(p / q)                        [0, inf)
-``alpha_divergence``          (sum p^a q^(1-a) - 1) / (a (a - 1)),    a not in {0, 1}    [0, inf)
-``beta_divergence``           ``ab_divergence`` with a = 1,          b not in {0, -1}    [0, inf)
-``ab_divergence``             log(sum p^(a+b)) / (b (a+b)) + log(sum q^(a+b)) / (a (a+b))
-                              - log(sum p^a q^b) / (a b),             a, b, a+b != 0     [0, inf)
-``renyi_divergence``          log(sum p^a q^(1-a)) / (a - 1),         a > 0, a != 1      [0, inf)
-``l1_distance``               sum |p - q|                                          [0, 2]
-``l2_distance``               sqrt(sum (p - q)^2)                                  [0, sqrt 2]
-``l_infinity_distance``       max |p - q|                                          [0, 1]
-``fisher_rao_distance``       2 arccos(sum sqrt(p q))                              [0, pi]
-``js_divergence``             KL(p || m) / 2 + KL(q || m) / 2 with m = (p + q) / 2 [0, log 2]
-============================  =====================================================================
-
-None of them can be negative: KL, alpha and Rényi are f-/Rényi divergences (Jensen), the AB
-log-divergence (and its beta case) is non-negative for every admissible (a, b) by Hölder's
-inequality (its reverse form when a and b differ in sign). Rounding noise (~1e-16) that would
-leave a value a hair outside its range is clamped into it.
-
-Relation to ``torchmetrics`` (1.9) ``InfoLM``: its ``kl_divergence`` returns sum q_ref log(p_cand/q_ref),
-i.e. **minus** KL(reference || candidate), and its ``alpha_divergence`` returns
-(1 - sum ...)/(a(a-1)), i.e. **minus** the alpha divergence above: those two are <= 0 there. All
-its other measures equal ours. ``js_divergence`` is in the InfoLM paper but not in torchmetrics.
+Their definitions, parameters and ranges are the model card's table (metrics/infolm/README.md,
+"Metric Description"), as is the sign difference from ``torchmetrics`` (1.9), whose
+``kl_divergence`` and ``alpha_divergence`` are the negatives of ours. None can be negative (Jensen
+for KL / alpha / Rényi, Hölder for the AB family); rounding noise (~1e-16) that would leave a value
+a hair outside its range is clamped into it.
 
 Numerics: everything is computed in float64; probabilities are floored at ``PROBABILITY_FLOOR``
 (1e-300) before taking logarithms, so an exact zero (an fp underflow at extreme temperatures) gives
@@ -43,18 +23,9 @@ The one remaining limit is ``alpha, beta -> 0`` together for the AB divergence, 
 rounding would dominate: it needs ``max(|alpha|, |beta|) >= AB_MIN_SCALE`` (1e-6). The AB and
 beta divergences are bounded (by 1382 / max(|alpha|, |beta|)), KL, JS and Rényi by ~691.
 
-Only the alpha divergence can exceed the float64 range. With every ratio p/q at most
-1 / PROBABILITY_FLOOR = 1e300, its sum S = sum p (p/q)^(alpha-1) is at most 1e300^(alpha-1) for
-alpha > 1, so its value is at most B(alpha) = (1e300^(alpha-1) - 1) / (alpha (alpha - 1)); B grows
-with alpha (its log-derivative is at least 690.8 / 2 - 1 / alpha > 0), so on ``(1, 2]`` the value
-stays below B(2) = 1e300 / 2; the identity
-D_alpha(p || q) = D_(1-alpha)(q || p) carries that bound to ``[-1, 0)``, and on (0, 1)
-1 - S <= alpha KL(q || p) and 1 - S <= (1 - alpha) KL(p || q) (as e^x - 1 >= x) keep it below 1382. Hence :data:`ALPHA_DIVERGENCE_FINITE_RANGE`: for alpha in [-1, 2] every value, for
-any pair of distributions, is at most 5e299. Outside it the value grows like exp(|alpha| * the
-largest log-ratio) and exceeds float64 (1.8e308) as soon as some probability is small enough
-(alpha = 50 needs only a ratio p/q of a few million): :func:`information_measure` then returns ``inf``,
-and :func:`nlgmetrics.infolm.infolm` refuses the setting with an error naming this range (never a
-clamped number): whether it happens depends on the model's probabilities, not on alpha alone.
+Only the alpha divergence can exceed the float64 range, for alpha outside
+:data:`ALPHA_DIVERGENCE_FINITE_RANGE` (derived beside it); :func:`nlgmetrics.infolm.infolm` then
+refuses the setting with an error naming that range, never a clamped number.
 
 >>> import torch
 >>> p = torch.tensor([0.5, 0.5]); q = torch.tensor([0.9, 0.1])
@@ -110,7 +81,20 @@ MIN_PARAMETER = 1e-300
 #: error is about 1e-16 * 690.8 / max(|alpha|, |beta|); at 1e-6 that is below 1e-7.
 AB_MIN_SCALE = 1e-6
 #: The alphas for which every alpha-divergence value is at most 1 / (2 PROBABILITY_FLOOR) = 5e299,
-#: whatever the distributions (derived in the module docstring).
+#: whatever the distributions. Derivation:
+#: Only the alpha divergence can exceed the float64 range. With every ratio p/q at most 1 /
+#: PROBABILITY_FLOOR = 1e300, its sum S = sum p (p/q)^(alpha-1) is at most 1e300^(alpha-1) for
+#: alpha > 1, so its value is at most B(alpha) = (1e300^(alpha-1) - 1) / (alpha (alpha - 1)); B
+#: grows with alpha (its log-derivative is at least 690.8 / 2 - 1 / alpha > 0), so on ``(1, 2]``
+#: the value stays below B(2) = 1e300 / 2; the identity D_alpha(p || q) = D_(1-alpha)(q || p)
+#: carries that bound to ``[-1, 0)``, and on (0, 1) 1 - S <= alpha KL(q || p) and 1 - S <= (1 -
+#: alpha) KL(p || q) (as e^x - 1 >= x) keep it below 1382. Hence
+#: :data:`ALPHA_DIVERGENCE_FINITE_RANGE`: for alpha in [-1, 2] every value, for any pair of
+#: distributions, is at most 5e299. Outside it the value grows like exp(|alpha| * the largest log-
+#: ratio) and exceeds float64 (1.8e308) as soon as some probability is small enough (alpha = 50
+#: needs only a ratio p/q of a few million): :func:`information_measure` then returns ``inf``, and
+#: :func:`nlgmetrics.infolm.infolm` refuses the setting with an error naming this range (never a
+#: clamped number): whether it happens depends on the model's probabilities, not on alpha alone.
 ALPHA_DIVERGENCE_FINITE_RANGE = (-1.0, 2.0)
 
 #: [minimum, maximum] of every measure (for any admissible alpha, beta).

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from nlgmetrics.core.protocol import EvaluateFace, MetricProtocol, Option, Range, read_citation
+from nlgmetrics.core.protocol import EvaluateFace, MetricSpec, Option, Range, read_citation
 from nlgmetrics.rouge.api import MAX_BOOTSTRAP
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ def per_example_detail_keys(result: RougeResult, options: Mapping[str, Any]) -> 
     return _other_keys(result.scores, result)
 
 
-PROTOCOL = MetricProtocol(
+PROTOCOL = MetricSpec(
     name="rouge_family",
     title="ROUGE family (ROUGE-N, L, Lsum, W, S, SU)",
     description=DESCRIPTION,

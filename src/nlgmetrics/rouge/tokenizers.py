@@ -1,31 +1,10 @@
 """How ROUGE splits a text into words: rouge-score's default, Unicode-aware splitters, a callable.
 
-Named tokenizers (:data:`TOKENIZER_NAMES`); every one lower-cases the text (ROUGE is
-case-insensitive in rouge-score and ROUGE-1.5.5):
-
-* ``"default"`` - rouge-score's: the maximal runs of ``[a-z0-9]``. Every other character
-  separates words, so letters outside ASCII are lost (``café`` -> ``caf``; Chinese, Cyrillic,
-  Arabic, Devanagari... text has no tokens at all). Signature ``tokenize:rouge_score``.
-* ``"whitespace"`` - split at whitespace, nothing removed (punctuation stays attached): for text
-  that is already tokenized (e.g. Chinese segmented by jieba, Thai by pythainlp).
-* ``"unicode"`` - the maximal runs of Unicode letters, combining marks and digits
-  (``[\\p{L}\\p{M}\\p{N}]+``) after NFC normalisation (so a composed and a decomposed ``é`` are
-  the same word): the words of every script written with spaces (Latin with accents, Greek,
-  Cyrillic, Arabic, Hebrew, Devanagari and other Indic scripts whose vowel signs are combining
-  marks, Hangul...). On ASCII text it gives exactly the ``"default"`` tokens.
-* ``"cjk"`` - every Chinese character (Han), Hiragana and Katakana letter is a token of its own
-  (with its combining marks), other runs are ``"unicode"`` words; punctuation is dropped. This is
-  sacrebleu's ``zh`` rule (each CJK character a token, the rest tokenized as usual) and the
-  character-level ROUGE commonly reported for Chinese and Japanese summarisation, where words are
-  not separated by spaces.
-* ``"char"`` - every letter or digit of any script, with the combining marks that follow it, is a
-  token (``"cat"`` -> ``c a t``): character-level ROUGE for any script, e.g. Thai, which has
-  neither spaces between words nor a rule-based word splitter.
-
-A callable (``text -> list of str``), or an object with a ``tokenize`` method (rouge-score's
-``Tokenizer`` interface, which evaluate's ``rouge`` and ``RougeScorer(tokenizer=...)`` accept),
-gives the tokens itself, used as they are (no lower-casing). Its signature value is
-``callable.<module>.<qualified name>``, so it is never mistaken for a named tokenizer.
+Named tokenizers (:data:`TOKENIZER_NAMES`: ``"default"``, ``"whitespace"``, ``"unicode"``,
+``"cjk"``, ``"char"``) all lower-case the text, as ROUGE is case-insensitive; a callable (``text ->
+list of str``) or an object with a ``tokenize`` method gives its tokens as they are, signed
+``callable.<module>.<qualified name>``. What each one does and when to use it: the ROUGE card,
+metrics/rouge_family/README.md ("Tokenizers (other languages)").
 
 :func:`warn_dropped_words` is the warning of a call in which the default tokenizer left texts
 that have letters or digits without any token (they would score 0 without a word).

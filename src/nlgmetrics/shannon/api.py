@@ -1,68 +1,17 @@
-"""Shannon Score, Information Difference and BLANC-Shannon (Egan, Vasilyev & Bohannon, AAAI 2022).
+"""Shannon Score, Information Difference and BLANC-Shannon (Egan, Vasilyev & Bohannon, AAAI 2022):
+the library call :func:`shannon_score`.
 
-A causal language model plays Shannon's guessing game on the document, sentence by sentence. Each
-sentence's tokens are scored, teacher-forced, after a start token (``<|endoftext|>``; for a model
-without it, the model's BOS: :func:`nlgmetrics.shannon.scoring.default_start_tokens`) and a prompt:
+A causal LM scores every document sentence after a start token and one of three prompts (base:
+no help; help: the summary; full: the sentence itself); the scores come from the summed
+log-likelihoods and argmax hits (:func:`nlgmetrics.shannon.ratios.shannon_ratios`). What the
+passes, scores, edge cases and the differences from PyPI ``blanc`` 0.3.4 are: the model card,
+metrics/shannon_score/README.md.
 
-============  ==============================================  ====================================
-pass          prompt before the sentence                      meaning
-============  ==============================================  ====================================
-``base``      upstream context only                           no help
-``help``      the summary, then the upstream context          the summary helps
-``full``      upstream, the sentence itself, upstream again   the document "summarises itself"
-============  ==============================================  ====================================
-
-(the upstream context is the ``num_upstream`` preceding sentences; empty by default). Summed over
-the document's tokens this gives the log-likelihoods ``ll_base <= ll_help <= ll_full`` (usually),
-and (:func:`nlgmetrics.shannon.ratios.shannon_ratios`)
-
-- Shannon Score          = (ll_help - ll_base) / (ll_full - ll_base)   (0: no help, 1: as good as the document)
-- Information Difference = ll_help - ll_base                           (nats the summary saves)
-- BLANC-Shannon          = (S01 - S10) / (S00 + S01 + S10 + S11)
-
-where ``S[b][h]`` counts the document tokens whose argmax prediction is right (1) or wrong (0)
-without (``b``) and with (``h``) the summary.
-
-Speed. Each (prompt, sentence) is one teacher-forced pass, not a token-by-token loop. ``base`` and
-``full`` do not depend on the summary: the queries are identical for every summary of a document,
-so the engine runs them once and reuses them; they even share one pass (the full prompt starts
-with the base prompt, so ``<start> + sentence + sentence`` gives both). All ``help`` queries of a
-summary share the prefix ``<start> + summary``, so the engine's prefix KV cache computes it once
-per summary (:mod:`nlgmetrics.shannon.planning`).
-
-Memory. Work is planned and run ``chunk_size`` distinct documents at a time (each with all of its
-summaries, so the reuse above is unchanged; :mod:`nlgmetrics.shannon.scoring`): only one chunk's
-queries and per-token scores are alive at once, whatever the size of the call. The numbers do not
-depend on ``chunk_size``.
-
-Compatibility with the reference implementation (PyPI ``blanc`` 0.3.4, ``blanc.shannon``):
-
-- Same prompts, same per-sentence truncation (every sentence is cut to ``max_length - 1 -
-  len(summary tokens)`` tokens, so long *documents* are fine: they are scored sentence by sentence),
-  same start token for GPT-2 (``<|endoftext|>``, its EOS), same ``S`` counts, same token counts.
-- Deliberate difference 1 (a bug in blanc): blanc reads the *first* token of every sentence from
-  position 0 of the prompt's logits, i.e. predicted from the start token alone, ignoring the
-  prompt (and its argmax is taken over the flattened logits of all prompt positions). We follow the
-  paper: every token, the first included, is predicted after the whole prompt. With the default
-  ``num_upstream=0``, ``ll_base`` is therefore identical to blanc's; ``ll_help``/``ll_full`` and
-  the ``S`` cells differ only by the first token of each sentence.
-- Deliberate difference 2: with ``num_upstream >= 2``, blanc's slice ``sents[i - k:i]`` is empty
-  for the first ``k`` sentences (negative start); we use the available preceding sentences.
-- Deliberate difference 3: a model whose vocabulary has no ``<|endoftext|>`` starts with its own
-  BOS token where it has one (a model trained to see ``<bos>`` first scores its text far worse
-  after ``<eos>``); blanc starts every model with ``config.eos_token_id``.
-- Sequences longer than ``max_length`` (only possible for a sentence longer than about half
-  of it in the ``full`` pass, or with long upstream context): blanc slides a window over a stale
-  KV cache. We score the tokens that fit exactly as blanc does, and the remaining tokens in one
-  extra pass over the last ``max_length`` tokens (fresh attention over that window).
-- Summaries are stripped of surrounding whitespace (blanc would score those whitespace tokens),
-  and cut to ``max_length - 2`` tokens with a warning (blanc fails there).
-- The sentence splitter defaults to ``pysbd`` (offline); pass ``splitter="punkt"`` for blanc's.
-
-Degenerate cases (never NaN): an empty or whitespace-only summary gives ``ll_help == ll_base``
-(the help prompt is empty), hence Shannon Score 0, Information Difference 0, BLANC-Shannon 0. An
-empty or whitespace-only document has no tokens: every log-likelihood and count is 0 and every
-score is 0.0. Whenever ``ll_full == ll_base`` the Shannon Score is defined as 0.0.
+Layout: :mod:`~nlgmetrics.shannon.planning` turns (document, summary) pairs into the engine's
+queries (``base`` and ``full`` once per document, in one pass; ``help`` behind the cached
+``<start> + summary`` prefix), :mod:`~nlgmetrics.shannon.scoring` runs them ``chunk_size`` distinct
+documents at a time, and this module checks the options, loads the model, opens the store and
+lays out the :class:`ShannonResult`.
 
 >>> from nlgmetrics.testing import build_random_model
 >>> import tempfile
@@ -105,12 +54,9 @@ from nlgmetrics.core.validation import (
     CHUNK_SIZE_RULE,
     MAX_LENGTH_RULE,
     TOKEN_BUDGET_RULE,
-    check_engine_options,
     check_int,
-    check_model_tokenizer,
     check_source_inputs,
     check_switches,
-    resolve_token_budget,
     shown_value,
     switch_rule,
 )
@@ -231,8 +177,8 @@ class ShannonResult(MetricResult):
         ),
         "blanc_shannon": Column(
             True, -1.0, 1.0,
-            "(S01 - S10) / (S00 + S01 + S10 + S11): tokens the summary makes right minus those it "
-            "makes wrong, per document token",
+            "document tokens the summary makes right minus those it makes wrong, as a share of all "
+            "scored document tokens",
         ),
         "ll_base": Column(True, -math.inf, 0.0, "summed log-likelihood of the document tokens, no help"),
         "ll_help": Column(True, -math.inf, 0.0, "summed log-likelihood of the document tokens after the summary"),
@@ -350,79 +296,66 @@ def shannon_score(
     >>> r.signature.split("|")[6:11]
     ['max_length:256', 'first_token:paper', 'num_upstream:0', 'splitter:pysbd', 'start_token:0']
     """
-    from nlgmetrics.engine import is_main_process, load_lm, open_store
     from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
+    from nlgmetrics.engine.call import check_call_options, lm_call
     from nlgmetrics.engine.planning import chunk_by_key
 
     summaries, documents = check_source_inputs(predictions, sources)
     # Every option is checked before the model loads (a wrong type would fail deep in the engine).
-    token_budget, batch_size, max_length = check_engine_options(token_budget, batch_size, max_length)
-    token_budget = resolve_token_budget(token_budget, DEFAULT_TOKEN_BUDGET)
-    if max_length is not None and max_length < MIN_MAX_LENGTH:
+    options = check_call_options(
+        model, model_tokenizer=model_tokenizer, revision=revision, device=device, dtype=dtype,
+        device_map=device_map, max_memory=max_memory, offload_folder=offload_folder, max_length=max_length,
+        token_budget=token_budget, batch_size=batch_size, chunk_size=chunk_size, cache_dir=cache_dir)
+    if options.max_length is not None and options.max_length < MIN_MAX_LENGTH:
         raise MAX_LENGTH_ROOM_RULE.error(
-            f"`max_length`={max_length} leaves no room for the start token, a summary token and a "
+            f"`max_length`={options.max_length} leaves no room for the start token, a summary token and a "
             f"document token; pass max_length >= {MIN_MAX_LENGTH} (or None: the model's context)."
         )
     with NUM_UPSTREAM_RULE.enforced():
         num_upstream = check_int("num_upstream", num_upstream, minimum=0, message=(
             f"`num_upstream` must be an integer >= 0 (preceding sentences given as context; the paper "
             f"uses 0), got {shown_value(num_upstream)}."))
-    with CHUNK_SIZE_RULE.enforced():
-        chunk_size = check_int("chunk_size", chunk_size, minimum=1, message=(
-            f"`chunk_size` must be an integer >= 1 (distinct documents scored at a time; it does not "
-            f"change the numbers), got {shown_value(chunk_size)}."))
     switches = check_switches(SWITCH_RULE, prefix_cache=prefix_cache, explain=explain, progress=progress)
     prefix_cache, explain, progress = switches.values()
     split, splitter_name = resolve_splitter(splitter)
     start_token = check_start_token(start_token)
-    store = open_store(cache_dir)
 
-    check_model_tokenizer(model, model_tokenizer)
-    lm = load_lm(model, kind="causal", model_tokenizer=model_tokenizer, device=device, dtype=dtype, revision=revision,
-                 device_map=device_map, max_memory=max_memory, offload_folder=offload_folder)
-    if lm.kind != "causal":
-        raise ValueError(
-            f"shannon_score needs a causal LM (e.g. 'gpt2' or 'smollm2-135m'); {lm.name!r} is a "
-            f"{lm.kind} LM."
+    with lm_call(options, kind="causal", default_budget=DEFAULT_TOKEN_BUDGET, progress=progress) as call:
+        lm, max_length = call.lm, call.max_length
+        setup = ScoringSetup(
+            lm=lm, split=split,
+            start_id=resolve_start_token(lm.tokenizer, start_token, default_start_tokens(lm), metric="Shannon Score"),
+            num_upstream=num_upstream, max_length=max_length, token_budget=call.token_budget,
+            batch_size=call.batch_size, prefix_cache=prefix_cache, store=call.store,
         )
-    max_length = int(lm.max_length) if max_length is None else min(max_length, int(lm.max_length))
-    setup = ScoringSetup(
-        lm=lm, split=split,
-        start_id=resolve_start_token(lm.tokenizer, start_token, default_start_tokens(lm), metric="Shannon Score"),
-        num_upstream=num_upstream, max_length=max_length, token_budget=token_budget,
-        batch_size=batch_size, prefix_cache=prefix_cache, store=store,
-    )
-
-    n = len(documents)
-    columns: dict[str, list[float]] = {name: [0.0] * n for name in ShannonResult.columns}
-    s: list[list[list[int]]] = [[]] * n
-    num_doc_tokens, num_summary_tokens, num_sentences = [0] * n, [0] * n, [0] * n
-    token_scores: list[ShannonTokenScores | None] = [None] * n
-    explained: dict[int, PairScores] = {}
-    counts = WarnOnce()
-    with ExampleProgress(n, "shannon score", enabled=progress and is_main_process(), store=store) as bar:
-        # A chunk takes whole documents, so the base/full passes shared by a document's summaries
-        # and each summary's prefix cache are reused exactly as in one big call.
-        for chunk in chunk_by_key(documents, chunk_size):
-            for i, pair in score_chunk(setup, summaries, documents, chunk, counts, bar):
-                score, information_difference, blanc_shannon = shannon_ratios(
-                    pair.ll_base, pair.ll_help, pair.ll_full, pair.s
-                )
-                for name, value in (
-                    ("shannon_score", score), ("information_difference", information_difference),
-                    ("blanc_shannon", blanc_shannon), ("ll_base", pair.ll_base),
-                    ("ll_help", pair.ll_help), ("ll_full", pair.ll_full),
-                ):
-                    columns[name][i] = value
-                s[i] = pair.s
-                num_doc_tokens[i] = len(pair.base_correct)
-                num_summary_tokens[i] = len(pair.summary_ids)
-                num_sentences[i] = len(pair.sentences)
-                if explain:
-                    token_scores[i] = _token_scores(lm.tokenizer, pair)
-                    explained[i] = pair
-    if store is not None:
-        store.close()  # written through already; the file stays for the next call
+        n = len(documents)
+        columns: dict[str, list[float]] = {name: [0.0] * n for name in ShannonResult.columns}
+        s: list[list[list[int]]] = [[]] * n
+        num_doc_tokens, num_summary_tokens, num_sentences = [0] * n, [0] * n, [0] * n
+        token_scores: list[ShannonTokenScores | None] = [None] * n
+        explained: dict[int, PairScores] = {}
+        counts = WarnOnce()
+        with ExampleProgress(n, "shannon score", enabled=call.progress, store=call.store) as bar:
+            # A chunk takes whole documents, so the base/full passes shared by a document's summaries
+            # and each summary's prefix cache are reused exactly as in one big call.
+            for chunk in chunk_by_key(documents, call.chunk_size):
+                for i, pair in score_chunk(setup, summaries, documents, chunk, counts, bar):
+                    score, information_difference, blanc_shannon = shannon_ratios(
+                        pair.ll_base, pair.ll_help, pair.ll_full, pair.s
+                    )
+                    for name, value in (
+                        ("shannon_score", score), ("information_difference", information_difference),
+                        ("blanc_shannon", blanc_shannon), ("ll_base", pair.ll_base),
+                        ("ll_help", pair.ll_help), ("ll_full", pair.ll_full),
+                    ):
+                        columns[name][i] = value
+                    s[i] = pair.s
+                    num_doc_tokens[i] = len(pair.base_correct)
+                    num_summary_tokens[i] = len(pair.summary_ids)
+                    num_sentences[i] = len(pair.sentences)
+                    if explain:
+                        token_scores[i] = _token_scores(lm.tokenizer, pair)
+                        explained[i] = pair
     counts.emit(WARNINGS, max_length=max_length, summary_limit=max_length - 2)
 
     signature = make_signature(

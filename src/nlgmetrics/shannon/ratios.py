@@ -1,9 +1,6 @@
-"""The Shannon Score formulas: the three scores from the raw components of one (document, summary)
-pair (Egan, Vasilyev & Bohannon, AAAI 2022).
-
-- Shannon Score          = (ll_help - ll_base) / (ll_full - ll_base)
-- Information Difference = ll_help - ll_base
-- BLANC-Shannon          = (S01 - S10) / (S00 + S01 + S10 + S11)
+"""The three Shannon scores of one (document, summary) pair from its raw components (Egan, Vasilyev &
+Bohannon, AAAI 2022): the one place they are computed; what they mean, with their formulas, is in
+metrics/shannon_score/README.md ("Metric Description").
 
 >>> shannon_ratios(-10.0, -7.0, -4.0, [[5, 3], [1, 1]])
 (0.5, 3.0, 0.2)

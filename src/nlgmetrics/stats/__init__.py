@@ -12,9 +12,9 @@ human scores; build both with :func:`pivot`):
 - :func:`williams_test`, :func:`williams_from_scores`: Williams' test of two dependent correlations.
 
 Comparing systems on one test set, with sacrebleu's definitions (used by
-:func:`nlgmetrics.compare.compare_systems`): :func:`bootstrap_indices`, :func:`swap_masks` (its
-draws), :func:`bootstrap_interval`, :func:`paired_bootstrap_p`, :func:`randomization_p`,
-:func:`p_value`.
+:func:`nlgmetrics.compare.compare_systems`, outside ``__all__``): the draws in
+:mod:`~nlgmetrics.stats.resampling`, the interval and p-values in
+:mod:`~nlgmetrics.stats.significance`.
 
 Modules: :mod:`~nlgmetrics.stats.coefficients` (the three coefficients, many rows at once),
 :mod:`~nlgmetrics.stats.correlation`, :mod:`~nlgmetrics.stats.bootstrap`,
@@ -26,16 +26,8 @@ Modules: :mod:`~nlgmetrics.stats.coefficients` (the three coefficients, many row
 1.0
 """
 
-from nlgmetrics.stats.bootstrap import (
-    BootstrapResult,
-    PairedBootstrapResult,
-    bootstrap_ci,
-    check_confidence,
-    check_resampling,
-    paired_bootstrap,
-)
+from nlgmetrics.stats.bootstrap import BootstrapResult, PairedBootstrapResult, bootstrap_ci, paired_bootstrap
 from nlgmetrics.stats.correlation import (
-    LEVELS,
     CorrelationResult,
     correlate,
     correlation,
@@ -44,36 +36,23 @@ from nlgmetrics.stats.correlation import (
     system_level,
     text_level,
     text_level_significant,
-    undefined_reason,
 )
-from nlgmetrics.stats.resampling import bootstrap_indices, swap_masks
-from nlgmetrics.stats.significance import bootstrap_interval, p_value, paired_bootstrap_p, randomization_p
 from nlgmetrics.stats.williams import WilliamsResult, williams_from_scores, williams_test
 
 __all__ = [
-    "LEVELS",
     "BootstrapResult",
     "CorrelationResult",
     "PairedBootstrapResult",
     "WilliamsResult",
     "bootstrap_ci",
-    "bootstrap_indices",
-    "bootstrap_interval",
-    "check_confidence",
-    "check_resampling",
     "correlate",
     "correlation",
-    "p_value",
     "paired_bootstrap",
-    "paired_bootstrap_p",
     "pivot",
     "pooled_level",
-    "randomization_p",
-    "swap_masks",
     "system_level",
     "text_level",
     "text_level_significant",
-    "undefined_reason",
     "williams_from_scores",
     "williams_test",
 ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from nlgmetrics.core.protocol import SACREBLEU_CITATION, EvaluateFace, MetricProtocol, Option, Resampling, read_citation
+from nlgmetrics.core.protocol import SACREBLEU_CITATION, EvaluateFace, MetricSpec, Option, Resampling, read_citation
 
 if TYPE_CHECKING:
     from nlgmetrics.ter.result import TerResult
@@ -40,7 +40,7 @@ def per_example_keys(result: TerResult, options: Mapping[str, Any]) -> dict[str,
     return {"score": result.scores["sentence_ter"], **result.details()}
 
 
-PROTOCOL = MetricProtocol(
+PROTOCOL = MetricSpec(
     name="ter",
     title="TER",
     description=DESCRIPTION,

@@ -1,0 +1,1 @@
+"""What every metric promises alike: the one contract, errors, refusals, generated inputs, documented examples."""

@@ -1,0 +1,1 @@
+"""End to end: browsers, Space builds, several processes, release, benchmarks, README (marker ``integration``)."""

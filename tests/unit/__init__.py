@@ -1,0 +1,1 @@
+"""Tests of one package each, mirroring src/nlgmetrics/<package> (benchmarks/: the benchmark scripts)."""
