@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+# The helpers under tests/support assert like test modules do (pytest explains a failed assert).
+pytest.register_assert_rewrite("tests.support")
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -37,7 +37,7 @@ from benchmarks.harness import (
     write_report,
 )
 
-OUT = result_path("fingerprint_cost", "README.md")
+OUT = result_path("fingerprint_cost")
 READING = [
     "- *MB hashed*: the bytes the hash reads. A quantized object is read as stored: its packed values and",
     "  scales (bitsandbytes' int8 weights and their statistics, torchao's `Int8Tensor` `qdata` and `scale`),",

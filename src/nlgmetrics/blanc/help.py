@@ -170,7 +170,7 @@ def blanc_help(
     max_memory: dict[int | str, int | str] | None = None,
     offload_folder: str | os.PathLike | None = None,
     max_length: int | None = None,
-    token_budget: int | None = DEFAULT_TOKEN_BUDGET,
+    token_budget: int | str | None = DEFAULT_TOKEN_BUDGET,
     batch_size: int | None = None,
     progress: bool = True,
     measure: Measure = DEFAULT_MEASURE,
@@ -204,7 +204,8 @@ def blanc_help(
         max_length: the window of one input ``[CLS] help sentence [SEP]``, at least 3 tokens;
             default ``None``: blanc's 512; a value above the model's positions is capped at them.
         token_budget, batch_size: engine batching (they do not change the numbers);
-            ``token_budget=None`` is the default budget, 8192, as for every LM metric.
+            ``token_budget=None`` is the default budget, 8192, as for every LM metric; ``"auto"``
+            the largest that fits the free memory (:mod:`nlgmetrics.engine.budget`).
         progress: show a progress bar over the examples.
         measure: ``"relative"`` (default, in [-1, 1]) or ``"improve"`` (in [0, 1]).
         gap, gap_mask, min_token_length_*, len_sent_allow_cut, filler_token, help_sep: blanc's

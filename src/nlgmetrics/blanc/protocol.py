@@ -14,7 +14,7 @@ copy with the summary in front of the sentence and with a same-length filler (".
 BLANC-tune unmasks with the model before and after fine-tuning a copy of it on the summary.
 S[b][h] counts masked tokens by base / helped correctness; relative = (S01 - S10) / total,
 improve = S01 / (S00 + S01 + S11). Numbers equal PyPI blanc's BlancHelp / BlancTune (same seed).
-The signature (return_signature=True) reads blanc|model:...|weights:<hash>|tokenizer:own|revision:...|
+The signature (return_signature=True) reads blanc|model:...|weights:<hash>|tokenizer:<own|hash>|revision:...|
 dtype:...|max_length:512|<variant and every option that changes the number>|transformers:...|
 tokenizers:...|version:<nlgmetrics version>.
 """

@@ -481,7 +481,7 @@ def blanc_tune(
     max_memory: dict[int | str, int | str] | None = None,
     offload_folder: str | os.PathLike | None = None,
     max_length: int | None = None,
-    token_budget: int | None = DEFAULT_TOKEN_BUDGET,
+    token_budget: int | str | None = DEFAULT_TOKEN_BUDGET,
     batch_size: int | None = None,
     progress: bool = True,
     measure: Measure = DEFAULT_MEASURE,

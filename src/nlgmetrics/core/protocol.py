@@ -120,6 +120,7 @@ class Option:
     ``range``: the numbers the library accepts (it checks them; the front ends show them).
     ``signature_key``: the key of the result's signature that records the option, where one does
     (options that change no number, such as ``batch_size``, write none).
+    ``words``: strings a number option also takes as they are (``token_budget="auto"``).
     ``offered``: whether the command line's ``--option`` and the demos' widgets offer it
     (``model``, ``device`` and ``progress`` have flags and boxes of their own; ``cache_dir`` a flag
     and no box).
@@ -134,6 +135,7 @@ class Option:
     signature_key: str | None = None
     offered: bool = True
     default: Any = FROM_LIBRARY
+    words: tuple[str, ...] = ()
     #: whether None is a valid value (``none`` on the command line): a None default, or an
     #: annotation admitting None.
     nullable: bool = False
@@ -151,10 +153,14 @@ class Option:
 
         >>> Option("lowercase", "bool", "lowercase").parse("yes"), Option("k", "float_list", "k").parse("1, 2")
         (True, [1.0, 2.0])
+        >>> Option("token_budget", "int", "tokens", range=Range(1), words=("auto",)).parse("auto")
+        'auto'
         """
         stripped = text.strip()
         if stripped.lower() in _NONE_WORDS and (self.nullable or self.default is None):
             return None
+        if stripped in self.words:
+            return stripped
         if self.kind == "bool":
             lowered = stripped.lower()
             if lowered in {"1", "true", "yes", "on"}:
@@ -213,7 +219,8 @@ MODEL_OPTIONS: tuple[Option, ...] = (
     Option("revision", "str", "Hub revision (branch, tag or commit) of the model", signature_key="revision"),
     Option("batch_size", "int", "at most this many sequences per forward pass (numbers unchanged)",
            range=Range(1)),
-    Option("token_budget", "int", "padded tokens per forward pass (numbers unchanged)", range=Range(1)),
+    Option("token_budget", "int", "padded tokens per forward pass, or auto: the largest that fits the free "
+           "memory (numbers unchanged)", range=Range(1), words=("auto",)),
     # No signature key: a stored value is only ever read under the key of everything that made it,
     # so the store saves time and never changes a number. Not offered as --option or a demo widget:
     # the command line has --cache-dir for every LM metric at once, and a demo server's folders are

@@ -5,7 +5,7 @@ fresh ``mmap`` and unmaps it when freed, and hands the top of its heap back to t
 trim threshold; the next forward pass then page-faults the same amount of memory in again. On an
 AMX Xeon that costs FFLM on SmolLM2-135M in bfloat16 (REALSumm document 0 x 8 summaries) 8.2 s ->
 9.2-11.5 s, with 1.1-2.9 M minor page faults per call against ~100, most of them in the model
-body's own activations (``benchmarks/results/speed_engine_vs_commit.md``). Raising both thresholds
+body's own activations (``benchmarks/results/speed_engine_vs_commit/speed_engine_vs_commit.md``). Raising both thresholds
 keeps those buffers mapped for reuse. Numbers do not change: only where memory comes from.
 
 The library never does this by itself: it changes ``malloc`` for the whole process, which then
@@ -68,7 +68,7 @@ _HINTED = False
 def hint_for_half_precision(dtype: object, native: bool) -> str | None:
     """The hint a CPU load in half precision gets once per process where the CPU has native units
     for it and the opt-in is neither asked for nor on (there glibc's page faults are a larger
-    share of the time: ``benchmarks/results/engine_mechanisms.md``); ``None`` otherwise.
+    share of the time: ``benchmarks/results/engine_mechanisms/engine_mechanisms.md``); ``None`` otherwise.
 
     >>> hint_for_half_precision("bfloat16", native=True)[:46]
     'dtype=bfloat16 on a CPU: NLGMETRICS_KEEP_FREED'
@@ -82,7 +82,7 @@ def hint_for_half_precision(dtype: object, native: bool) -> str | None:
             "nlgmetrics.engine.keep_freed_memory()) lets each forward pass reuse the large buffers of the one "
             "before instead of page-faulting fresh ones, the same numbers faster; it changes malloc for the "
             "whole process, which then keeps its peak heap, so the library never does it by itself "
-            "(measured gains: benchmarks/results/engine_mechanisms.md; silence this hint with "
+            "(measured gains: benchmarks/results/engine_mechanisms/engine_mechanisms.md; silence this hint with "
             "warnings.filterwarnings('ignore', category=nlgmetrics.engine.allocator.AllocatorHint)).")
 
 

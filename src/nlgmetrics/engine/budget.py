@@ -3,9 +3,11 @@
 A forward pass of ``token_budget`` padded tokens holds, besides the weights, the activations of
 one layer at a time, the keys and values of a pass behind a cached prefix, and the logits of its
 head rows: at most ``min(vocabulary, LOGITS_VOCABULARY)`` per budget token, since the planner
-(:mod:`nlgmetrics.engine.planning`) cuts a larger vocabulary's head rows in proportion. The cost
-model (:func:`pass_cost`) is an upper bound per budget token read from the loaded model's config
-and dtype; ``benchmarks/studies/memory_budget.py`` checks it against measured peaks.
+(:mod:`nlgmetrics.engine.planning`) cuts a larger vocabulary's head rows in proportion; a sequence
+longer than the budget runs alone and costs its own length. The cost model (:func:`pass_cost`),
+bytes per budget token read from the loaded model's config and dtype, bounded a call's measured
+memory at every budget but the smallest, where one lone pass went 3 % over
+(``benchmarks/results/memory_budget/memory_budget.md``).
 
 ``"auto"`` (:func:`auto_token_budget`) takes :data:`AUTO_MEMORY_FRACTION` of the memory free on the
 model's device when the call starts (CPU: ``MemAvailable``, within a cgroup's limit; CUDA:

@@ -319,7 +319,7 @@ def cpu_flags(path: str = "/proc/cpuinfo") -> frozenset[str] | None:
 
 def emulated_half_precision(device: torch.device, dtype: torch.dtype, flags: frozenset[str] | None = None) -> str | None:
     """A warning for half precision on a CPU without native units for it (oneDNN then emulates the
-    dtype, slower than float32: ``benchmarks/results/speed_limits.md``), else ``None``. Unknown
+    dtype, slower than float32: ``benchmarks/results/speed_limits/speed_limits.md``), else ``None``. Unknown
     flags (not Linux) give no warning.
 
     >>> emulated_half_precision(torch.device("cpu"), torch.bfloat16, frozenset({"avx2"}))[:42]

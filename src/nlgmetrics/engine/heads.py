@@ -107,7 +107,7 @@ def reuses_head_output(reduce: Any) -> bool:
     """Whether the engine should give ``reduce``'s calls a :class:`HeadOutputBuffer` on a CPU: it
     streams its logits and declares ``head_buffer = True``, set where a benchmark shows the gain
     (Shannon's many passes of ~100 MB of logits), not where one showed a loss (FFLM's few
-    document-length passes: ``benchmarks/results/engine_mechanisms.md``)."""
+    document-length passes: ``benchmarks/results/engine_mechanisms/engine_mechanisms.md``)."""
     return streams_logits(reduce) and bool(getattr(reduce, "head_buffer", False))
 
 

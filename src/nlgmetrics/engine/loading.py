@@ -103,14 +103,15 @@ class LoadedLM:
 
     # The Hub revision asked for (None when not pinned); ``fingerprint`` is what was loaded.
     revision: str | None = None
-    # "own": the checkpoint's tokenizer (named by ``name``, not hashed); else a hash of the
-    # ``model_tokenizer=`` passed in (engine.fingerprints.tokenizer_fingerprint).
+    # "own": the tokenizer read from the GGUF file whose sha256 is ``fingerprint``; else a hash of
+    # the tokenizer (engine.fingerprints.tokenizer_fingerprint): a folder's or Hub id's own, or the
+    # ``model_tokenizer=`` passed in. The weights' tensor hash covers no tokenizer file.
     tokenizer_id: str = "own"
 
     def signature_fields(self, max_length: int) -> dict[str, Any]:
         """The shared model fields of a signature (:data:`nlgmetrics.core.signature.MODEL_KEYS`),
         with the length limit in tokens that the metric applies, e.g. ``{'model': 'gpt2', 'weights':
-        '607a30d0b9e2', 'tokenizer': 'own', 'revision': None, 'dtype': 'float32', 'max_length': 1024}``."""
+        '607a30d0b9e2', 'tokenizer': '2c1f0e6b9a47', 'revision': None, 'dtype': 'float32', 'max_length': 1024}``."""
         return {
             "model": os.fspath(self.name) if isinstance(self.name, os.PathLike) else self.name,
             "weights": self.fingerprint,
@@ -286,7 +287,9 @@ def _load_named(
             lambda: _load_weights(name, source, local, kind, tokenizer, device, dtype, revision, state, converted_from),
         )
         check_kind(name, entry.unpaired.kind, kind, entry.architectures or None)
-        return _pair(entry, name, tokenizer, lambda: _own_tokenizer(entry, name, source, local))
+        # The GGUF's sha256 covers the tokenizer read from it; a tensor hash covers no tokenizer file.
+        return _pair(entry, name, tokenizer, lambda: _own_tokenizer(entry, name, source, local),
+                     own_signed=converted_from is not None)
 
 
 def _place_key(device: torch.device | Placement) -> str | Placement:
@@ -599,9 +602,13 @@ def _prepare(
     return _Weights(unpaired=unpaired, architectures=architectures, state=state)
 
 
-def _pair(entry: _Weights, name: str, tokenizer: Any, own: Callable[[], tuple[Any, str]] | None) -> LoadedLM:
+def _pair(
+    entry: _Weights, name: str, tokenizer: Any, own: Callable[[], tuple[Any, str]] | None, own_signed: bool = False,
+) -> LoadedLM:
     """The :class:`LoadedLM` of ``entry`` with ``tokenizer`` (``None``: the checkpoint's own, from
-    ``own``), checked once per pairing and kept, so equal calls return the same object."""
+    ``own``), checked once per pairing and kept, so equal calls return the same object.
+    ``own_signed``: the weights' key already identifies the checkpoint's own tokenizer (a GGUF's
+    sha256), which is then signed ``own``; else its own hash is signed, as a passed one's is."""
     key = (name, None if tokenizer is None else id(tokenizer))
     lm = entry.pairings.get(key)
     # The pairing holds its tokenizer, so an id() in the key cannot be reused while it is cached.
@@ -610,7 +617,7 @@ def _pair(entry: _Weights, name: str, tokenizer: Any, own: Callable[[], tuple[An
         return lm
     if tokenizer is None:
         tokenizer, fix = own()
-        tokenizer_id = "own"
+        tokenizer_id = "own" if own_signed else tokenizer_fingerprint(tokenizer)
     else:
         fix = "Pass the tokenizer the model was trained with (e.g. AutoTokenizer.from_pretrained(<its checkpoint>))."
         tokenizer_id = tokenizer_fingerprint(tokenizer)

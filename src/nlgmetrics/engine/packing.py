@@ -4,7 +4,7 @@ Behind a shared prefix cache (one summary, every sentence of a document) the tar
 different lengths. Padded to the longest, one batch of them is mostly padding, and bounding the
 padding (``planning.PADDING_SLACK``) splits them into many small passes whose matrix products
 have a few hundred rows, which a CPU runs at a lower rate than the ~1,000-row products of one
-packed pass (``benchmarks/results/speed_engine_vs_commit.md``). Packing puts several targets in
+packed pass (``benchmarks/results/speed_engine_vs_commit/speed_engine_vs_commit.md``). Packing puts several targets in
 one row: each *segment* attends to the cached prefix and to its own earlier tokens only, and its
 positions restart after the prefix, so its logits are those of the target run alone on the cache.
 

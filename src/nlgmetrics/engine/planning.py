@@ -56,7 +56,7 @@ def dedupe(items: Sequence[H]) -> tuple[list[H], list[list[int]]]:
 #: takes many short ones padded to its length along. A quarter bounds that padding while one pass
 #: still takes many similar lengths; a smaller slack splits the work into many small passes, each
 #: with its fixed costs (kernel launches, a KV-cache copy). The measurements behind the value are
-#: in ``benchmarks/results/engine_mechanisms.md``.
+#: in ``benchmarks/results/engine_mechanisms/engine_mechanisms.md``.
 PADDING_SLACK = 0.25
 
 

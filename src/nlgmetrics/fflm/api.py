@@ -234,7 +234,7 @@ def fflm(
     max_memory: dict[int | str, int | str] | None = None,
     offload_folder: str | os.PathLike | None = None,
     max_length: int | None = DEFAULT_MAX_LENGTH,
-    token_budget: int | None = DEFAULT_TOKEN_BUDGET,
+    token_budget: int | str | None = DEFAULT_TOKEN_BUDGET,
     batch_size: int | None = None,
     progress: bool = True,
     weights: Sequence[float] = DEFAULT_WEIGHTS,
@@ -264,7 +264,8 @@ def fflm(
         max_length: tokens per sequence including the start token (default the authors' 2048);
             None = the model's context; a value above the model's context is capped at it.
         token_budget, batch_size: batching limits of the engine (do not change the numbers;
-            ``token_budget=None``: the default budget, as for every LM metric).
+            ``token_budget=None``: the default budget, as for every LM metric; ``"auto"``: the largest
+            that fits the free memory, :mod:`nlgmetrics.engine.budget`).
         progress: show a progress bar (over the examples of the whole call).
         weights: ``(a, b, d)`` for ``(Delta_prior(Y), Delta_prior(X), Delta_cond(Y))``; sum to 1.
         separator: text between condition and target (authors: ``"TL;DR "``).

@@ -12,7 +12,7 @@ probability (Delta_prior(Y)), how much prefixing the summary raises the document
 (Delta_prior(X)), and how little prefixing the summary itself adds once the document is there
 (Delta_cond(Y)). FFLM = a*Delta_prior(Y) + b*Delta_prior(X) + d*Delta_cond(Y). Higher is more
 faithful. Token construction, truncation and weights follow the authors' released scorer.
-The signature (return_signature=True) reads fflm|model:...|weights:<hash>|tokenizer:own|revision:...|
+The signature (return_signature=True) reads fflm|model:...|weights:<hash>|tokenizer:<own|hash>|revision:...|
 dtype:...|max_length:...|probability_floor:1e-06|separator:'TL;DR '|start_token:...|
 weights_abd:0.25,0.25,0.5|transformers:...|tokenizers:...|version:<nlgmetrics version>.
 """

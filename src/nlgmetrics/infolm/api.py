@@ -185,7 +185,7 @@ def infolm(
     max_memory: dict[int | str, int | str] | None = None,
     offload_folder: str | os.PathLike | None = None,
     max_length: int | None = None,
-    token_budget: int | None = None,
+    token_budget: int | str | None = None,
     batch_size: int | None = None,
     progress: bool = True,
     information_measure: str = DEFAULT_MEASURE,
@@ -216,7 +216,8 @@ def infolm(
         max_length: tokens per text including special tokens (None: the model's positions; a
             larger value is capped at them); longer texts are truncated (one warning).
         token_budget, batch_size: padded tokens / sequences per forward batch (engine; the numbers
-            do not change). ``token_budget=None`` (default): InfoLM's default budget, 8192 on GPU,
+            do not change). ``token_budget="auto"``: the largest that fits the free memory
+            (:mod:`nlgmetrics.engine.budget`). ``token_budget=None`` (default): InfoLM's default budget, 8192 on GPU,
             2048 on CPU (where larger batches add memory, not speed).
         progress: show a progress bar over the examples of the call.
         information_measure: one of :data:`nlgmetrics.infolm.measures.INFORMATION_MEASURES`
@@ -327,7 +328,7 @@ def _infolm(
     device: str | torch.device | None, dtype: str | torch.dtype | None,
     device_map: str | dict[str, int | str] | None, max_memory: dict[int | str, int | str] | None,
     offload_folder: str | os.PathLike | None, max_length: int | None,
-    token_budget: int | None, batch_size: int | None, progress: bool, temperature: float,
+    token_budget: int | str | None, batch_size: int | None, progress: bool, temperature: float,
     idf: bool | Mapping[int, float], model_kind: str | None, chunk_size: int, explain: bool = False,
     cache_dir: str | os.PathLike | None = None,
 ) -> list[InfoLMResult]:

@@ -507,7 +507,7 @@ def text_distributions(
     revision: str | None = None,
     device: str | torch.device | None = None,
     dtype: str | torch.dtype | None = None,
-    token_budget: int | None = None,
+    token_budget: int | str | None = None,
     batch_size: int | None = None,
 ) -> torch.Tensor:
     """Aggregated distributions p(.|x) of ``texts``: float64 ``[len(texts), vocab]`` on the CPU.

@@ -14,7 +14,7 @@ next-token distribution of x_j from BOS + x_<j. The text's "bag of distributions
 KL, alpha, beta, AB, Renyi or Jensen-Shannon divergence, L1 / L2 / L-infinity or Fisher-Rao distance.
 Lower = more similar for every measure (0 = identical). With several references per candidate the
 best (smallest) value is reported. The signature (return_signature=True) reads
-infolm|model:...|weights:<hash>|tokenizer:own|revision:...|dtype:...|max_length:...|alpha:none|beta:none|
+infolm|model:...|weights:<hash>|tokenizer:<own|hash>|revision:...|dtype:...|max_length:...|alpha:none|beta:none|
 idf:refs|kind:masked|measure:fisher_rao_distance|multi_ref:min|temperature:0.25|transformers:...|tokenizers:...|
 version:<nlgmetrics version>.
 """

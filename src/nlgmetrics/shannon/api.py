@@ -232,7 +232,7 @@ def shannon_score(
     max_memory: dict[int | str, int | str] | None = None,
     offload_folder: str | os.PathLike | None = None,
     max_length: int | None = None,
-    token_budget: int | None = DEFAULT_TOKEN_BUDGET,
+    token_budget: int | str | None = DEFAULT_TOKEN_BUDGET,
     batch_size: int | None = None,
     progress: bool = True,
     num_upstream: int = DEFAULT_NUM_UPSTREAM,
@@ -262,7 +262,8 @@ def shannon_score(
             is capped at it. Every sentence is cut to ``max_length - 1 - len(summary tokens)``
             tokens and every summary to ``max_length - 2`` (as blanc does with the context).
         token_budget, batch_size: engine batching; they do not change the numbers
-            (``token_budget=None``: the default budget, as for every LM metric).
+            (``token_budget=None``: the default budget, as for every LM metric; ``"auto"``: the largest
+            that fits the free memory, :mod:`nlgmetrics.engine.budget`).
         progress: show a progress bar over the (summary, document) pairs of the whole call.
         num_upstream: number of preceding sentences given as context (paper/blanc default 0).
         splitter: sentence splitter: ``None``/"pysbd" (offline default), "punkt" (blanc's, needs

@@ -14,7 +14,7 @@ Shannon Score: the share of the information the document could give that the sum
 Information Difference: the nats of the document it saves; BLANC-Shannon: the document tokens it
 makes right minus those it makes wrong, as a share of all (formulas: the model card). Numbers match PyPI blanc's
 `Shannon.go` except for the first token of each sentence (see the model card). The signature
-(return_signature=True) reads shannon_score|model:...|weights:<hash>|tokenizer:own|revision:...|
+(return_signature=True) reads shannon_score|model:...|weights:<hash>|tokenizer:<own|hash>|revision:...|
 dtype:...|max_length:...|first_token:paper|num_upstream:0|splitter:pysbd|start_token:...|
 transformers:...|tokenizers:...|version:<nlgmetrics version>.
 """

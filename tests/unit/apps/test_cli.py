@@ -389,6 +389,17 @@ def test_option_values_follow_the_library_signature():
         collect_options(["bleu"], [], ["bleu.max_ngram_order=none"], None)
 
 
+def test_token_budget_auto_reaches_every_lm_metric_from_the_command_line():
+    """``--option <lm>.token_budget=auto`` is the library's ``token_budget="auto"``; other words still fail."""
+    from nlgmetrics.apps.cli import collect_options
+
+    for metric in ("fflm", "shannon_score", "infolm", "blanc"):
+        assert collect_options([metric], [], [f"{metric}.token_budget=auto"], None) == {metric: {"token_budget": "auto"}}
+        assert collect_options([metric], [], [f"{metric}.token_budget=4096"], None) == {metric: {"token_budget": 4096}}
+    with pytest.raises(ValueError, match=r"token_budget='max': expected a number"):
+        collect_options(["fflm"], [], ["fflm.token_budget=max"], None)
+
+
 def _listing_of(metric: str, listing: str) -> str:
     """The lines `nlgmetrics metrics` prints for ``metric`` (its header and option lines)."""
     lines = listing.splitlines()

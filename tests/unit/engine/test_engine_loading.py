@@ -52,7 +52,7 @@ def test_kind_detection_and_metadata(tiny_bert_dir, tiny_gpt2_dir, tiny_llama_di
         assert lm.gather_head  # the fast path passed its self-check on these architectures
     assert len({bert.fingerprint, gpt2.fingerprint, llama.fingerprint}) == 3
     assert bert.signature_fields(100) == {
-        "model": str(tiny_bert_dir), "weights": bert.fingerprint, "tokenizer": "own", "revision": None, "dtype": "float32", "max_length": 100,
+        "model": str(tiny_bert_dir), "weights": bert.fingerprint, "tokenizer": bert.tokenizer_id, "revision": None, "dtype": "float32", "max_length": 100,
     }
 
 
@@ -352,8 +352,9 @@ def test_smollm2_alias_loads_and_gives_finite_perplexity():
 
 
 def test_signature_tells_tokenizers_apart(tiny_bert_dir):
-    """The checkpoint's own tokenizer is ``own``; a ``tokenizer=`` passed in is identified by what
-    it does (equal content, equal id; another vocabulary or casing, another id)."""
+    """A tokenizer is identified by what it does, the checkpoint's own as one passed in (equal
+    content, equal id; another vocabulary or casing, another id): the weights' tensor hash covers
+    no tokenizer file."""
     from transformers import AutoTokenizer
 
     own = load_lm(tiny_bert_dir, device="cpu")
@@ -362,8 +363,7 @@ def test_signature_tells_tokenizers_apart(tiny_bert_dir):
     passed = load_lm(tiny_bert_dir, device="cpu", model_tokenizer=same)
     again = load_lm(tiny_bert_dir, device="cpu", model_tokenizer=AutoTokenizer.from_pretrained(str(tiny_bert_dir)))
     other = load_lm(tiny_bert_dir, device="cpu", model_tokenizer=cased)
-    assert own.signature_fields(8)["tokenizer"] == "own"
-    assert len(passed.tokenizer_id) == 12 and passed.tokenizer_id == again.tokenizer_id
+    assert len(passed.tokenizer_id) == 12 and own.tokenizer_id == passed.tokenizer_id == again.tokenizer_id
     assert other.tokenizer_id != passed.tokenizer_id
     assert own.fingerprint == passed.fingerprint == other.fingerprint  # same weights, told apart by tokenizer
 
@@ -544,3 +544,17 @@ def test_module_fingerprint_reads_tied_weights_once_and_still_sees_every_value()
     before = module_fingerprint(tied)
     tied["embed"].weight.data[0, 0] += 1.0
     assert module_fingerprint(tied) != before
+
+
+def test_a_folder_whose_tokenizer_files_changed_is_signed_apart(tiny_bert_dir, tmp_path):
+    """Equal tensors, other tokenizer files: the signatures differ (the tensor hash alone would not tell)."""
+    import shutil
+
+    from transformers import AutoTokenizer
+
+    copy = tmp_path / "cased"
+    shutil.copytree(tiny_bert_dir, copy)
+    AutoTokenizer.from_pretrained(str(tiny_bert_dir), do_lower_case=False).save_pretrained(copy)
+    first, second = load_lm(tiny_bert_dir, device="cpu"), load_lm(copy, device="cpu")
+    assert first.fingerprint == second.fingerprint
+    assert first.signature_fields(8)["tokenizer"] != second.signature_fields(8)["tokenizer"]

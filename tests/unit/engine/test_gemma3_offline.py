@@ -203,11 +203,11 @@ def test_fflm_equals_the_naive_loop(gemma):
 @needs_gemma
 def test_causal_infolm_equals_the_naive_bag(gemma):
     from nlgmetrics.infolm import infolm
-    from tests.unit.infolm.test_infolm import _idf_by_hand, fisher_rao_by_hand, js_by_hand, naive_causal
+    from tests.support.oracles.infolm_naive import fisher_rao_by_hand, idf_by_hand, js_by_hand, naive_causal
 
     _, model, tokenizer = gemma
     predictions, references = SUMMARIES, [DOCUMENTS[0].split(". ")[1], "Drivers were rescued from a flooded road."]
-    temperature, table = 0.25, _idf_by_hand(tokenizer, references)
+    temperature, table = 0.25, idf_by_hand(tokenizer, references)
     for measure, by_hand in (("js_divergence", js_by_hand), ("fisher_rao_distance", fisher_rao_by_hand)):
         result = infolm(predictions, references, model="gemma3-270m", information_measure=measure,
                         temperature=temperature, idf=True, progress=False)

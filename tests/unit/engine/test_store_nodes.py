@@ -488,7 +488,7 @@ def test_every_lm_metric_with_a_store_under_two_processes_matches_one_without(
         tmp_path, tiny_bert_dir, tiny_gpt2_dir, tiny_llama_dir, copy_bert_dir, monkeypatch):
     """Each LM metric twice with a store under torchrun (the second call reads what the first
     wrote, InfoLM's bags included) against the same calls in this process without one."""
-    from tests.e2e.test_distributed import METRIC_CALLS, run_two_vs_one
+    from tests.support.distributed_support import METRIC_CALLS, run_two_vs_one
 
     # Only the workers (torchrun sets RANK) get the store: this process computes the oracle.
     store = '(os.environ["STORE_NODES_DIR"] if os.environ.get("RANK") else None)'

@@ -20,75 +20,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nlgmetrics.infolm import infolm
+from tests.support.oracles.infolm_naive import (
+    fisher_rao_by_hand,
+    idf_by_hand,
+    js_by_hand,
+    load_reference_model,
+    naive_causal,
+    naive_masked,
+)
 
 
 def _scores(result):
     return result.scores["infolm"]
-
-
-# ----------------------------------------------------------------------------------------------
-# oracles
-
-
-def _load(path, causal=False):
-    from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
-
-    auto = AutoModelForCausalLM if causal else AutoModelForMaskedLM
-    return auto.from_pretrained(str(path)).eval(), AutoTokenizer.from_pretrained(str(path))
-
-
-def _idf_by_hand(tokenizer, references, causal=False):
-    docs = {tuple(tokenizer(r, add_special_tokens=False)["input_ids"]) for r in references}
-    n = len(docs)
-    df = {}
-    for doc in docs:
-        for t in set(doc):
-            df[t] = df.get(t, 0) + 1
-    return lambda t: math.log((n + 1) / (df.get(t, 0) + 1))
-
-
-@torch.no_grad()
-def naive_masked(model, tokenizer, text, temperature, idf=None, max_length=128):
-    ids = tokenizer(text, truncation=True, max_length=max_length)["input_ids"]
-    special = {tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id}
-    positions = [j for j in range(1, len(ids) - 1) if ids[j] not in special]
-    if not positions:  # documented empty-text rule: [CLS] [MASK] [SEP]
-        ids, positions = [tokenizer.cls_token_id, tokenizer.mask_token_id, tokenizer.sep_token_id], [1]
-    total = torch.zeros(model.config.vocab_size, dtype=torch.float64)
-    weight_sum = 0.0
-    for j in positions:
-        masked = list(ids)
-        masked[j] = tokenizer.mask_token_id
-        logits = model(input_ids=torch.tensor([masked])).logits[0, j]  # full [seq, vocab] forward
-        w = 1.0 if idf is None else idf(ids[j])
-        total += w * torch.softmax(logits.double() / temperature, -1)
-        weight_sum += w
-    if weight_sum == 0:  # documented fallback: all-zero idf weights -> uniform
-        return naive_masked(model, tokenizer, text, temperature, None, max_length)
-    return total / weight_sum
-
-
-@torch.no_grad()
-def naive_causal(model, tokenizer, text, temperature, idf=None):
-    bos = tokenizer.bos_token_id
-    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-    if not ids:  # documented empty-text rule: the first-token distribution after BOS
-        return torch.softmax(model(input_ids=torch.tensor([[bos]])).logits[0, 0].double() / temperature, -1)
-    logits = model(input_ids=torch.tensor([[bos, *ids]])).logits[0, : len(ids)]  # row i predicts ids[i]
-    probs = torch.softmax(logits.double() / temperature, -1)
-    weights = torch.tensor([1.0 if idf is None else idf(t) for t in ids], dtype=torch.float64)
-    if weights.sum() == 0:
-        weights = torch.ones_like(weights)
-    return (weights[:, None] * probs).sum(0) / weights.sum()
-
-
-def js_by_hand(p, q):
-    m = (p + q) / 2
-    return float(0.5 * (p * (p / m).log()).sum() + 0.5 * (q * (q / m).log()).sum())
-
-
-def fisher_rao_by_hand(p, q):
-    return float(2 * torch.arccos(torch.clamp((p * q).sqrt().sum(), max=1.0)))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -101,9 +44,9 @@ REFS = [["a cat sat on a mat", "dogs bark"], ["hello there world"], ["the fox is
 
 @pytest.mark.parametrize("idf", [False, True])
 def test_js_and_multiref_match_naive_masked_oracle(tiny_bert_dir, idf):
-    model, tokenizer = _load(tiny_bert_dir)
+    model, tokenizer = load_reference_model(tiny_bert_dir)
     temperature = 0.1
-    table = _idf_by_hand(tokenizer, [r for group in REFS for r in group]) if idf else None
+    table = idf_by_hand(tokenizer, [r for group in REFS for r in group]) if idf else None
     result = infolm(PREDS, REFS, model=tiny_bert_dir, information_measure="js_divergence",
                     temperature=temperature, idf=idf, progress=False)
     for i, (pred, group) in enumerate(zip(PREDS, REFS)):
@@ -117,11 +60,11 @@ def test_js_and_multiref_match_naive_masked_oracle(tiny_bert_dir, idf):
 @pytest.mark.parametrize("architecture", ["gpt2", "llama"])
 def test_causal_variant_matches_naive_oracle(architecture, tiny_gpt2_dir, tiny_llama_dir):
     path = tiny_gpt2_dir if architecture == "gpt2" else tiny_llama_dir
-    model, tokenizer = _load(path, causal=True)
+    model, tokenizer = load_reference_model(path, causal=True)
     preds = ["The cat sat on the mat.", "Hello world", ""]
     refs = ["A cat was on a mat.", "Hello there, world!", "Something"]
     temperature = 0.05
-    table = _idf_by_hand(tokenizer, refs)
+    table = idf_by_hand(tokenizer, refs)
     for measure, fn in [("js_divergence", js_by_hand), ("fisher_rao_distance", fisher_rao_by_hand)]:
         result = infolm(preds, refs, model=path, information_measure=measure, temperature=temperature,
                         idf=True, progress=False)
@@ -132,7 +75,7 @@ def test_causal_variant_matches_naive_oracle(architecture, tiny_gpt2_dir, tiny_l
 
 
 def test_empty_and_whitespace_texts_follow_the_documented_rule(tiny_bert_dir):
-    model, tokenizer = _load(tiny_bert_dir)
+    model, tokenizer = load_reference_model(tiny_bert_dir)
     preds = ["", "   \n\t", "", "a cat sat"]
     refs = ["", "", "a cat sat", ""]
     result = infolm(preds, refs, model=tiny_bert_dir, information_measure="fisher_rao_distance",
@@ -162,7 +105,7 @@ def test_every_measure_finite_nonnegative_and_zero_on_identity(tiny_bert_dir, me
 
 
 def test_long_input_truncated_with_one_warning(tiny_bert_dir):
-    model, tokenizer = _load(tiny_bert_dir)
+    model, tokenizer = load_reference_model(tiny_bert_dir)
     long_text = " ".join(["word", "other", "thing"] * 3400)  # > 10,000 tokens, model has 128 positions
     preds = [long_text, long_text + " more", "short one"]
     refs = ["a reference", long_text, "short two"]
@@ -233,7 +176,7 @@ def test_bad_options_name_the_problem(tiny_bert_dir, kwargs, match):
 def test_result_carries_signature_and_direction(tiny_bert_dir):
     result = infolm(["a cat"], ["a dog"], model=tiny_bert_dir, information_measure="ab_divergence",
                     alpha=0.5, beta=1.0, progress=False)
-    for field in ("infolm|", "|model:", "|weights:", "|tokenizer:own|", "|revision:none|", "|dtype:float32|", "|max_length:128|",
+    for field in ("infolm|", "|model:", "|weights:", "|tokenizer:", "|revision:none|", "|dtype:float32|", "|max_length:128|",
                   "|measure:ab_divergence|", "|alpha:0.5|", "|beta:1|", "|temperature:0.25|", "|idf:refs|",
                   "|kind:masked|", "|multi_ref:min|", "|transformers:", "|tokenizers:", "|version:"):
         assert field in result.signature
@@ -512,7 +455,7 @@ def test_huge_temperature_gives_the_uniform_bag_and_tiny_the_argmax(tiny_bert_di
     flat = text_distributions(tiny_bert_dir, ["the cat sat"], temperature=1e300)
     assert torch.allclose(flat, torch.full_like(flat, 1.0 / flat.shape[-1]), rtol=1e-12, atol=0)
     sharp = text_distributions(tiny_bert_dir, ["the cat sat"], temperature=1e-300)
-    model, tokenizer = _load(tiny_bert_dir)
+    model, tokenizer = load_reference_model(tiny_bert_dir)
     ids = tokenizer("the cat sat")["input_ids"]
     want = torch.zeros_like(sharp[0])
     with torch.no_grad():
@@ -524,7 +467,7 @@ def test_huge_temperature_gives_the_uniform_bag_and_tiny_the_argmax(tiny_bert_di
 
 
 def test_nan_or_inf_logits_are_a_clear_error(tiny_bert_dir):
-    model, tokenizer = _load(tiny_bert_dir)
+    model, tokenizer = load_reference_model(tiny_bert_dir)
     with torch.no_grad():
         model.get_output_embeddings().bias[7] = float("inf")
     with pytest.raises(FloatingPointError, match=r"returned NaN or \+inf logits in float32.*check the model"):

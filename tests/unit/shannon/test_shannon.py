@@ -404,9 +404,10 @@ def test_result_fields_signature_and_token_detail(tiny_gpt2_dir):
     assert abs(detail.full_logprobs.sum() - _col(result, "ll_full")[0]) < 1e-9
     assert int((detail.base_correct & ~detail.help_correct).sum()) == result.s[0][1][0]
     fields = result.signature.split("|")
-    assert fields[:7] == ["shannon_score", f"model:{tiny_gpt2_dir}", fields[2], "tokenizer:own", "revision:none",
+    assert fields[:7] == ["shannon_score", f"model:{tiny_gpt2_dir}", fields[2], fields[3], "revision:none",
                           "dtype:float32", "max_length:256"]
     assert fields[2].startswith("weights:") and len(fields[2]) > len("weights:")
+    assert fields[3].startswith("tokenizer:") and len(fields[3]) == len("tokenizer:") + 12  # a folder's own: hashed
     assert fields[7:11] == ["first_token:paper", "num_upstream:0", "splitter:pysbd", "start_token:0"]
     assert fields[11].startswith("transformers:") and fields[12].startswith("tokenizers:")
     assert fields[13].startswith("version:") and len(fields) == 14
