@@ -292,7 +292,7 @@ def test_revision_reaches_the_loader_and_the_signature(tiny_bert_dir, monkeypatc
 @pytest.mark.parametrize(
     "kwargs,match",
     [
-        (dict(token_budget=0), r"`token_budget` must be a positive integer or None"),
+        (dict(token_budget=0), r"`token_budget` must be a positive integer, 'auto' or None"),
         (dict(batch_size=1.5), r"`batch_size` must be a positive integer or None"),
         (dict(max_length=0), r"`max_length` must be a positive integer or None"),
         (dict(chunk_size=0), r"`chunk_size` must be a positive integer"),

@@ -239,8 +239,8 @@ def test_bad_options_raise_clear_errors(tiny_gpt2_dir, options, match):
 @pytest.mark.parametrize(
     "options, match",
     [
-        ({"token_budget": "8192"}, r"`token_budget` must be a positive integer .*got '8192'"),
-        ({"token_budget": 4096.0}, r"`token_budget` must be a positive integer .*got 4096.0"),
+        ({"token_budget": "8192"}, r"`token_budget` must be a positive integer, .auto. or None .*got '8192'"),
+        ({"token_budget": 4096.0}, r"`token_budget` must be a positive integer, .auto. or None .*got 4096.0"),
         ({"batch_size": 2.5}, r"`batch_size` must be a positive integer or None .*got 2.5"),
         ({"max_length": "512"}, r"`max_length` must be a positive integer or None .*got '512'"),
         ({"max_length": True}, r"`max_length` must be a positive integer or None .*got True"),
