@@ -23,7 +23,7 @@ evaluate module ``<name>.py``:
 Usage (from anywhere)::
 
     python scripts/release.py write           # (re)write the generated files
-    python scripts/release.py check           # exit 1 and list what is stale (tests/test_release.py)
+    python scripts/release.py check           # exit 1 and list what is stale (tests/e2e/test_release.py)
     python scripts/release.py spaces          # Space id and folder of each Space
     python scripts/release.py push            # what would be pushed; --yes pushes (huggingface_hub)
 """

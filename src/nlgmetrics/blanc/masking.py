@@ -1,6 +1,6 @@
 """Which tokens BLANC masks, and how a sentence and its help are cut to the model's window.
 
-All of it follows PyPI ``blanc`` 0.3.4 (``blanc.utils``) exactly; tests/test_blanc.py compares each
+All of it follows PyPI ``blanc`` 0.3.4 (``blanc.utils``) exactly; tests/unit/blanc/test_blanc.py compares each
 function with blanc's own on generated inputs.
 
 - :func:`is_maskable` / :func:`maskable_flags`: only tokens long enough to be worth guessing;

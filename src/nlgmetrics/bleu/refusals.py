@@ -4,7 +4,7 @@ One :class:`~nlgmetrics.core.refusals.Refusal` per rule the option checks of :fu
 and its sacrebleu-named building blocks apply, in the order of their options; :func:`refusals`
 gives them as the plain sentences of the model card's "What we refuse and why" section. The
 switch rule is core's, declared with BLEU's switches in ``bleu/api.py`` and raised by core's check;
-the other checks raise plain ``ValueError``\\ s. tests/test_card_refusals.py fires every rule here
+the other checks raise plain ``ValueError``\\ s. tests/contract/test_card_refusals.py fires every rule here
 with a probe and maps every documented out-of-range setting to a rule, so the list cannot drift
 from the checks.
 

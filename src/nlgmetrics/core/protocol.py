@@ -275,7 +275,7 @@ Layout = Callable[["MetricResult", Mapping[str, Any]], dict[str, Any]]
 #: (``camelcase_to_snakecase(cls.__name__)``), not after its folder: the class of evaluate's
 #: ``chrf`` is ``ChrF``, hence ``chr_f``. ``evaluate.combine`` prefixes a key that several modules
 #: share with this name (``chr_f_score``), so a module answering to a counterpart takes it too.
-#: One entry per counterpart a protocol declares (tests/test_evaluate_modules.py checks each
+#: One entry per counterpart a protocol declares (tests/unit/apps/test_evaluate_modules.py checks each
 #: against evaluate's naming rule applied to the counterpart's class name).
 EVALUATE_MODULE_NAMES: Mapping[str, str] = {
     "rouge": "rouge",  # class Rouge

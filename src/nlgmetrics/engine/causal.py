@@ -99,14 +99,14 @@ def iter_causal(
     predicts ``target_ids[i]``. Guarantees:
 
     - the numbers do not depend on the token budget, the batch size, the order of the queries,
-      their duplicates or the prefix cache, up to float rounding (``tests/test_engine_causal.py``
-      compares them with a naive token-by-token loop, ``tests/test_architectures.py`` with a plain
+      their duplicates or the prefix cache, up to float rounding (``tests/unit/engine/test_engine_causal.py``
+      compares them with a naive token-by-token loop, ``tests/parity/test_architectures.py`` with a plain
       forward pass on every causal family);
     - each query gets the numbers of one forward pass over its own ``prefix + target`` on the
       freshly loaded model, also where the rotary scaling depends on the pass's length
       (``longrope``, dynamic NTK: :mod:`nlgmetrics.engine.rope`): queries past the scaling's
       threshold never share a pass, a prefix cache or a packed row with shorter ones
-      (``tests/test_engine_rope.py``);
+      (``tests/unit/engine/test_engine_rope.py``);
     - identical queries run once and share their result; a query with an empty target gets a
       ``[0, vocab]`` tensor without a model call;
     - a batch holds at most ``token_budget`` tokens counted with padding (behind a cached prefix:

@@ -9,7 +9,7 @@ with a forward hook: the hook replaces ``last_hidden_state [B, S, H]`` by the ga
 ``[1, N, H]``, so whatever the model does after its base model (the head) runs on N rows only.
 
 This relies on the head being position-wise, as every LM head is (the architecture matrix,
-tests/test_architectures.py, compares it with a plain forward on every family); a model without
+tests/parity/test_architectures.py, compares it with a plain forward on every family); a model without
 a separate base model uses the plain forward and slices its logits.
 
 >>> import torch

@@ -149,7 +149,7 @@ _CACHE: dict[tuple, _Weights] = {}
 _KEY_LOCKS: dict[tuple, threading.RLock] = {}
 # transformers' from_pretrained is not safe in two threads at once: two concurrent loads of two
 # different checkpoints each report their LM head as missing (transformers 5.25, checked by
-# tests/test_engine_loading.py). So the weights read itself runs one at a time; everything around
+# tests/unit/engine/test_engine_loading.py). So the weights read itself runs one at a time; everything around
 # it (file checks, fingerprints, moving to the device) does not.
 _FROM_PRETRAINED = threading.Lock()
 
@@ -593,7 +593,7 @@ def _prepare(
     if owned:  # a caller's module keeps its flags; inference_mode makes them irrelevant anyway
         model.requires_grad_(False)
     # No probe at load time: the gathered head follows from the model having a base model under its
-    # head; the architecture matrix (tests/test_architectures.py) checks it against a naive forward.
+    # head; the architecture matrix (tests/parity/test_architectures.py) checks it against a naive forward.
     gather_head = getattr(model, "base_model", model) is not model  # engine.heads
     unpaired = LoadedLM(
         model=model, tokenizer=None, kind=kind, name=name, fingerprint=fingerprint, device=device, dtype=dtype,

@@ -90,8 +90,8 @@ def iter_masked(
     for ``query.mask_positions[j]``. Guarantees:
 
     - the numbers do not depend on the token budget, the batch size, the order of the queries or
-      their duplicates, up to float rounding (``tests/test_engine_masked.py`` compares them with
-      the full logits of one forward pass per query, ``tests/test_architectures.py`` on every
+      their duplicates, up to float rounding (``tests/unit/engine/test_engine_masked.py`` compares them with
+      the full logits of one forward pass per query, ``tests/parity/test_architectures.py`` on every
       masked family);
     - identical queries run once and share their result;
     - under a rotary scaling that depends on the pass's length (``longrope``, dynamic NTK:

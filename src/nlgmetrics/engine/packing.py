@@ -38,7 +38,7 @@ from nlgmetrics.engine.kinds import keeps_causal_attention
 
 #: Families whose modeling code reads positions from ``position_ids`` and takes a 4-D attention
 #: mask as given for every layer (transformers' ``masking_utils``), each checked against a naive
-#: forward with packed rows in ``tests/test_architectures.py``. ALiBi families (BLOOM, MPT) bias
+#: forward with packed rows in ``tests/parity/test_architectures.py``. ALiBi families (BLOOM, MPT) bias
 #: attention by the keys' offsets in the row and are not listed (Falcon is, refused when ``alibi``).
 PACKABLE_MODEL_TYPES = frozenset({
     "falcon", "gemma", "gpt2", "gpt_bigcode", "gpt_neox", "gptj", "llama", "mistral", "olmo", "olmo2", "opt",

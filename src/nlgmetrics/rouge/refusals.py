@@ -4,7 +4,7 @@ One :class:`~nlgmetrics.core.refusals.Refusal` per rule its option checks apply,
 its options; :func:`refusals` gives them as the plain sentences of the model card's "What we
 refuse and why" section. The switch and seed rules are core's, declared with ROUGE's options in
 ``rouge/api.py`` and raised by core's checks; the other checks (``rouge/api.py``, ``rouge/types.py``,
-``rouge/tokenizers.py``) raise plain ``ValueError``\\ s. tests/test_card_refusals.py fires every rule
+``rouge/tokenizers.py``) raise plain ``ValueError``\\ s. tests/contract/test_card_refusals.py fires every rule
 here with a probe and maps every documented out-of-range setting to a rule, so the list cannot
 drift from the checks.
 

@@ -5,7 +5,7 @@ One :class:`~nlgmetrics.core.refusals.Refusal` per rule the option checks of
 their options; :func:`refusals` gives them as the plain sentences of the model card's "What we
 refuse and why" section. The switch rule is core's, declared with TER's switches in
 ``ter/api.py`` and raised by core's check; the other checks raise plain ``ValueError``\\ s
-(``TypeError`` for an unknown option). tests/test_card_refusals.py fires every rule here with a
+(``TypeError`` for an unknown option). tests/contract/test_card_refusals.py fires every rule here with a
 probe, so the list cannot drift from the checks.
 
 >>> any("`normalize_references_twice=True`" in sentence for sentence in refusals())
