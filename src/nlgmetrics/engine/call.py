@@ -39,6 +39,7 @@ from nlgmetrics.core.validation import (
     resolve_token_budget,
     shown_value,
 )
+from nlgmetrics.engine.budget import planned_budget
 from nlgmetrics.engine.distributed import is_main_process
 from nlgmetrics.engine.kinds import Kind
 from nlgmetrics.engine.loading import LoadedLM, load_lm
@@ -115,7 +116,7 @@ class LMCall:
     lm: LoadedLM
     store: Store | SharedStore | None
     max_length: int
-    token_budget: int | str
+    token_budget: int
     batch_size: int | None
     chunk_size: int | None
     progress: bool
@@ -162,7 +163,8 @@ def lm_call(
 
 def _token_budget(
     lm: LoadedLM, token_budget: int | str | None, default: int | Callable[[LoadedLM], int]
-) -> int | str:
-    """The budget the call runs with: the one asked for, else the metric's default for ``lm``; the
-    one place a call's budget is resolved (:func:`~nlgmetrics.core.validation.resolve_token_budget`)."""
-    return resolve_token_budget(token_budget, default(lm) if callable(default) else default)
+) -> int:
+    """The budget the call runs with: the one asked for, else the metric's default for ``lm``;
+    ``"auto"`` sized once, against the memory free when the call starts, so every pass of the call
+    is planned with one budget (:func:`~nlgmetrics.engine.budget.planned_budget`)."""
+    return planned_budget(lm, resolve_token_budget(token_budget, default(lm) if callable(default) else default))

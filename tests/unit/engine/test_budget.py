@@ -339,3 +339,22 @@ def test_the_host_memory_reading_takes_the_cgroup_limit(tmp_path, monkeypatch):
     monkeypatch.setattr(budget_module, "_cgroup_room", lambda: 5 * 2**30)
     assert budget_module.host_available_memory() == 5 * 2**30
     assert budget_module.free_memory(torch.device("cpu")) == 5 * 2**30
+
+
+def test_auto_is_sized_once_per_call(monkeypatch, tiny_gpt2_dir):
+    """One reading of the free memory per call (of several chunks), so every pass plans with one budget
+    (the memory the call itself takes must not shrink its later passes)."""
+    from nlgmetrics.fflm import fflm
+    from nlgmetrics.shannon import shannon_score
+
+    readings: list[int] = []
+
+    def free(device):
+        readings.append(1)
+        return 10**15 // len(readings)  # a budget read twice would differ
+
+    monkeypatch.setattr(budget_module, "free_memory", free)
+    for metric in (shannon_score, fflm):
+        readings.clear()
+        metric(SUMMARIES, DOCUMENTS, model=tiny_gpt2_dir, progress=False, token_budget="auto", chunk_size=1)
+        assert len(readings) == 1, (metric.__name__, len(readings))
