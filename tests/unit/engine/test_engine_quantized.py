@@ -18,14 +18,13 @@ import torch
 pytest.importorskip("bitsandbytes", reason="bitsandbytes not installed (the test extra pins it)")
 
 from nlgmetrics.engine import load_lm  # noqa: E402
-from nlgmetrics.fflm import fflm  # noqa: E402
 from nlgmetrics.shannon import shannon_score  # noqa: E402
 from tests.support.oracles.fflm_naive import naive_fflm  # noqa: E402
 from tests.support.oracles.shannon_naive import naive_shannon_totals  # noqa: E402
+from tests.support.quantized_calls import assert_calls_score_as_naive  # noqa: E402
 
 DOCUMENT = "Jack drove his minivan to the bazaar. He bought milk and honey for his large family."
 SUMMARY = "Jack bought milk and honey."
-FFLM_COLUMNS = ("fflm", "delta_prior_summary", "delta_prior_document", "delta_cond_summary")
 
 
 @pytest.fixture(scope="module")
@@ -111,13 +110,7 @@ def test_three_calls_score_as_a_naive_forward_and_leave_the_model_as_it_was(llam
         # engine must leave as it is, is the one after that forward.
         naive_shannon_totals(model, tokenizer, DOCUMENT, SUMMARY, start=start)
         before = _raw_state(model)
-        for call in range(3):
-            shannon = shannon_score([SUMMARY], [DOCUMENT], model=model, model_tokenizer=tokenizer, progress=False)
-            faithfulness = fflm([SUMMARY], [DOCUMENT], model=model, model_tokenizer=tokenizer, progress=False)
-            for name in ("base", "help", "full"):
-                assert abs(shannon.scores[f"ll_{name}"][0] - totals[name]) < 1e-4, (call, name)
-            for name, expected in zip(FFLM_COLUMNS, fflm_scores):
-                assert abs(faithfulness.scores[name][0] - expected) <= 1e-5, (call, name)
+        assert_calls_score_as_naive(model, tokenizer, SUMMARY, DOCUMENT, totals, fflm_scores)
     after = _raw_state(model)
     assert after.keys() == before.keys()
     assert [key for key in before if after[key] != before[key]] == []

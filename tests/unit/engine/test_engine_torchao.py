@@ -17,15 +17,13 @@ from torchao.quantization import Int8WeightOnlyConfig, quantize_  # noqa: E402
 from nlgmetrics.engine import load_lm  # noqa: E402
 from nlgmetrics.engine.fingerprints import module_fingerprint  # noqa: E402
 from nlgmetrics.engine.store import UNHASHED_WEIGHTS  # noqa: E402
-from nlgmetrics.fflm import fflm  # noqa: E402
-from nlgmetrics.shannon import shannon_score  # noqa: E402
 from nlgmetrics.testing import load_test_tokenizer  # noqa: E402
 from tests.support.oracles.fflm_naive import naive_fflm  # noqa: E402
 from tests.support.oracles.shannon_naive import naive_shannon_totals  # noqa: E402
+from tests.support.quantized_calls import assert_calls_score_as_naive  # noqa: E402
 
 DOCUMENT = "Jack drove his minivan to the bazaar. He bought milk and honey for his large family."
 SUMMARY = "Jack bought milk and honey."
-FFLM_COLUMNS = ("fflm", "delta_prior_summary", "delta_prior_document", "delta_cond_summary")
 
 
 def _int8(path) -> torch.nn.Module:
@@ -62,13 +60,7 @@ def test_three_calls_score_as_a_naive_forward_and_leave_the_model_as_it_was(tiny
     totals = naive_shannon_totals(oracle_model, tokenizer, DOCUMENT, SUMMARY, start=start)
     _, [fflm_scores] = naive_fflm(oracle_model, tokenizer, [DOCUMENT], [SUMMARY], bos=tokenizer.bos_token_id)
     before = _inner_bytes(model)
-    for call in range(3):
-        shannon = shannon_score([SUMMARY], [DOCUMENT], model=model, model_tokenizer=tokenizer, progress=False)
-        faithfulness = fflm([SUMMARY], [DOCUMENT], model=model, model_tokenizer=tokenizer, progress=False)
-        for name in ("base", "help", "full"):
-            assert abs(shannon.scores[f"ll_{name}"][0] - totals[name]) < 1e-4, (call, name)
-        for name, expected in zip(FFLM_COLUMNS, fflm_scores):
-            assert abs(faithfulness.scores[name][0] - expected) <= 1e-5, (call, name)
+    shannon = assert_calls_score_as_naive(model, tokenizer, SUMMARY, DOCUMENT, totals, fflm_scores)
     assert _inner_bytes(model) == before
     assert f"|weights:{module_fingerprint(model)}|" in shannon.signature and UNHASHED_WEIGHTS not in shannon.signature
 
