@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from benchmarks.harness import REPEATS, compare
-from benchmarks.speed.text import Systems, corpus_and_sentence_diff, row, streams
+from benchmarks.harness import REPEATS
+from benchmarks.speed.text import Systems, corpus_and_sentence_row
 
 
 def chrf_row(name: str, systems: Systems, word_order: int, repeats: int = REPEATS) -> dict:
@@ -13,22 +13,8 @@ def chrf_row(name: str, systems: Systems, word_order: int, repeats: int = REPEAT
 
     from nlgmetrics.chrf import chrf, clear_caches
 
-    def anchor():
-        metric = CHRF(word_order=word_order)
-        return {s: (metric.corpus_score(preds, streams(refs)).score,
-                    [metric.sentence_score(p, r).score for p, r in zip(preds, refs)])
-                for s, (preds, refs) in systems.items()}
-
-    def ours():
-        out = {}
-        for s, (preds, refs) in systems.items():
-            result = chrf(preds, refs, word_order=word_order)
-            out[s] = (result.main_score, result.scores["sentence_chrf"])
-        return out
-
-    sides = compare(anchor, ours, reset=clear_caches, repeats=repeats)
-    diff = corpus_and_sentence_diff(sides.anchor.value, sides.ours.value)
-    n = sum(len(p) for p, _ in systems.values())
     variant = "chrF++" if word_order == 2 else "chrF"
-    return row(f"corpus + sentence {variant}, {name}, {len(systems)} systems, {n} outputs",
-               f"sacrebleu CHRF(word_order={word_order}) corpus_score + sentence_score", sides, diff)
+    return corpus_and_sentence_row(
+        f"corpus + sentence {variant}, {name}", f"sacrebleu CHRF(word_order={word_order}) corpus_score + sentence_score",
+        systems, lambda: CHRF(word_order=word_order), lambda preds, refs: chrf(preds, refs, word_order=word_order),
+        "sentence_chrf", reset=clear_caches, repeats=repeats)

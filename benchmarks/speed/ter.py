@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from benchmarks.harness import REPEATS, compare
-from benchmarks.speed.text import Systems, corpus_and_sentence_diff, row, streams
+from benchmarks.harness import REPEATS
+from benchmarks.speed.text import Systems, corpus_and_sentence_row
 
 
 def ter_row(name: str, systems: Systems, repeats: int = REPEATS) -> dict:
@@ -13,21 +13,5 @@ def ter_row(name: str, systems: Systems, repeats: int = REPEATS) -> dict:
 
     from nlgmetrics.ter import ter
 
-    def anchor():
-        metric = TER()
-        return {s: (metric.corpus_score(preds, streams(refs)).score,
-                    [metric.sentence_score(p, r).score for p, r in zip(preds, refs)])
-                for s, (preds, refs) in systems.items()}
-
-    def ours():
-        out = {}
-        for s, (preds, refs) in systems.items():
-            result = ter(preds, refs)
-            out[s] = (result.main_score, result.scores["sentence_ter"])
-        return out
-
-    sides = compare(anchor, ours, repeats=repeats)
-    diff = corpus_and_sentence_diff(sides.anchor.value, sides.ours.value)
-    n = sum(len(p) for p, _ in systems.values())
-    return row(f"corpus + sentence TER, {name}, {len(systems)} systems, {n} outputs",
-               "sacrebleu TER() corpus_score + sentence_score", sides, diff)
+    return corpus_and_sentence_row(f"corpus + sentence TER, {name}", "sacrebleu TER() corpus_score + sentence_score",
+                                   systems, TER, ter, "sentence_ter", repeats=repeats)

@@ -85,6 +85,27 @@ def corpus_and_sentence_diff(expected: dict, got: dict) -> float:
                for s in expected)
 
 
+def corpus_and_sentence_row(label: str, anchor_label: str, systems: Systems, make_anchor, ours_call,
+                            sentence_column: str, reset=None, repeats: int = harness.REPEATS) -> dict:
+    """One row timing a fresh sacrebleu metric's (``make_anchor()``) ``corpus_score`` plus one
+    ``sentence_score`` per output against ``ours_call(preds, refs)`` (one call per system giving both)."""
+
+    def anchor():
+        anchor_metric = make_anchor()
+        return {s: (anchor_metric.corpus_score(preds, streams(refs)).score,
+                    [anchor_metric.sentence_score(p, r).score for p, r in zip(preds, refs)])
+                for s, (preds, refs) in systems.items()}
+
+    def ours():
+        results = {s: ours_call(preds, refs) for s, (preds, refs) in systems.items()}
+        return {s: (result.main_score, result.scores[sentence_column]) for s, result in results.items()}
+
+    sides = harness.compare(anchor, ours, reset=reset, repeats=repeats)
+    diff = corpus_and_sentence_diff(sides.anchor.value, sides.ours.value)
+    n = sum(len(p) for p, _ in systems.values())
+    return row(f"{label}, {len(systems)} systems, {n} outputs", anchor_label, sides, diff)
+
+
 def row(metric: str, anchor: str, sides: harness.Sides, diff: float) -> dict:
     """One table row from both sides' timed rounds: medians, their ratio, and the spread."""
     ours, theirs = sides.ours.spread, sides.anchor.spread

@@ -3,7 +3,7 @@
 Its protocol, ``nlgmetrics/blanc/protocol.py``, says what it is; ``ProtocolModule`` runs it."""
 
 import evaluate
-from nlgmetrics.apps.evaluate_adapter import ProtocolModule  # From: nlgmetrics==0.1.0
+from nlgmetrics.apps.evaluate_adapter import ProtocolModule, shared_args  # From: nlgmetrics==0.1.0
 from nlgmetrics.blanc.protocol import PROTOCOL  # From: nlgmetrics==0.1.0
 
 _KWARGS_DESCRIPTION = """
@@ -18,19 +18,11 @@ Args:
         ("bert-base-uncased", the paper's).
     model_tokenizer: the Hugging Face tokenizer of a model instance.
     revision (str or None), device (str or None), dtype (str or None): model loading.
-    device_map (str or dict or None), max_memory (dict or None), offload_folder (str or None): a model
-        bigger than one device, passed to from_pretrained (e.g. device_map="auto",
-        max_memory={0: "20GiB", "cpu": "60GiB"}, or {module: "cpu" | "cuda:0" | "disk"}); same numbers.
+{big_model}
     max_length (int or None): the window of one input, at least 3 tokens; default None: blanc's
         512, capped at the model's positions.
     token_budget (int), batch_size (int or None): speed only, same numbers.
-    progress (bool): show a progress bar over the examples. Default True, unless
-        evaluate.disable_progress_bar() was called.
-    cache_dir (str or None): a folder where what the model computed is kept and reused by later
-        calls and processes, same numbers (default: $NLGMETRICS_CACHE_DIR, else no store; see the
-        card's "Reusing work across calls"; `nlgmetrics cache info|clear DIR`).
-    release_models (bool): after the call, drop every scoring model cached in this process and free
-        their memory (nlgmetrics.engine.release()). Default False: they stay loaded for the next call.
+{lm_run}
     measure (str): "relative" (default, in [-1, 1]) or "improve" (in [0, 1]).
     gap (int), gap_mask (int), min_token_length_normal / _lead / _followup (int),
         len_sent_allow_cut (int): blanc's masking options, same defaults (2, 1, 4, 2, 100, 100).
@@ -42,9 +34,7 @@ Args:
         summary masking, token replacement, warmup, frozen layers), blanc's defaults.
     use_aggregator (bool): True (default): the mean over the examples; False: a list, one value
         per example, under the same key.
-    return_signature (bool): also return "signature" (a string; see the description). Default False.
-    return_details (bool): accepted as by every nlgmetrics module, since evaluate.combine passes
-        one set of options to all its modules; changes nothing here (the default output holds every number).
+{output}
 Returns:
     blanc (float): mean BLANC over the examples, higher is better (relative in [-1, 1], improve in
         [0, 1]; 0.0 for an empty summary or an empty document).
@@ -59,7 +49,8 @@ Examples:
 """
 
 
-@evaluate.utils.file_utils.add_start_docstrings(PROTOCOL.description, _KWARGS_DESCRIPTION)
+@evaluate.utils.file_utils.add_start_docstrings(
+    PROTOCOL.description, shared_args(PROTOCOL, _KWARGS_DESCRIPTION))
 class Blanc(ProtocolModule, evaluate.Metric):  # evaluate names the module "blanc" from the class
     """BLANC-help and BLANC-tune (Vasilyev, Dharnidharka & Bohannon, 2020)."""
 

@@ -3,14 +3,12 @@
 Its protocol, ``nlgmetrics/bleu/protocol.py``, says what it is; ``ProtocolModule`` runs it."""
 
 import evaluate
-from nlgmetrics.apps.evaluate_adapter import ProtocolModule  # From: nlgmetrics==0.1.0
+from nlgmetrics.apps.evaluate_adapter import ProtocolModule, shared_args  # From: nlgmetrics==0.1.0
 from nlgmetrics.bleu.protocol import PROTOCOL  # From: nlgmetrics==0.1.0
 
 _KWARGS_DESCRIPTION = """
 Args:
-    predictions (list of str): one hypothesis per example.
-    references (list of str, or list of list of str): one or several references per example
-        (the number may vary between examples, unlike evaluate's sacrebleu; a mix is fine).
+{references}
     smooth_method (str): "exp" (default), "none", "floor" or "add-k".
     smooth_value (float or None): value for floor (default 0.1) and add-k (default 1).
     force (bool): sacrebleu's switch that silences its warning about tokenized input. We give no
@@ -24,9 +22,7 @@ Args:
     max_ngram_order (int): default 4 (ours; sacrebleu's BLEU(max_ngram_order=...)).
     use_aggregator (bool): True (default): corpus numbers; False: one list per example under
         "score" (sentence BLEU), "sys_len" and "ref_len" (the corpus-only keys are left out).
-    return_signature (bool): also return "signature" (a string; see the description). Default False.
-    return_details (bool): accepted as by every nlgmetrics module, since evaluate.combine passes
-        one set of options to all its modules; changes nothing here (the default output holds every number).
+{output}
 Returns:
     score (float): corpus BLEU in [0, 100] (sacrebleu's scale).
     counts (list of int): matching n-grams per order; totals (list of int): hypothesis n-grams per order.
@@ -49,7 +45,8 @@ Examples:
 """
 
 
-@evaluate.utils.file_utils.add_start_docstrings(PROTOCOL.description, _KWARGS_DESCRIPTION)
+@evaluate.utils.file_utils.add_start_docstrings(
+    PROTOCOL.description, shared_args(PROTOCOL, _KWARGS_DESCRIPTION))
 # evaluate names the module "bleu" from the class (its cache folder); ProtocolModule then gives it
 # the name of evaluate's counterpart, "sacrebleu", which evaluate.combine prefixes shared keys with
 class Bleu(ProtocolModule, evaluate.Metric):

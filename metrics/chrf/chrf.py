@@ -3,14 +3,12 @@
 Its protocol, ``nlgmetrics/chrf/protocol.py``, says what it is; ``ProtocolModule`` runs it."""
 
 import evaluate
-from nlgmetrics.apps.evaluate_adapter import ProtocolModule  # From: nlgmetrics==0.1.0
+from nlgmetrics.apps.evaluate_adapter import ProtocolModule, shared_args  # From: nlgmetrics==0.1.0
 from nlgmetrics.chrf.protocol import PROTOCOL  # From: nlgmetrics==0.1.0
 
 _KWARGS_DESCRIPTION = """
 Args:
-    predictions (list of str): one hypothesis per example.
-    references (list of str, or list of list of str): one or several references per example
-        (the number may vary between examples, unlike evaluate's chrf; a mix is fine).
+{references}
     char_order (int): largest character n-gram order. Default 6.
     word_order (int): largest word n-gram order. Default 0 (chrF); 2 is chrF++.
     beta (float): recall is beta times as important as precision; 0 scores precision only. Default 2.
@@ -20,9 +18,7 @@ Args:
         Moses) instead of sacrebleu's effective-order average. Default False.
     use_aggregator (bool): True (default): corpus numbers; False: a list of sentence chrF under
         "score", one per example (the settings char_order, word_order, beta are left out).
-    return_signature (bool): also return "signature" (a string; see the description). Default False.
-    return_details (bool): accepted as by every nlgmetrics module, since evaluate.combine passes
-        one set of options to all its modules; changes nothing here (the default output holds every number).
+{output}
 Returns:
     score (float): corpus chrF in [0, 100] (sacrebleu's scale).
     char_order (int), word_order (int), beta (int or float): the settings used (as evaluate's chrf).
@@ -43,7 +39,8 @@ Examples:
 """
 
 
-@evaluate.utils.file_utils.add_start_docstrings(PROTOCOL.description, _KWARGS_DESCRIPTION)
+@evaluate.utils.file_utils.add_start_docstrings(
+    PROTOCOL.description, shared_args(PROTOCOL, _KWARGS_DESCRIPTION))
 # evaluate names the module "chrf" from the class (its cache folder); ProtocolModule then gives it
 # the name of evaluate's counterpart, "chr_f", which evaluate.combine prefixes shared keys with
 class Chrf(ProtocolModule, evaluate.Metric):

@@ -3,7 +3,7 @@
 Its protocol, ``nlgmetrics/fflm/protocol.py``, says what it is; ``ProtocolModule`` runs it."""
 
 import evaluate
-from nlgmetrics.apps.evaluate_adapter import ProtocolModule  # From: nlgmetrics==0.1.0
+from nlgmetrics.apps.evaluate_adapter import ProtocolModule, shared_args  # From: nlgmetrics==0.1.0
 from nlgmetrics.fflm.protocol import PROTOCOL  # From: nlgmetrics==0.1.0
 
 _KWARGS_DESCRIPTION = """
@@ -16,19 +16,11 @@ Args:
         Default nlgmetrics.fflm.DEFAULT_MODEL ("HuggingFaceTB/SmolLM2-1.7B").
     model_tokenizer: the Hugging Face tokenizer to use with model (default: the model's own).
     revision (str or None), device (str or None), dtype (str or None): model loading.
-    device_map (str or dict or None), max_memory (dict or None), offload_folder (str or None): a model
-        bigger than one device, passed to from_pretrained (e.g. device_map="auto",
-        max_memory={0: "20GiB", "cpu": "60GiB"}, or {module: "cpu" | "cuda:0" | "disk"}); same numbers.
+{big_model}
     max_length (int or None): tokens per sequence, start token included (default the authors'
         2048; None: the model's context); capped at the model context.
     token_budget (int), batch_size (int or None), prefix_cache (bool): speed only, same numbers.
-    progress (bool): show a progress bar. Default True, unless evaluate.disable_progress_bar()
-        was called.
-    cache_dir (str or None): a folder where what the model computed is kept and reused by later
-        calls and processes, same numbers (default: $NLGMETRICS_CACHE_DIR, else no store; see the
-        card's "Reusing work across calls"; `nlgmetrics cache info|clear DIR`).
-    release_models (bool): after the call, drop every scoring model cached in this process and free
-        their memory (nlgmetrics.engine.release()). Default False: they stay loaded for the next call.
+{lm_run}
     weights (tuple of 3 floats): (a, b, d) for (Delta_prior(Y), Delta_prior(X), Delta_cond(Y)),
         summing to 1. Default (0.25, 0.25, 0.5).
     separator (str): text between condition and target. Default "TL;DR ".
@@ -38,9 +30,7 @@ Args:
         memory on a large batch, same numbers. Default 64.
     use_aggregator (bool): True (default): the means over the examples; False: one list per key,
         one value per example, under the same keys.
-    return_signature (bool): also return "signature" (a string; see the description). Default False.
-    return_details (bool): accepted as by every nlgmetrics module, since evaluate.combine passes
-        one set of options to all its modules; changes nothing here (the default output holds every number).
+{output}
 Returns:
     fflm (float): mean FFLM over the examples, higher = more faithful.
     delta_prior_summary, delta_prior_document, delta_cond_summary (float): means of the components.
@@ -55,7 +45,8 @@ Examples:
 """
 
 
-@evaluate.utils.file_utils.add_start_docstrings(PROTOCOL.description, _KWARGS_DESCRIPTION)
+@evaluate.utils.file_utils.add_start_docstrings(
+    PROTOCOL.description, shared_args(PROTOCOL, _KWARGS_DESCRIPTION))
 class FFLM(ProtocolModule, evaluate.Metric):  # evaluate names the module "fflm" from the class
     """FFLM faithfulness (Jia et al., EMNLP 2023)."""
 

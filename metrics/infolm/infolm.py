@@ -3,7 +3,7 @@
 Its protocol, ``nlgmetrics/infolm/protocol.py``, says what it is; ``ProtocolModule`` runs it."""
 
 import evaluate
-from nlgmetrics.apps.evaluate_adapter import ProtocolModule  # From: nlgmetrics==0.1.0
+from nlgmetrics.apps.evaluate_adapter import ProtocolModule, shared_args  # From: nlgmetrics==0.1.0
 from nlgmetrics.infolm.protocol import PROTOCOL  # From: nlgmetrics==0.1.0
 
 _KWARGS_DESCRIPTION = """
@@ -15,20 +15,12 @@ Args:
         or the offline alias "smollm2-135m" (causal SmolLM2-135M-Instruct).
     model_tokenizer, revision (str or None), device (str or None), dtype (str or None): model
         loading (float32 by default).
-    device_map (str or dict or None), max_memory (dict or None), offload_folder (str or None): a model
-        bigger than one device, passed to from_pretrained (e.g. device_map="auto",
-        max_memory={0: "20GiB", "cpu": "60GiB"}, or {module: "cpu" | "cuda:0" | "disk"}); same numbers.
+{big_model}
     max_length (int or None): tokens per text incl. special tokens; None (default): the model's
         positions, and a larger value is capped at them. Longer texts are truncated (one warning).
     token_budget (int or None), batch_size (int or None), chunk_size (int): speed / memory only, same
         numbers (default token budget: 8192 on GPU, 2048 on CPU).
-    progress (bool): show a progress bar. Default True, unless evaluate.disable_progress_bar()
-        was called.
-    cache_dir (str or None): a folder where what the model computed is kept and reused by later
-        calls and processes, same numbers (default: $NLGMETRICS_CACHE_DIR, else no store; see the
-        card's "Reusing work across calls"; `nlgmetrics cache info|clear DIR`).
-    release_models (bool): after the call, drop every scoring model cached in this process and free
-        their memory (nlgmetrics.engine.release()). Default False: they stay loaded for the next call.
+{lm_run}
     information_measure (str): "fisher_rao_distance" (default), "kl_divergence", "alpha_divergence",
         "beta_divergence", "ab_divergence", "renyi_divergence", "l1_distance", "l2_distance",
         "l_infinity_distance", "js_divergence".
@@ -41,9 +33,7 @@ Args:
     model_kind (str or None): "masked" or "causal"; detected from the config by default.
     use_aggregator (bool): True (default): the mean over the examples; False: a list, one value
         per example, under the same key.
-    return_signature (bool): also return "signature" (a string; see the description). Default False.
-    return_details (bool): accepted as by every nlgmetrics module, since evaluate.combine passes
-        one set of options to all its modules; changes nothing here (the default output holds every number).
+{output}
 Returns:
     infolm (float): the mean over the examples of the per-example scores. Lower = more similar
         (0 = identical); range [0, pi] for Fisher-Rao, [0, log 2] for JS, [0, 2] / [0, sqrt 2] /
@@ -60,7 +50,8 @@ Examples:
 """
 
 
-@evaluate.utils.file_utils.add_start_docstrings(PROTOCOL.description, _KWARGS_DESCRIPTION)
+@evaluate.utils.file_utils.add_start_docstrings(
+    PROTOCOL.description, shared_args(PROTOCOL, _KWARGS_DESCRIPTION))
 class Infolm(ProtocolModule, evaluate.Metric):  # evaluate names the module "infolm" from the class
     """InfoLM (Colombo et al., AAAI 2022): a divergence between two bags of LM distributions."""
 

@@ -3,14 +3,12 @@
 Its protocol, ``nlgmetrics/ter/protocol.py``, says what it is; ``ProtocolModule`` runs it."""
 
 import evaluate
-from nlgmetrics.apps.evaluate_adapter import ProtocolModule  # From: nlgmetrics==0.1.0
+from nlgmetrics.apps.evaluate_adapter import ProtocolModule, shared_args  # From: nlgmetrics==0.1.0
 from nlgmetrics.ter.protocol import PROTOCOL  # From: nlgmetrics==0.1.0
 
 _KWARGS_DESCRIPTION = """
 Args:
-    predictions (list of str): one hypothesis per example.
-    references (list of str, or list of list of str): one or several references per example
-        (the number may vary between examples, unlike evaluate's ter; a mix is fine).
+{references}
     normalized (bool): Tercom's normalisation (punctuation split off, XML entities). Default False.
     ignore_punct (bool): remove punctuation. Default False.
     support_zh_ja_chars (bool): CJK characters as words (with normalized), CJK punctuation removed
@@ -20,9 +18,7 @@ Args:
         sacrebleu 2.x does (its numbers; default False: once, as Tercom).
     use_aggregator (bool): True (default): corpus numbers; False: one list per example under
         "score" (sentence TER), "num_edits" and "ref_length".
-    return_signature (bool): also return "signature" (a string; see the description). Default False.
-    return_details (bool): accepted as by every nlgmetrics module, since evaluate.combine passes
-        one set of options to all its modules; changes nothing here (the default output holds every number).
+{output}
 Returns:
     score (float): corpus TER, 0 and up (can exceed 100), lower is better (sacrebleu's scale).
     num_edits (int): edits summed over the corpus; ref_length (float): summed mean reference lengths.
@@ -40,7 +36,8 @@ Examples:
 """
 
 
-@evaluate.utils.file_utils.add_start_docstrings(PROTOCOL.description, _KWARGS_DESCRIPTION)
+@evaluate.utils.file_utils.add_start_docstrings(
+    PROTOCOL.description, shared_args(PROTOCOL, _KWARGS_DESCRIPTION))
 # evaluate names the module "ter" from the class (its cache folder); ProtocolModule then gives it
 # the name of evaluate's counterpart, "ter", which evaluate.combine prefixes shared keys with
 class Ter(ProtocolModule, evaluate.Metric):

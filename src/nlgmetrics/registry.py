@@ -3,9 +3,9 @@
 Each line names a metric and the module of its package that declares its
 :class:`~nlgmetrics.core.protocol.MetricSpec` as ``PROTOCOL``. The module is imported on first
 use, so listing the names (``nlgmetrics --help``) imports no metric and no torch. Adding a metric
-is its package (with its ``protocol.py`` and ``citation.bib``), its ``metrics/<name>/`` folder and
-one line here; the command line, the evaluate modules, the Trainer hook, ``compare``, the demos
-and the tests read it from here.
+is its package (with its ``protocol.py``, ``citation.bib`` and ``description.md``), its
+``metrics/<name>/`` folder and one line here; the command line, the evaluate modules, the Trainer
+hook, ``compare``, the demos and the tests read it from here.
 
 >>> metric_names()[:4]
 ['rouge_family', 'bleu', 'chrf', 'ter']

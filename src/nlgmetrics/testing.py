@@ -67,15 +67,12 @@ def load_test_tokenizer(architecture: Architecture):
     if architecture == "bert":
         return AutoTokenizer.from_pretrained(str(bert_tokenizer_dir()))
     tokenizer = AutoTokenizer.from_pretrained(str(_bpe_tokenizer_files(str(default_cache_dir()))))
+    tokenizer.bos_token = "<|endoftext|>"
     if architecture == "gpt2":
         # GPT-2 uses <|endoftext|> as BOS, EOS and (for us) padding; SmolLM2's vocabulary has it.
-        tokenizer.bos_token = "<|endoftext|>"
-        tokenizer.eos_token = "<|endoftext|>"
-        tokenizer.pad_token = "<|endoftext|>"
-    else:
-        tokenizer.bos_token = "<|endoftext|>"
-        if tokenizer.pad_token is None:
-            tokenizer.pad_token = tokenizer.eos_token
+        tokenizer.eos_token = tokenizer.pad_token = "<|endoftext|>"
+    elif tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
     return tokenizer
 
 
@@ -95,6 +92,14 @@ _SHAPES: dict[tuple[str, str], dict[str, int]] = {
 }
 
 
+#: The transformers config and model classes of each architecture.
+_CLASSES = {
+    "bert": ("BertConfig", "BertForMaskedLM"),
+    "gpt2": ("GPT2Config", "GPT2LMHeadModel"),
+    "llama": ("LlamaConfig", "LlamaForCausalLM"),
+}
+
+
 def build_random_model(
     architecture: Architecture,
     out_dir: str | os.PathLike,
@@ -108,14 +113,7 @@ def build_random_model(
     ``LlamaForCausalLM``. The same ``seed`` gives the same weights.
     """
     import torch
-    from transformers import (
-        BertConfig,
-        BertForMaskedLM,
-        GPT2Config,
-        GPT2LMHeadModel,
-        LlamaConfig,
-        LlamaForCausalLM,
-    )
+    import transformers
 
     key = (architecture, size)
     if key not in _SHAPES:
@@ -123,29 +121,14 @@ def build_random_model(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tokenizer = load_test_tokenizer(architecture)
-    shape = _SHAPES[key]
+    config_name, model_name = _CLASSES[architecture]
+    special = {} if architecture == "bert" else dict(bos_token_id=tokenizer.bos_token_id,
+                                                    eos_token_id=tokenizer.eos_token_id)
+    if architecture == "llama":
+        special.update(pad_token_id=tokenizer.pad_token_id, tie_word_embeddings=True)
+    config = getattr(transformers, config_name)(vocab_size=len(tokenizer), **special, **_SHAPES[key])
     torch.manual_seed(seed)
-    if architecture == "bert":
-        config = BertConfig(vocab_size=len(tokenizer), **shape)
-        model = BertForMaskedLM(config)
-    elif architecture == "gpt2":
-        config = GPT2Config(
-            vocab_size=len(tokenizer),
-            bos_token_id=tokenizer.bos_token_id,
-            eos_token_id=tokenizer.eos_token_id,
-            **shape,
-        )
-        model = GPT2LMHeadModel(config)
-    else:
-        config = LlamaConfig(
-            vocab_size=len(tokenizer),
-            bos_token_id=tokenizer.bos_token_id,
-            eos_token_id=tokenizer.eos_token_id,
-            pad_token_id=tokenizer.pad_token_id,
-            tie_word_embeddings=True,
-            **shape,
-        )
-        model = LlamaForCausalLM(config)
+    model = getattr(transformers, model_name)(config)
     model.eval()
     model.save_pretrained(str(out))
     tokenizer.save_pretrained(str(out))

@@ -148,7 +148,7 @@ def test_tuned_weights_equal_reference(blanc_module, copy_bert_dir, even, batch)
     expected = expected_model.state_dict()
 
     lm = load_lm(str(copy_bert_dir), kind="masked", device="cpu")
-    options = TuneOptions(MaskingOptions(), epochs=2, mask_evenly=even, batch_size=batch)
+    options = TuneOptions(masking=MaskingOptions(), epochs=2, mask_evenly=even, batch_size=batch)
     tokens = lm.tokenizer.tokenize(summary)
     for seed, equal in ((5, True), (6, False)):
         examples = tuning_examples(tokens, options, random.Random(seed), lm.tokenizer)

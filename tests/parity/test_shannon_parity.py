@@ -1,4 +1,5 @@
-"""Parity of nlgmetrics.shannon with the reference implementation, PyPI ``blanc`` 0.3.4 ``Shannon.go``.
+"""Parity of nlgmetrics.shannon with the reference implementation, PyPI ``blanc`` 0.3.4 ``Shannon.go``
+(and, at the end, with the paper's definition computed by a naive oracle).
 
 Both sides get the same tiny GPT-2 weights, the same tokenizer and the same sentence splitter.
 blanc's per-token log-likelihoods and hits are recorded from inside ``Shannon.go`` (a spy on
@@ -30,7 +31,11 @@ import numpy as np
 import pytest
 import torch
 
+from nlgmetrics.core.sentences import split_sentences
 from tests.support.oracles.shannon_reference import BlancShannonHarness
+from tests.support.shannon_texts import DOC_A, DOC_B, SUMM_A1, SUMM_A2, SUMM_B
+from tests.support.shannon_texts import column as _col
+from tests.support.shannon_texts import score as _score
 
 TOL = 1e-4
 
@@ -269,3 +274,48 @@ def test_upstream_two_uses_available_sentences_unlike_blanc(tiny_gpt2_dir):
     # Sentence 1 is scored with sentence 0 as context: its base values change.
     assert not np.allclose(ours.token_scores[0].base_logprobs[sentence_1],
                            ours_1.token_scores[0].base_logprobs[sentence_1])
+
+
+# ----------------------------------------------------------------------------------------------
+# The paper's definition against a naive oracle.
+
+
+def _oracle(model_dir, doc, summ):
+    """Naive per-sentence forward passes with transformers (no engine, no batching, no cache)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(str(model_dir)).eval()
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+    start = tokenizer.convert_tokens_to_ids("<|endoftext|>")
+    summ_ids = tokenizer(summ.strip(), add_special_tokens=False)["input_ids"]
+    totals = {"base": 0.0, "help": 0.0, "full": 0.0}
+    s = [[0, 0], [0, 0]]
+    for sentence in split_sentences(doc):
+        ids = tokenizer(sentence, add_special_tokens=False)["input_ids"]
+        hits = {}
+        for name, prompt in (("base", []), ("help", summ_ids), ("full", ids)):
+            context = [start] + prompt
+            inputs = torch.tensor([context + ids[:-1]])
+            with torch.no_grad():
+                logits = model(input_ids=inputs).logits[0, len(context) - 1:]
+            logprobs = torch.log_softmax(logits.double(), -1)[torch.arange(len(ids)), ids]
+            totals[name] += float(logprobs.sum())
+            hits[name] = (logits.argmax(-1) == torch.tensor(ids)).tolist()
+        for b, h in zip(hits["base"], hits["help"]):
+            s[int(b)][int(h)] += 1
+    return totals, s
+
+
+def test_matches_naive_oracle_every_token(tiny_gpt2_dir):
+    docs, summs = [DOC_A, DOC_A, DOC_B], [SUMM_A1, SUMM_A2, SUMM_B]
+    result = _score(tiny_gpt2_dir, summs, docs)
+    for i, (doc, summ) in enumerate(zip(docs, summs)):
+        totals, s = _oracle(tiny_gpt2_dir, doc, summ)
+        assert abs(_col(result, "ll_base")[i] - totals["base"]) < 1e-4
+        assert abs(_col(result, "ll_help")[i] - totals["help"]) < 1e-4
+        assert abs(_col(result, "ll_full")[i] - totals["full"]) < 1e-4
+        assert result.s[i] == s
+        expected = (totals["help"] - totals["base"]) / (totals["full"] - totals["base"])
+        assert abs(_col(result, "shannon_score")[i] - expected) < 1e-5
+        assert abs(_col(result, "information_difference")[i] - (totals["help"] - totals["base"])) < 1e-4
+        assert result.num_sentences[i] == len(split_sentences(doc))

@@ -1,19 +1,10 @@
 """``nlgmetrics cache info|clear|set-max-bytes``: see, empty and cap the LM metrics' store.
 
-The store (:mod:`nlgmetrics.engine.store`) keeps what a model computed for each distinct query in
-``DIR/store.sqlite``, so that later calls and processes with ``cache_dir=DIR`` (or
-``$NLGMETRICS_CACHE_DIR``) recompute only what is missing. ``DIR`` defaults to
-``$NLGMETRICS_CACHE_DIR``.
-
-Examples::
-
-    nlgmetrics cache info ~/.cache/nlgmetrics-store          # entries, bytes, cap, one line per namespace
-    nlgmetrics cache info --json                              # the same as JSON ($NLGMETRICS_CACHE_DIR)
-    nlgmetrics cache clear ~/.cache/nlgmetrics-store          # empty the store, print bytes freed
-    nlgmetrics cache set-max-bytes 50e9 ~/.cache/nlgmetrics-store   # the store's cap, for every job
-
-What ``clear`` and the cap do while jobs run: metrics/engine.md ("Reusing work across calls: the
-store"). ``info`` and ``clear`` create no store.
+The store (:mod:`nlgmetrics.engine.store`) is ``DIR/store.sqlite``; ``DIR`` defaults to
+``$NLGMETRICS_CACHE_DIR``. ``nlgmetrics cache info [--json] DIR``: entries, bytes, cap, one line
+per namespace; ``clear DIR``: empty it, print the bytes freed; ``set-max-bytes 50e9 DIR``: its
+cap, for every job. ``info`` and ``clear`` create no store. What ``clear`` and the cap do while
+jobs run: metrics/engine.md ("Reusing work across calls: the store").
 
 >>> print(format_info({"store": "/runs/store/store.sqlite", "entries": 3, "bytes": 1500, "file_bytes": 40960,
 ...                    "max_bytes": 20 * 10**9, "writable": True, "journal_mode": "DELETE",
@@ -38,6 +29,7 @@ import argparse
 import json
 import os
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -96,36 +88,14 @@ def _has_store(directory: Path) -> bool:
     return (directory / STORE_FILE).is_file()
 
 
-def _file_bytes(directory: Path) -> int:
-    """The bytes the store's files take on disk (sqlite's database, write-ahead log, shared memory)."""
-    from nlgmetrics.engine.store import STORE_FILE
-
-    paths = [directory / f"{STORE_FILE}{suffix}" for suffix in ("", "-wal", "-shm")]
-    return sum(path.stat().st_size for path in paths if path.is_file())
-
-
-def spool_info(directory: Path) -> dict[str, int]:
-    """The spool files in ``directory`` (results processes of a multi-process run handed to the
-    main process, not copied into the store yet): ``files``, ``bytes``, and ``live`` (files whose
-    writer may still append; the others are a stopped run's, copied in by the next run)."""
-    from nlgmetrics.engine.store_sharing import spool_reaches
-
-    reaches = spool_reaches(directory)
-    return {"files": len(reaches), "bytes": sum(size for _, size, _ in reaches),
-            "live": sum(1 for _, _, gone in reaches if not gone)}
-
-
 def _info_of(open_store: Callable[[], Any], failure: Callable[[BaseException], str]) -> dict[str, Any]:
     """``Store.info()`` of the store ``open_store`` opens, closed afterwards; a store error becomes a
     one-line ValueError (``failure(error)``)."""
     from nlgmetrics.engine.store import STORE_ERRORS
 
     try:
-        store = open_store()
-        try:
+        with closing(open_store()) as store:
             return store.info()
-        finally:
-            store.close()
     except STORE_ERRORS as error:
         raise ValueError(failure(error)) from None
 
@@ -134,17 +104,25 @@ def store_info(directory: Path) -> dict[str, Any]:
     """What ``nlgmetrics cache info`` reports: :meth:`~nlgmetrics.engine.store.Store.info` (entries,
     value bytes, the store's cap, whether this process can write it, its journal mode,
     namespaces, largest first), ``journal_why`` (why a job on this host opens it in the mode it
-    does: the filesystem detected), ``spool`` (:func:`spool_info`), ``env_max_bytes``
+    does: the filesystem detected), ``spool`` (the spool files: results the processes of a
+    multi-process run handed to the main process, not copied into the store yet: ``files``,
+    ``bytes``, and ``live``, those whose writer may still append; the others are a stopped run's,
+    copied in by the next run), ``env_max_bytes``
     (``$NLGMETRICS_CACHE_MAX_BYTES``, or None: it caps only a store it creates), plus ``store``
     (the database's path, None when the folder holds no store) and ``file_bytes`` (on disk). A
     folder without a store is described as empty and left as it is; looking changes nothing
     (not the journal mode either)."""
     from nlgmetrics.engine.filesystems import journal_choice
-    from nlgmetrics.engine.store import DEFAULT_MAX_BYTES, STORE_FILE, Store, max_bytes_from_env
+    from nlgmetrics.engine.store import (
+        DEFAULT_MAX_BYTES, STORE_FILE, Store, max_bytes_from_env, store_files_bytes,
+    )
+    from nlgmetrics.engine.store_sharing import spool_reaches
 
     asked = max_bytes_from_env()
     mode, why = journal_choice(directory)
-    spool = spool_info(directory)
+    reaches = spool_reaches(directory)
+    spool = {"files": len(reaches), "bytes": sum(size for _, size, _ in reaches),
+             "live": sum(1 for _, _, gone in reaches if not gone)}
     if not _has_store(directory):
         return {"directory": str(directory), "store": None, "entries": 0, "bytes": 0, "file_bytes": 0,
                 "max_bytes": DEFAULT_MAX_BYTES if asked is None else asked, "namespaces": [],
@@ -156,7 +134,7 @@ def store_info(directory: Path) -> dict[str, Any]:
         why = f"set when the store was made; a job on this host opens it in {mode} ({why})"
     info["namespaces"] = sorted(info["namespaces"], key=lambda space: (-space["bytes"], space["namespace"]))
     return {**info, "journal_why": why, "spool": spool, "env_max_bytes": asked, "store": str(directory / STORE_FILE),
-            "file_bytes": _file_bytes(directory)}
+            "file_bytes": store_files_bytes(directory)}
 
 
 def _size(n: int) -> str:
@@ -176,8 +154,8 @@ def format_info(info: dict[str, Any]) -> str:
     namespace (its id, entries, bytes, and the model, dtype, device and reduction it describes)."""
     from nlgmetrics.engine.store import MAX_BYTES_ENV, STORE_FILE
 
+    spool = info["spool"]
     if info["store"] is None:
-        spool = info.get("spool") or {"files": 0}
         pending = (f"; {spool['files']:,} spool files ({_size(spool['bytes'])}) wait for the next run to copy them in"
                    if spool["files"] else "")
         return f"no store in {info['directory']} (no {STORE_FILE}): nothing is stored there yet{pending}."
@@ -191,19 +169,16 @@ def format_info(info: dict[str, Any]) -> str:
     asked = info.get("env_max_bytes")
     if asked is not None and asked != info["max_bytes"]:
         lines.append(f"note: ${MAX_BYTES_ENV}={asked:,} here applies only to a store it creates, not to this one")
-    if "journal_mode" in info:
-        lines.append(f"journal: {info['journal_mode']} ({info['journal_why']})")
-    spool = info.get("spool")
-    if spool is not None:
-        lines.append(f"spool: {spool['files']:,} files, {_size(spool['bytes'])} not copied into the store yet "
-                     f"({spool['live']:,} still written by running jobs)")
-    if info.get("writable") is not None:
-        lines.append("read-only for this process: its entries are served, nothing new is written"
-                     if info["writable"] is False else "writable by this process")
-    lines.append(f"namespaces: {len(info['namespaces'])}")
-    for space in info["namespaces"]:
-        lines.append(f"  {space['namespace']}  entries {space['entries']:,}  bytes {space['bytes']:,}  "
-                     f"{space['describes']}")
+    lines += [
+        f"journal: {info['journal_mode']} ({info['journal_why']})",
+        f"spool: {spool['files']:,} files, {_size(spool['bytes'])} not copied into the store yet "
+        f"({spool['live']:,} still written by running jobs)",
+        "writable by this process" if info["writable"] else
+        "read-only for this process: its entries are served, nothing new is written",
+        f"namespaces: {len(info['namespaces'])}",
+        *(f"  {space['namespace']}  entries {space['entries']:,}  bytes {space['bytes']:,}  "
+          f"{space['describes']}" for space in info["namespaces"]),
+    ]
     return "\n".join(lines)
 
 
@@ -236,23 +211,18 @@ def set_cap(directory: Path, text: str) -> dict[str, Any]:
 def run_cache(args: argparse.Namespace) -> int:
     """``nlgmetrics cache info|clear|set-max-bytes``: print the report (text or ``--json``); exit
     status 0."""
+    from nlgmetrics.engine.store import STORE_FILE
+
     directory = cache_directory(args.directory)
     if args.cache_command == "info":
-        info = store_info(directory)
-        print(json.dumps(info, indent=2) if args.json else format_info(info))
-        return 0
-    if args.cache_command == "set-max-bytes":
+        done = store_info(directory)
+        text = format_info(done)
+    elif args.cache_command == "set-max-bytes":
         done = set_cap(directory, args.max_bytes)
-        print(json.dumps(done, indent=2) if args.json else
-              f"the store in {directory} now keeps at most {_size(done['max_bytes'])}.")
-        return 0
-    done = clear(directory)
-    if args.json:
-        print(json.dumps(done, indent=2))
-    elif done["cleared"]:
-        print(f"cleared the store in {directory}: {_size(done['bytes_freed'])} freed.")
+        text = f"the store in {directory} now keeps at most {_size(done['max_bytes'])}."
     else:
-        from nlgmetrics.engine.store import STORE_FILE
-
-        print(f"no store in {directory} (no {STORE_FILE}): nothing to clear.")
+        done = clear(directory)
+        text = (f"cleared the store in {directory}: {_size(done['bytes_freed'])} freed." if done["cleared"]
+                else f"no store in {directory} (no {STORE_FILE}): nothing to clear.")
+    print(json.dumps(done, indent=2) if args.json else text)
     return 0

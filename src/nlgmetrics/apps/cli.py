@@ -5,9 +5,6 @@ Examples::
     # ROUGE and BLEU of predictions against references (plain text, one example per line)
     nlgmetrics score -p preds.txt -r refs.txt -m rouge_family bleu --json scores.json
 
-    # two reference files (two references per example), CSV with signatures
-    nlgmetrics score -p preds.txt -r refs1.txt -r refs2.txt -m bleu --csv scores.csv
-
     # reference-free metrics of summaries against documents, from a saved `datasets` dataset,
     # each LM metric with its own model
     nlgmetrics score --data my_dataset/ --prediction-column summary --source-column document \\
@@ -25,8 +22,7 @@ Examples::
     nlgmetrics score -s docs.txt -p sums.txt -m shannon_score --cache-dir ~/.cache/nlgmetrics-store
     nlgmetrics cache info ~/.cache/nlgmetrics-store    # what the store holds; `cache clear` empties it
 
-    nlgmetrics meta-eval --help        # correlation with human judgments (in a source checkout)
-    nlgmetrics metrics                  # every metric with its options
+    nlgmetrics metrics    # every metric with its options; `meta-eval --help`: against human judgments
 
 >>> build_parser().parse_args(["score", "-p", "p.txt", "-r", "r.txt", "-m", "bleu"]).metrics
 ['bleu']
@@ -40,7 +36,7 @@ import json
 import math
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -108,94 +104,70 @@ def _metrics_help() -> str:
 
 
 def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group(
-        "inputs",
-        "Each input is a .txt file (one example per line), a .jsonl file (strings, or objects: name "
-        "the column), a .json/.csv/.parquet file read with `datasets`, or a directory saved with "
-        "Dataset.save_to_disk. --data sets one file/dataset for all three; the --*-column options "
-        "pick the columns.",
-    )
+    group = parser.add_argument_group("inputs", "Each input is a .txt file (one example per line), a "
+                                      ".jsonl file (strings, or objects: name the column), a .json/.csv/"
+                                      ".parquet file read with `datasets`, or a directory saved with "
+                                      "Dataset.save_to_disk. --data sets one file/dataset for all three; the "
+                                      "--*-column options pick the columns.")
     group.add_argument("-p", "--predictions", help="candidate texts / summaries")
-    group.add_argument(
-        "-r", "--references", action="append",
-        help="references; repeat for several references per example (one file each), or use a "
-        "column holding lists of strings",
-    )
+    group.add_argument("-r", "--references", action="append", help="references; repeat for several "
+                       "references per example (one file each), or use a column holding lists of strings")
     group.add_argument("-s", "--sources", help="source documents (for the metrics that read sources)")
     group.add_argument("--data", help="one dataset/file holding every column")
     group.add_argument("--prediction-column", help="column of the predictions (JSONL / datasets)")
     group.add_argument("--reference-column", help="column of the references (string or list of strings)")
     group.add_argument("--source-column", help="column of the source documents")
     group.add_argument("--split", help="split of a saved DatasetDict (or of a --data json/csv file)")
-    group.add_argument(
-        "--unescape-newlines", action="store_true",
-        help=r"turn the two characters \n into line breaks (sentence breaks for ROUGE-Lsum in .txt files)",
-    )
+    group.add_argument("--unescape-newlines", action="store_true", help=r"turn the two characters \n into "
+                       "line breaks (sentence breaks for ROUGE-Lsum in .txt files)")
     group.add_argument("--limit", type=positive_int, metavar="N", help="score only the first N examples")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation tools and tests)."""
-    parser = Parser(
-        prog="nlgmetrics",
-        description="Evaluation metrics for text generation (`nlgmetrics metrics` lists them), the "
-        "LM metrics on one fast engine.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Run `nlgmetrics score --help` for scoring options and `nlgmetrics metrics` for the "
-        "options of every metric. Offline: set HF_HUB_OFFLINE=1 and pass local model directories "
-        "or the alias smollm2-135m.",
-    )
+    parser = Parser(prog="nlgmetrics", formatter_class=argparse.RawDescriptionHelpFormatter,
+                    description="Evaluation metrics for text generation (`nlgmetrics metrics` lists them), "
+                    "the LM metrics on one fast engine.",
+                    epilog="Run `nlgmetrics score --help` for scoring options and `nlgmetrics metrics` for "
+                    "the options of every metric. Offline: set HF_HUB_OFFLINE=1 and pass local model "
+                    "directories or the alias smollm2-135m.")
     parser.add_argument("--version", action="version", version=f"nlgmetrics {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    score = sub.add_parser(
-        "score",
-        help="score predictions against references or sources with any metrics",
-        description="Score predictions with any subset of metrics; print a table of aggregate "
-        "scores and write per-example scores with signatures to JSON and/or CSV.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog_factory=_metrics_help,
-    )
+    score = sub.add_parser("score", help="score predictions against references or sources with any metrics",
+                           description="Score predictions with any subset of metrics; print a table of "
+                           "aggregate scores and write per-example scores with signatures to JSON and/or "
+                           "CSV.",
+                           formatter_class=argparse.RawDescriptionHelpFormatter, epilog_factory=_metrics_help)
     _add_input_arguments(score)
     chosen = score.add_argument_group("metrics")
-    chosen.add_argument(
-        "-m", "--metrics", nargs="+", default=list(DEFAULT_METRICS), metavar="METRIC",
-        help=f"metrics to run (default: {' '.join(DEFAULT_METRICS)}); any of: {', '.join(metric_names())}",
-    )
-    chosen.add_argument(
-        "--model", action="append", default=[], metavar="METRIC=MODEL",
-        help="model of an LM metric: Hub id, local directory, or smollm2-135m (repeatable); "
-        "MODEL alone applies to every LM metric",
-    )
-    chosen.add_argument(
-        "--option", action="append", default=[], metavar="METRIC.NAME=VALUE",
-        help="an option of one metric (repeatable), e.g. bleu.tokenize=intl, infolm.temperature=0.25",
-    )
+    chosen.add_argument("-m", "--metrics", nargs="+", default=list(DEFAULT_METRICS), metavar="METRIC",
+                        help=f"metrics to run (default: {' '.join(DEFAULT_METRICS)}); any of: "
+                        f"{', '.join(metric_names())}")
+    chosen.add_argument("--model", action="append", default=[], metavar="METRIC=MODEL",
+                        help="model of an LM metric: Hub id, local directory, or smollm2-135m (repeatable); "
+                        "MODEL alone applies to every LM metric")
+    chosen.add_argument("--option", action="append", default=[], metavar="METRIC.NAME=VALUE",
+                        help="an option of one metric (repeatable), e.g. bleu.tokenize=intl, "
+                        "infolm.temperature=0.25")
     chosen.add_argument("--device", help="torch device for LM metrics (default: cuda if available, else cpu)")
-    chosen.add_argument(
-        "--cache-dir", metavar="DIR",
-        help="store of the LM metrics: what each model computed is kept in DIR and reused by later runs "
-        "(any number of processes), recomputing only what is missing; numbers unchanged (default: "
-        "$NLGMETRICS_CACHE_DIR, else no store; `nlgmetrics cache info|clear DIR` shows and empties it)",
-    )
+    chosen.add_argument("--cache-dir", metavar="DIR",
+                        help="store of the LM metrics: what each model computed is kept in DIR and reused by "
+                        "later runs (any number of processes), recomputing only what is missing; numbers "
+                        "unchanged (default: $NLGMETRICS_CACHE_DIR, else no store; `nlgmetrics cache "
+                        "info|clear DIR` shows and empties it)")
     out = score.add_argument_group("output")
     out.add_argument("--json", dest="json_path", help="write aggregates, per-example scores and signatures here")
-    out.add_argument(
-        "--csv", dest="csv_path",
-        help="write a long table here: example (index, or 'aggregate' for the headline numbers), "
-        "metric, score, value, signature",
-    )
+    out.add_argument("--csv", dest="csv_path", help="write a long table here: example (index, or 'aggregate' "
+                     "for the headline numbers), metric, score, value, signature")
     out.add_argument("--no-progress", action="store_true", help="no progress bars")
     out.add_argument("--quiet", action="store_true", help="do not print the table")
-    out.add_argument(
-        "--explain", dest="explain_path", metavar="FILE.html",
-        help="write token-level explanations of the metrics that have them (the LM metrics) for one "
-        "example to this self-contained HTML page (they then run with explain=True; no number changes)",
-    )
-    out.add_argument(
-        "--explain-example", type=int, default=0, metavar="N",
-        help="the example --explain shows (0-based index, default 0)",
-    )
+    out.add_argument("--explain", dest="explain_path", metavar="FILE.html",
+                     help="write token-level explanations of the metrics that have them (the LM metrics) for "
+                     "one example to this self-contained HTML page (they then run with explain=True; no "
+                     "number changes)")
+    out.add_argument("--explain-example", type=int, default=0, metavar="N",
+                     help="the example --explain shows (0-based index, default 0)")
 
     sub.add_parser("metrics", help="list the metrics and their options")
 
@@ -205,12 +177,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_compare_parser(sub)
     add_cache_parser(sub)
 
-    meta = sub.add_parser(
-        "meta-eval",
-        help="correlate metrics with human judgments (REALSumm, WebNLG 2020, your own table), in a source "
-        "checkout; arguments after meta-eval go to the benchmark runner",
-        add_help=False,
-    )
+    meta = sub.add_parser("meta-eval", add_help=False, help="correlate metrics with human judgments "
+                          "(REALSumm, WebNLG 2020, your own table), in a source checkout; arguments after "
+                          "meta-eval go to the benchmark runner")
     meta.add_argument("meta_args", nargs=argparse.REMAINDER)
 
     demo = sub.add_parser("demo", help="serve the Gradio demo of one metric")
@@ -225,20 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
 # score
 
 
-def _parse_assignments(values: Sequence[str], what: str) -> list[tuple[str, str]]:
-    pairs = []
-    for value in values:
-        key, sep, rest = value.partition("=")
-        if not sep or not key:
-            raise ValueError(f"{what} {value!r}: expected KEY=VALUE.")
-        pairs.append((key.strip(), rest))
-    return pairs
-
-
-def collect_options(
-    metrics: Sequence[str], models: Sequence[str], options: Sequence[str], device: str | None,
-    cache_dir: str | None = None,
-) -> dict[str, dict[str, Any]]:
+def collect_options(metrics: Sequence[str], models: Sequence[str], options: Sequence[str], device: str | None,
+                    cache_dir: str | None = None) -> dict[str, dict[str, Any]]:
     """Turn --model / --option / --device / --cache-dir into keyword options per metric (checked
     against their protocols). ``device`` and ``cache_dir`` go to every LM metric (a metric's own
     ``--option METRIC.cache_dir=DIR`` wins), as they are settings of the run, not of one metric.
@@ -262,18 +219,21 @@ def collect_options(
                 raise ValueError(f"--model {model}: none of {list(metrics)} uses a language model.")
             for name in lm_metrics:  # a bare MODEL applies to every LM metric
                 per_metric[name].setdefault("model", model)
-    for key, value in _parse_assignments(options, "--option"):
+    for assignment in options:
+        key, sep, value = assignment.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--option {assignment!r}: expected KEY=VALUE.")
+        key = key.strip()
         metric, dot, name = key.partition(".")
         if not dot:
             raise ValueError(f"--option {key}={value}: write METRIC.NAME=VALUE, e.g. bleu.tokenize=13a.")
         if metric not in chosen:
             raise ValueError(f"--option {key}: metric {metric!r} is not among --metrics {list(metrics)}.")
         per_metric[metric][name] = chosen[metric].option(name).parse(value)
-    if device is not None:
-        for name in lm_metrics:
+    for name in lm_metrics:
+        if device is not None:
             per_metric[name]["device"] = device
-    if cache_dir is not None:
-        for name in lm_metrics:
+        if cache_dir is not None:
             per_metric[name].setdefault("cache_dir", cache_dir)
     return {name: opts for name, opts in per_metric.items() if opts}
 
@@ -281,43 +241,40 @@ def collect_options(
 def _load_inputs(args: argparse.Namespace, chosen: list[MetricSpec]) -> tuple[list[str], list[Any] | None, list[str] | None]:
     from nlgmetrics.apps.io import read_column, zip_references
 
-    def read(path: str | None, column: str | None, what: str) -> list[Any] | None:
+    def read(path: str | None, column: str | None) -> list[Any] | None:
         path = path or args.data
         if path is None:
             return None
         return read_column(path, column, split=args.split, unescape=args.unescape_newlines)
 
-    predictions = read(args.predictions, args.prediction_column, "predictions")
+    predictions = read(args.predictions, args.prediction_column)
     if predictions is None:
         raise ValueError("No predictions: pass -p/--predictions FILE or --data DATASET --prediction-column NAME.")
     for index, item in enumerate(predictions):
         if not isinstance(item, str):
             raise ValueError(f"predictions[{index}] is a list; each prediction must be one string.")
-    references = None
-    if any(protocol.second_input == "references" for protocol in chosen):
+    needing = {kind: [s.name for s in chosen if s.second_input == kind] for kind in ("references", "sources")}
+    references = sources = None
+    if needing["references"]:
         if args.references:
-            columns = [read(path, args.reference_column, "references") for path in args.references]
+            columns = [read(path, args.reference_column) for path in args.references]
             references = zip_references([c for c in columns if c is not None])
-        elif args.data is not None:
-            references = read(None, args.reference_column, "references")
+        else:
+            references = read(None, args.reference_column)  # None without --data
         if references is None:
-            needing = [s.name for s in chosen if s.second_input == "references"]
-            raise ValueError(f"{needing} need references: pass -r/--references FILE (repeatable).")
-    sources = None
-    if any(protocol.second_input == "sources" for protocol in chosen):
-        sources = read(args.sources, args.source_column, "sources")
+            raise ValueError(f"{needing['references']} need references: pass -r/--references FILE "
+                             "(repeatable).")
+    if needing["sources"]:
+        sources = read(args.sources, args.source_column)
         if sources is None:
-            needing = [s.name for s in chosen if s.second_input == "sources"]
-            raise ValueError(f"{needing} need source documents: pass -s/--sources FILE.")
+            raise ValueError(f"{needing['sources']} need source documents: pass -s/--sources FILE.")
     for name, items in (("references", references), ("sources", sources)):
         if items is not None and len(items) != len(predictions):
-            raise ValueError(
-                f"{len(predictions)} predictions but {len(items)} {name}; inputs need one line/row per example."
-            )
+            raise ValueError(f"{len(predictions)} predictions but {len(items)} {name}; inputs need one "
+                             "line/row per example.")
     if args.limit is not None:  # after the length check: files of different lengths are an error
-        predictions, references, sources = (
-            None if items is None else items[: args.limit] for items in (predictions, references, sources)
-        )
+        predictions, references, sources = (None if items is None else items[: args.limit]
+                                            for items in (predictions, references, sources))
     return predictions, references, sources  # type: ignore[return-value]
 
 
@@ -438,12 +395,11 @@ def run_meta_eval(argv: Sequence[str]) -> int:
     its own ``main`` reports the errors a user can fix, as ``python -m benchmarks.meta_eval`` does."""
     root = source_checkout()
     if root is None:
-        raise ValueError(
-            "meta-eval runs the benchmarks of a source checkout (REALSumm, WebNLG 2020, your own "
-            "--data table), which `pip install nlgmetrics` does not ship: clone the repository and run "
-            "`python -m benchmarks.meta_eval ...` (or `nlgmetrics meta-eval ...`) inside it. The statistics "
-            "for your own scores are in the package: nlgmetrics.stats."
-        )
+        raise ValueError("meta-eval runs the benchmarks of a source checkout (REALSumm, WebNLG 2020, your "
+                         "own --data table), which `pip install nlgmetrics` does not ship: clone the "
+                         "repository and run `python -m benchmarks.meta_eval ...` (or `nlgmetrics "
+                         "meta-eval ...`) inside it. The statistics for your own scores are in the "
+                         "package: nlgmetrics.stats.")
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))  # the checkout's `benchmarks` package, as `python -m` would find it
     from benchmarks.meta.runner import main as meta_main
@@ -502,19 +458,16 @@ def _main(argv: list[str]) -> int:
             from nlgmetrics.apps.cache_cli import run_cache
 
             return run_cache(args)
-        if args.command == "demo":
-            from nlgmetrics.apps.demo import launch_demo
+        from nlgmetrics.apps.demo import launch_demo  # the last command argparse admits: demo
 
-            launch_demo(args.metric, model=args.model, server_port=args.port, server_name=args.host)
-            return 0
+        launch_demo(args.metric, model=args.model, server_port=args.port, server_name=args.host)
+        return 0
     except ANTICIPATED as error:
         if isinstance(error, BrokenPipeError):
             raise  # the reader of stdout left: main() ends quietly
         # Problems the user can fix: one clear line, no traceback.
         print(f"nlgmetrics {args.command}: error: {one_line(error)}", file=sys.stderr)
         return 2
-    print(f"nlgmetrics: error: unknown command {args.command!r}", file=sys.stderr)
-    return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -52,8 +52,7 @@ def add_compare_parser(sub: Any) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Null hypothesis: the system and the baseline come from the same process; p is the "
         "probability of an absolute difference at least as large by chance. p < 0.05 is marked *. "
-        "Significance says the two differ, not which is better: read the delta.",
-    )
+        "Significance says the two differ, not which is better: read the delta.")
     parser.add_argument("systems", nargs="+", metavar="SYSTEM_FILE",
                         help="one file per system, one output per line (any input `score -p` reads)")
     inputs = parser.add_argument_group("inputs")
@@ -185,9 +184,8 @@ def _read_inputs(args: argparse.Namespace, protocol: MetricSpec, names: Sequence
         others = read(args.sources, args.source_column)
     lengths = {name: len(items) for name, items in systems.items()}
     if len(set(lengths.values())) > 1 or len(others) != len(systems[names[0]]):
-        raise ValueError(
-            f"every file needs one line per example: systems {lengths}, {protocol.second_input} {len(others)}."
-        )
+        raise ValueError(f"every file needs one line per example: systems {lengths}, "
+                         f"{protocol.second_input} {len(others)}.")
     return systems, others
 
 
@@ -205,8 +203,7 @@ def run_compare(args: argparse.Namespace) -> int:
     result = compare_systems(
         systems, others, metric=protocol.name, baseline=baseline, column=args.column, tests=chosen_tests(args),
         n_bootstrap=args.n_bootstrap, n_permutations=args.n_permutations, seed=args.seed,
-        count_ties=not args.strict_ties, metric_options=options, progress=not args.no_progress,
-    )
+        count_ties=not args.strict_ties, metric_options=options, progress=not args.no_progress)
     if protocol.uses_model:
         from nlgmetrics.engine.distributed import is_main_process
 

@@ -1,37 +1,23 @@
-"""Gradio demos of the metrics (the Hub Spaces ``app.py`` of each ``metrics/<name>`` folder).
+"""Gradio demos of the metrics: each Hub Space's ``app.py`` (``metrics/<name>/app.py``) calls
+``launch_demo("<name>")``.
 
-``evaluate``'s own ``launch_gradio_widget`` builds its widget with ``gr.inputs`` / ``gr.outputs``,
-which Gradio 4 removed, so it fails with the Gradio these demos pin (6.x). The demos are built here
-with ``gr.Blocks`` instead, from the metric's protocol, as the CLI reads it
-(:mod:`nlgmetrics.registry`): one text box for the prediction (or summary), one for the reference(s)
-(or source document), one widget per option, a button, and the result.
+evaluate's ``launch_gradio_widget`` uses ``gr.inputs`` / ``gr.outputs``, which Gradio 4 removed, so the
+demos are built here with ``gr.Blocks``, from the metric's protocol (:mod:`nlgmetrics.registry`): a
+text box for the prediction (or summary), one for the reference(s) (or source document), one widget
+per option starting at the library's default (only options changed from it are passed), a button,
+and the result.
 
-Stable element ids (used by the browser tests and by anyone scripting the page):
-
-- ``#prediction`` and ``#reference`` or ``#source``: the two text boxes (Gradio puts a
-  ``textarea`` inside);
-- ``#options``: the (closed) accordion holding the option widgets;
-- ``#option-<name>``: one per option (``#option-model`` for the model of LM metrics);
-- ``#submit``: the button;
-- ``#score``: the main score (``result.main_score``), written with Python's ``repr`` (every digit,
-  parseable by ``float``); its label names the main score and its direction, from the result;
-- ``#scores``: every headline number, ``result.aggregate()`` (JSON);
-- ``#signature``: the signature of the result;
-- ``#explanation`` (LM metrics): the token breakdowns of the example
-  (:mod:`nlgmetrics.apps.explain_html`), one ``span.nlgm-tok`` per token with its ``data-value``.
-
-Option widgets start at the library's defaults (read from the metric function's signature by
-:mod:`nlgmetrics.registry`); only options changed from them are passed.
+Stable element ids (for the browser tests and anyone scripting the page): ``#prediction`` and
+``#reference`` or ``#source`` (text boxes; Gradio puts a ``textarea`` inside); ``#options`` (the
+closed accordion of option widgets); ``#option-<name>`` (``#option-model`` for an LM metric's
+model); ``#submit``; ``#score`` (the main score as Python's ``repr``, every digit; its label names
+the main score and its direction); ``#scores`` (every headline number, ``result.aggregate()``, as
+JSON); ``#signature``; ``#explanation`` (LM metrics: the example's token breakdowns, from
+:mod:`nlgmetrics.apps.explain_html`, one ``span.nlgm-tok`` per token with its ``data-value``).
 
 >>> demo = build_demo("bleu")          # a gr.Blocks; launch_demo("bleu") also serves it
 >>> type(demo).__name__
 'Blocks'
-
-``metrics/<name>/app.py`` is three lines::
-
-    from nlgmetrics.apps.demo import launch_demo
-
-    launch_demo("<name>")
 """
 
 from __future__ import annotations
@@ -80,35 +66,26 @@ def split_references(text: str) -> list[str]:
     return references or [text]
 
 
-def _card_candidates(name: str, card_path: str | os.PathLike | None) -> list[Path]:
-    """Where the card of ``name`` may be, most specific first (see :func:`_card_text`)."""
-    if card_path is not None:
-        return [Path(card_path)]
-    candidates = []
-    script = getattr(sys.modules.get("__main__"), "__file__", None)
-    if script:  # `python metrics/bleu/app.py` from any directory; a Space's app.py
-        candidates.append(Path(script).resolve().parent / "README.md")
-    candidates.append(Path.cwd() / "README.md")  # a Space runs app.py in its own folder
-    # A source checkout (src/nlgmetrics/apps/demo.py -> <root>/metrics/<name>/README.md).
-    candidates.append(Path(__file__).resolve().parents[3] / "metrics" / name / "README.md")
-    return candidates
-
-
 def _card_text(name: str, card_path: str | os.PathLike | None) -> str:
     """The model card of ``name`` without its YAML header, shown under the demo (as evaluate's widget does).
 
     ``card_path`` when given; otherwise the first ``README.md`` that is this metric's own card (it
     sits beside the module ``<name>.py``, as in every ``metrics/<name>`` folder and Space): next to
-    the running script, in the working directory, or in the source checkout's ``metrics/<name>``.
+    the running script (``python metrics/bleu/app.py`` from any directory), in the working directory
+    (a Space runs app.py in its own folder), or in the source checkout's ``metrics/<name>``.
     A README beside no ``<name>.py`` (the project's own README when a demo is started from the
     repository root) is never shown as the card. No card found: ``""`` (no panel).
     """
-    for path in _card_candidates(name, card_path):
-        if card_path is None and not path.with_name(f"{name}.py").is_file():
-            continue  # some other README: not this metric's card
-        if path.is_file():
-            return _YAML_HEADER.sub("", path.read_text(encoding="utf-8"), count=1)
-    return ""
+    if card_path is not None:
+        candidates = [Path(card_path)]
+    else:
+        script = getattr(sys.modules.get("__main__"), "__file__", None)
+        candidates = [Path(script).resolve().parent / "README.md"] if script else []
+        checkout = Path(__file__).resolve().parents[3] / "metrics" / name
+        candidates += [Path.cwd() / "README.md", checkout / "README.md"]
+        candidates = [path for path in candidates if path.with_name(f"{name}.py").is_file()]
+    card = next((path for path in candidates if path.is_file()), None)
+    return "" if card is None else _YAML_HEADER.sub("", card.read_text(encoding="utf-8"), count=1)
 
 
 def offline_theme() -> Any:
@@ -134,19 +111,20 @@ def _option_widget(gr: Any, option: Option) -> Any:
     # numeric option whose library default is None (batch_size, max_length, ...) is a text box,
     # empty for the default (typed as on the command line, "none" included).
     if option.kind in {"int", "float"} and option.default is not None:
-        return gr.Number(
-            value=option.default, label=label, elem_id=elem_id, precision=0 if option.kind == "int" else None
-        )
+        return gr.Number(value=option.default, label=label, elem_id=elem_id,
+                         precision=0 if option.kind == "int" else None)
     return gr.Textbox(value=_as_text(option.default), label=label, elem_id=elem_id)
 
 
 def _as_text(value: Any) -> str:
     """Option value as typed in a text box (lists comma-separated, as on the command line)."""
-    if value is None:
-        return ""
     if isinstance(value, (list, tuple)):
         return ",".join(str(v) for v in value)
-    return str(value)
+    return "" if value is None else str(value)
+
+
+#: How a widget's value becomes the value of an option of each kind typed other than as text.
+_FROM_WIDGET = {"int": int, "float": float, "bool": bool}
 
 
 def _coerce(option: Option, value: Any) -> Any:
@@ -155,13 +133,7 @@ def _coerce(option: Option, value: Any) -> Any:
         return option.default
     if option.kind in {"str_list", "float_list", "token"} or isinstance(value, str):
         return option.parse(str(value))  # typed as text, like on the command line
-    if option.kind == "int":
-        return int(value)
-    if option.kind == "float":
-        return float(value)
-    if option.kind == "bool":
-        return bool(value)
-    return value
+    return _FROM_WIDGET.get(option.kind, lambda same: same)(value)
 
 
 def run_pair(protocol: MetricSpec, prediction: str, second: str, options: dict[str, Any]) -> MetricResult:
@@ -177,12 +149,8 @@ def _same(value: Any, default: Any) -> bool:
     return value == default
 
 
-def score_pair(
-    protocol: MetricSpec,
-    prediction: str,
-    second: str,
-    options: dict[str, Any],
-) -> tuple[str, dict[str, float], str]:
+def score_pair(protocol: MetricSpec, prediction: str, second: str,
+               options: dict[str, Any]) -> tuple[str, dict[str, float], str]:
     """Score one prediction for the demo: (main score as repr, ``aggregate()``, signature)."""
     result = run_pair(protocol, prediction, second, options)
     return repr(float(result.main_score)), result.aggregate(), result.signature
@@ -195,23 +163,15 @@ def main_label(result: MetricResult) -> str:
 
 def columns_text(protocol: MetricSpec) -> str:
     """What the per-example columns mean, as the protocol's result class declares them (Markdown)."""
-    lines = [
-        f"- `{name}`: {column.description} ({'higher' if column.higher_is_better else 'lower'} is "
-        f"better, range {column.range_text()})"
-        for name, column in protocol.columns.items()
-    ]
+    lines = [f"- `{name}`: {column.description} ({'higher' if column.higher_is_better else 'lower'} is "
+             f"better, range {column.range_text()})" for name, column in protocol.columns.items()]
     if protocol.main is not None:
         lines.insert(0, f"Main score: `{protocol.main}`.")
     return "\n".join(lines)
 
 
-def build_demo(
-    name: str,
-    model: str | None = None,
-    *,
-    device: str | None = None,
-    card_path: str | os.PathLike | None = None,
-) -> Any:
+def build_demo(name: str, model: str | None = None, *, device: str | None = None,
+               card_path: str | os.PathLike | None = None) -> Any:
     """Build (not launch) the ``gr.Blocks`` demo of metric ``name``.
 
     ``model`` pre-fills the model box of LM metrics (default: the metric's paper default, which
@@ -222,48 +182,34 @@ def build_demo(
     import gradio as gr
 
     protocol = get_protocol(name)
-    second_id = "reference" if protocol.second_input == "references" else "source"
+    with_references = protocol.second_input == "references"
     options_shown = protocol.resolved_options()
+    explains = "explain" in protocol.accepted_options()  # LM metrics: where in the text the score comes from
     with gr.Blocks(title=f"nlgmetrics: {protocol.title}") as demo:
         # "<hash>", "<nlgmetrics version>" in a description are placeholders, not HTML tags
         description = protocol.description.replace("<", "&lt;")
         gr.Markdown(f"# {protocol.title}\n\n{description}\n\n{columns_text(protocol)}")
         with gr.Row():
             with gr.Column():
-                prediction = gr.Textbox(
-                    label="Prediction" if second_id == "reference" else "Summary",
-                    lines=3,
-                    elem_id="prediction",
-                )
-                if second_id == "reference":
-                    second = gr.Textbox(
-                        label=f"Reference(s): separate several with a line holding only {REFERENCE_SEPARATOR}",
-                        lines=4,
-                        elem_id="reference",
-                    )
+                prediction = gr.Textbox(label="Prediction" if with_references else "Summary", lines=3,
+                                        elem_id="prediction")
+                if with_references:
+                    second = gr.Textbox(label="Reference(s): separate several with a line holding only "
+                                        f"{REFERENCE_SEPARATOR}", lines=4, elem_id="reference")
                 else:
                     second = gr.Textbox(label="Source document", lines=6, elem_id="source")
-                widgets: list[Any] = []
                 with gr.Accordion("Options", open=False, elem_id="options"):
-                    model_box = None
-                    if protocol.uses_model:
-                        model_box = gr.Textbox(
-                            value=model or protocol.default_model or "",
-                            label=model_label(protocol),
-                            elem_id="option-model",
-                        )
-                    for option in options_shown:
-                        widgets.append(_option_widget(gr, option))
+                    model_box = gr.Textbox(label=model_label(protocol), value=model or protocol.default_model
+                                           or "", elem_id="option-model") if protocol.uses_model else None
+                    widgets = [_option_widget(gr, option) for option in options_shown]
                 submit = gr.Button("Compute", variant="primary", elem_id="submit")
             with gr.Column():
                 score_box = gr.Textbox(label="Main score", elem_id="score", interactive=False)
                 scores_box = gr.JSON(label="All scores", elem_id="scores")
                 signature_box = gr.Textbox(label="Signature", elem_id="signature", interactive=False)
-                # LM metrics: where in the text the score comes from (nlgmetrics.core.explanations).
-                explains = "explain" in protocol.accepted_options()
                 explanation_box = gr.HTML(elem_id="explanation") if explains else None
 
-        def run(prediction_text: str, second_text: str, *values: Any) -> tuple[Any, dict, str]:
+        def run(prediction_text: str, second_text: str, *values: Any) -> tuple[Any, ...]:
             options: dict[str, Any] = {}
             if protocol.uses_model:
                 model_value, *values = values  # type: ignore[assignment]
@@ -282,16 +228,16 @@ def build_demo(
             except (ValueError, OSError, ImportError) as error:
                 # Shown to the user as a toast instead of a stack trace.
                 raise gr.Error(str(error)) from error
-            score = gr.update(value=repr(float(result.main_score)), label=main_label(result))
-            if explanation_box is None:
-                return score, result.aggregate(), result.signature
+            shown = (gr.update(value=repr(float(result.main_score)), label=main_label(result)),
+                     result.aggregate(), result.signature)
+            if not explains:
+                return shown
             from nlgmetrics.apps.explain_html import render_explanation
 
-            panel = render_explanation(result.explanations[0], main=result.main)
-            return score, result.aggregate(), result.signature, panel
+            return (*shown, render_explanation(result.explanations[0], main=result.main))
 
-        inputs = [prediction, second] + ([model_box] if model_box is not None else []) + widgets
-        outputs = [score_box, scores_box, signature_box] + ([explanation_box] if explanation_box is not None else [])
+        inputs = [box for box in (prediction, second, model_box, *widgets) if box is not None]
+        outputs = [box for box in (score_box, scores_box, signature_box, explanation_box) if box is not None]
         submit.click(run, inputs=inputs, outputs=outputs, api_name="score")
         gr.Examples(examples=[list(_EXAMPLES[protocol.second_input])], inputs=[prediction, second])
         card = _card_text(name, card_path)
@@ -314,27 +260,15 @@ def model_label(protocol: MetricSpec) -> str:
     return f"model ({kinds} LM): {where}"
 
 
-def launch_demo(
-    name: str,
-    model: str | None = None,
-    server_port: int | None = None,
-    *,
-    server_name: str | None = None,
-    device: str | None = None,
-    block: bool = True,
-    card_path: str | os.PathLike | None = None,
-    **launch_kwargs: Any,
-) -> Any:
+def launch_demo(name: str, model: str | None = None, server_port: int | None = None, *,
+                server_name: str | None = None, device: str | None = None, block: bool = True,
+                card_path: str | os.PathLike | None = None, **launch_kwargs: Any) -> Any:
     """Build the demo of ``name`` and serve it (what ``metrics/<name>/app.py`` calls).
 
     ``block=False`` returns right after the server starts (tests, notebooks); call ``.close()`` on
     the returned Blocks to stop it. Other keywords go to ``gr.Blocks.launch``.
     """
     demo = build_demo(name, model, device=device, card_path=card_path)
-    demo.launch(
-        server_port=server_port,
-        server_name=server_name,
-        prevent_thread_lock=not block,
-        **{"theme": offline_theme(), **launch_kwargs},
-    )
+    demo.launch(server_port=server_port, server_name=server_name, prevent_thread_lock=not block,
+                **{"theme": offline_theme(), **launch_kwargs})
     return demo

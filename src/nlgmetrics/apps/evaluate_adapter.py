@@ -6,7 +6,8 @@ gives it everything else from the protocol. Layout, in the order a call meets it
 
 - :class:`CheckedTextInputs`: checks and normalises the input columns before evaluate's own
   machinery sees them (why: its docstring);
-- :func:`input_features`: the features a module declares;
+- :func:`input_features`: the features a module declares; :func:`shared_args`: the argument lines
+  its inputs description shares with other modules;
 - :func:`module_options` / :func:`library_options`: a module's options in the library's names
   (where the module answers to an evaluate counterpart, the protocol's
   :class:`~nlgmetrics.core.protocol.EvaluateFace` says how: argument names, keys, inert switches);
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Mapping, Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 import numpy as np
@@ -35,8 +36,49 @@ from nlgmetrics.core.result import MetricResult
 from nlgmetrics.core.validation import as_texts, check_bool, check_text
 
 
-#: The output switches of every module's ``compute()`` (see the module docstring), with their defaults.
-OUTPUT_SWITCHES = {"use_aggregator": True, "return_signature": False, "return_details": False}
+#: The argument lines that several modules' inputs descriptions share, written there as the key's
+#: line and filled in by :func:`shared_args` (``{counterpart}``: the module's evaluate counterpart).
+SHARED_ARGS = {
+    "{references}": """\
+    predictions (list of str): one hypothesis per example.
+    references (list of str, or list of list of str): one or several references per example
+        (the number may vary between examples, unlike evaluate's {counterpart}; a mix is fine).
+""",
+    "{big_model}": """\
+    device_map (str or dict or None), max_memory (dict or None), offload_folder (str or None): a model
+        bigger than one device, passed to from_pretrained (e.g. device_map="auto",
+        max_memory={0: "20GiB", "cpu": "60GiB"}, or {module: "cpu" | "cuda:0" | "disk"}); same numbers.
+""",
+    "{lm_run}": """\
+    progress (bool): show a progress bar. Default True, unless evaluate.disable_progress_bar()
+        was called.
+    cache_dir (str or None): a folder where what the model computed is kept and reused by later
+        calls and processes, same numbers (default: $NLGMETRICS_CACHE_DIR, else no store; see the
+        card's "Reusing work across calls"; `nlgmetrics cache info|clear DIR`).
+    release_models (bool): after the call, drop every scoring model cached in this process and free
+        their memory (nlgmetrics.engine.release()). Default False: they stay loaded for the next call.
+""",
+    "{output}": """\
+    return_signature (bool): also return "signature" (a string; see the description). Default False.
+    return_details (bool): accepted as by every nlgmetrics module, since evaluate.combine passes
+        one set of options to all its modules; changes nothing here (the default output holds every number).
+""",
+}
+
+
+def shared_args(protocol: MetricSpec, description: str) -> str:
+    """A module's inputs description with the lines of :data:`SHARED_ARGS` filled in.
+
+    >>> from nlgmetrics.registry import get_protocol
+    >>> shared_args(get_protocol("bleu"), "Args:\\n{references}\\n").splitlines()[-1].strip()
+    "(the number may vary between examples, unlike evaluate's sacrebleu; a mix is fine)."
+    """
+    for line, text in SHARED_ARGS.items():
+        description = description.replace(f"{line}\n", text)
+    if protocol.evaluate is not None:
+        description = description.replace("{counterpart}", protocol.evaluate.counterpart)
+    return description
+
 
 #: The switch of every module's ``compute()`` that drops the cached scoring models after the call.
 RELEASE_SWITCH = "release_models"
@@ -64,8 +106,8 @@ def pop_output_switches(options: dict[str, Any]) -> OutputSwitches:
     ...
     ValueError: `return_signature` must be True or False, got 'yes'.
     """
-    given = {name: options.pop(name, default) for name, default in OUTPUT_SWITCHES.items()}
-    return OutputSwitches(**{name: check_bool(name, value) for name, value in given.items()})
+    return OutputSwitches(**{field.name: check_bool(field.name, options.pop(field.name, field.default))
+                             for field in fields(OutputSwitches)})
 
 
 def library_options(options: Mapping[str, Any], renamed: Mapping[str, str], counterpart: str) -> dict[str, Any]:
@@ -83,22 +125,9 @@ def library_options(options: Mapping[str, Any], renamed: Mapping[str, str], coun
     """
     for module_name, library_name in renamed.items():
         if library_name in options:
-            raise TypeError(
-                f"This module has no option `{library_name}`; it is named `{module_name}` here, as in "
-                f"evaluate's {counterpart}: pass {module_name}={options[library_name]!r}."
-            )
+            raise TypeError(f"This module has no option `{library_name}`; it is named `{module_name}` here, "
+                            f"as in evaluate's {counterpart}: pass {module_name}={options[library_name]!r}.")
     return {renamed.get(name, name): value for name, value in options.items()}
-
-
-def library_defaults_for_none(options: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
-    """Drop the options in ``names`` that are None: evaluate's counterpart writes None for "the
-    default" (sacrebleu's ``tokenize``, rouge's ``rouge_types`` and ``tokenizer``), so the
-    library's default applies, stated once, in the library.
-
-    >>> library_defaults_for_none({"tokenize": None, "lowercase": True}, ["tokenize"])
-    {'lowercase': True}
-    """
-    return {name: value for name, value in options.items() if not (name in names and value is None)}
 
 
 def _plain_number(key: str, value: Any) -> int | float:
@@ -110,20 +139,9 @@ def _plain_number(key: str, value: Any) -> int | float:
     return int(value) if isinstance(value, numbers.Integral) else float(value)
 
 
-def _plain_value(key: str, value: Any) -> int | float | list[int | float]:
-    """A value of the output: a number, or a list of numbers."""
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return [_plain_number(key, item) for item in value]
-    return _plain_number(key, value)
-
-
-def evaluate_output(
-    result: MetricResult,
-    switches: OutputSwitches = OutputSwitches(),
-    *,
-    aggregated: Mapping[str, Any] | None = None,
-    per_example: Mapping[str, Sequence[Any]] | None = None,
-) -> dict[str, Any]:
+def evaluate_output(result: MetricResult, switches: OutputSwitches = OutputSwitches(), *,
+                    aggregated: Mapping[str, Any] | None = None,
+                    per_example: Mapping[str, Sequence[Any]] | None = None) -> dict[str, Any]:
     """The ``compute()`` output of a module (the rule: see the module docstring).
 
     ``aggregated``: the default output of a module that answers to an evaluate counterpart (the
@@ -144,7 +162,8 @@ def evaluate_output(
         if aggregated is None:
             headline = result.aggregate()
             aggregated = {result.main: headline[result.main], **headline}
-        output = {key: _plain_value(key, value) for key, value in aggregated.items()}
+        output = {key: _plain_number(key, value) if not isinstance(value, (list, tuple, np.ndarray))
+                  else [_plain_number(key, item) for item in value] for key, value in aggregated.items()}
     else:
         columns = result.scores if per_example is None else per_example
         output = {key: [_plain_number(key, value) for value in values] for key, values in columns.items()}
@@ -169,58 +188,44 @@ def input_features(second_input: str) -> list[Any]:
         return [datasets.Features({"predictions": text, "sources": text})]
     if second_input != "references":
         raise ValueError(f"second_input={second_input!r}: expected 'references' or 'sources'.")
-    return [
-        datasets.Features({"predictions": text, "references": datasets.Sequence(text)}),
-        datasets.Features({"predictions": text, "references": text}),
-    ]
-
-
-def compute_options(protocol: MetricSpec, options: Mapping[str, Any]) -> dict[str, Any]:
-    """The options a module's ``_compute`` passes to the library: ``options``, plus ``progress``
-    when the caller did not give it.
-
-    The progress bar then follows the library's default (on for the LM metrics, whose calls take
-    minutes) unless evaluate's own switch is off (``evaluate.disable_progress_bar()``, which also
-    silences evaluate's bars); ``progress=False`` in ``compute()`` silences one call. Metrics
-    without a bar are left alone.
-
-    >>> from nlgmetrics.registry import get_protocol
-    >>> compute_options(get_protocol("bleu"), {"tokenize": "intl"})
-    {'tokenize': 'intl'}
-    >>> import evaluate
-    >>> compute_options(get_protocol("infolm"), {})["progress"] == evaluate.is_progress_bar_enabled()
-    True
-    >>> compute_options(get_protocol("infolm"), {"progress": False})
-    {'progress': False}
-    """
-    import evaluate
-
-    given = dict(options)
-    if "progress" in given or "progress" not in protocol.accepted_options():
-        return given
-    given["progress"] = bool(protocol.default("progress")) and evaluate.is_progress_bar_enabled()
-    return given
+    return [datasets.Features({"predictions": text, "references": datasets.Sequence(text)}),
+            datasets.Features({"predictions": text, "references": text})]
 
 
 def module_options(protocol: MetricSpec, options: Mapping[str, Any]) -> dict[str, Any]:
     """A module's ``compute()`` options (output switches removed) in the library's names, as its
     protocol's :class:`~nlgmetrics.core.protocol.EvaluateFace` says: the counterpart's inert
-    switches checked and dropped, its None-means-default options dropped when None, its names
-    mapped to the library's; then ``progress`` (:func:`compute_options`). Every default stays
-    the library's.
+    switches checked and dropped, its None-means-default options dropped when None (evaluate's
+    counterpart writes None for "the default": sacrebleu's ``tokenize``, rouge's ``rouge_types``),
+    its names mapped to the library's. Every default stays the library's.
+
+    Then ``progress`` where the caller did not give it: the library's default (on for the LM
+    metrics, whose calls take minutes) unless evaluate's own switch is off
+    (``evaluate.disable_progress_bar()``, which also silences evaluate's bars); ``progress=False``
+    in ``compute()`` silences one call. Metrics without a bar are left alone.
 
     >>> from nlgmetrics.registry import get_protocol
     >>> module_options(get_protocol("bleu"), {"use_effective_order": True, "tokenize": None, "force": True})
     {'effective_order': True}
+    >>> import evaluate
+    >>> module_options(get_protocol("infolm"), {})["progress"] == evaluate.is_progress_bar_enabled()
+    True
+    >>> module_options(get_protocol("infolm"), {"progress": False})
+    {'progress': False}
     """
+    import evaluate
+
     given = dict(options)
     face = protocol.evaluate
     if face is not None:
         for name in face.inert:  # the counterpart's switch, which changes nothing here: checked only
             check_bool(name, given.pop(name, False))
-        given = library_defaults_for_none(given, face.none_is_default)
+        given = {name: value for name, value in given.items()
+                 if not (name in face.none_is_default and value is None)}
         given = library_options(given, face.renamed, face.counterpart)
-    return compute_options(protocol, given)
+    if "progress" not in given and "progress" in protocol.accepted_options():
+        given["progress"] = bool(protocol.default("progress")) and evaluate.is_progress_bar_enabled()
+    return given
 
 
 def module_output(protocol: MetricSpec, result: MetricResult, options: Mapping[str, Any],
@@ -266,13 +271,8 @@ def _list_columns(features: Any) -> set[str]:
     """Columns for which some declared feature format takes a list of strings per example (e.g.
     several references), rather than one string."""
     formats = features if isinstance(features, list) else [features]
-    return {
-        name
-        for declared in formats
-        if isinstance(declared, Mapping)
-        for name, feature in declared.items()
-        if getattr(feature, "dtype", None) != "string"
-    }
+    return {name for declared in formats if isinstance(declared, Mapping)
+            for name, feature in declared.items() if getattr(feature, "dtype", None) != "string"}
 
 
 def _is_pandas(value: Any, kind: str) -> bool:
@@ -303,26 +303,20 @@ def as_input_column(name: str, column: Any) -> list[Any]:
     ValueError: `predictions` is int (3), not a list of texts; pass a list with one string per example, e.g. predictions=['a text'].
     """
     if _is_pandas(column, "DataFrame"):
-        raise ValueError(
-            f"`{name}` is a pandas DataFrame (columns {list(column.columns)[:5]}); iterating over it gives "
-            f"its column names. Pass one column as a list, e.g. {name}=df[\"{name}\"].tolist()."
-        )
+        raise ValueError(f"`{name}` is a pandas DataFrame (columns {list(column.columns)[:5]}); iterating "
+                         "over it gives its column names. Pass one column as a list, e.g. "
+                         f"{name}=df[\"{name}\"].tolist().")
     if isinstance(column, (bytes, bytearray)):
-        raise ValueError(
-            f"`{name}` is {type(column).__name__}; decode it (e.g. data.decode('utf-8').splitlines()) and "
-            f"pass a list of strings, one per example."
-        )
+        raise ValueError(f"`{name}` is {type(column).__name__}; decode it (e.g. "
+                         "data.decode('utf-8').splitlines()) and pass a list of strings, one per example.")
     if isinstance(column, (numbers.Number, np.generic)) or (isinstance(column, np.ndarray) and column.ndim == 0):
-        raise ValueError(
-            f"`{name}` is {type(column).__name__} ({column!r:.40}), not a list of texts; pass a list with "
-            f"one string per example, e.g. {name}=['a text']."
-        )
+        raise ValueError(f"`{name}` is {type(column).__name__} ({column!r:.40}), not a list of texts; pass "
+                         f"a list with one string per example, e.g. {name}=['a text'].")
     if column is None or isinstance(column, (str, Set, Mapping)) or not hasattr(column, "__iter__"):
         as_texts(name, column)  # the library's message (None, a single string, a set or dict, ...)
         raise ValueError(f"`{name}` must be a list of strings, got {type(column).__name__}.")
-    if isinstance(column, np.ndarray) or _is_pandas(column, "Series"):
-        return [_plain(item) for item in column.tolist()]
-    return [_plain(item) for item in column]
+    items = column.tolist() if isinstance(column, np.ndarray) or _is_pandas(column, "Series") else column
+    return [_plain(item) for item in items]
 
 
 def check_text_item(label: str, item: Any, lists_allowed: bool) -> None:
@@ -342,11 +336,10 @@ def _check_series_alignment(batch: Mapping[str, Any]) -> None:
     names = list(series)
     for other in names[1:]:
         if not series[names[0]].index.equals(series[other].index):
-            raise ValueError(
-                f"`{names[0]}` and `{other}` are pandas Series with different indexes; their rows are "
-                f"paired by position, not by index label. Align them first (e.g. "
-                f"{other} = {other}.loc[{names[0]}.index]) or call .reset_index(drop=True) on both."
-            )
+            raise ValueError(f"`{names[0]}` and `{other}` are pandas Series with different indexes; their "
+                             "rows are paired by position, not by index label. Align them first (e.g. "
+                             f"{other} = {other}.loc[{names[0]}.index]) or call .reset_index(drop=True) on "
+                             "both.")
 
 
 def normalise_text_batch(batch: Mapping[str, Any], list_columns: set[str]) -> dict[str, list[Any]]:
@@ -466,14 +459,11 @@ class ProtocolModule(CheckedTextInputs):
         import evaluate
 
         protocol = self.protocol
-        return evaluate.MetricInfo(
-            description=protocol.description,
-            citation=protocol.citation,
-            inputs_description=self.inputs_description,
-            features=input_features(protocol.second_input),
-            codebase_urls=list(protocol.codebase_urls),
-            reference_urls=list(protocol.reference_urls),
-        )
+        return evaluate.MetricInfo(description=protocol.description, citation=protocol.citation,
+                                   inputs_description=shared_args(protocol, self.inputs_description),
+                                   features=input_features(protocol.second_input),
+                                   codebase_urls=list(protocol.codebase_urls),
+                                   reference_urls=list(protocol.reference_urls))
 
     def _compute(self, predictions: list[Any], **inputs_and_options: Any) -> dict[str, Any]:
         # evaluate passes the feature columns by name: the second one is the protocol's input.

@@ -98,11 +98,9 @@ def _text_block(breakdown: TokenBreakdown, source: str, shown: Sequence[float], 
         cursor = max(cursor, end)
         details = "; ".join(f"{name}={column[k]!s:.12}" for name, column in extra.items())
         title = f"{breakdown.tokens[k]!r}: {shown[k]!r}" + (f" ({details})" if details else "")
-        parts.append(
-            f'<span class="nlgm-tok" data-index="{k}" data-value="{shown[k]!r}" '
-            f'style="background:{_shade(shown[k], scale, diverging)}" title="{html.escape(title)}">'
-            f"{html.escape(piece)}</span>"
-        )
+        parts.append(f'<span class="nlgm-tok" data-index="{k}" data-value="{shown[k]!r}" '
+                     f'style="background:{_shade(shown[k], scale, diverging)}" title="{html.escape(title)}">'
+                     f"{html.escape(piece)}</span>")
     parts.append(html.escape(text[cursor:]))
     count = len(tokens)
     label = f"{source} ({count} token{'s' if count != 1 else ''} explained)" if count else f"{source} (context)"

@@ -48,10 +48,8 @@ def _check_item(value: Any, where: str) -> Text:
         return value
     if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
         return list(value)
-    raise ValueError(
-        f"{where} is {type(value).__name__} ({value!r:.60}); each item must be a string or a "
-        f"non-empty list of strings (several references for one example)."
-    )
+    raise ValueError(f"{where} is {type(value).__name__} ({value!r:.60}); each item must be a string or a "
+                     f"non-empty list of strings (several references for one example).")
 
 
 def _unescape(text: Text) -> Text:
@@ -66,11 +64,9 @@ BOM = "\ufeff"
 
 
 def _not_utf8(path: Path, data: bytes, position: int, line: int) -> ValueError:
-    return ValueError(
-        f"{path} is not UTF-8 text (byte 0x{data[0]:02x} at offset {position}, line {line}); "
-        f"re-encode it as UTF-8, e.g. `iconv -f latin1 -t utf-8 {path} > {path.stem}.utf8{path.suffix}` "
-        f"(with the file's real encoding instead of latin1)."
-    )
+    return ValueError(f"{path} is not UTF-8 text (byte 0x{data[0]:02x} at offset {position}, line {line}); "
+                      f"re-encode it as UTF-8, e.g. `iconv -f latin1 -t utf-8 {path} > "
+                      f"{path.stem}.utf8{path.suffix}` (with the file's real encoding instead of latin1).")
 
 
 def check_utf8(path: Path) -> None:
@@ -116,11 +112,6 @@ def _lines(text: str) -> list[str]:
     return lines
 
 
-def _read_txt(path: Path) -> list[str]:
-    # An empty line in the middle is an example (an empty text); the final newline is not.
-    return _lines(read_text_file(path))
-
-
 def _read_jsonl(path: Path, column: str | None) -> list[Text]:
     items: list[Text] = []
     for number, line in enumerate(_lines(read_text_file(path)), start=1):
@@ -132,14 +123,10 @@ def _read_jsonl(path: Path, column: str | None) -> list[Text]:
             raise ValueError(f"{path}:{number} is not valid JSON ({error}).") from None
         if isinstance(value, dict):
             if column is None:
-                raise ValueError(
-                    f"{path}:{number} holds JSON objects with keys {sorted(value)}; "
-                    f"name the column to read (e.g. --prediction-column {next(iter(value), 'text')})."
-                )
+                raise ValueError(f"{path}:{number} holds JSON objects with keys {sorted(value)}; name the "
+                                 f"column to read (e.g. --prediction-column {next(iter(value), 'text')}).")
             if column not in value:
-                raise ValueError(
-                    f"{path}:{number} has no key {column!r}; available keys: {sorted(value)}."
-                )
+                raise ValueError(f"{path}:{number} has no key {column!r}; available keys: {sorted(value)}.")
             value = value[column]
         items.append(_check_item(value, f"{path}:{number}"))
     return items
@@ -152,9 +139,8 @@ def _dataset_column(dataset: Any, column: str | None, split: str | None, origin:
         splits = list(dataset.keys())
         if split is None:
             if len(splits) != 1:
-                raise ValueError(
-                    f"{origin} has splits {splits}; choose one with --split (e.g. --split {splits[0]})."
-                )
+                raise ValueError(f"{origin} has splits {splits}; choose one with --split (e.g. --split "
+                                 f"{splits[0]}).")
             split = splits[0]
         if split not in dataset:
             raise ValueError(f"{origin} has no split {split!r}; available: {splits}.")
@@ -169,13 +155,8 @@ def _dataset_column(dataset: Any, column: str | None, split: str | None, origin:
     return [_check_item(v, f"{origin}[{i}][{column!r}]") for i, v in enumerate(dataset[column])]
 
 
-def read_column(
-    path: str | os.PathLike,
-    column: str | None = None,
-    *,
-    split: str | None = None,
-    unescape: bool = False,
-) -> list[Text]:
+def read_column(path: str | os.PathLike, column: str | None = None, *, split: str | None = None,
+                unescape: bool = False) -> list[Text]:
     """Read one item per example from ``path`` (see the module docstring for the formats).
 
     ``column`` names the field of JSON objects / the dataset column (optional when there is only one).
@@ -191,10 +172,9 @@ def read_column(
         try:
             dataset = datasets.load_from_disk(str(source))
         except FileNotFoundError as error:
-            raise ValueError(
-                f"{source} is a directory but not a saved `datasets` dataset ({error}); "
-                f"pass a .txt/.jsonl file or a directory written by Dataset.save_to_disk."
-            ) from None
+            raise ValueError(f"{source} is a directory but not a saved `datasets` dataset "
+                             f"({error}); pass a .txt/.jsonl file or a directory written by "
+                             "Dataset.save_to_disk.") from None
         items = _dataset_column(dataset, column, split, str(source))
     elif source.suffix == ".jsonl":
         items = _read_jsonl(source, column)
@@ -203,17 +183,14 @@ def read_column(
 
         if source.suffix != ".parquet":  # datasets itself skips a BOM, but not other encodings
             check_utf8(source)
-        dataset = datasets.load_dataset(
-            _DATASETS_BUILDERS[source.suffix], data_files=str(source), split=split or "train"
-        )
+        dataset = datasets.load_dataset(_DATASETS_BUILDERS[source.suffix], data_files=str(source),
+                                        split=split or "train")
         items = _dataset_column(dataset, column, None, str(source))
     else:
         if column is not None:
-            raise ValueError(
-                f"{source} is read as plain text (one example per line), which has no columns; "
-                f"drop the column option or use a .jsonl/.json/.csv file."
-            )
-        items = list(_read_txt(source))
+            raise ValueError(f"{source} is read as plain text (one example per line), which has no columns; "
+                             f"drop the column option or use a .jsonl/.json/.csv file.")
+        items = _lines(read_text_file(source))  # an empty line in the middle is an example (an empty text)
     if unescape:
         items = [_unescape(item) for item in items]
     return items
@@ -231,17 +208,10 @@ def zip_references(columns: list[list[Text]]) -> list[Text]:
         return list(columns[0])
     lengths = {len(column) for column in columns}
     if len(lengths) != 1:
-        raise ValueError(
-            f"Reference files have different numbers of lines ({[len(c) for c in columns]}); "
-            f"every reference file needs one line per prediction."
-        )
-    merged: list[Text] = []
-    for items in zip(*columns):
-        row: list[str] = []
-        for item in items:
-            row.extend(item if isinstance(item, list) else [item])
-        merged.append(row)
-    return merged
+        raise ValueError(f"Reference files have different numbers of lines ({[len(c) for c in columns]}); "
+                         f"every reference file needs one line per prediction.")
+    return [[text for item in items for text in (item if isinstance(item, list) else [item])]
+            for items in zip(*columns)]
 
 
 def check_output_paths(paths: Mapping[str, str | None]) -> None:

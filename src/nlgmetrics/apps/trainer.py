@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 
 from nlgmetrics.core.protocol import MetricSpec
-from nlgmetrics.core.validation import check_bool
-from nlgmetrics.registry import DEFAULT_METRICS, by_counterpart, get_protocol, metric_names, protocols
+from nlgmetrics.core.validation import check_bool, check_cache_dir
+from nlgmetrics.registry import DEFAULT_METRICS, get_protocol, metric_names, protocols
 from nlgmetrics.core.result import MetricResult
 
 #: The Trainer pads predictions and labels of batches of different lengths with this id (and
@@ -63,9 +63,7 @@ DEFAULT_PRESET_SPLITTER = "punkt"
 
 def _pad_id(tokenizer: Any) -> int:
     """The id that padding becomes: the pad token, else eos (decoder-only tokenizers)."""
-    pad = tokenizer.pad_token_id
-    if pad is None:
-        pad = tokenizer.eos_token_id
+    pad = tokenizer.eos_token_id if tokenizer.pad_token_id is None else tokenizer.pad_token_id
     if pad is None:
         raise ValueError("The tokenizer has no pad or eos token; set tokenizer.pad_token first.")
     return int(pad)
@@ -84,17 +82,14 @@ def padded_ids(tokenizer: Any, ids: Any, what: str = "token ids") -> np.ndarray:
         ids = ids[0]
     array = np.asarray(ids)
     if array.ndim != 2:
-        raise ValueError(
-            f"Expected {what} as a 2-D array [examples, tokens], got shape {array.shape}; "
-            f"use Seq2SeqTrainingArguments(predict_with_generate=True) so that predictions are ids, "
-            f"not logits."
-        )
+        raise ValueError(f"Expected {what} as a 2-D array [examples, tokens], got shape {array.shape}; use "
+                         "Seq2SeqTrainingArguments(predict_with_generate=True) so that predictions are "
+                         "ids, not logits.")
     if array.dtype.kind == "f":
         if not np.all(np.isfinite(array)) or not np.array_equal(array, np.round(array)):
-            raise ValueError(
-                f"{what} are floats with non-integer values ({array.dtype}); pass token ids (use "
-                f"Seq2SeqTrainingArguments(predict_with_generate=True), or argmax the logits first)."
-            )
+            raise ValueError(f"{what} are floats with non-integer values ({array.dtype}); pass token ids "
+                             "(use Seq2SeqTrainingArguments(predict_with_generate=True), or argmax the "
+                             "logits first).")
         array = array.astype(np.int64)
     elif array.dtype.kind not in "iu":
         raise ValueError(f"{what} must be integer token ids, got an array of {array.dtype}.")
@@ -103,19 +98,17 @@ def padded_ids(tokenizer: Any, ids: Any, what: str = "token ids") -> np.ndarray:
     outside = ((array < 0) & (array != IGNORE_INDEX)) | (array >= vocabulary)
     if outside.any():
         row, position = (int(i) for i in np.argwhere(outside)[0])
-        raise ValueError(
-            f"{what} hold id {int(array[row, position])} at [{row}, {position}] ({int(outside.sum())} such "
-            f"ids), outside the tokenizer's vocabulary [0, {vocabulary}) and not the padding id "
-            f"{IGNORE_INDEX}; pass the tokenizer that made these ids (and pad with {IGNORE_INDEX})."
-        )
+        raise ValueError(f"{what} hold id {int(array[row, position])} at [{row}, {position}] "
+                         f"({int(outside.sum())} such ids), outside the tokenizer's vocabulary [0, "
+                         f"{vocabulary}) and not the padding id {IGNORE_INDEX}; pass the tokenizer that "
+                         f"made these ids (and pad with {IGNORE_INDEX}).")
     return np.where(array == IGNORE_INDEX, pad, array)
 
 
 def decode_ids(tokenizer: Any, ids: Any, what: str = "token ids") -> list[str]:
     """Decode a batch of token ids (:func:`padded_ids`: -100 is padding, other ids outside the
     vocabulary are an error), without special tokens, each text stripped."""
-    array = padded_ids(tokenizer, ids, what)
-    texts = tokenizer.batch_decode(array.tolist(), skip_special_tokens=True)
+    texts = tokenizer.batch_decode(padded_ids(tokenizer, ids, what).tolist(), skip_special_tokens=True)
     return [text.strip() for text in texts]
 
 
@@ -132,10 +125,8 @@ def result_keys(result: MetricResult) -> dict[str, float]:
 
     The same rule for every metric, read off the result.
     """
-    return {
-        (result.metric if key == result.metric else f"{result.metric}_{key}"): float(value)
-        for key, value in result.aggregate().items()
-    }
+    return {(result.metric if key == result.metric else f"{result.metric}_{key}"): float(value)
+            for key, value in result.aggregate().items()}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -176,11 +167,8 @@ def merged_keys(keys_by_prefix: Sequence[tuple[str, Mapping[str, float]]]) -> di
     {'sacrebleu_score': 30.0, 'bp': 1.0, 'chr_f_score': 50.0}
     """
     counts = Counter(key for _, keys in keys_by_prefix for key in keys)
-    return {
-        (key if counts[key] == 1 else f"{prefix}_{key}"): value
-        for prefix, keys in keys_by_prefix
-        for key, value in keys.items()
-    }
+    return {(key if counts[key] == 1 else f"{prefix}_{key}"): value
+            for prefix, keys in keys_by_prefix for key, value in keys.items()}
 
 
 def _our_name(name: Any) -> str:
@@ -190,53 +178,44 @@ def _our_name(name: Any) -> str:
     return name if name in metric_names() else evaluate_names().get(name, name)
 
 
+def _by_our_name(names: Sequence[Any], argument: str, fix: str) -> dict[str, str]:
+    """Our name -> the name given (ours or evaluate's), for each metric of ``names`` (given once)."""
+    given_as: dict[str, str] = {}
+    for name in names:
+        ours = _our_name(name)
+        if ours in given_as:
+            raise ValueError(f"{argument} names {ours} twice ({given_as[ours]!r} and {name!r}); {fix}")
+        given_as[ours] = name
+    return given_as
+
+
 def _resolve_protocols(metrics: Sequence[str]) -> list[MetricSpec]:
     """The protocols of the named metrics, each once (``rouge`` and ``rouge_family`` are one metric)."""
-    seen: dict[str, str] = {}
-    protocols: list[MetricSpec] = []
     for name in metrics:
-        ours = _our_name(name)
-        if ours not in metric_names():
-            raise ValueError(
-                f"Unknown metric {name!r}; choose from {metric_names()}, or evaluate's names for them "
-                f"{list(evaluate_names())}."
-            )
-        if ours in seen:
-            raise ValueError(
-                f"metrics names {ours} twice ({seen[ours]!r} and {name!r}); evaluate's name is the same "
-                f"metric as ours, give it once."
-            )
-        seen[ours] = name
-        protocols.append(get_protocol(ours))
-    return protocols
+        if _our_name(name) not in metric_names():
+            raise ValueError(f"Unknown metric {name!r}; choose from {metric_names()}, or evaluate's names "
+                             f"for them {list(evaluate_names())}.")
+    fix = "evaluate's name is the same metric as ours, give it once."
+    return [get_protocol(ours) for ours in _by_our_name(metrics, "metrics", fix)]
 
 
 def _resolve_options(metric_options: Mapping[str, Mapping[str, Any]] | None,
                      protocols: Sequence[MetricSpec], metrics: Sequence[str]) -> dict[str, dict[str, Any]]:
     """``metric_options`` keyed by our names (evaluate's names accepted), checked against ``metrics``."""
-    options: dict[str, dict[str, Any]] = {}
-    given_as: dict[str, str] = {}
-    for name, opts in (metric_options or {}).items():
-        ours = _our_name(name)
-        if ours in options:
-            raise ValueError(
-                f"metric_options names {ours} twice ({given_as[ours]!r} and {name!r}); merge the options."
-            )
-        options[ours], given_as[ours] = dict(opts), name
+    given = metric_options or {}
+    given_as = _by_our_name(given, "metric_options", "merge the options.")
+    options = {ours: dict(given[name]) for ours, name in given_as.items()}
     unknown = sorted(given_as[name] for name in set(options) - {protocol.name for protocol in protocols})
     if unknown:
-        raise ValueError(
-            f"metric_options names {unknown}, which are not in metrics={list(metrics)}; "
-            f"add them to `metrics` or drop their options."
-        )
+        raise ValueError(f"metric_options names {unknown}, which are not in metrics={list(metrics)}; "
+                         f"add them to `metrics` or drop their options.")
     return options
 
 
 def _unpack(eval_pred: Any) -> tuple[Any, Any, Any]:
     """(predictions, label ids, input ids or None) of an ``EvalPrediction`` or a plain tuple."""
     if isinstance(eval_pred, tuple):
-        predictions_ids, label_ids, inputs_ids = (*eval_pred, None)[:3]
-        return predictions_ids, label_ids, inputs_ids
+        return (*eval_pred, None)[:3]  # type: ignore[return-value]
     return eval_pred.predictions, eval_pred.label_ids, getattr(eval_pred, "inputs", None)
 
 
@@ -246,11 +225,7 @@ def _unpack(eval_pred: Any) -> tuple[Any, Any, Any]:
 
 def _preset_protocol(preset: str) -> MetricSpec:
     """The metric that answers to the evaluate module the preset's example loads."""
-    protocol = by_counterpart(PRESET_COUNTERPARTS[preset])
-    if protocol is None:  # a registry without it: a bug, the presets are the examples' own
-        raise ValueError(f"no registered metric answers to evaluate's {PRESET_COUNTERPARTS[preset]!r}, "
-                         f"which preset={preset!r} needs; this is a bug in nlgmetrics, please report it.")
-    return protocol
+    return get_protocol(evaluate_names()[PRESET_COUNTERPARTS[preset]])
 
 
 def summarization_scores(predictions: Sequence[str], references: Sequence[str],
@@ -282,10 +257,9 @@ def _preset_splitter(preset: str | None, sentence_splitter: Any) -> Callable[[st
     """The sentence splitter of the summarization preset (checked now, before any training)."""
     if preset != "summarization":
         if sentence_splitter is not None:
-            raise ValueError(
-                f"sentence_splitter is an option of preset='summarization' (rougeLsum's sentence "
-                f"lines), not of preset={preset!r}; for other metrics pass postprocess=."
-            )
+            raise ValueError("sentence_splitter is an option of preset='summarization' (rougeLsum's "
+                             f"sentence lines), not of preset={preset!r}; for other metrics pass "
+                             "postprocess=.")
         return None
     from nlgmetrics.core.refusals import OptionError
     from nlgmetrics.core.sentences import resolve_splitter
@@ -337,29 +311,21 @@ def _check_preset(preset: Any, **others: Any) -> None:
         raise ValueError(f"Unknown preset={preset!r}; choose one of {list(PRESETS)}, or None.")
     given = [name for name, value in others.items() if value]
     if given:
-        raise ValueError(
-            f"preset={preset!r} fixes the metrics and how texts are prepared, so it takes none of "
-            f"{given}; drop them, or drop the preset and choose metrics=."
-        )
+        raise ValueError(f"preset={preset!r} fixes the metrics and how texts are prepared, so it takes none "
+                         f"of {given}; drop them, or drop the preset and choose metrics=.")
 
 
 # ------------------------------------------------------------------------------------------------
 
 
-def build_compute_metrics(
-    tokenizer: Any,
-    metrics: Sequence[str] | str | None = None,
-    sources: Sequence[str] | str | None = None,
-    metric_options: Mapping[str, Mapping[str, Any]] | None = None,
-    *,
-    preset: str | None = None,
-    sentence_splitter: str | Callable[[str], Sequence[str]] | None = None,
-    postprocess: Callable[[str], str] | None = None,
-    per_example: bool = False,
-    progress: bool = False,
-    cache_dir: str | os.PathLike[str] | None = None,
-    release_models: bool = False,
-) -> Callable[[Any], dict[str, float]]:
+def build_compute_metrics(tokenizer: Any, metrics: Sequence[str] | str | None = None,
+                          sources: Sequence[str] | str | None = None,
+                          metric_options: Mapping[str, Mapping[str, Any]] | None = None, *,
+                          preset: str | None = None,
+                          sentence_splitter: str | Callable[[str], Sequence[str]] | None = None,
+                          postprocess: Callable[[str], str] | None = None, per_example: bool = False,
+                          progress: bool = False, cache_dir: str | os.PathLike[str] | None = None,
+                          release_models: bool = False) -> Callable[[Any], dict[str, float]]:
     """Return ``compute_metrics(eval_pred) -> {name: float}`` scoring decoded generations.
 
     Predictions and labels are decoded without special tokens (-100 is padding) and stripped.
@@ -438,19 +404,15 @@ def build_compute_metrics(
     evaluate_named = {_our_name(name) for name in metrics if name not in metric_names()}
     options = _resolve_options(metric_options, protocols, metrics)
     if cache_dir is not None:
-        from nlgmetrics.core.validation import check_cache_dir
-
         check_cache_dir(cache_dir)  # now, not at the first evaluation after hours of training
         for protocol in protocols:
             if protocol.uses_model:
                 options.setdefault(protocol.name, {}).setdefault("cache_dir", cache_dir)
     needs_sources = [protocol.name for protocol in protocols if protocol.second_input == "sources"]
     if needs_sources and sources is None:
-        raise ValueError(
-            f"{needs_sources} score summaries against source documents; pass sources=[...] "
-            f"(aligned with the eval dataset) or sources='inputs' with "
-            f"Seq2SeqTrainingArguments(include_for_metrics=['inputs'])."
-        )
+        raise ValueError(f"{needs_sources} score summaries against source documents; pass sources=[...] "
+                         f"(aligned with the eval dataset) or sources='inputs' with "
+                         f"Seq2SeqTrainingArguments(include_for_metrics=['inputs']).")
     if isinstance(sources, str) and sources != "inputs":
         raise ValueError("`sources` must be a list of documents or the string 'inputs'.")
     fixed_sources = None if sources is None or isinstance(sources, str) else list(sources)
@@ -471,32 +433,22 @@ def build_compute_metrics(
         if postprocess is not None:
             predictions = [postprocess(text) for text in predictions]
             references = None if references is None else [postprocess(t) for t in references]
-        docs: list[str] | None = None
-        if needs_sources:
-            if sources == "inputs":
-                if inputs_ids is None:
-                    raise ValueError(
-                        "sources='inputs' but the Trainer passed no inputs; set "
-                        "Seq2SeqTrainingArguments(include_for_metrics=['inputs'])."
-                    )
-                docs = decode_ids(tokenizer, inputs_ids, "inputs")
-            else:
-                docs = fixed_sources
-            if docs is not None and len(docs) != len(predictions):
-                raise ValueError(
-                    f"{len(docs)} sources but {len(predictions)} predictions; sources must be "
-                    f"aligned with the evaluation dataset (one per example, same order)."
-                )
+        docs = fixed_sources if needs_sources else None
+        if needs_sources and sources == "inputs":
+            if inputs_ids is None:
+                raise ValueError("sources='inputs' but the Trainer passed no inputs; set "
+                                 "Seq2SeqTrainingArguments(include_for_metrics=['inputs']).")
+            docs = decode_ids(tokenizer, inputs_ids, "inputs")
+        if docs is not None and len(docs) != len(predictions):
+            raise ValueError(f"{len(docs)} sources but {len(predictions)} predictions; sources must be "
+                             f"aligned with the evaluation dataset (one per example, same order).")
         keys_by_prefix: list[tuple[str, dict[str, float]]] = []
         lists: dict[str, list[Any]] = {}
         metric_results: list[MetricResult] = []
         for protocol in protocols:
-            if protocol.second_input == "references":
-                if references is None:
-                    raise ValueError(f"{protocol.name} needs labels, but the evaluation set has none.")
-                others: list[Any] = references
-            else:
-                others = docs  # type: ignore[assignment]
+            if protocol.second_input == "references" and references is None:
+                raise ValueError(f"{protocol.name} needs labels, but the evaluation set has none.")
+            others = references if protocol.second_input == "references" else docs
             options_of_metric = options.get(protocol.name, {})
             result = protocol.run(predictions, others, progress=progress, **options_of_metric)
             metric_results.append(result)
@@ -506,8 +458,8 @@ def build_compute_metrics(
             else:
                 keys_by_prefix.append((protocol.name, result_keys(result)))
             if per_example:
-                for key, values in result.scores.items():
-                    lists[f"{result.metric}_{key}_per_example"] = list(values)
+                lists.update({f"{result.metric}_{key}_per_example": list(values)
+                              for key, values in result.scores.items()})
         results: dict[str, Any] = {**merged_keys(keys_by_prefix), **lists}
         compute_metrics.last_results = metric_results  # type: ignore[attr-defined]
         compute_metrics.last_texts = {"predictions": predictions, "references": references, "sources": docs}  # type: ignore[attr-defined]

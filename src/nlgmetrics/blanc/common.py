@@ -1,6 +1,7 @@
 """What BLANC-help and BLANC-tune share: option checks (the window's floor among them), the masked
-LM's special ids, text preparation (blanc's NFKD, sentence split, WordPiece), running the masked
-queries through the engine, tallying the masked tokens, the truncation warning and the signature.
+LM's special ids, text preparation (blanc's NFKD, sentence split, WordPiece), the masked copies of
+the document sentences and their queries, running the queries through the engine, tallying the
+masked tokens, the truncation warning and the signature.
 
 >>> clean_text("caf\\u00e9") == "cafe\\u0301"
 True
@@ -16,11 +17,12 @@ True
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nlgmetrics.blanc.counts import MEASURES, Counts, empty_counts
-from nlgmetrics.blanc.masking import MaskingOptions, MinTokenLengths
+from nlgmetrics.blanc.masking import MaskingOptions, MinTokenLengths, even_maskings, fit_to_window
 from nlgmetrics.core.sentences import SentenceSplitter
 from nlgmetrics.core.signature import make_signature
 from nlgmetrics.core.refusals import AFTER_LOADING, Refusal
@@ -32,10 +34,12 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "BLANC_MAX_LENGTH",
+    "CopyInputs",
     "DEFAULT_MODEL",
     "DEFAULT_TOKEN_BUDGET",
     "MIN_MAX_LENGTH",
     "TRUNCATION_WARNING",
+    "MaskedCopy",
     "NonFiniteLogitsError",
     "TextPreparer",
     "argmax_ids",
@@ -45,6 +49,7 @@ __all__ = [
     "check_window",
     "clean_text",
     "emit_warnings",
+    "plan_copies",
     "run_queries",
     "special_ids",
     "tally",
@@ -174,18 +179,73 @@ class TextPreparer:
 
     def sentences(self, text: str) -> list[list[str]]:
         """WordPiece tokens of each sentence of ``clean_text(text)`` (cached; do not mutate)."""
-        cached = self._sentences.get(text)
-        if cached is None:
-            if text:
-                cached = [tokenize_text(self.tokenizer, s) for s in self.splitter(clean_text(text))]
-            else:
-                cached = []
-            self._sentences[text] = cached
-        return cached
+        if text not in self._sentences:
+            sentences = self.splitter(clean_text(text)) if text else []
+            self._sentences[text] = [tokenize_text(self.tokenizer, s) for s in sentences]
+        return self._sentences[text]
 
     def help_sentences(self, summary: str) -> list[list[str]]:
         """Summary sentences as blanc uses them: ``[[]]`` (no help) when it has no sentence."""
         return self.sentences(summary) or [[]]
+
+
+# ----------------------------------------------------------------------------------------------
+# the masked copies
+
+
+@dataclass(frozen=True)
+class CopyInputs:
+    """What the masked copies are built from: the tokenizer, its ``[CLS]`` and ``[SEP]`` ids, the
+    window, the document masking, and BLANC-help's filler id and help separator ids (BLANC-tune
+    puts no help in front of the sentence)."""
+
+    tokenizer: Any
+    cls_id: int
+    sep_id: int
+    window: int
+    masking: MaskingOptions
+    filler_id: int | None = None
+    sep_ids: tuple[int, ...] = ()
+
+
+#: One masked copy of one sentence for one example: ``(example, help query, base query, true tokens,
+#: sentence index, masked positions in the sentence)`` (the last two for explanations).
+MaskedCopy = tuple[int, int, int, tuple[str, ...], int, tuple[int, ...]]
+
+
+def plan_copies(
+    examples: Iterable[int], helps: Sequence[str], documents: Sequence[str], prep: TextPreparer,
+    inputs: CopyInputs, warn: WarnOnce,
+) -> tuple[list[MaskedQuery], list[MaskedCopy]]:
+    """The distinct queries ``[CLS] help sep masked-sentence [SEP]``, and the same with one filler
+    per help token (base), of each masked copy of each sentence of ``documents[i]`` with the help
+    ``helps[i]``, for ``i`` in ``examples``; and per copy, which two queries it needs (one and the
+    same when there is no help)."""
+    from nlgmetrics.engine import MaskedQuery
+    from nlgmetrics.engine.bookkeeping import QueryRegistry
+
+    registry: QueryRegistry = QueryRegistry(lambda key: MaskedQuery(input_ids=key[0], mask_positions=key[1]))
+    copies: list[MaskedCopy] = []
+    to_ids = inputs.tokenizer.convert_tokens_to_ids
+    masking = inputs.masking
+    for example in examples:
+        help_sentences = prep.help_sentences(helps[example])
+        for index, sentence in enumerate(prep.sentences(documents[example])):
+            sent, help_tokens, cut = fit_to_window(
+                sentence, help_sentences, len_sep=len(inputs.sep_ids),
+                len_sent_allow_cut=masking.len_sent_allow_cut, max_length=inputs.window)
+            warn.add("truncated", int(cut))
+            tail = (*inputs.sep_ids, *to_ids(sent), inputs.sep_id)
+            help_full = (inputs.cls_id, *to_ids(help_tokens), *tail)
+            base_full = (inputs.cls_id, *[inputs.filler_id] * len(help_tokens), *tail)
+            offset = 1 + len(help_tokens) + len(inputs.sep_ids)
+            for positions in even_maskings(sent, masking.gap, masking.gap_mask, masking.lengths):
+                shifted = tuple(p + offset for p in positions)
+                help_query = registry.add((help_full, shifted))
+                base_query = registry.add((base_full, shifted))
+                copies.append((example, help_query, base_query, tuple(sent[p] for p in positions), index,
+                               tuple(positions)))
+    return registry.queries, copies
 
 
 # ----------------------------------------------------------------------------------------------
@@ -211,27 +271,15 @@ def argmax_ids(logits: Any, _query: Any) -> list[int]:
     return logits.argmax(dim=-1).tolist()
 
 
-def _argmax_ids_stored(logits: Any, query: Any) -> list[int]:
-    return argmax_ids(logits, query)
-
-
-def _ids_to_arrays(ids: list[int]) -> tuple[Any, ...]:
+def _argmax_reduction() -> Any:
     import numpy as np
 
-    return (np.asarray(ids, dtype=np.int64),)
-
-
-def _ids_from_arrays(arrays: tuple[Any, ...]) -> list[int]:
-    return [int(i) for i in arrays[0]]
-
-
-def _argmax_reduction() -> Any:
     from nlgmetrics.engine import StoredReduction
     from nlgmetrics.engine.store import OnePerId
 
-    # One predicted id per masked position (the query's second id sequence).
-    return StoredReduction("argmax_ids", _argmax_ids_stored, _ids_to_arrays, _ids_from_arrays,
-                           accepts=OnePerId(1, ("i8",)))
+    # One predicted id per masked position (the query's second id sequence), stored as int64.
+    return StoredReduction("argmax_ids", argmax_ids, lambda ids: (np.asarray(ids, dtype=np.int64),),
+                           lambda arrays: arrays[0].tolist(), accepts=OnePerId(1, ("i8",)))
 
 
 def run_queries(

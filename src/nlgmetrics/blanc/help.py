@@ -33,8 +33,7 @@ from __future__ import annotations
 import os
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nlgmetrics.blanc.common import (
     BLANC_MAX_LENGTH,
@@ -43,12 +42,14 @@ from nlgmetrics.blanc.common import (
     FILLER_RULE,
     FILLER_VOCABULARY_RULE,
     SWITCH_RULE,
+    CopyInputs,
     TextPreparer,
     blanc_signature,
     check_masking,
     check_measure,
     check_window,
     emit_warnings,
+    plan_copies,
     run_queries,
     special_ids,
     tally,
@@ -62,16 +63,10 @@ from nlgmetrics.blanc.masking import (
     DEFAULT_MIN_TOKEN_LENGTH_FOLLOWUP,
     DEFAULT_MIN_TOKEN_LENGTH_LEAD,
     DEFAULT_MIN_TOKEN_LENGTH_NORMAL,
-    MaskingOptions,
-    even_maskings,
-    fit_to_window,
 )
 from nlgmetrics.blanc.result import BlancResult
 from nlgmetrics.core.sentences import SentenceSplitter, resolve_splitter
 from nlgmetrics.core.validation import check_source_inputs, check_switches
-
-if TYPE_CHECKING:  # pragma: no cover
-    from nlgmetrics.engine.bookkeeping import WarnOnce
 
 #: blanc's filler: one "." per summary token in the base input.
 DEFAULT_FILLER_TOKEN = "."
@@ -82,31 +77,6 @@ DEFAULT_HELP_SEP = ""
 DOCUMENTS_PER_CHUNK = 16
 
 
-@dataclass(frozen=True)
-class _HelpInputs:
-    """What every masked copy is built from: the tokenizer, the special and filler ids, the window."""
-
-    tokenizer: Any
-    cls_id: int
-    sep_id: int
-    filler_id: int
-    sep_ids: tuple[int, ...]
-    window: int
-    masking: MaskingOptions
-
-
-@dataclass(frozen=True)
-class _MaskedCopy:
-    """One masked copy of one sentence, for one example: its two queries and the true tokens."""
-
-    example: int
-    help_query: int
-    base_query: int
-    truth: tuple[str, ...]
-    sentence: int  #: index of the sentence in the document (for explanations)
-    positions: tuple[int, ...]  #: the masked positions in the sentence (for explanations)
-
-
 def _check_filler(tokenizer: Any, filler_token: str) -> int:
     filler_id = tokenizer.convert_tokens_to_ids(filler_token)
     if filler_id is None or (filler_id == tokenizer.unk_token_id and filler_token != tokenizer.unk_token):
@@ -115,46 +85,6 @@ def _check_filler(tokenizer: Any, filler_token: str) -> int:
             f"single vocabulary token (blanc's default is {DEFAULT_FILLER_TOKEN!r})."
         )
     return filler_id
-
-
-def _plan_chunk(
-    examples: Sequence[int], summaries: Sequence[str], documents: Sequence[str],
-    prep: TextPreparer, inputs: _HelpInputs, warn: WarnOnce,
-) -> tuple[list[Any], list[_MaskedCopy]]:
-    """The distinct queries of one chunk and, per masked copy, which two of them it needs."""
-    from nlgmetrics.engine import MaskedQuery
-    from nlgmetrics.engine.bookkeeping import QueryRegistry
-
-    registry: QueryRegistry = QueryRegistry(lambda key: MaskedQuery(input_ids=key[0], mask_positions=key[1]))
-    copies: list[_MaskedCopy] = []
-    to_ids = inputs.tokenizer.convert_tokens_to_ids
-    masking = inputs.masking
-    for example in examples:
-        help_sentences = prep.help_sentences(summaries[example])
-        for index, sentence in enumerate(prep.sentences(documents[example])):
-            sent, help_tokens, cut = fit_to_window(
-                sentence, help_sentences, len_sep=len(inputs.sep_ids),
-                len_sent_allow_cut=masking.len_sent_allow_cut, max_length=inputs.window)
-            warn.add("truncated", int(cut))
-            maskings = even_maskings(sent, masking.gap, masking.gap_mask, masking.lengths)
-            if not maskings:
-                continue
-            sent_ids = tuple(to_ids(sent))
-            help_ids = (inputs.cls_id, *to_ids(help_tokens), *inputs.sep_ids)
-            base_ids = (inputs.cls_id, *([inputs.filler_id] * len(help_tokens)), *inputs.sep_ids)
-            offset = len(help_ids)
-            help_full = help_ids + sent_ids + (inputs.sep_id,)
-            base_full = base_ids + sent_ids + (inputs.sep_id,)
-            for positions in maskings:
-                shifted = tuple(p + offset for p in positions)
-                copies.append(_MaskedCopy(
-                    example=example,
-                    help_query=registry.add((help_full, shifted)),
-                    base_query=registry.add((base_full, shifted)),
-                    truth=tuple(sent[p] for p in positions),
-                    sentence=index, positions=tuple(positions),
-                ))
-    return registry.queries, copies
 
 
 def blanc_help(
@@ -258,10 +188,8 @@ def blanc_help(
         lm, window = call.lm, call.max_length
         tok = lm.tokenizer
         cls_id, sep_id, _ = special_ids(tok)
-        inputs = _HelpInputs(
-            tokenizer=tok, cls_id=cls_id, sep_id=sep_id, filler_id=_check_filler(tok, filler_token),
-            sep_ids=tuple(tok.convert_tokens_to_ids(tok.tokenize(help_sep))) if help_sep else (),
-            window=window, masking=masking)
+        sep_ids = tuple(tok.convert_tokens_to_ids(tok.tokenize(help_sep))) if help_sep else ()
+        inputs = CopyInputs(tok, cls_id, sep_id, window, masking, _check_filler(tok, filler_token), sep_ids)
 
         counts: list[Counts] = [empty_counts() for _ in summaries]
         outcomes: list[list[Outcome]] = [[] for _ in summaries] if explain else []
@@ -270,16 +198,14 @@ def blanc_help(
             # A chunk takes whole documents, so their summaries share tokenization and base passes.
             for examples in chunk_by_key(documents, DOCUMENTS_PER_CHUNK):
                 prep = TextPreparer(tok, split)  # per chunk: the memo must not grow with the whole call
-                queries, copies = _plan_chunk(examples, summaries, documents, prep, inputs, warn)
+                queries, copies = plan_copies(examples, summaries, documents, prep, inputs, warn)
                 predicted = run_queries(lm, queries, token_budget=call.token_budget, batch_size=call.batch_size,
                                         bar=bar, examples=len(examples), store=call.store)
-                for masked in copies:
-                    tally(counts[masked.example], masked.truth, base=predicted[masked.base_query],
-                          helped=predicted[masked.help_query], tokenizer=tok)
+                for example, help_query, base_query, truth, sentence, positions in copies:
+                    base, helped = predicted[base_query], predicted[help_query]
+                    tally(counts[example], truth, base=base, helped=helped, tokenizer=tok)
                     if explain:
-                        outcomes[masked.example] += masked_outcomes(
-                            masked.sentence, masked.positions, masked.truth, predicted[masked.base_query],
-                            predicted[masked.help_query], tok)
+                        outcomes[example] += masked_outcomes(sentence, positions, truth, base, helped, tok)
     emit_warnings(warn, window)
 
     signature = blanc_signature("help", lm, window, measure=measure, masking=masking, splitter=splitter_name,

@@ -119,10 +119,7 @@ def is_maskable(token: str, next_token: str, lengths: MinTokenLengths) -> bool:
 
 def maskable_flags(tokens: Sequence[str], lengths: MinTokenLengths) -> list[bool]:
     """``is_maskable`` for every token of a sentence."""
-    return [
-        is_maskable(token, tokens[i + 1] if i + 1 < len(tokens) else "", lengths)
-        for i, token in enumerate(tokens)
-    ]
+    return [is_maskable(token, next_token, lengths) for token, next_token in zip(tokens, [*tokens[1:], ""])]
 
 
 def even_maskings(
@@ -143,19 +140,11 @@ def even_maskings(
     maskings: list[tuple[int, ...]] = []
     for start in range(gap):
         end = start + gap_mask
-        chosen = []
-        for index, flag in enumerate(flags):
-            offset = index % gap
-            if gap == 1:
-                in_window = True
-            elif end >= gap:  # the window wraps around past gap - 1
-                in_window = offset >= start or offset < end % gap
-            else:
-                in_window = start <= offset < end
-            if in_window and flag:
-                chosen.append(index)
+        # blanc's window: offsets start .. end - 1, wrapping once past gap - 1 (to end % gap).
+        window = set(range(start, min(end, gap))) | set(range(end % gap if end >= gap else 0))
+        chosen = tuple(index for index, flag in enumerate(flags) if flag and index % gap in window)
         if chosen:
-            maskings.append(tuple(chosen))
+            maskings.append(chosen)
     return maskings
 
 
@@ -180,19 +169,15 @@ def random_maskings(
 def _keep_leading_sentences(sentences: Sequence[Sequence[str]], room: int) -> list[str]:
     """The leading whole sentences that fit in ``room`` tokens; if not even the first one fits,
     the *last* ``room`` tokens of the first sentence (blanc's ``truncate_list_of_lists``)."""
+    first = list(sentences[0])
+    if len(first) > room:
+        return first[len(first) - room :]
     kept: list[str] = []
-    kept_sentences = 0
     for sentence in sentences:
         if len(kept) + len(sentence) > room:
             break
         kept.extend(sentence)
-        kept_sentences += 1
-        if len(kept) == room:
-            break
-    if kept_sentences:
-        return kept
-    first = list(sentences[0])
-    return first[len(first) - room :] if len(first) > room else first
+    return kept
 
 
 def fit_to_window(

@@ -3,27 +3,14 @@ and the model options every LM metric shares. Nothing here imports the model cod
 
 from __future__ import annotations
 
-from nlgmetrics.core.protocol import MODEL_OPTIONS, MetricSpec, Option, Range, read_citation
+from nlgmetrics.core.protocol import MODEL_OPTIONS, MetricSpec, Option, Range, read_citation, read_description
 from nlgmetrics.core.validation import MAX_SEED
-
-DESCRIPTION = """\
-BLANC (Vasilyev et al. 2020) scores a summary without a reference: how much does it help a masked
-language model fill in blanks in the source document? Every sentence of the document is masked in
-several even patterns (every `gap`-th token, long enough tokens only). BLANC-help unmasks each
-copy with the summary in front of the sentence and with a same-length filler ("." per token);
-BLANC-tune unmasks with the model before and after fine-tuning a copy of it on the summary.
-S[b][h] counts masked tokens by base / helped correctness; relative = (S01 - S10) / total,
-improve = S01 / (S00 + S01 + S11). Numbers equal PyPI blanc's BlancHelp / BlancTune (same seed).
-The signature (return_signature=True) reads blanc|model:...|weights:<hash>|tokenizer:<own|hash>|revision:...|
-dtype:...|max_length:512|<variant and every option that changes the number>|transformers:...|
-tokenizers:...|version:<nlgmetrics version>.
-"""
 
 
 PROTOCOL = MetricSpec(
     name="blanc",
     title="BLANC",
-    description=DESCRIPTION,
+    description=read_description(__package__),
     citation=read_citation(__package__),
     second_input="sources",
     compute="nlgmetrics.blanc:blanc",

@@ -1,31 +1,19 @@
 """BLANC-tune: how much fine-tuning a masked LM on the summary helps it unmask the document.
 
 For each summary, a *copy* of the model is fine-tuned on the summary (masked-LM training on
-overlapping chunks of it, blanc's recipe), then both the original and the tuned model unmask the
-same even maskings of every document sentence (no help text in the input). Each masked token
-falls in ``S[base correct][tuned correct]``; the score is ``relative`` or ``improve`` of S as in
-:mod:`nlgmetrics.blanc.counts`.
+overlapping chunks of it), then both the original and the tuned model unmask the same even
+maskings of every document sentence (no help text in the input). Each masked token falls in
+``S[base correct][tuned correct]``; the score is ``relative`` or ``improve`` of S
+(:mod:`nlgmetrics.blanc.counts`). The recipe and its defaults are PyPI ``blanc`` 0.3.4's
+(``blanc.BlancTune``, see :class:`TuneSettings`); the user's model is never touched.
 
-Definitions and defaults follow PyPI ``blanc`` 0.3.4 (``blanc.BlancTune``): chunks of 64 tokens
-with stride 32 (plus the leading partial chunk, ``finetune_top_fully``), even masking of the
-chunks, 10% of masked tokens replaced by a random id in [1000, 29999] and 10% kept, AdamW
-(lr 5e-5, eps 1e-8, weight decay 0.01 except biases and LayerNorm weights), linear schedule with
-``warmup_steps`` 0, 10 epochs, batch size 1. :func:`blanc_tune` takes the main settings
-(``finetune_epochs``, ``learning_rate``, ``p_mask``, ``seed``) as keywords and the rest of the
-recipe as one :class:`TuneSettings`. The user's model is never touched: training happens on a deep
-copy, one summary at a time.
+Randomness: blanc seeds only when ``random_seed`` > 0 (its default leaves its numbers changing
+from run to run); we always seed, per summary, with ``seed`` (a private ``random.Random`` and
+``torch.manual_seed`` inside ``torch.random.fork_rng``, so the caller's RNG state is kept):
+``blanc_tune(..., seed=N)`` reproduces ``BlancTune(random_seed=N)`` for N > 0 draw for draw.
 
-Randomness: blanc seeds Python's ``random`` and torch with ``random_seed`` only when it is > 0 (its
-default 0 leaves both unseeded, so its BLANC-tune numbers change from run to run). We always seed,
-per summary, with ``seed`` (default 0), using a private ``random.Random(seed)`` (same stream as
-``random.seed(seed)``) and ``torch.manual_seed(seed)`` inside ``torch.random.fork_rng`` so the
-caller's global RNG state is left as it was. ``blanc_tune(..., seed=N)`` reproduces
-``BlancTune(random_seed=N)`` for N > 0 draw for draw (same masking choices, same dropout masks).
-
-Work saved: the base pass runs once per distinct masked copy of the documents (it does not depend
-on the summary), and a summary paired with several documents is tuned once (blanc re-tunes per
-pair, with the same seed, i.e. the same model). An empty or whitespace-only summary yields no
-training data, so the tuned model equals the original: score 0.0, S01 == S10 == 0 (as in blanc).
+Work saved: the base pass runs once per distinct masked copy of the documents, and a summary
+paired with several documents is tuned once. An empty summary yields no training data: score 0.0.
 
 >>> from nlgmetrics.testing import build_random_model
 >>> from nlgmetrics.core.signature import parse_signature
@@ -42,18 +30,19 @@ from __future__ import annotations
 import os
 
 import copy
-import dataclasses
 import numbers
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
 
 from nlgmetrics.blanc.common import (
     BLANC_MAX_LENGTH,
     DEFAULT_MODEL,
     DEFAULT_TOKEN_BUDGET,
     SWITCH_RULE,
+    CopyInputs,
+    MaskedCopy,
     NonFiniteLogitsError,
     TextPreparer,
     blanc_signature,
@@ -61,6 +50,7 @@ from nlgmetrics.blanc.common import (
     check_measure,
     check_window,
     emit_warnings,
+    plan_copies,
     run_queries,
     special_ids,
     tally,
@@ -78,7 +68,6 @@ from nlgmetrics.blanc.masking import (
     MaskingOptions,
     MinTokenLengths,
     even_maskings,
-    fit_to_window,
     random_maskings,
 )
 from nlgmetrics.blanc.result import BlancResult
@@ -94,29 +83,16 @@ from nlgmetrics.core.validation import (
     switch_rule,
 )
 
-if TYPE_CHECKING:  # pragma: no cover
-    from nlgmetrics.engine import LoadedLM
-    from nlgmetrics.engine.bookkeeping import WarnOnce
-
 # blanc's range of "reasonable" BERT ids for random replacement (inclusive); capped by the vocab.
 TOKEN_REPLACE_RANGE = (1000, 29999)
 LABEL_IGNORE = -100
 # Parameters whose name contains one of these get no weight decay (blanc / BERT recipe).
 NO_DECAY = ("bias", "LayerNorm.weight")
 
-#: blanc's fine-tuning defaults (``BlancTune``'s names without the ``finetune_`` prefix).
-DEFAULT_FINETUNE_BATCH_SIZE = 1
+#: blanc's defaults of :func:`blanc_tune`'s main tuning settings (the rest: :class:`TuneSettings`).
 DEFAULT_FINETUNE_EPOCHS = 10
-DEFAULT_FINETUNE_MASK_EVENLY = True
-DEFAULT_FINETUNE_CHUNK_SIZE = 64
-DEFAULT_FINETUNE_CHUNK_STRIDE = 32
-DEFAULT_FINETUNE_TOP_FULLY = True
-DEFAULT_LAYER_FREEZE = -1  # id_layer_freeze_below / _above: no layer frozen
 DEFAULT_P_MASK = 0.15
-DEFAULT_P_TOKEN_REPLACE = 0.1
-DEFAULT_P_TOKEN_ORIGINAL = 0.1
 DEFAULT_LEARNING_RATE = 5e-5
-DEFAULT_WARMUP_STEPS = 0
 #: Always seeded (blanc's default 0 means unseeded: its numbers change from run to run).
 DEFAULT_SEED = 0
 
@@ -176,16 +152,16 @@ class TuneSettings:
     TuneSettings(batch_size=4, chunk_size=64, chunk_stride=32, top_fully=True, mask_evenly=False, p_token_replace=0.1, p_token_original=0.1, warmup_steps=0, freeze_below=-1, freeze_above=-1, gap=None, gap_mask=None, min_token_length_normal=None, min_token_length_lead=None, min_token_length_followup=None)
     """
 
-    batch_size: int = DEFAULT_FINETUNE_BATCH_SIZE
-    chunk_size: int = DEFAULT_FINETUNE_CHUNK_SIZE
-    chunk_stride: int = DEFAULT_FINETUNE_CHUNK_STRIDE
-    top_fully: bool = DEFAULT_FINETUNE_TOP_FULLY
-    mask_evenly: bool = DEFAULT_FINETUNE_MASK_EVENLY
-    p_token_replace: float = DEFAULT_P_TOKEN_REPLACE
-    p_token_original: float = DEFAULT_P_TOKEN_ORIGINAL
-    warmup_steps: int = DEFAULT_WARMUP_STEPS
-    freeze_below: int = DEFAULT_LAYER_FREEZE
-    freeze_above: int = DEFAULT_LAYER_FREEZE
+    batch_size: int = 1
+    chunk_size: int = 64
+    chunk_stride: int = 32
+    top_fully: bool = True
+    mask_evenly: bool = True
+    p_token_replace: float = 0.1
+    p_token_original: float = 0.1
+    warmup_steps: int = 0
+    freeze_below: int = -1
+    freeze_above: int = -1
     gap: int | None = None
     gap_mask: int | None = None
     min_token_length_normal: int | None = None
@@ -196,40 +172,36 @@ class TuneSettings:
 #: blanc's recipe (``blanc_tune``'s default ``tuning``).
 DEFAULT_TUNING = TuneSettings()
 
+#: The masking fields of :class:`TuneSettings` (None: the document masking's value).
+TUNE_MASKING_FIELDS = ("gap", "gap_mask", "min_token_length_normal", "min_token_length_lead",
+                       "min_token_length_followup")
+
+
+#: The signature's ``BlancTune`` name of each :class:`TuneOptions` field that has another name.
+BLANC_NAMES = {
+    "batch_size": "finetune_batch_size", "epochs": "finetune_epochs", "mask_evenly": "finetune_mask_evenly",
+    "chunk_size": "finetune_chunk_size", "chunk_stride": "finetune_chunk_stride",
+    "top_fully": "finetune_top_fully", "freeze_below": "id_layer_freeze_below",
+    "freeze_above": "id_layer_freeze_above",
+}
+
 
 @dataclass(frozen=True)
-class TuneOptions:
+class TuneOptions(TuneSettings):
     """The complete, checked tuning recipe that :func:`tuning_examples` and :func:`finetune_copy`
-    read: a :class:`TuneSettings` resolved by :func:`resolve_tuning` (its masking filled from the
-    document masking), with ``epochs``, ``p_mask`` and ``learning_rate``."""
+    read: a :class:`TuneSettings` checked by :func:`resolve_tuning`, with ``epochs``, ``p_mask`` and
+    ``learning_rate``; ``masking`` holds its masking (the inherited masking fields stay unread)."""
 
-    masking: MaskingOptions  # masking of the summary chunks
-    batch_size: int = DEFAULT_FINETUNE_BATCH_SIZE
+    masking: MaskingOptions = field(default_factory=MaskingOptions)  # masking of the summary chunks
     epochs: int = DEFAULT_FINETUNE_EPOCHS
-    mask_evenly: bool = DEFAULT_FINETUNE_MASK_EVENLY
-    chunk_size: int = DEFAULT_FINETUNE_CHUNK_SIZE
-    chunk_stride: int = DEFAULT_FINETUNE_CHUNK_STRIDE
-    top_fully: bool = DEFAULT_FINETUNE_TOP_FULLY
-    freeze_below: int = DEFAULT_LAYER_FREEZE
-    freeze_above: int = DEFAULT_LAYER_FREEZE
     p_mask: float = DEFAULT_P_MASK
-    p_token_replace: float = DEFAULT_P_TOKEN_REPLACE
-    p_token_original: float = DEFAULT_P_TOKEN_ORIGINAL
     learning_rate: float = DEFAULT_LEARNING_RATE
-    warmup_steps: int = DEFAULT_WARMUP_STEPS
 
     def signature_fields(self) -> dict[str, Any]:
         """Every tuning option under its ``BlancTune`` name (all of them change the number)."""
-        return {
-            **self.masking.signature_fields("_tune"),
-            "finetune_batch_size": self.batch_size, "finetune_epochs": self.epochs,
-            "finetune_mask_evenly": self.mask_evenly, "finetune_chunk_size": self.chunk_size,
-            "finetune_chunk_stride": self.chunk_stride, "finetune_top_fully": self.top_fully,
-            "id_layer_freeze_below": self.freeze_below, "id_layer_freeze_above": self.freeze_above,
-            "p_mask": self.p_mask, "p_token_replace": self.p_token_replace,
-            "p_token_original": self.p_token_original, "learning_rate": self.learning_rate,
-            "warmup_steps": self.warmup_steps,
-        }
+        return {**self.masking.signature_fields("_tune"), **{
+            BLANC_NAMES.get(f.name, f.name): getattr(self, f.name) for f in fields(self)
+            if f.name not in (*TUNE_MASKING_FIELDS, "masking")}}
 
 
 def _tune_value(value: int | None, default: int) -> int:
@@ -259,13 +231,11 @@ def resolve_tuning(tuning: Any, masking: MaskingOptions, epochs: Any, p_mask: An
         raise TUNING_RULE.error(
             f"`tuning` must be a TuneSettings (from nlgmetrics.blanc import TuneSettings; e.g. "
             f"tuning=TuneSettings(batch_size=4)), got {shown_value(tuning)}.")
-    lengths = masking.lengths
-    tune_masking = MaskingOptions(
-        _tune_value(tuning.gap, masking.gap), _tune_value(tuning.gap_mask, masking.gap_mask),
-        MinTokenLengths(_tune_value(tuning.min_token_length_normal, lengths.normal),
-                        _tune_value(tuning.min_token_length_lead, lengths.lead),
-                        _tune_value(tuning.min_token_length_followup, lengths.followup)),
-        masking.len_sent_allow_cut).validate("tuning.")
+    document = (masking.gap, masking.gap_mask, *masking.lengths.as_tuple())
+    gap, gap_mask, *lengths = (_tune_value(getattr(tuning, name), default)
+                               for name, default in zip(TUNE_MASKING_FIELDS, document))
+    tune_masking = MaskingOptions(gap, gap_mask, MinTokenLengths(*lengths), masking.len_sent_allow_cut)
+    tune_masking = tune_masking.validate("tuning.")
     with TUNING_COUNTS_RULE.enforced():
         batch_size, chunk_size, chunk_stride = (
             check_int(f"tuning.{name}", getattr(tuning, name), minimum=1)
@@ -274,8 +244,8 @@ def resolve_tuning(tuning: Any, masking: MaskingOptions, epochs: Any, p_mask: An
         freeze_below = check_int("tuning.freeze_below", tuning.freeze_below)
         freeze_above = check_int("tuning.freeze_above", tuning.freeze_above)
         warmup_steps = check_int("tuning.warmup_steps", tuning.warmup_steps, minimum=0)
-    mask_evenly, top_fully = check_switches(TUNING_SWITCH_RULE, **{
-        "tuning.mask_evenly": tuning.mask_evenly, "tuning.top_fully": tuning.top_fully}).values()
+    switches = check_switches(TUNING_SWITCH_RULE, **{
+        "tuning.mask_evenly": tuning.mask_evenly, "tuning.top_fully": tuning.top_fully})
     with PROBABILITY_RULE.enforced():
         p_mask = _probability("p_mask", p_mask)
         p_token_replace = _probability("tuning.p_token_replace", tuning.p_token_replace)
@@ -286,10 +256,11 @@ def resolve_tuning(tuning: Any, masking: MaskingOptions, epochs: Any, p_mask: An
         learning_rate = check_real("learning_rate", learning_rate, minimum=0, exclusive_minimum=True,
                                    message=f"`learning_rate` must be positive, got {shown_value(learning_rate)}.")
     return TuneOptions(
-        masking=tune_masking, batch_size=batch_size, epochs=epochs, mask_evenly=mask_evenly,
-        chunk_size=chunk_size, chunk_stride=chunk_stride, top_fully=top_fully, freeze_below=freeze_below,
-        freeze_above=freeze_above, p_mask=p_mask, p_token_replace=p_token_replace,
-        p_token_original=p_token_original, learning_rate=learning_rate, warmup_steps=warmup_steps)
+        masking=tune_masking, batch_size=batch_size, epochs=epochs, chunk_size=chunk_size,
+        chunk_stride=chunk_stride, freeze_below=freeze_below, freeze_above=freeze_above, p_mask=p_mask,
+        p_token_replace=p_token_replace, p_token_original=p_token_original, learning_rate=learning_rate,
+        warmup_steps=warmup_steps,
+        **{name.removeprefix("tuning."): value for name, value in switches.items()})
 
 
 def tuning_examples(
@@ -311,10 +282,8 @@ def tuning_examples(
     examples: list[tuple[list[int], list[int]]] = []
 
     def add_chunk(chunk: Sequence[str]) -> None:
-        if options.mask_evenly:
-            maskings = even_maskings(chunk, options.masking.gap, options.masking.gap_mask, lengths)
-        else:
-            maskings = random_maskings(chunk, options.p_mask, lengths, rng)
+        maskings = (even_maskings(chunk, options.masking.gap, options.masking.gap_mask, lengths)
+                    if options.mask_evenly else random_maskings(chunk, options.p_mask, lengths, rng))
         original = [cls_id, *tokenizer.convert_tokens_to_ids(list(chunk)), sep_id]
         for positions in maskings:
             input_ids = list(original)
@@ -345,14 +314,6 @@ def is_frozen(index: int, count: int, below: int, above: int) -> bool:
     [True, True, False, True, True]
     """
     return index < below or (above > 0 and count - index < above)
-
-
-def _freeze(model: Any, below: int, above: int) -> None:
-    """blanc's layer freezing by parameter index (:func:`is_frozen`)."""
-    parameters = list(model.parameters())
-    for index, parameter in enumerate(parameters):
-        if is_frozen(index, len(parameters), below, above):
-            parameter.requires_grad_(False)
 
 
 def check_freezing(model: Any, options: TuneOptions) -> None:
@@ -393,13 +354,14 @@ def finetune_copy(lm: Any, examples: Sequence[tuple[list[int], list[int]]], opti
     devices = [device] if device.type == "cuda" else []
     with torch.inference_mode(False), torch.enable_grad(), torch.random.fork_rng(devices=devices):
         model = copy.deepcopy(lm.model)
-        for parameter in model.parameters():
+        parameters = list(model.parameters())
+        for index, parameter in enumerate(parameters):
             if parameter.is_inference():  # weights created under inference_mode cannot train
                 parameter.data = parameter.data.clone()
-        model.requires_grad_(True)
+            frozen = is_frozen(index, len(parameters), options.freeze_below, options.freeze_above)  # blanc's
+            parameter.requires_grad_(not frozen)
         torch.manual_seed(seed)
         model.train()
-        _freeze(model, options.freeze_below, options.freeze_above)
         batches = [examples[i : i + options.batch_size]
                    for i in range(0, len(examples), options.batch_size)]
         named = list(model.named_parameters())
@@ -421,8 +383,7 @@ def finetune_copy(lm: Any, examples: Sequence[tuple[list[int], list[int]]], opti
                     "token_type_ids": _pad([[0] * len(r) for r in ids], 1).to(device),
                     "labels": _pad([b[1] for b in batch], LABEL_IGNORE).to(device),
                 }
-                model.zero_grad()
-                optimizer.zero_grad()
+                optimizer.zero_grad()  # the optimizer holds every parameter of the model
                 output = model(**inputs)
                 loss = output.loss if hasattr(output, "loss") else output[0]
                 loss.backward()
@@ -438,34 +399,6 @@ def finetune_copy(lm: Any, examples: Sequence[tuple[list[int], list[int]]], opti
         if not all(bool(parameter.isfinite().all()) for parameter in model.parameters()):
             raise _diverged(options, "made some weights NaN or infinite")
     return model
-
-
-def _plan_documents(
-    documents: Sequence[str], prep: TextPreparer, lm: LoadedLM, window: int, masking: MaskingOptions,
-    warn: WarnOnce,
-) -> tuple[list[Any], dict[str, list[tuple[int, tuple[str, ...]]]]]:
-    """The distinct base queries ``[CLS] masked sentence [SEP]`` (no help) of every distinct
-    document, and per document its ``(query number, true tokens)`` for each masked copy."""
-    from nlgmetrics.engine import MaskedQuery
-    from nlgmetrics.engine.bookkeeping import QueryRegistry
-
-    cls_id, sep_id, _ = special_ids(lm.tokenizer)
-    registry: QueryRegistry = QueryRegistry(lambda key: MaskedQuery(input_ids=key[0], mask_positions=key[1]))
-    per_document: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
-    for document in documents:
-        if document in per_document:
-            continue
-        items = []
-        for index, sentence in enumerate(prep.sentences(document)):
-            sent, _, cut = fit_to_window(sentence, [[]], len_sep=0,
-                                         len_sent_allow_cut=masking.len_sent_allow_cut, max_length=window)
-            warn.add("truncated", int(cut))
-            ids = (cls_id, *lm.tokenizer.convert_tokens_to_ids(sent), sep_id)
-            for positions in even_maskings(sent, masking.gap, masking.gap_mask, masking.lengths):
-                items.append((registry.add((ids, tuple(p + 1 for p in positions))),
-                              tuple(sent[p] for p in positions), index, tuple(positions)))
-        per_document[document] = items
-    return registry.queries, per_document
 
 
 def blanc_tune(
@@ -561,8 +494,16 @@ def blanc_tune(
                 "(device_map): give it a device_map with every module on a GPU, or use variant='help'.")
         check_freezing(lm.model, options)
         tok = lm.tokenizer
+        cls_id, sep_id, _ = special_ids(tok)
         warn = WarnOnce()
-        queries, per_document = _plan_documents(documents, TextPreparer(tok, split), lm, window, masking, warn)
+        # The queries of each distinct document, planned once: no help, so each copy needs one query.
+        distinct = list(dict.fromkeys(documents))
+        inputs = CopyInputs(tok, cls_id, sep_id, window, masking)
+        queries, copies = plan_copies(range(len(distinct)), [""] * len(distinct), distinct,
+                                      TextPreparer(tok, split), inputs, warn)
+        per_document: dict[str, list[MaskedCopy]] = {document: [] for document in distinct}
+        for masked in copies:
+            per_document[distinct[masked[0]]].append(masked)
         base = run_queries(lm, queries, token_budget=call.token_budget, batch_size=call.batch_size, store=call.store)
 
         counts: list[Counts] = [empty_counts() for _ in summaries]
@@ -573,10 +514,10 @@ def blanc_tune(
                 summary = summaries[examples[0]]
                 # blanc tokenizes the raw summary for tuning (no NFKD, no sentence split).
                 data = tuning_examples(tokenize_text(tok, summary), options, random.Random(seed), tok)
-                needed = sorted({number for i in examples for number, *_ in per_document[documents[i]]})
+                needed = sorted({masked[1] for i in examples for masked in per_document[documents[i]]})
                 if data and options.epochs > 0 and needed:
                     tuned_model = finetune_copy(lm, data, options, seed)
-                    tuned_lm = dataclasses.replace(lm, model=tuned_model, fingerprint=f"{lm.fingerprint}+tuned")
+                    tuned_lm = replace(lm, model=tuned_model, fingerprint=f"{lm.fingerprint}+tuned")
                     try:
                         predicted = run_queries(tuned_lm, [queries[n] for n in needed],
                                                 token_budget=call.token_budget, batch_size=call.batch_size,
@@ -589,7 +530,7 @@ def blanc_tune(
                     tuned = dict(bar.track(((number, base[number]) for number in needed),
                                            examples=len(examples), queries=len(needed)))
                 for i in examples:
-                    for number, truth, sentence, positions in per_document[documents[i]]:
+                    for _, number, _, truth, sentence, positions in per_document[documents[i]]:
                         tally(counts[i], truth, base=base[number], helped=tuned[number], tokenizer=tok)
                         if explain:
                             outcomes[i] += masked_outcomes(sentence, positions, truth, base[number], tuned[number], tok)

@@ -10,17 +10,12 @@ Two reference layouts, one per face:
   A call that does not fit that layout (a flat list of strings, a stream whose length is not the
   number of hypotheses) is refused with an error naming it (:mod:`nlgmetrics.bleu.streams`).
 
-Tokenized texts and merged reference statistics are kept in bounded LRU caches shared by all calls
-with the same options (:func:`bleu`, the building blocks and
-:func:`~nlgmetrics.bleu.statistics.bleu_statistics`), so scoring many systems against one test set
-tokenizes and counts each reference once (the idea of sacrebleu's ``BLEU(references=...)``,
-without having to ask for it). ``clear_caches()`` empties them; results never depend on them.
-
-:func:`bleu` is the metric (a :class:`~nlgmetrics.bleu.result.BleuResult`). The building blocks
-return a :class:`~nlgmetrics.bleu.score.BleuScore` (sacrebleu's ``BLEUScore`` fields: score,
-counts, totals, precisions, bp, sys_len, ref_len): :class:`BleuScorer` (fixed options;
-``corpus()`` and ``sentences()``, the latter with the scorer's own ``effective_order``),
-:func:`corpus_bleu` and :func:`sentence_bleu`.
+Every entry point shares bounded LRU caches of tokenized texts and merged reference statistics, so
+scoring many systems against one test set counts each reference once (sacrebleu's
+``BLEU(references=...)`` without asking); ``clear_caches()`` empties them, results never depend
+on them. :func:`bleu` returns a :class:`~nlgmetrics.bleu.result.BleuResult`; the building blocks
+(:class:`BleuScorer`, :func:`corpus_bleu`, :func:`sentence_bleu`) a
+:class:`~nlgmetrics.bleu.score.BleuScore` with sacrebleu's ``BLEUScore`` fields.
 
 >>> r = bleu(["the cat sat on the mat"], [["the cat sat on the mat", "a cat sat"]])
 >>> r.main_score, r.bp, r.sys_len, r.ref_len, r.scores["sentence_bleu"]
@@ -111,7 +106,7 @@ class BleuScorer:
         max_ngram_order: int = DEFAULT_MAX_NGRAM_ORDER,
         effective_order: bool = False,
     ) -> None:
-        self._tokenizer = get_tokenizer(tokenize)
+        get_tokenizer(tokenize)  # an unknown name, a missing extra or model fails here, before scoring
         check_choice("smooth_method", smooth_method, SMOOTH_METHODS)
         # Plain Python values (numpy scalars accepted), so the signature does not depend on the type.
         lowercase, effective_order = check_switches(
@@ -136,18 +131,15 @@ class BleuScorer:
         if default is not None:
             value = default if self.smooth_value is None else self.smooth_value
             smooth = f"{smooth}[{value:.2f}]"
-        return make_signature(
-            "bleu",
-            {
-                "case": "lc" if self.lowercase else "mixed",
-                "effective_order": self.effective_order,
-                # sacrebleu's tok: the name, plus MeCab's version and dictionary for ja/ko-mecab
-                "tokenize": tokenizer_signature(self.tokenize),
-                "smooth": smooth,
-                "max_ngram_order": self.max_ngram_order,
-                "nrefs": nrefs,
-            },
-        )
+        return make_signature("bleu", {
+            "case": "lc" if self.lowercase else "mixed",
+            "effective_order": self.effective_order,
+            # sacrebleu's tok: the name, plus MeCab's version and dictionary for ja/ko-mecab
+            "tokenize": tokenizer_signature(self.tokenize),
+            "smooth": smooth,
+            "max_ngram_order": self.max_ngram_order,
+            "nrefs": nrefs,
+        })
 
     def segment(self, prediction: str, references: Sequence[str]) -> SegmentStats:
         """``(hypothesis length, closest reference length, matches per order, hypothesis n-grams
@@ -158,12 +150,9 @@ class BleuScorer:
 
     def _corpus(self, segments: Sequence[SegmentStats]) -> BleuScore:
         """Corpus BLEU: the segments' statistics summed, then one BLEU with this scorer's options."""
-        order = self.max_ngram_order
-        sys_len = sum(hyp_len for hyp_len, _, _, _ in segments)
-        ref_len = sum(closest for _, closest, _, _ in segments)
-        correct = [sum(seg_correct[k] for _, _, seg_correct, _ in segments) for k in range(order)]
-        total = [sum(seg_total[k] for _, _, _, seg_total in segments) for k in range(order)]
-        return self._score(correct, total, sys_len, ref_len, self.effective_order)
+        hyp_lens, closest, correct, total = zip(*segments)  # every caller has at least one segment
+        return self._score([sum(counts) for counts in zip(*correct)], [sum(counts) for counts in zip(*total)],
+                           sum(hyp_lens), sum(closest), self.effective_order)
 
     def _score(self, correct: Sequence[int], total: Sequence[int], sys_len: int, ref_len: int,
                effective_order: bool) -> BleuScore:
@@ -176,6 +165,7 @@ class BleuScorer:
         each example with the same options but always effective order."""
         segments, nrefs = score_examples(self.segment, predictions, references)
         corpus = self._corpus(segments)
+        hyp_lens, closest, _, _ = zip(*segments)
         return BleuResult(
             scores={"sentence_bleu": [self._score(correct, total, hyp_len, closest, True).score
                                       for hyp_len, closest, correct, total in segments]},
@@ -187,8 +177,8 @@ class BleuScorer:
             precisions=tuple(corpus.precisions),
             counts=tuple(corpus.counts),
             totals=tuple(corpus.totals),
-            sentence_sys_len=tuple(hyp_len for hyp_len, _, _, _ in segments),
-            sentence_ref_len=tuple(closest for _, closest, _, _ in segments),
+            sentence_sys_len=hyp_lens,
+            sentence_ref_len=closest,
         )
 
     def corpus(self, predictions: Sequence[str], references: Sequence[str | Sequence[str]]) -> BleuScore:

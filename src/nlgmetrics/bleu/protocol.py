@@ -6,26 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from nlgmetrics.core.protocol import SACREBLEU_CITATION, EvaluateFace, MetricSpec, Option, Range
 from nlgmetrics.core.corpus import MAX_NGRAM_ORDER
-from nlgmetrics.core.protocol import Resampling, read_citation
+from nlgmetrics.core.protocol import (LOWERCASE, SACREBLEU_CITATION, EvaluateFace, MetricSpec, Option, Range,
+                                      Resampling, read_citation, read_description)
 
 if TYPE_CHECKING:
     from nlgmetrics.bleu.result import BleuResult
-
-DESCRIPTION = """\
-BLEU (Papineni et al., 2002): geometric mean of clipped n-gram precisions times a brevity
-penalty, over a corpus (sufficient statistics summed over segments), on sacrebleu's 0-100 scale.
-This module answers to evaluate's `sacrebleu` (its arguments, keys, types and numbers), not to
-evaluate's `bleu` (the NMT implementation on a 0-1 scale, with other tokenization and smoothing),
-which it does not replace. Any number of references per example (ragged allowed), tokenizers
-13a / intl / char / none / zh (and ja-mecab / ko-mecab with the extras nlgmetrics[ja] /
-nlgmetrics[ko]; spBLEU's flores101 / flores200 with sacrebleu and sentencepiece installed and
-sacrebleu's model file), smoothing none / floor / add-k / exp, lowercasing, maximum n-gram order
-and effective order. The numbers equal sacrebleu's corpus_bleu and sentence_bleu with the same options.
-The signature (return_signature=True) reads
-bleu|case:mixed|effective_order:no|max_ngram_order:4|nrefs:1|smooth:exp|tokenize:13a|version:<nlgmetrics version>.
-"""
 
 
 def sacrebleu_keys(result: BleuResult, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -52,7 +38,7 @@ def per_example_keys(result: BleuResult, options: Mapping[str, Any]) -> dict[str
 PROTOCOL = MetricSpec(
     name="bleu",
     title="BLEU",
-    description=DESCRIPTION,
+    description=read_description(__package__),
     citation=read_citation(__package__) + SACREBLEU_CITATION,
     second_input="references",
     compute="nlgmetrics.bleu:bleu",
@@ -61,7 +47,7 @@ PROTOCOL = MetricSpec(
         Option("smooth_method", "str", "smoothing", "nlgmetrics.bleu:SMOOTH_METHODS", signature_key="smooth"),
         Option("smooth_value", "float", "value for floor / add-k smoothing (none: the method's own)",
                range=Range(0), signature_key="smooth"),
-        Option("lowercase", "bool", "lowercase before scoring", signature_key="case"),
+        LOWERCASE,
         Option("max_ngram_order", "int", "largest n-gram order", range=Range(1, MAX_NGRAM_ORDER), signature_key="max_ngram_order"),
         Option("effective_order", "bool",
                "corpus BLEU: stop the geometric mean at the highest order with n-grams "

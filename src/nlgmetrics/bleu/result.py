@@ -28,10 +28,6 @@ from typing import Any, ClassVar
 from nlgmetrics.core.corpus import CorpusResult
 from nlgmetrics.core.result import Column
 
-#: What the headline number (``aggregate()["bleu"]``, not a per-example column) means.
-CORPUS_BLEU = Column(True, 0.0, 100.0, "corpus BLEU (0-100): n-gram statistics summed over the corpus, then one BLEU")
-
-
 @dataclass(frozen=True)
 class BleuResult(CorpusResult):
     """Sentence BLEU per example and the corpus BLEU with its statistics (module docstring)."""
@@ -44,7 +40,9 @@ class BleuResult(CorpusResult):
             "sentence BLEU (0-100) of each example, with effective order (sacrebleu's sentence default)",
         ),
     }
-    corpus_column: ClassVar[Column] = CORPUS_BLEU
+    #: What the headline number (``aggregate()["bleu"]``, not a per-example column) means.
+    corpus_column: ClassVar[Column] = Column(
+        True, 0.0, 100.0, "corpus BLEU (0-100): n-gram statistics summed over the corpus, then one BLEU")
     plain_tuples: ClassVar[Mapping[str, type]] = {
         "precisions": float, "counts": int, "totals": int, "sentence_sys_len": int, "sentence_ref_len": int,
     }
@@ -67,12 +65,9 @@ class BleuResult(CorpusResult):
     def aggregate(self) -> dict[str, float]:
         """Corpus ``bleu``, ``bp``, ``ratio``, ``precision_1..N``, ``sys_len``, ``ref_len``, and
         the mean ``sentence_bleu``."""
-        out = {"bleu": float(self.bleu), "bp": float(self.bp), "ratio": float(self.ratio)}
-        out.update((f"precision_{order}", p) for order, p in enumerate(self.precisions, start=1))
-        out["sys_len"] = float(self.sys_len)
-        out["ref_len"] = float(self.ref_len)
-        out.update(self.mean())
-        return out
+        precisions = {f"precision_{order}": p for order, p in enumerate(self.precisions, start=1)}
+        return {"bleu": float(self.bleu), "bp": float(self.bp), "ratio": float(self.ratio), **precisions,
+                "sys_len": float(self.sys_len), "ref_len": float(self.ref_len), **self.mean()}
 
     def details(self) -> dict[str, Any]:
         """Each example's hypothesis length and closest reference length (tokens)."""
@@ -80,7 +75,4 @@ class BleuResult(CorpusResult):
 
     def to_dict(self) -> dict[str, Any]:
         """The base layout plus the corpus ``counts`` and ``totals`` per n-gram order."""
-        out = super().to_dict()
-        out["counts"] = list(self.counts)
-        out["totals"] = list(self.totals)
-        return out
+        return {**super().to_dict(), "counts": list(self.counts), "totals": list(self.totals)}

@@ -74,9 +74,7 @@ class BleuScore:
         """
         order = len(correct) if max_order is None else max_order
         value = SMOOTH_DEFAULTS[smooth_method] if smooth_value is None else smooth_value
-        bp = 1.0
-        if sys_len < ref_len:
-            bp = math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
+        bp = 1.0 if sys_len >= ref_len else math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
         precisions = [0.0] * order
         raw_counts, raw_totals = list(correct), list(total)
         if not any(correct):

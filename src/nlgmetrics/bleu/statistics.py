@@ -41,10 +41,8 @@ def bleu_statistics(
     """
     scorer = BleuScorer(**options)  # validates the options; the library's defaults
     segments, _ = score_examples(scorer.segment, predictions, references)
-    rows = np.zeros((len(segments), 2 + 2 * scorer.max_ngram_order), dtype=np.int64)
-    for row, (hyp_len, closest, correct, total) in enumerate(segments):
-        rows[row] = [hyp_len, closest, *correct, *total]
-    return rows
+    rows = [[hyp_len, closest, *correct, *total] for hyp_len, closest, correct, total in segments]
+    return np.array(rows, dtype=np.int64).reshape(len(segments), 2 + 2 * scorer.max_ngram_order)
 
 
 def bleu_from_statistics(summed: Any, **options: Any) -> float | np.ndarray:

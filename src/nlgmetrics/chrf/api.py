@@ -54,10 +54,12 @@ SWITCH_RULE = switch_rule("lowercase", "whitespace", "eps_smoothing", stage=BEFO
 MAX_BETA = 1e150
 
 
-@functools.lru_cache(maxsize=1 << 15)
-def _reference_ngrams(text: str, lowercase: bool, char_order: int, word_order: int, whitespace: bool) -> TextNgrams:
-    """The n-gram counts of one reference (cached: shared by every system scored against it)."""
+def _ngrams(text: str, lowercase: bool, char_order: int, word_order: int, whitespace: bool) -> TextNgrams:
     return text_ngrams(text.lower() if lowercase else text, char_order, word_order, whitespace)
+
+
+#: The n-gram counts of one reference (cached: shared by every system scored against it).
+_reference_ngrams = functools.lru_cache(maxsize=1 << 15)(_ngrams)
 
 
 def clear_caches() -> None:
@@ -131,22 +133,14 @@ class ChrfOptions:
             "nrefs": nrefs,
         })
 
-    def _ngrams(self, text: str) -> TextNgrams:
-        return text_ngrams(text.lower() if self.lowercase else text, self.char_order, self.word_order,
-                           self.whitespace)
-
     def segment(self, prediction: str, references: Sequence[str]) -> tuple[list[int], float, int]:
         """``(statistics, sentence chrF, index of the best reference)`` of one example."""
-        hypothesis = self._ngrams(prediction)
-        best_stats: list[int] = []
-        best_score, best_index = -1.0, 0
-        for index, reference in enumerate(references):
-            ref = _reference_ngrams(reference, self.lowercase, self.char_order, self.word_order, self.whitespace)
-            stats = pair_statistics(hypothesis, ref)
-            score = chrf_score(stats, self.beta, self.eps_smoothing)
-            if score > best_score:  # strict: the first of equal references wins (sacrebleu)
-                best_stats, best_score, best_index = stats, score, index
-        return best_stats, best_score, best_index
+        key = (self.lowercase, self.char_order, self.word_order, self.whitespace)
+        hypothesis = _ngrams(prediction, *key)
+        candidates = [pair_statistics(hypothesis, _reference_ngrams(ref, *key)) for ref in references]
+        scores = [self.score(stats) for stats in candidates]
+        best = scores.index(max(scores))  # the first of equal references wins (sacrebleu)
+        return candidates[best], scores[best], best
 
     def score(self, stats: Sequence[int]) -> float:
         return chrf_score(stats, self.beta, self.eps_smoothing)
@@ -192,18 +186,17 @@ def chrf(
     options = ChrfOptions.checked(char_order=char_order, word_order=word_order, beta=beta, lowercase=lowercase,
                                   whitespace=whitespace, eps_smoothing=eps_smoothing)
     segments, nrefs = score_examples(options.segment, predictions, references)
-    totals = [0] * (3 * options.n_orders)
-    for stats, _, _ in segments:
-        totals = [a + b for a, b in zip(totals, stats)]
+    stats, sentence_scores, best_reference = zip(*segments)  # never empty: an empty input is refused
+    totals = [sum(counts) for counts in zip(*stats)]
     return ChrfResult(
-        scores={"sentence_chrf": [score for _, score, _ in segments]},
+        scores={"sentence_chrf": list(sentence_scores)},
         signature=options.signature(nrefs),
         chrf=options.score(totals),
         statistics=tuple(totals),
         char_order=options.char_order,
         word_order=options.word_order,
         beta=float(options.beta),
-        best_reference=tuple(index for _, _, index in segments),
+        best_reference=best_reference,
     )
 
 

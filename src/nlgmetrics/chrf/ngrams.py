@@ -37,16 +37,12 @@ def split_punctuation(text: str) -> list[str]:
     separated from the end of each word longer than one character, or else from its start."""
     words: list[str] = []
     for word in text.split():
-        if len(word) > 1:
-            if word[-1] in PUNCTUATION:
-                words.append(word[:-1])
-                words.append(word[-1])
-                continue
-            if word[0] in PUNCTUATION:
-                words.append(word[0])
-                words.append(word[1:])
-                continue
-        words.append(word)
+        if len(word) > 1 and word[-1] in PUNCTUATION:
+            words += (word[:-1], word[-1])
+        elif len(word) > 1 and word[0] in PUNCTUATION:
+            words += (word[0], word[1:])
+        else:
+            words.append(word)
     return words
 
 
@@ -72,11 +68,8 @@ def _char_grams(line: str, order: int) -> list[list[str]]:
 
 
 def _word_grams(words: list[str], order: int) -> list[list]:
-    grams: list[list] = [list(words)] if order >= 1 else []
-    for n in range(2, order + 1):
-        # Tuples: words contain no whitespace, so a tuple is as exact as sacrebleu's ' '-joined key.
-        grams.append(list(zip(*(words[k:] for k in range(n)))))
-    return grams
+    # Tuples: words contain no whitespace, so a tuple is as exact as sacrebleu's ' '-joined key.
+    return [list(words) if n == 1 else list(zip(*(words[k:] for k in range(n)))) for n in range(1, order + 1)]
 
 
 @dataclass(frozen=True)
@@ -90,14 +83,13 @@ class TextNgrams:
     @property
     def counts(self) -> tuple[Counter, ...]:
         """Per order, ``{n-gram: count}`` (for inspection; scoring uses the occurrence sets)."""
-        out = []
-        for occurrences in self.occurrences:
-            counts: Counter = Counter()
-            for item in occurrences:
-                is_tag = isinstance(item, tuple) and isinstance(item[-1], int)
-                counts[item[0] if is_tag else item] += 1
-            out.append(counts)
-        return tuple(out)
+        return tuple(Counter(map(_gram_of, occurrences)) for occurrences in self.occurrences)
+
+
+def _gram_of(occurrence: object) -> object:
+    """The n-gram of one occurrence (a tag ``(gram, k)`` is one more occurrence of ``gram``)."""
+    is_tag = isinstance(occurrence, tuple) and isinstance(occurrence[-1], int)
+    return occurrence[0] if is_tag else occurrence
 
 
 def text_ngrams(text: str, char_order: int, word_order: int, whitespace: bool) -> TextNgrams:
@@ -114,7 +106,5 @@ def pair_statistics(hypothesis: TextNgrams, reference: TextNgrams) -> list[int]:
     stats: list[int] = []
     for hyp, ref, hyp_total, ref_total in zip(hypothesis.occurrences, reference.occurrences,
                                               hypothesis.totals, reference.totals):
-        stats.append(hyp_total if ref_total else 0)
-        stats.append(ref_total)
-        stats.append(len(hyp & ref))
+        stats += (hyp_total if ref_total else 0, ref_total, len(hyp & ref))
     return stats

@@ -7,23 +7,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from nlgmetrics.chrf.api import MAX_BETA
-from nlgmetrics.core.protocol import SACREBLEU_CITATION, EvaluateFace, MetricSpec, Option, Range
 from nlgmetrics.core.corpus import MAX_NGRAM_ORDER
-from nlgmetrics.core.protocol import Resampling, read_citation
+from nlgmetrics.core.protocol import (LOWERCASE, SACREBLEU_CITATION, EvaluateFace, MetricSpec, Option, Range,
+                                      Resampling, read_citation, read_description)
 
 if TYPE_CHECKING:
     from nlgmetrics.chrf.result import ChrfResult
-
-DESCRIPTION = """\
-chrF (Popović, 2015): the F-beta score (beta = 2: recall counts twice as much as precision) of
-character n-grams of orders 1-6, precision and recall averaged over the orders; chrF++
-(Popović, 2017) adds word unigrams and bigrams (word_order=2). Over a corpus (statistics summed
-over segments, each against its best reference) or per sentence. Any number of references per
-example (ragged allowed), lowercasing, whitespace kept or removed, epsilon smoothing. The
-numbers equal sacrebleu's CHRF() / CHRF(word_order=2) with the same options, and the keys and
-arguments are evaluate's chrf module's. The signature (return_signature=True) reads
-chrf|beta:2|case:mixed|char_order:6|eps_smoothing:no|nrefs:1|whitespace:no|word_order:0|version:<nlgmetrics version>.
-"""
 
 
 def chrf_keys(result: ChrfResult, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -45,7 +34,7 @@ def per_example_keys(result: ChrfResult, options: Mapping[str, Any]) -> dict[str
 PROTOCOL = MetricSpec(
     name="chrf",
     title="chrF / chrF++",
-    description=DESCRIPTION,
+    description=read_description(__package__),
     citation=read_citation(__package__) + SACREBLEU_CITATION,
     second_input="references",
     compute="nlgmetrics.chrf:chrf",
@@ -55,7 +44,7 @@ PROTOCOL = MetricSpec(
                signature_key="word_order"),
         Option("beta", "float", "recall is beta times as important as precision (0: precision only)",
                range=Range(0, MAX_BETA), signature_key="beta"),
-        Option("lowercase", "bool", "lowercase before scoring", signature_key="case"),
+        LOWERCASE,
         Option("whitespace", "bool", "keep whitespace in character n-grams", signature_key="whitespace"),
         Option("eps_smoothing", "bool",
                "mean of per-order F-scores with epsilon smoothing (chrF++.py) instead of "

@@ -26,11 +26,6 @@ from typing import Any, ClassVar
 from nlgmetrics.core.corpus import CorpusResult
 from nlgmetrics.core.result import Column
 
-#: What the headline number (``aggregate()["chrf"]``, not a per-example column) means.
-CORPUS_CHRF = Column(True, 0.0, 100.0,
-                     "corpus chrF (0-100): n-gram statistics summed over the corpus, then one F-score")
-
-
 @dataclass(frozen=True)
 class ChrfResult(CorpusResult):
     """Sentence chrF per example and the corpus chrF with its statistics (module docstring)."""
@@ -41,7 +36,9 @@ class ChrfResult(CorpusResult):
         "sentence_chrf": Column(True, 0.0, 100.0,
                                 "sentence chrF (0-100) of each example against its best reference"),
     }
-    corpus_column: ClassVar[Column] = CORPUS_CHRF
+    #: What the headline number (``aggregate()["chrf"]``, not a per-example column) means.
+    corpus_column: ClassVar[Column] = Column(
+        True, 0.0, 100.0, "corpus chrF (0-100): n-gram statistics summed over the corpus, then one F-score")
     plain_tuples: ClassVar[Mapping[str, type]] = {"statistics": int, "best_reference": int}
 
     chrf: float = 0.0  #: corpus chrF, 0-100
@@ -66,7 +63,5 @@ class ChrfResult(CorpusResult):
 
     def to_dict(self) -> dict[str, Any]:
         """The base layout plus the corpus ``statistics`` and the n-gram orders."""
-        out = super().to_dict()
-        out["statistics"] = list(self.statistics)
-        out["char_order"], out["word_order"], out["beta"] = self.char_order, self.word_order, self.beta
-        return out
+        return {**super().to_dict(), "statistics": list(self.statistics), "char_order": self.char_order,
+                "word_order": self.word_order, "beta": self.beta}

@@ -1,22 +1,15 @@
 """``compare_systems``: is system A better than system B, for any metric?
 
-Each system is scored once, then the test set is resampled:
+Each system is scored once, then the test set is resampled. A corpus-level metric (BLEU, chrF,
+TER: its protocol declares :class:`~nlgmetrics.core.protocol.Resampling`) is recomputed from
+resampled sufficient statistics, as sacrebleu's paired tests do (the metric itself runs on the
+baseline only, for its main score, its signature and a check that the statistics reproduce its
+number); any other metric runs once per system and is compared through the mean of a per-example
+column (its main score unless ``column`` names another).
 
-- a corpus-level metric (BLEU, chrF, TER: those whose protocol declares its ``resampling``,
-  :class:`~nlgmetrics.core.protocol.Resampling`) is recomputed from resampled sufficient
-  statistics, as sacrebleu's paired tests do; the metric itself (``get_protocol(metric).run``)
-  runs on the baseline only (its main score, signature, and a
-  check that the statistics reproduce its number), the statistics on every system;
-- any other metric runs once per system (an LM metric's passes are never repeated) and is
-  compared through the mean of a per-example column (its main score unless ``column`` names
-  another).
-
-For every system: its score, the 95% bootstrap interval and the bootstrap mean; for every system
-but the baseline: the difference to the baseline and the p-values of the paired bootstrap
-(``"bs"``) and of approximate randomization (``"ar"``). Draws, intervals and p-values follow
-sacrebleu's ``significance.py`` (same seed and counts, same numbers; ties: see
-:mod:`nlgmetrics.stats.significance`). The interval comes from the bootstrap resamples in both
-tests.
+Draws, intervals and p-values (paired bootstrap ``"bs"``, approximate randomization ``"ar"``;
+the interval always from the bootstrap) follow sacrebleu's ``significance.py``: same seed and
+counts, same numbers (ties: :mod:`nlgmetrics.stats.significance`).
 
 >>> refs = [["the cat sat on the mat"], ["a dog barks at night"], ["it rains in spring"]]
 >>> result = compare_systems(
@@ -28,9 +21,8 @@ tests.
 >>> result["b"].p_bootstrap, result["b"].p_randomization
 (0.009900990099009901, 0.27722772277227725)
 
-With three examples there are only eight ways to swap: 27 of the 100 trials keep or swap all
-three, which reproduces the observed difference exactly; counted (``count_ties=True``), they give
-p = 28/101. sacrebleu's strict count (``count_ties=False``) leaves them out: 1/101.
+Three examples allow eight swaps: 27 of 100 trials reproduce the observed difference exactly;
+counted (``count_ties=True``) they give p = 28/101, sacrebleu's strict count 1/101.
 >>> result.signature
 'bleu|case:mixed|effective_order:no|max_ngram_order:4|nrefs:1|smooth:exp|tokenize:13a|bs:100|ar:100|paired_seed:12345|ties:count|version:0.1.0'
 """
@@ -38,7 +30,7 @@ p = 28/101. sacrebleu's strict count (``count_ties=False``) leaves them out: 1/1
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -91,10 +83,6 @@ def _check_tests(tests: Any) -> tuple[str, ...]:
     for test in chosen:
         check_choice("tests", test, TESTS)
     return tuple(t for t in TESTS if t in chosen)
-
-
-def _close(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
 
 
 def compare_systems(
@@ -187,44 +175,32 @@ def compare_systems(
         raise ValueError(f"{metric} has no per-example column {column!r}; choose one of {list(reference.scores)}.")
     higher_is_better = reference.column(column).higher_is_better
 
+    def score_of(summed: np.ndarray) -> float:
+        return entry.score(summed, **options) if corpus_level else float(summed[0]) / n
+
+    # A corpus-level metric: the statistics are its computation (the other systems are not run
+    # twice). Any other: the metric runs once per system (an LM metric's passes are never repeated).
     stats: dict[str, np.ndarray] = {}
     scores: dict[str, float] = {}
-    score_of: Callable[[np.ndarray], float]
-    if corpus_level:
-        assert entry is not None
-        dtype = entry.bootstrap_dtype
-
-        def score_of(summed: np.ndarray) -> float:
-            return entry.score(summed, **options)
-
-        # The statistics are the metric's computation: the other systems are not run twice.
-        bar = tqdm(names, desc=f"{metric}: statistics", unit="system", disable=not progress)
-        for name in bar:
-            bar.set_postfix_str(name)
+    bar = tqdm(names, desc=f"{metric}: {'statistics' if corpus_level else 'scoring systems'}", unit="system",
+               disable=not progress)
+    for name in bar:
+        bar.set_postfix_str(name)
+        if corpus_level:
             stats[name] = entry.statistics(outputs[name], references_or_sources, **options)
             scores[name] = score_of(stats[name].sum(axis=0))
-        if not _close(scores[baseline], reference.aggregate()[column]):  # they must reproduce the metric
-            raise RuntimeError(
-                f"{metric} from statistics is {scores[baseline]} but the metric says "
-                f"{reference.aggregate()[column]} for system {baseline!r}; this is a bug in nlgmetrics, "
-                f"please report it."
-            )
-    else:
-        dtype = "float64"
-
-        def score_of(summed: np.ndarray) -> float:
-            return float(summed[0]) / n
-
-        # The metric runs once per system (an LM metric's forward passes are never repeated).
-        bar = tqdm(names, desc=f"{metric}: scoring systems", unit="system", disable=not progress)
-        for name in bar:
-            bar.set_postfix_str(name)
+        else:
             result = reference if name == baseline else run(name)
             stats[name] = np.asarray(result.scores[column], dtype=np.float64)[:, None]
             scores[name] = result.mean()[column]
+    own = reference.aggregate()[column] if corpus_level else None
+    if corpus_level and not math.isclose(scores[baseline], own, rel_tol=1e-9, abs_tol=1e-9):  # must reproduce
+        raise RuntimeError(f"{metric} from statistics is {scores[baseline]} but the metric says {own} for "
+                           f"system {baseline!r}; this is a bug in nlgmetrics, please report it.")
 
     # The same resampled test sets for every system (paired), as sacrebleu draws them.
     indices = bootstrap_indices(n, n_bootstrap, seed)
+    dtype = entry.bootstrap_dtype if corpus_level else "float64"
     resampled = {name: bootstrap_scores(stats[name], indices, score_of, dtype) for name in names}
     masks = swap_masks(n, n_permutations, seed) if "ar" in chosen_tests else None
 

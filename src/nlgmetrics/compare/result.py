@@ -114,19 +114,8 @@ class ComparisonResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values (JSON-ready)."""
-        return {
-            "metric": self.metric,
-            "column": self.column,
-            "higher_is_better": self.higher_is_better,
-            "corpus_level": self.corpus_level,
-            "baseline": self.baseline,
-            "n_examples": self.n_examples,
-            "n_bootstrap": self.n_bootstrap,
-            "n_permutations": self.n_permutations,
-            "seed": self.seed,
-            "count_ties": self.count_ties,
-            "tests": list(self.tests),
-            "signature": self.signature,
-            "metric_signature": self.metric_signature,
-            "systems": [system.to_dict() for system in self.systems],
-        }
+        plain = ("metric", "column", "higher_is_better", "corpus_level", "baseline", "n_examples",
+                 "n_bootstrap", "n_permutations", "seed", "count_ties")
+        return {**{name: getattr(self, name) for name in plain}, "tests": list(self.tests),
+                "signature": self.signature, "metric_signature": self.metric_signature,
+                "systems": [system.to_dict() for system in self.systems]}

@@ -22,7 +22,6 @@ from __future__ import annotations
 import csv
 import math
 from pathlib import Path
-from typing import Any
 
 from nlgmetrics.compare.result import ComparisonResult
 
@@ -40,30 +39,22 @@ def _digits(result: ComparisonResult) -> int:
 
 
 def _p(value: float | None) -> str:
-    if value is None:
-        return ""
-    return f"{value:.4f}{'*' if value < ALPHA else ''}"
+    return "" if value is None else f"{value:.4f}{'*' if value < ALPHA else ''}"
 
 
 def format_table(result: ComparisonResult) -> str:
     """system, score, 95% CI, bootstrap mean ± half width, delta to the baseline, p-values."""
     d = _digits(result)
-    header = ["system", result.column, "95% CI", "bootstrap mean", "delta"]
-    if "bs" in result.tests:
-        header.append("p (paired bs)")
-    if "ar" in result.tests:
-        header.append("p (paired ar)")
-    rows = [header]
+    tests = [test for test in ("bs", "ar") if test in result.tests]
+    rows = [["system", result.column, "95% CI", "bootstrap mean", "delta",
+             *(f"p (paired {t})" for t in tests)]]
     for s in result.systems:
-        row = [f"{s.name} (baseline)" if s.is_baseline else s.name, f"{s.score:.{d}f}",
-               f"[{s.ci_low:.{d}f}, {s.ci_high:.{d}f}]", f"{s.bootstrap_mean:.{d}f} ± {s.ci_half_width:.{d}f}",
-               "" if s.delta is None else f"{s.delta:+.{d}f}"]
-        if "bs" in result.tests:
-            row.append(_p(s.p_bootstrap))
-        if "ar" in result.tests:
-            row.append(_p(s.p_randomization))
-        rows.append(row)
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+        p_values = {"bs": s.p_bootstrap, "ar": s.p_randomization}
+        rows.append([f"{s.name} (baseline)" if s.is_baseline else s.name, f"{s.score:.{d}f}",
+                     f"[{s.ci_low:.{d}f}, {s.ci_high:.{d}f}]",
+                     f"{s.bootstrap_mean:.{d}f} ± {s.ci_half_width:.{d}f}",
+                     "" if s.delta is None else f"{s.delta:+.{d}f}", *(_p(p_values[t]) for t in tests)])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     direction = "higher" if result.higher_is_better else "lower"
@@ -72,21 +63,14 @@ def format_table(result: ComparisonResult) -> str:
     return "\n".join(lines)
 
 
-def csv_rows(result: ComparisonResult) -> list[dict[str, Any]]:
-    """One row per system (:data:`CSV_FIELDS`)."""
-    rows = []
-    for s in result.systems:
-        values = s.to_dict()
-        rows.append({"system": s.name, **{k: values[k] for k in CSV_FIELDS[1:10]},
-                     "metric": result.metric, "column": result.column, "signature": result.signature})
-    return rows
-
-
 def write_csv(path: str | Path, result: ComparisonResult) -> None:
+    """One row per system (:data:`CSV_FIELDS`); floats exactly (``repr``), None as an empty cell."""
+    shared = {"metric": result.metric, "column": result.column, "signature": result.signature}
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=CSV_FIELDS)
         writer.writeheader()
-        for row in csv_rows(result):
+        for s in result.systems:
+            row = {"system": s.name, **{k: v for k, v in s.to_dict().items() if k in CSV_FIELDS}, **shared}
             writer.writerow({k: ("" if v is None else repr(v) if isinstance(v, float) else v) for k, v in row.items()})
 
 

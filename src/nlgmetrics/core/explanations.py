@@ -123,12 +123,9 @@ class TokenBreakdown:
             "tokens": [{"source": s.source, "start": s.start, "end": s.end, "text": t}
                        for s, t in zip(self.spans, self.tokens)],
             "values": None if self.values is None else list(self.values),
-            "columns": {k: [_plain(v) for v in column] for k, column in self.columns.items()},
+            "columns": {k: [v.item() if hasattr(v, "item") else v for v in column]  # numpy scalars to plain
+                        for k, column in self.columns.items()},
         }
-
-
-def _plain(value: Any) -> Any:
-    return value.item() if hasattr(value, "item") else value
 
 
 def locate_pieces(text: str, pieces: Sequence[str]) -> list[int]:
@@ -142,11 +139,8 @@ def locate_pieces(text: str, pieces: Sequence[str]) -> list[int]:
     starts, cursor = [], 0
     for piece in pieces:
         found = text.find(piece, cursor)
-        if found < 0:
-            found = cursor
-        else:
-            cursor = found + len(piece)
-        starts.append(found)
+        starts.append(cursor if found < 0 else found)
+        cursor = cursor if found < 0 else found + len(piece)
     return starts
 
 
@@ -173,11 +167,8 @@ def token_offsets(tokenizer: Any, text: str, tokens: Sequence[Any], *, by: str =
         piece = tokenizer.decode([token_id], clean_up_tokenization_spaces=False).strip()
         piece = piece.removeprefix("##").casefold()
         found = folded.find(piece, cursor) if piece else -1
-        if found < 0:
-            spans.append((cursor, cursor))
-        else:
-            spans.append((found, found + len(piece)))
-            cursor = found + len(piece)
+        spans.append((cursor, cursor) if found < 0 else (found, found + len(piece)))
+        cursor = spans[-1][1]
     return spans
 
 

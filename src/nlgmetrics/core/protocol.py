@@ -61,6 +61,12 @@ def read_citation(package: str, name: str = "citation.bib") -> str:
     return importlib.resources.files(package).joinpath(name).read_text(encoding="utf-8")
 
 
+def read_description(package: str) -> str:
+    """The description a package ships beside its protocol (``<package>/description.md``), shown by
+    the evaluate module, the demo and the command line: prose is data too, kept in a file of its own."""
+    return read_citation(package, "description.md")
+
+
 #: sacrebleu's citation (Post, 2018), which every metric with sacrebleu's numbers cites after its own.
 SACREBLEU_CITATION = read_citation(__package__, "sacrebleu.bib")
 
@@ -83,6 +89,8 @@ def resolve(path: str) -> Any:
 
 
 _NONE_WORDS = {"none", "null"}
+_BOOL_WORDS = {**dict.fromkeys(("1", "true", "yes", "on"), True),
+               **dict.fromkeys(("0", "false", "no", "off"), False)}
 
 
 @dataclass(frozen=True)
@@ -162,12 +170,9 @@ class Option:
         if stripped in self.words:
             return stripped
         if self.kind == "bool":
-            lowered = stripped.lower()
-            if lowered in {"1", "true", "yes", "on"}:
-                return True
-            if lowered in {"0", "false", "no", "off"}:
-                return False
-            raise ValueError(f"Option {self.name}={text!r}: expected true/false.")
+            if stripped.lower() not in _BOOL_WORDS:
+                raise ValueError(f"Option {self.name}={text!r}: expected true/false.")
+            return _BOOL_WORDS[stripped.lower()]
         if self.kind in {"str_list", "float_list"}:
             parts = [part.strip() for part in text.split(",") if part.strip()]
             if not parts:
@@ -194,6 +199,9 @@ class Option:
             raise ValueError(f"Option {self.name}={value!r}: choose one of {shown}.")
         return value
 
+
+#: The switch of the text metrics that lowercase before scoring (BLEU, chrF): one name and signature key.
+LOWERCASE = Option("lowercase", "bool", "lowercase before scoring", signature_key="case")
 
 #: The options every LM metric shares: the same names, meaning and signature keys everywhere.
 #: Declared once; each LM metric's protocol lists them after its own.
@@ -320,27 +328,14 @@ class EvaluateFace:
     @property
     def module_name(self) -> str:
         """The name evaluate gives the counterpart module (:data:`EVALUATE_MODULE_NAMES`)."""
-        try:
-            return EVALUATE_MODULE_NAMES[self.counterpart]
-        except KeyError:
-            raise ValueError(
-                f"No evaluate module name is recorded for the counterpart {self.counterpart!r}; add the "
-                f"name evaluate gives it (camelcase_to_snakecase of its class name) to "
-                f"nlgmetrics.core.protocol.EVALUATE_MODULE_NAMES."
-            ) from None
+        return EVALUATE_MODULE_NAMES[self.counterpart]
 
 
-def _option_parameters(function: Callable[..., Any]) -> tuple[dict[str, inspect.Parameter], bool]:
-    """The keyword options of a library function (everything after the two inputs), and whether it
-    also takes ``**options`` (which it forwards elsewhere)."""
-    parameters = list(inspect.signature(function).parameters.values())
-    options = {
-        p.name: p
-        for p in parameters[2:]
-        if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    }
-    forwards = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
-    return options, forwards
+def _option_parameters(function: Callable[..., Any]) -> dict[str, inspect.Parameter]:
+    """The keyword options of a library function (everything after the two inputs)."""
+    parameters = list(inspect.signature(function).parameters.values())[2:]
+    keywords = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return {p.name: p for p in parameters if p.kind in keywords}
 
 
 def _annotation(function: Callable[..., Any], name: str) -> Any:
@@ -361,14 +356,13 @@ def _annotation(function: Callable[..., Any], name: str) -> Any:
         return None
 
 
-def _literal_choices(function: Callable[..., Any], name: str) -> tuple[Any, ...] | None:
+def _literal_choices(hint: Any) -> tuple[Any, ...] | None:
     """The values of a ``Literal[...]`` (or ``Literal[...] | None``) annotation, if any."""
-    hint = _annotation(function, name)
     if typing.get_origin(hint) is Literal:
         return typing.get_args(hint)
-    literals = [a for a in typing.get_args(hint) if typing.get_origin(a) is Literal]
-    values = tuple(v for a in literals for v in typing.get_args(a))
-    if values and type(None) in typing.get_args(hint):
+    arguments = typing.get_args(hint)
+    values = tuple(v for a in arguments if typing.get_origin(a) is Literal for v in typing.get_args(a))
+    if values and type(None) in arguments:
         values = (None, *values)
     return values or None
 
@@ -435,13 +429,12 @@ class MetricSpec:
         return resolve(self.compute)
 
     def parameters(self) -> dict[str, inspect.Parameter]:
-        """Every keyword option of the library call (with the forwarded functions' ones)."""
-        own, forwards = _option_parameters(self.library_function())
-        merged = dict(own)
-        if forwards:
-            for path in self.forwards_to:
-                for name, parameter in _option_parameters(resolve(path))[0].items():
-                    merged.setdefault(name, parameter)
+        """Every keyword option of the library call, then those of the functions it forwards its
+        ``**options`` to (``forwards_to``)."""
+        merged = _option_parameters(self.library_function())
+        for path in self.forwards_to:
+            for name, parameter in _option_parameters(resolve(path)).items():
+                merged.setdefault(name, parameter)
         return merged
 
     def accepted_options(self) -> frozenset[str]:
@@ -503,28 +496,20 @@ class MetricSpec:
     # ---- the options offered by the command line and the demos
 
     def option(self, name: str) -> Option:
-        """Option ``name`` with its library default (clear error listing the offered options)."""
-        for option in self.options:
-            if option.name == name:
-                choices = option.choices
-                if choices is None:
-                    for function in (self.library_function(), *map(resolve, self.forwards_to)):
-                        choices = _literal_choices(function, name)
-                        if choices is not None:
-                            break
-                default = self.default(name)
-                return replace(option, default=default, choices=choices,
-                               nullable=default is None or self._admits_none(name))
-        offered = [o.name for o in self.options if o.offered]
-        extra = " (plus model, device)" if self.uses_model else ""
-        raise ValueError(f"{self.name} has no option {name!r}; its options are {offered}{extra}.")
-
-    def _admits_none(self, name: str) -> bool:
-        for function in (self.library_function(), *map(resolve, self.forwards_to)):
-            hint = _annotation(function, name)
-            if hint is not None and type(None) in typing.get_args(hint):
-                return True
-        return False
+        """Option ``name`` with its library default, choices (a ``Literal`` annotation's where the
+        option declares none) and whether it takes None (clear error listing the offered options)."""
+        option = next((option for option in self.options if option.name == name), None)
+        if option is None:
+            offered = [o.name for o in self.options if o.offered]
+            extra = " (plus model, device)" if self.uses_model else ""
+            raise ValueError(f"{self.name} has no option {name!r}; its options are {offered}{extra}.")
+        hints = [_annotation(f, name) for f in (self.library_function(), *map(resolve, self.forwards_to))]
+        choices = option.choices
+        if choices is None:
+            choices = next(filter(None, map(_literal_choices, hints)), None)
+        default = self.default(name)
+        return replace(option, default=default, choices=choices,
+                       nullable=default is None or any(type(None) in typing.get_args(hint) for hint in hints))
 
     def resolved_options(self) -> tuple[Option, ...]:
         """Every offered option with its library default and choices."""

@@ -1,20 +1,17 @@
-"""The result every metric returns: per-example columns, their means, the headline numbers, the
-signature, and what each column means (direction and range).
-
-One rule for every metric:
+"""The result every metric returns (:class:`MetricResult`), one rule for every metric:
 
 - ``result.scores``: ``{column: [float, ...]}``, one value per example, in input order;
-- ``result.mean()``: always a ``dict`` of floats, the mean of every column;
-- ``result.aggregate()``: the headline numbers, a ``dict`` of floats. For metrics defined per
-  example it *is* ``mean()``; a corpus-level metric (BLEU) or one with confidence intervals
-  (ROUGE) adds or replaces entries, documented on its result class;
+- ``result.mean()``: a ``dict`` of floats, the mean of every column;
+- ``result.aggregate()``: the headline numbers, a ``dict`` of floats: ``mean()`` for a metric
+  defined per example; a corpus-level metric (BLEU) or one with confidence intervals (ROUGE) adds
+  or replaces entries, documented on its result class;
 - ``result.main`` names the headline entry of ``aggregate()``; ``result.main_score`` is its value;
 - ``result.signature``: every option that changes the numbers (:mod:`nlgmetrics.core.signature`);
 - ``result.column(name)``: a :class:`Column` (higher or lower is better, the range);
 - ``result.to_dict()``: plain lists and numbers (JSON-ready).
 
-Values are plain Python floats and always finite: a metric that would produce NaN or an infinity
-fails loudly here instead of returning a plausible wrong number.
+Values are plain Python floats and always finite: a NaN or an infinity fails loudly here instead
+of returning a plausible wrong number.
 
 >>> from typing import ClassVar
 >>> class ToyResult(MetricResult):

@@ -61,21 +61,19 @@ def checked_splitter(split: Callable[[str], Iterable[str]], name: str) -> Senten
     nlgmetrics.core.refusals.OptionError: The sentence splitter 'by_words' returned int (1) as sentence 0 of a document; a splitter must return a list of strings, one per sentence.
     """
 
+    def refused(value: object, where: str) -> ValueError:
+        return SPLITTER_OUTPUT_RULE.error(
+            f"The sentence splitter {name!r} returned {type(value).__name__} ({shown_value(value, 40)}) "
+            f"{where}; a splitter must return a list of strings, one per sentence.")
+
     def split_checked(text: str) -> list[str]:
         pieces = split(text)
         if isinstance(pieces, str) or not isinstance(pieces, Iterable):
-            raise SPLITTER_OUTPUT_RULE.error(
-                f"The sentence splitter {name!r} returned {type(pieces).__name__} ({shown_value(pieces, 40)}) for a "
-                f"document; a splitter must return a list of strings, one per sentence."
-            )
+            raise refused(pieces, "for a document")
         sentences = list(pieces)
         for index, sentence in enumerate(sentences):
             if not isinstance(sentence, str):
-                raise SPLITTER_OUTPUT_RULE.error(
-                    f"The sentence splitter {name!r} returned {type(sentence).__name__} ({shown_value(sentence, 40)}) "
-                    f"as sentence {index} of a document; a splitter must return a list of strings, one "
-                    f"per sentence."
-                )
+                raise refused(sentence, f"as sentence {index} of a document")
         return sentences
 
     return split_checked
@@ -94,15 +92,10 @@ def resolve_splitter(splitter: SentenceSplitter | str | None) -> tuple[SentenceS
     ...
     nlgmetrics.core.refusals.OptionError: The sentence splitter '<lambda>' returned int (1) as sentence 0 of a document; a splitter must return a list of strings, one per sentence.
     """
-    split, name = _named_splitter(splitter)
-    return checked_splitter(split, name), name
-
-
-def _named_splitter(splitter: SentenceSplitter | str | None) -> tuple[Callable[[str], Iterable[str]], str]:
-    """The user's ``splitter`` as a callable and its name (unchecked)."""
+    split: Callable[[str], Iterable[str]]
     if splitter is None or splitter == "pysbd":
-        return split_sentences, "pysbd"
-    if splitter == "punkt":
+        split, name = split_sentences, "pysbd"
+    elif splitter == "punkt":
         from nltk.tokenize import sent_tokenize
 
         # Fail here, before any model work, and say what to do: nltk's own LookupError comes at
@@ -115,10 +108,10 @@ def _named_splitter(splitter: SentenceSplitter | str | None) -> tuple[Callable[[
                 "with a network run `python -m nltk.downloader punkt_tab`, or use "
                 "splitter='pysbd' (the default, works offline)."
             ) from None
-        return sent_tokenize, "punkt"
-    if callable(splitter):
-        return splitter, getattr(splitter, "__name__", "custom")
-    raise SPLITTER_RULE.error(
-        f"Unknown sentence splitter {splitter!r}; use 'pysbd' (default, offline), 'punkt' "
-        f"(needs nltk's punkt data) or a callable str -> list[str]."
-    )
+        split, name = sent_tokenize, "punkt"
+    elif callable(splitter):
+        split, name = splitter, getattr(splitter, "__name__", "custom")
+    else:
+        raise SPLITTER_RULE.error(f"Unknown sentence splitter {splitter!r}; use 'pysbd' (default, offline), "
+                                  f"'punkt' (needs nltk's punkt data) or a callable str -> list[str].")
+    return checked_splitter(split, name), name

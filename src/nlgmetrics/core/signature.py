@@ -79,8 +79,7 @@ def make_signature(
             raise ValueError(f"signature key {key!r} must be snake_case and not a shared key")
     fields = [metric]
     if model is not None:
-        missing = [key for key in MODEL_KEYS if key not in model]
-        if missing or set(model) - set(MODEL_KEYS):
+        if set(model) != set(MODEL_KEYS):
             raise ValueError(f"model fields must be exactly {MODEL_KEYS}, got {sorted(model)}")
         fields += [f"{key}:{_format_value(model[key])}" for key in MODEL_KEYS]
     fields += [f"{key}:{_format_value(options[key])}" for key in sorted(options)]

@@ -74,9 +74,9 @@ def check_start_token(start_token: Any) -> int | str | None:
     """
     if start_token is None or isinstance(start_token, str):
         return start_token
-    if isinstance(start_token, numbers.Integral) and not isinstance(start_token, (bool, np.bool_)):
-        if start_token >= 0:
-            return int(start_token)
+    integral = isinstance(start_token, numbers.Integral) and not isinstance(start_token, (bool, np.bool_))
+    if integral and start_token >= 0:
+        return int(start_token)
     raise START_TOKEN_RULE.error(
         f"start_token={shown_value(start_token)} must be None, a non-negative token id or a token string "
         f"(e.g. '<|endoftext|>')."
@@ -139,14 +139,12 @@ def default_start_token_id(tokenizer: Any, preference: Sequence[StartCandidate])
     """
     vocab: dict[str, int] | None = None
     for candidate in preference:
-        if candidate is None:
-            continue
         if isinstance(candidate, TokenRole):
             found = candidate.id_in(tokenizer)
         elif isinstance(candidate, str):
             vocab = tokenizer.get_vocab() if vocab is None else vocab
             found = vocab.get(candidate)
-        else:
+        else:  # an id, or None: skipped
             found = candidate
         if found is not None:
             return int(found)
@@ -160,8 +158,7 @@ def resolve_start_token(
     :func:`start_token_id`), else the first entry of ``preference`` the tokenizer has
     (:func:`default_start_token_id`); a ValueError naming the fix when it has none."""
     chosen = start_token_id(tokenizer, start_token)
-    if chosen is None:
-        chosen = default_start_token_id(tokenizer, preference)
+    chosen = default_start_token_id(tokenizer, preference) if chosen is None else chosen
     if chosen is None:
         # An int entry is always found, so only strings and roles can be missing.
         looked_for = ", ".join(

@@ -153,17 +153,6 @@ def as_reference_lists(references: Any, n: int, name: str = "references") -> lis
     return normalised
 
 
-def check_same_length(**named: Sequence[Any]) -> int:
-    """All arguments must have the same number of examples; return that number."""
-    lengths = {name: len(values) for name, values in named.items()}
-    if len(set(lengths.values())) > 1:
-        detail = ", ".join(f"{name}={length}" for name, length in lengths.items())
-        raise ValueError(
-            f"Mismatched lengths ({detail}); pass one item per example in each argument."
-        )
-    return next(iter(lengths.values()))
-
-
 def check_reference_inputs(predictions: Any, references: Any) -> tuple[list[str], list[list[str]]]:
     """The inputs of a reference-based metric, checked: the predictions and, per prediction, its
     non-empty list of references (a single string is one reference).
@@ -172,9 +161,7 @@ def check_reference_inputs(predictions: Any, references: Any) -> tuple[list[str]
     (['a cat'], [['a dog']])
     """
     preds = as_texts("predictions", predictions)
-    refs = as_reference_lists(references, n=len(preds))
-    check_same_length(predictions=preds, references=refs)
-    return preds, refs
+    return preds, as_reference_lists(references, n=len(preds))
 
 
 def check_source_inputs(predictions: Any, sources: Any) -> tuple[list[str], list[str]]:
@@ -186,7 +173,9 @@ def check_source_inputs(predictions: Any, sources: Any) -> tuple[list[str], list
     """
     preds = as_texts("predictions", predictions)
     docs = as_texts("sources", sources)
-    check_same_length(predictions=preds, sources=docs)
+    if len(preds) != len(docs):
+        raise ValueError(f"Mismatched lengths (predictions={len(preds)}, sources={len(docs)}); pass one item "
+                         f"per example in each argument.")
     return preds, docs
 
 
@@ -209,15 +198,9 @@ def _is_bool(value: Any) -> bool:
 def _int_requirement(minimum: int | None, maximum: int | None) -> str:
     if minimum is not None and maximum is not None:
         return f"an integer between {minimum} and {maximum}"
-    if minimum == 1:
-        return "a positive integer"
-    if minimum == 0:
-        return "a non-negative integer"
     if minimum is not None:
-        return f"an integer >= {minimum}"
-    if maximum is not None:
-        return f"an integer <= {maximum}"
-    return "an integer"
+        return {1: "a positive integer", 0: "a non-negative integer"}.get(minimum, f"an integer >= {minimum}")
+    return "an integer" if maximum is None else f"an integer <= {maximum}"
 
 
 def check_int(

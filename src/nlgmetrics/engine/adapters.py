@@ -20,15 +20,10 @@ import sys
 import torch
 
 
-def _peft_model_class() -> type | None:
-    peft = sys.modules.get("peft")  # a PeftModel exists only once peft is imported
-    return getattr(peft, "PeftModel", None)
-
-
 def scored_module(model: torch.nn.Module) -> torch.nn.Module:
     """The module the engine runs for ``model``: the wrapped model of a ``PeftModel`` (with its
     adapted layers), ``model`` itself otherwise. Raises ``ValueError`` for a prompt-learning adapter."""
-    peft_model = _peft_model_class()
+    peft_model = getattr(sys.modules.get("peft"), "PeftModel", None)  # it exists only once peft is imported
     if peft_model is None or not isinstance(model, peft_model):
         return model
     configs = getattr(model, "peft_config", {}) or {}

@@ -23,6 +23,7 @@ half precision a pass's batching can move the last bits, so "auto" can too.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from typing import Any
 import torch
 
 from nlgmetrics.core.validation import AUTO_TOKEN_BUDGET
+from nlgmetrics.engine.heads import output_embeddings
 from nlgmetrics.engine.planning import LOGITS_VOCABULARY
 
 #: The share of the free memory "auto" plans a pass into: the rest is for what the cost model
@@ -79,11 +81,8 @@ def logits_width(model: torch.nn.Module) -> int:
     >>> logits_width(GPT2LMHeadModel(GPT2Config(n_embd=8, n_layer=1, n_head=2, vocab_size=50)))
     50
     """
-    try:
-        head = model.get_output_embeddings()
-    except (AttributeError, NotImplementedError):
-        head = None
-    width = getattr(head, "out_features", None)  # a quantized head's weight has another shape
+    # out_features, not the weight's shape: a quantized head's weight has another shape
+    width = getattr(output_embeddings(model), "out_features", None)
     if isinstance(width, int) and width > 0:
         return width
     return _config_value(_text_config(model), "vocab_size") or 0
@@ -117,12 +116,10 @@ def pass_cost(model: torch.nn.Module, dtype: torch.dtype) -> PassCost:
 
 
 def _proc_mem_available(path: str = "/proc/meminfo") -> int | None:
-    try:
+    with contextlib.suppress(OSError, ValueError, IndexError):
         for line in Path(path).read_text().splitlines():
             if line.startswith("MemAvailable:"):
                 return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
     return None
 
 
@@ -142,11 +139,10 @@ def host_available_memory() -> int | None:
     is no ``/proc``), within the cgroup's limit; None where neither can be read."""
     available = _proc_mem_available()
     if available is None:
-        try:
+        with contextlib.suppress(ImportError):
             import psutil  # optional: macOS and Windows have no /proc/meminfo
-        except ImportError:
-            psutil = None
-        available = int(psutil.virtual_memory().available) if psutil is not None else None
+
+            available = int(psutil.virtual_memory().available)
     room = _cgroup_room()
     if room is not None:
         available = room if available is None else min(available, room)
@@ -162,10 +158,8 @@ def free_memory(device: torch.device) -> int | None:
     backend = getattr(torch, device.type, None)
     mem_get_info = getattr(backend, "mem_get_info", None) if device.type != "cpu" else None
     if callable(mem_get_info):
-        try:
+        with contextlib.suppress(RuntimeError, TypeError):
             return int(mem_get_info(device)[0])
-        except (RuntimeError, TypeError):
-            pass
     return host_available_memory()
 
 
@@ -196,7 +190,7 @@ def auto_token_budget(lm: Any, free_bytes: int | None = None) -> int:
 
 def planned_budget(lm: Any, token_budget: int | str) -> int:
     """The token budget a call plans with: ``token_budget`` itself, or :func:`auto_token_budget` for "auto"."""
-    if isinstance(token_budget, str) and token_budget == AUTO_TOKEN_BUDGET:
+    if token_budget == AUTO_TOKEN_BUDGET:
         return auto_token_budget(lm)
     return token_budget  # type: ignore[return-value]
 

@@ -147,7 +147,10 @@ def lm_call(
         wanted = options.max_length if options.max_length is not None else default_max_length
         yield LMCall(
             lm=lm, store=store, max_length=context if wanted is None else min(int(wanted), context),
-            token_budget=_token_budget(lm, options.token_budget, default_budget),
+            # "auto" sized once, against the memory free when the call starts, so every pass of the
+            # call is planned with one budget.
+            token_budget=planned_budget(lm, resolve_token_budget(
+                options.token_budget, default_budget(lm) if callable(default_budget) else default_budget)),
             batch_size=options.batch_size, chunk_size=options.chunk_size,
             progress=progress and is_main_process(),
         )
@@ -159,12 +162,3 @@ def lm_call(
         raise
     if store is not None:
         store.close()  # written through already; the file stays for the next call
-
-
-def _token_budget(
-    lm: LoadedLM, token_budget: int | str | None, default: int | Callable[[LoadedLM], int]
-) -> int:
-    """The budget the call runs with: the one asked for, else the metric's default for ``lm``;
-    ``"auto"`` sized once, against the memory free when the call starts, so every pass of the call
-    is planned with one budget (:func:`~nlgmetrics.engine.budget.planned_budget`)."""
-    return planned_budget(lm, resolve_token_budget(token_budget, default(lm) if callable(default) else default))

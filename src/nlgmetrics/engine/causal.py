@@ -3,21 +3,17 @@
 A :class:`CausalQuery` is ``prefix_ids`` (conditioning, not scored; at least one token, e.g. BOS)
 and ``target_ids`` (scored). The path, top to bottom:
 
-1. plan: each distinct query once; queries sharing a prefix of two or more tokens with at least
-   one other query form a group behind one prefix cache, the rest go into length-sorted,
-   right-padded batches within the token budget (:func:`~nlgmetrics.engine.planning.plan_batches`);
-2. forward: teacher forcing, so a row reads ``prefix + target[:-1]`` once and its last
-   ``len(target)`` positions predict the target (no token-by-token loop). A group runs its prefix
-   (but the last token) once through the base model and its targets in batches on that key/value
-   cache (:func:`replicated_cache`), each target reading ``prefix[-1:] + target[:-1]``: several
-   targets side by side in one row where the config allows it (:mod:`nlgmetrics.engine.packing`),
-   one target per right-padded row elsewhere. Under a rotary scaling that depends on the pass's
-   length (:mod:`nlgmetrics.engine.rope`) a query longer than its threshold reads its whole
-   ``prefix + target`` in passes of long queries only, uncached and unpacked;
+1. plan: each distinct query once; queries sharing a prefix of two or more tokens form a group
+   behind one prefix cache, the rest go into length-sorted, right-padded batches within the
+   token budget (:func:`~nlgmetrics.engine.planning.plan_batches`);
+2. forward: teacher forcing, a row reads ``prefix + target[:-1]`` once. A group runs its prefix
+   (but the last token) once and its targets on that cache (:func:`replicated_cache`), packed
+   side by side in a row where the config allows it (:mod:`nlgmetrics.engine.packing`). Queries
+   past a length-dependent rotary scaling's threshold (:mod:`nlgmetrics.engine.rope`) run whole,
+   in passes of their own;
 3. heads: only the target-predicting positions go through the LM head
    (:func:`~nlgmetrics.engine.heads.logits_at`), and ``reduce`` turns each query's logits into
-   what the metric keeps (:func:`target_logprobs_float32_deferred`, :func:`causal_target_scores`)
-   before the next query's are made.
+   what the metric keeps (:func:`target_logprobs_float32_deferred`) before the next are made.
 
 >>> from nlgmetrics.testing import build_random_model
 >>> from nlgmetrics.engine import load_lm
@@ -40,6 +36,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from transformers.cache_utils import DynamicLayer as _DynamicLayer  # a cache as a list of layers
 
 from nlgmetrics.engine.budget import logits_width, planned_budget
 from nlgmetrics.engine.heads import HeadOutputBuffer, logits_at, reduce_per_query, reuses_head_output
@@ -47,20 +44,10 @@ from nlgmetrics.engine.kinds import keeps_causal_attention
 from nlgmetrics.engine.loading import LoadedLM
 from nlgmetrics.engine.packing import packed_layout, packing_allowed, segment_attention_mask
 from nlgmetrics.engine.planning import dedupe, pack_segments, plan_batches, run_with_backoff
-from nlgmetrics.engine.rope import (
-    LengthDependentRope,
-    dynamic_rotary_modules,
-    fresh_dynamic_rope,
-    length_dependent_rope,
-)
-from nlgmetrics.engine.runner import run_units
-from nlgmetrics.engine.store import OnePerId, Store, StoredReduction, ids_bytes, recall
+from nlgmetrics.engine.rope import LengthDependentRope
+from nlgmetrics.engine.runner import checked_queries, run_distinct
+from nlgmetrics.engine.store import OnePerId, Store, StoredReduction, ids_bytes
 from nlgmetrics.engine.transfer import DeferredHost, resolve, to_device
-
-try:  # transformers >= 4.56: a cache is a list of layers; a plain one grows by concatenation
-    from transformers.cache_utils import DynamicLayer as _DynamicLayer
-except ImportError:  # pragma: no cover - older transformers: replicated_cache deep-copies
-    _DynamicLayer = None
 
 Reduce = Callable[[torch.Tensor, "CausalQuery"], Any]
 
@@ -127,8 +114,39 @@ def iter_causal(
     """
     queries = list(queries)
     _validate(lm, queries)
-    budget = planned_budget(lm, token_budget)
-    return _iter_causal(lm, queries, reduce, budget, batch_size, prefix_cache, progress, desc, store)
+    token_budget = planned_budget(lm, token_budget)
+    distinct, copies = dedupe(queries)  # frozen dataclasses of tuples hash by value
+    vocab_size = logits_width(lm.model)  # a larger vocabulary's logits take a larger share of the budget
+    # On a CPU the head's logits go into one buffer this call owns and every pass reuses, for a
+    # reduce that reads them at once and keeps nothing (heads.HeadOutputBuffer: same values).
+    head_buffer = HeadOutputBuffer() if reuses_head_output(reduce) and lm.device.type == "cpu" else None
+
+    def plan(todo: list[int], rope: LengthDependentRope | None) -> list[tuple[str, list[int]]]:
+        # Long queries first, then groups, longest prefix first, like plan_batches: the heaviest
+        # work surfaces OOM early.
+        long_batches, todo = _long_queries(distinct, todo, token_budget, batch_size, rope, vocab_size)
+        groups, batches = _plan(distinct, todo, token_budget, batch_size, prefix_cache, vocab_size)
+        return ([("long", m) for m in long_batches] + [("group", m) for m in groups]
+                + [("batch", m) for m in batches])
+
+    def run_unit(unit: tuple[str, list[int]]) -> list[tuple[int, Any]]:
+        kind, members = unit
+        if kind == "group":
+            return _run_behind_prefix(lm, distinct, members, reduce, token_budget, batch_size, head_buffer,
+                                      vocab_size)
+        return run_with_backoff(members, lambda part: _forward(lm, distinct, part, reduce,
+                                                               whole=kind == "long", head_buffer=head_buffer))
+
+    def without_target() -> Iterator[tuple[int, Any]]:
+        empty = [j for j, q in enumerate(distinct) if not q.target_ids]
+        if empty:
+            vocab = lm.model.get_output_embeddings().weight.shape[0]
+            for j in empty:
+                yield j, resolve(reduce(torch.zeros((0, vocab), dtype=torch.float32), distinct[j]))
+
+    keys = {j: ids_bytes(q.prefix_ids, q.target_ids) for j, q in enumerate(distinct) if q.target_ids}
+    return run_distinct(lm, reduce, store, keys, copies, plan, run_unit, lambda unit: len(unit[1]),
+                        progress=progress, desc=desc, ready=without_target())
 
 
 def causal_target_scores(lm: LoadedLM, queries: Sequence[CausalQuery], **kwargs: Any) -> list[TargetScores]:
@@ -145,13 +163,7 @@ def causal_target_scores(lm: LoadedLM, queries: Sequence[CausalQuery], **kwargs:
 
 
 def _validate(lm: LoadedLM, queries: Sequence[CausalQuery]) -> None:
-    if lm.kind != "causal":
-        raise ValueError(
-            f"iter_causal needs a causal LM, but {lm.name!r} is a {lm.kind} LM; load one with load_lm(..., kind='causal')."
-        )
-    for index, query in enumerate(queries):
-        if not isinstance(query, CausalQuery):
-            raise TypeError(f"queries[{index}] is {type(query).__name__}, expected CausalQuery.")
+    for index, query in checked_queries(lm, queries, "causal", CausalQuery):
         if len(query.prefix_ids) == 0:
             raise ValueError(
                 f"queries[{index}] has an empty prefix; the first target token needs context, e.g. "
@@ -165,63 +177,6 @@ def _validate(lm: LoadedLM, queries: Sequence[CausalQuery]) -> None:
                 f"{len(query.target_ids)} - 1), more than {lm.name!r} has ({lm.max_length}); truncate "
                 "before scoring."
             )
-
-
-def _iter_causal(
-    lm: LoadedLM,
-    queries: list[CausalQuery],
-    reduce: Reduce,
-    token_budget: int,
-    batch_size: int | None,
-    prefix_cache: bool,
-    progress: bool,
-    desc: str,
-    store: Store | None,
-) -> Iterator[tuple[int, Any]]:
-    distinct, copies = dedupe(queries)  # frozen dataclasses of tuples hash by value
-    empty = [j for j, q in enumerate(distinct) if not q.target_ids]
-    if empty:
-        vocab = lm.model.get_output_embeddings().weight.shape[0]
-        for j in empty:
-            result = resolve(reduce(torch.zeros((0, vocab), dtype=torch.float32), distinct[j]))
-            for original in copies[j]:
-                yield original, result
-    todo = [j for j, q in enumerate(distinct) if q.target_ids]
-    found, keep = recall(store, lm, "causal", reduce, {j: ids_bytes(distinct[j].prefix_ids, distinct[j].target_ids) for j in todo})
-    for j, result in found.items():
-        for original in copies[j]:
-            yield original, result
-    todo = [j for j in todo if j not in found]
-    rope = length_dependent_rope(getattr(lm.model, "config", None))
-    vocab_size = logits_width(lm.model)  # a larger vocabulary's logits take a larger share of the budget
-    long_batches, todo = _long_queries(distinct, todo, token_budget, batch_size, rope, vocab_size)
-    groups, batches = _plan(distinct, todo, token_budget, batch_size, prefix_cache, vocab_size)
-
-    dynamic = dynamic_rotary_modules(lm.model) if rope is not None and rope.stateful else []
-
-    # On a CPU the head's logits go into one buffer this call owns and every pass reuses, for a
-    # reduce that reads them at once and keeps nothing (heads.HeadOutputBuffer: same values).
-    head_buffer = HeadOutputBuffer() if reuses_head_output(reduce) and lm.device.type == "cpu" else None
-
-    def run_unit(unit: tuple[str, list[int]]) -> list[tuple[int, Any]]:
-        kind, members = unit
-        # Dynamic NTK state left by an earlier pass (this call's or the caller's) must not reach
-        # this unit: from a fresh state its short passes keep the original frequencies and its
-        # passes of one long length grow them for that length only.
-        with fresh_dynamic_rope(dynamic):
-            if kind == "group":
-                return _run_behind_prefix(lm, distinct, members, reduce, token_budget, batch_size, head_buffer,
-                                          vocab_size)
-            return run_with_backoff(members, lambda part: _forward(lm, distinct, part, reduce, whole=kind == "long",
-                                                                   head_buffer=head_buffer))
-
-    # Long queries first, then groups, longest prefix first, like plan_batches: the heaviest work
-    # surfaces OOM early.
-    units = ([("long", members) for members in long_batches] + [("group", members) for members in groups]
-             + [("batch", members) for members in batches])
-    for j, result in run_units(units, run_unit, lambda unit: len(unit[1]), progress=progress, desc=desc, keep=keep):
-        for original in copies[j]:
-            yield original, result
 
 
 def _long_queries(
@@ -280,14 +235,8 @@ def _plan(
 
 
 def _run_behind_prefix(
-    lm: LoadedLM,
-    distinct: list[CausalQuery],
-    members: list[int],
-    reduce: Reduce,
-    token_budget: int,
-    batch_size: int | None,
-    head_buffer: HeadOutputBuffer | None = None,
-    vocab_size: int = 0,
+    lm: LoadedLM, distinct: list[CausalQuery], members: list[int], reduce: Reduce, token_budget: int,
+    batch_size: int | None, head_buffer: HeadOutputBuffer | None, vocab_size: int,
 ) -> list[tuple[int, Any]]:
     """Run the shared prefix (but its last token) once, then batches of targets on its cache.
 
@@ -304,34 +253,26 @@ def _run_behind_prefix(
     # A row holds the cached prefix's keys and values besides its own tokens: memory against the
     # budget, but not padding.
     lengths = [len(distinct[j].target_ids) for j in members]
-    out: list[tuple[int, Any]] = []
-    if _packs_rows(lm):  # several targets per row: almost no padding, larger matrix products
-        for packed in pack_segments(lengths, token_budget, batch_size, context=cached, head_rows=lengths,
-                                    vocab_size=vocab_size):
-            rows = [[members[b] for b in row] for row in packed]
-            out.extend(run_with_backoff(rows, lambda r: _forward_packed(lm, distinct, r, reduce, cache, cached,
-                                                                        head_buffer)))
-        return out
-    for batch in plan_batches(lengths, token_budget, batch_size, context=cached, head_rows=lengths,
-                              vocab_size=vocab_size):
-        part = [members[b] for b in batch]
-        out.extend(run_with_backoff(part, lambda p: _forward(lm, distinct, p, reduce, cache, cached,
-                                                             head_buffer=head_buffer)))
-    return out
+    sizes = {"context": cached, "head_rows": lengths, "vocab_size": vocab_size}
+    packs = packing_allowed(lm.model, lm.max_length) if lm.packed_rows is None else lm.packed_rows
+    if packs:  # several targets per row: almost no padding, larger matrix products
+        batches: list[Any] = [[[members[b] for b in row] for row in packed]
+                              for packed in pack_segments(lengths, token_budget, batch_size, **sizes)]
 
+        def forward(rows: Any) -> list[tuple[int, Any]]:
+            return _forward_packed(lm, distinct, rows, reduce, cache, cached, head_buffer)
+    else:
+        batches = [[members[b] for b in batch]
+                   for batch in plan_batches(lengths, token_budget, batch_size, **sizes)]
 
-def _packs_rows(lm: LoadedLM) -> bool:
-    return packing_allowed(lm.model, lm.max_length) if lm.packed_rows is None else lm.packed_rows
+        def forward(rows: Any) -> list[tuple[int, Any]]:
+            return _forward(lm, distinct, rows, reduce, cache, cached, head_buffer=head_buffer)
+    return [pair for batch in batches for pair in run_with_backoff(batch, forward)]
 
 
 def _forward_packed(
-    lm: LoadedLM,
-    distinct: list[CausalQuery],
-    rows: list[list[int]],
-    reduce: Reduce,
-    cache: Any,
-    cached: int,
-    head_buffer: HeadOutputBuffer | None = None,
+    lm: LoadedLM, distinct: list[CausalQuery], rows: list[list[int]], reduce: Reduce, cache: Any, cached: int,
+    head_buffer: HeadOutputBuffer | None,
 ) -> list[tuple[int, Any]]:
     """One batch of rows of several targets each behind ``cache`` (:mod:`nlgmetrics.engine.packing`):
     every target reads ``prefix[-1:] + target[:-1]`` in its own segment, with the positions and
@@ -363,15 +304,8 @@ UNMASKED_PASS_OBSERVERS: list[Callable[[torch.Tensor], None]] = []
 
 
 def _forward(
-    lm: LoadedLM,
-    distinct: list[CausalQuery],
-    members: list[int],
-    reduce: Reduce,
-    cache: Any = None,
-    cached: int = 0,
-    *,
-    whole: bool = False,
-    head_buffer: HeadOutputBuffer | None = None,
+    lm: LoadedLM, distinct: list[CausalQuery], members: list[int], reduce: Reduce, cache: Any = None,
+    cached: int = 0, *, whole: bool = False, head_buffer: HeadOutputBuffer | None = None,
 ) -> list[tuple[int, Any]]:
     """One right-padded batch: row ``b`` reads its query's ``prefix + target[:-1]`` but the first
     ``cached`` tokens, whose keys and values ``cache`` holds (none without a cache); the head runs
@@ -458,7 +392,7 @@ def replicated_cache(cache: Any, rows: int) -> Any:
     ((5, 2, 4, 4), 3, (1, 2, 3, 4))
     """
     layers = getattr(cache, "layers", None)
-    if _DynamicLayer is not None and layers and all(type(layer) is _DynamicLayer for layer in layers):
+    if layers and all(type(layer) is _DynamicLayer for layer in layers):
         past = copy.copy(cache)
         past.layers = []
         for layer in layers:
@@ -486,11 +420,9 @@ def _target_scores(logits: torch.Tensor, query: CausalQuery) -> TargetScores:
     """log-softmax in float64 (sums over long documents stay exact), gather the targets, argmax."""
     logprobs = torch.log_softmax(logits.double(), dim=-1)
     targets = torch.tensor(query.target_ids, dtype=torch.long, device=logits.device)
-    chosen = logprobs.gather(1, targets.unsqueeze(1)).squeeze(1) if len(query.target_ids) else logprobs.new_zeros(0)
-    return TargetScores(
-        logprobs=chosen.cpu().numpy().astype(np.float64),
-        argmax=logits.argmax(dim=-1).cpu().numpy().astype(np.int64),
-    )
+    chosen = logprobs.gather(1, targets.unsqueeze(1)).squeeze(1)
+    argmax = logits.argmax(dim=-1)
+    return TargetScores(chosen.cpu().numpy().astype(np.float64), argmax.cpu().numpy().astype(np.int64))
 
 
 # Columns per slice in logsumexp_and_argmax: the per-slice maxima are vectorised; the argmax

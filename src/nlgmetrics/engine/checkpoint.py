@@ -101,16 +101,6 @@ def _pytorch_problem(path: Path) -> str | None:
     return None
 
 
-def _shards(directory: Path, index_name: str) -> list[str]:
-    try:
-        weight_map = json.loads((directory / index_name).read_text())["weight_map"]
-        return sorted(set(weight_map.values()))
-    except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
-        raise ModelNotFoundError(
-            f"Model directory {str(directory)!r}: {index_name} cannot be read ({error}). {_FIX_WEIGHTS}"
-        ) from None
-
-
 def weight_files(directory: str | os.PathLike) -> list[Path]:
     """The weight files transformers reads from ``directory`` (safetensors first, as it does).
 
@@ -120,7 +110,11 @@ def weight_files(directory: str | os.PathLike) -> list[Path]:
     directory = Path(directory)
     for index_name, single in ((SAFETENSORS_INDEX, SAFETENSORS), (PYTORCH_INDEX, PYTORCH)):
         if (directory / index_name).is_file():
-            shards = _shards(directory, index_name)
+            try:
+                shards = sorted(set(json.loads((directory / index_name).read_text())["weight_map"].values()))
+            except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
+                raise ModelNotFoundError(f"Model directory {str(directory)!r}: {index_name} cannot be read "
+                                         f"({error}). {_FIX_WEIGHTS}") from None
             missing = [name for name in shards if not (directory / name).is_file()]
             if missing:
                 raise ModelNotFoundError(
@@ -168,23 +162,18 @@ def check_tokenizer_files(directory: str | os.PathLike) -> None:
 PROBE_TEXT = "The 3 cats sat on 2 mats, and 1 dog ran home: 1024 steps."
 
 
-def probe_ids(tokenizer: Any, text: str = PROBE_TEXT) -> list[int]:
-    """The ids of ``text`` without special tokens; ``TypeError`` when ``tokenizer`` is no tokenizer."""
+def check_tokenizer(tokenizer: Any, name: str, *, vocab_size: int | None, fix: str) -> None:
+    """Raise ``ValueError`` (ending with ``fix``) when ``tokenizer`` cannot encode :data:`PROBE_TEXT`
+    into known tokens, or gives ids outside the model's ``vocab_size`` embedding rows;
+    ``TypeError`` when it is no tokenizer."""
     try:
-        encoded = tokenizer(text, add_special_tokens=False)
-        ids = encoded["input_ids"]
+        encoded = tokenizer(PROBE_TEXT, add_special_tokens=False)["input_ids"]
     except Exception as error:  # noqa: BLE001 - anything that cannot encode text is not a tokenizer
         raise TypeError(
             f"tokenizer= must be a Hugging Face tokenizer (callable on a text, giving input_ids); "
             f"{type(tokenizer).__name__} failed on a plain sentence: {error!r}"
         ) from None
-    return [int(i) for i in ids]
-
-
-def check_tokenizer(tokenizer: Any, name: str, *, vocab_size: int | None, fix: str) -> None:
-    """Raise ``ValueError`` (ending with ``fix``) when ``tokenizer`` cannot encode :data:`PROBE_TEXT`
-    into known tokens, or gives ids outside the model's ``vocab_size`` embedding rows."""
-    ids = probe_ids(tokenizer)
+    ids = [int(i) for i in encoded]
     special = {i for i in (getattr(tokenizer, "all_special_ids", None) or []) if isinstance(i, int)}
     known = [i for i in ids if i not in special]
     if not known:

@@ -53,12 +53,8 @@ def _mps_available() -> bool:
 
 def available_devices() -> list[str]:
     """The devices a model can be scored on in this process, e.g. ``['cpu', 'cuda:0', 'cuda:1']``."""
-    devices = ["cpu"]
-    for kind in ("cuda", "xpu"):
-        devices += [f"{kind}:{index}" for index in range(_accelerator_count(kind))]
-    if _mps_available():
-        devices.append("mps")
-    return devices
+    indexed = [f"{kind}:{index}" for kind in ("cuda", "xpu") for index in range(_accelerator_count(kind))]
+    return ["cpu", *indexed, *(["mps"] if _mps_available() else [])]
 
 
 def _available_text() -> str:
@@ -77,9 +73,8 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
         from nlgmetrics.engine.distributed import process_state
 
         state = process_state()
-        if state is not None:
-            return torch.device(state.device)
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        default = "cuda" if torch.cuda.is_available() else "cpu"
+        return torch.device(default if state is None else state.device)
     if isinstance(device, bool) or not isinstance(device, (str, int, torch.device)):
         raise ValueError(f"device must be a string such as 'cpu' or 'cuda:0', a torch.device or None, got {device!r}. {_available_text()}")
     if isinstance(device, int):  # torch reads a bare index as an accelerator's device number
@@ -150,13 +145,10 @@ class Placement:
 
     def from_pretrained_options(self) -> dict[str, Any]:
         """The keyword arguments of ``from_pretrained`` that place the model."""
-        options: dict[str, Any] = {
-            "device_map": self.device_map if isinstance(self.device_map, str) else dict(self.device_map)}
-        if self.max_memory is not None:
-            options["max_memory"] = dict(self.max_memory)
-        if self.offload_folder is not None:
-            options["offload_folder"] = self.offload_folder
-        return options
+        device_map = self.device_map if isinstance(self.device_map, str) else dict(self.device_map)
+        memory = None if self.max_memory is None else dict(self.max_memory)
+        options = {"device_map": device_map, "max_memory": memory, "offload_folder": self.offload_folder}
+        return {key: value for key, value in options.items() if value is not None}
 
 
 def _placed_device(where: str, value: Any, alternatives: str = "'disk' to offload it") -> str:

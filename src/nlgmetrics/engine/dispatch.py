@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import torch
 
@@ -59,8 +60,7 @@ def _as_device(device: int | str | torch.device) -> torch.device:
         from accelerate.hooks import normalize_device
 
         device = normalize_device(device)
-        return torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
-    return torch.device(device)
+    return torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
 
 
 def _ancestors(model: torch.nn.Module, target: torch.nn.Module) -> list[torch.nn.Module]:
@@ -101,13 +101,17 @@ def _read(weights_map, name: str, dtype: torch.dtype) -> torch.Tensor:
     return value if value.dtype == dtype else value.to(dtype)
 
 
-def _offloaded_tensors(hook, module: torch.nn.Module) -> Iterator[tuple[str, torch.Tensor]]:
+def _offloaded(model: torch.nn.Module) -> Iterator[tuple[str, Any, str, torch.Tensor]]:
+    """``(module path, hook, name, tensor)`` of each tensor a hook of ``model`` loads from its map
+    before the module runs (AlignDevicesHook._onload_weights), a placeholder or not."""
     from accelerate.utils import named_module_tensors
 
-    # The tensors the hook loads before the module runs (AlignDevicesHook._onload_weights).
-    yield from named_module_tensors(
-        module, include_buffers=hook.offload_buffers, recurse=hook.place_submodules, remove_non_persistent=True
-    )
+    for path, module in model.named_modules():
+        for hook in _placement_hooks(module):
+            if hook.offload and hook.weights_map is not None:
+                tensors = named_module_tensors(module, include_buffers=hook.offload_buffers,
+                                               recurse=hook.place_submodules, remove_non_persistent=True)
+                yield from ((path, hook, name, tensor) for name, tensor in tensors)
 
 
 def offloaded_readers(model: torch.nn.Module) -> dict[int, Callable[[], torch.Tensor]]:
@@ -115,15 +119,8 @@ def offloaded_readers(model: torch.nn.Module) -> dict[int, Callable[[], torch.Te
     tensor object's ``id``: a function returning the values its module computes with, read from
     the hook's map (the disk, for disk offload) at each call. Nothing is cached: a big model's
     offloaded weights are read one tensor at a time."""
-    readers: dict[int, Callable[[], torch.Tensor]] = {}
-    for module in model.modules():
-        for hook in _placement_hooks(module):
-            if not hook.offload or hook.weights_map is None:
-                continue
-            for name, tensor in _offloaded_tensors(hook, module):
-                if tensor.is_meta:
-                    readers[id(tensor)] = functools.partial(_read, hook.weights_map, name, tensor.dtype)
-    return readers
+    return {id(tensor): functools.partial(_read, hook.weights_map, name, tensor.dtype)
+            for _, hook, name, tensor in _offloaded(model) if tensor.is_meta}
 
 
 def unreadable_offloaded(model: torch.nn.Module) -> list[str]:
@@ -132,18 +129,17 @@ def unreadable_offloaded(model: torch.nn.Module) -> list[str]:
     weight with is not). Reads the maps' keys only, no value."""
     missing: list[str] = []
     known: dict[int, set[str]] = {}
-    for path, module in model.named_modules():
-        for hook in _placement_hooks(module):
-            if not hook.offload or hook.weights_map is None:
-                continue
-            weights_map = hook.weights_map
-            source = getattr(weights_map, "dataset", weights_map)  # a PrefixedDataset reads its source's full keys
-            keys = known.setdefault(id(source), set(iter(source)))
-            prefix = getattr(weights_map, "prefix", "")
-            # Every tensor the hook loads before its module runs, a placeholder or not (transformers
-            # ties a head back to its embedding after dispatching).
-            missing += [f"{path}.{name}" if path else name for name, _ in _offloaded_tensors(hook, module)
-                        if name not in keys and f"{prefix}{name}" not in keys]
+    # Every tensor a hook loads, a placeholder or not (transformers ties a head back to its embedding
+    # after dispatching).
+    for path, hook, name, _ in _offloaded(model):
+        weights_map = hook.weights_map
+        # A PrefixedDataset reads its source's full keys.
+        source = getattr(weights_map, "dataset", weights_map)
+        if id(source) not in known:  # read each map's keys once
+            known[id(source)] = set(iter(source))
+        keys = known[id(source)]
+        if name not in keys and f"{getattr(weights_map, 'prefix', '')}{name}" not in keys:
+            missing.append(f"{path}.{name}" if path else name)
     return missing
 
 

@@ -95,17 +95,13 @@ def distributed_map(items: Sequence[T], fn: Callable[[list[T]], list[R]]) -> lis
         if len(results) != len(items):
             raise ValueError(f"fn returned {len(results)} results for {len(items)} items.")
         return results
-    import torch.distributed as dist
-
     # split_between_processes hands out contiguous chunks, rank order == item order, without
     # padding; gathered in rank order, they restore the original order.
     with state.split_between_processes(items) as shard:
         local = [to_cpu(r) for r in fn(list(shard))]
         if len(local) != len(shard):
             raise ValueError(f"fn returned {len(local)} results for {len(shard)} items.")
-    gathered: list[Any] = [None] * state.num_processes
-    dist.all_gather_object(gathered, local, group=_object_group())
-    results = [r for chunk in gathered for r in chunk]
+    results = [r for chunk in gather_from_every_process(local) for r in chunk]
     if len(results) != len(items):
         raise RuntimeError(f"distributed_map gathered {len(results)} results for {len(items)} items.")
     return results
@@ -142,14 +138,6 @@ def agreed_subset(local: set[int]) -> set[int]:
 
     Each process looks the store up on its own, and another job may write between two of those
     lookups: planning only what *every* process found lets all of them plan the same misses."""
-    state = process_state()
-    if state is None:
+    if process_state() is None:
         return local
-    import torch.distributed as dist
-
-    gathered: list[Any] = [None] * state.num_processes
-    dist.all_gather_object(gathered, sorted(local), group=_object_group())
-    common = set(local)
-    for other in gathered:
-        common &= set(other)
-    return common
+    return set(local).intersection(*gather_from_every_process(sorted(local)))

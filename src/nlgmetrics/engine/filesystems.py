@@ -63,9 +63,7 @@ def filesystem_type(path: str | os.PathLike, mounts_text: str | None = None) -> 
 def is_network_filesystem(kind: str | None) -> bool:
     """True for a filesystem other hosts may share: the known network and cluster types, and every
     FUSE mount (sshfs, gcsfuse, s3fs, ...: where its data live cannot be told)."""
-    if kind is None:
-        return False
-    return kind in NETWORK_FILESYSTEMS or kind.startswith("fuse.") or kind == "fuse"
+    return kind is not None and (kind in NETWORK_FILESYSTEMS or kind.startswith("fuse.") or kind == "fuse")
 
 
 def journal_mode_for(path: str | os.PathLike, mounts_text: str | None = None) -> str:

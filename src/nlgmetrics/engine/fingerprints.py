@@ -1,27 +1,13 @@
 """What a model's weights are: a fingerprint for result signatures, a stamp for the load cache.
 
-A *fingerprint* (12 hex digits of a sha256) is a signature's ``weights:`` value. Equal
-fingerprints mean equal weights, and the same tensors give the same fingerprint whichever way the
-model is passed: a folder, a Hub id or the object loaded from either are hashed alike, by
-:func:`module_fingerprint`: every parameter and buffer by name, shape, dtype and values
-(non-persistent ones such as RoPE's ``inv_freq`` included; quantized and wrapper tensor subclasses
-through their raw bytes or inner tensors, never ``state_dict()``), each module's class and public
-attributes, and the config as it is now, less where it came from (``_name_or_path``). The dtype
-is part of it: a bfloat16 checkpoint loaded in float32 is hashed as its float32 tensors. The
-tokenizer is not: the signature's ``tokenizer`` field names it.
-
-- A folder or a Hub id is hashed as loaded, once per process for one folder state
-  (:func:`directory_state`; a Hub snapshot: its commit) and dtype (:func:`loaded_fingerprint`):
-  a second load reads no weights. A load that cannot be hashed so falls back on the files'
-  sha256 (:func:`directory_fingerprint`) or the Hub commit.
-- A model object is hashed on every call: a write through ``.data`` leaves no other trace. One
-  accelerate spread over devices and the disk is hashed as on one device; a tensor whose values
-  cannot be read soundly raises :class:`FingerprintUnavailable` (the engine signs ``unhashed``).
-- A GGUF file and the offline aliases: the sha256 of the GGUF file, recorded when nlgmetrics
-  converts it, which also covers the tokenizer read from it.
-
-A *state* (:func:`directory_state`, :func:`module_state`) says cheaply whether something may have
-changed since it was loaded in this process (stat stamps; tensor identities and version counters).
+A *fingerprint* (12 hex digits of a sha256) is a signature's ``weights:`` value: equal
+fingerprints, equal weights, whichever way the model is passed. :func:`module_fingerprint` hashes
+what the forward reads (tensors, module attributes, the config; the dtype included, the tokenizer
+not: the signature's ``tokenizer`` field names it). A folder or Hub id is hashed as loaded, once
+per folder state or commit and dtype (:func:`loaded_fingerprint`; fallback
+:func:`directory_fingerprint`); a model object on every call; a GGUF file or offline alias is its
+file's sha256. A *state* (:func:`directory_state`, :func:`module_state`) says cheaply whether
+something may have changed since it was loaded in this process.
 
 >>> import tempfile, pathlib
 >>> folder = pathlib.Path(tempfile.mkdtemp()); before = directory_state(folder)
@@ -82,13 +68,9 @@ def file_digest(path: str | os.PathLike) -> str:
 
 
 def _decides_scores(name: str) -> bool:
-    return (
-        name == "config.json"
-        or name.endswith(WEIGHT_SUFFIXES)
-        or name in TOKENIZER_FILES
-        or name.endswith(TOKENIZER_SUFFIXES)
-        or name.endswith(".index.json")  # a sharded checkpoint's map of tensors to files
-    )
+    # ".index.json": a sharded checkpoint's map of tensors to files
+    return name == "config.json" or name in TOKENIZER_FILES or name.endswith(
+        (*WEIGHT_SUFFIXES, *TOKENIZER_SUFFIXES, ".index.json"))
 
 
 def hub_snapshot_commit(directory: str | os.PathLike) -> str | None:
@@ -143,11 +125,6 @@ def _tensor_digest(tensor: torch.Tensor) -> bytes:
     return hashlib.sha256(flat.view(torch.uint8).numpy()).digest()
 
 
-def _view_identity(tensor: torch.Tensor) -> tuple:
-    """Two entries with this identity read the same bytes (tied embeddings and LM heads)."""
-    return (tensor.device, tensor.data_ptr(), tuple(tensor.shape), tensor.stride(), tensor.dtype)
-
-
 @dataclass(frozen=True, eq=False)
 class _Offloaded:
     """A tensor that an accelerate hook keeps offloaded (on the CPU or the disk), read only when
@@ -174,7 +151,10 @@ class _Offloaded:
 
 
 def _part_identity(part: torch.Tensor | _Offloaded) -> tuple:
-    return ("offloaded", part.name) if isinstance(part, _Offloaded) else _view_identity(part)
+    """Two parts with this identity read the same bytes (tied embeddings and LM heads)."""
+    if isinstance(part, _Offloaded):
+        return ("offloaded", part.name)
+    return (part.device, part.data_ptr(), tuple(part.shape), part.stride(), part.dtype)
 
 
 def _part_digest(part: torch.Tensor | _Offloaded) -> bytes:
@@ -329,12 +309,15 @@ def _module_records(model: torch.nn.Module) -> list[str]:
     return records
 
 
-def _per_pass_buffers(model: torch.nn.Module) -> set[str]:
-    """Names of the buffers that a length-dependent rotary scaling rewrites per pass (the grown or
-    long ``inv_freq``): what the forward computes follows the ``original_inv_freq`` kept beside them."""
-    return {f"{path}.{name}" if path else name
-            for path, module in model.named_modules(remove_duplicate=False)
-            for name in per_pass_rotary_state(module) if name in module._buffers}
+def _named_tensors(model: torch.nn.Module) -> list[tuple[str, str, torch.Tensor]]:
+    """``(role, name, tensor)`` of every parameter and buffer (shared ones under each name), less the
+    buffers that a length-dependent rotary scaling rewrites per pass (the grown or long ``inv_freq``):
+    what the forward computes follows the ``original_inv_freq`` kept beside them."""
+    per_pass = {f"{path}.{name}" if path else name
+                for path, module in model.named_modules(remove_duplicate=False)
+                for name in per_pass_rotary_state(module) if name in module._buffers}
+    return [("parameter", n, t) for n, t in model.named_parameters(remove_duplicate=False)] + [
+        ("buffer", n, t) for n, t in model.named_buffers(remove_duplicate=False) if n not in per_pass]
 
 
 def module_fingerprint(model: torch.nn.Module) -> str:
@@ -363,13 +346,10 @@ def module_fingerprint(model: torch.nn.Module) -> str:
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    named = [("parameter", n, t) for n, t in model.named_parameters(remove_duplicate=False)]
-    per_pass = _per_pass_buffers(model)
-    named += [("buffer", n, t) for n, t in model.named_buffers(remove_duplicate=False) if n not in per_pass]
     offloaded = offloaded_readers(model)  # accelerate's meta placeholders: their values are in its hooks' maps
     entries: list[tuple[str, list[torch.Tensor | _Offloaded]]] = []
     canonical = _Canonical()
-    for role, name, tensor in named:
+    for role, name, tensor in _named_tensors(model):
         if id(tensor) in offloaded:
             parts: list[torch.Tensor | _Offloaded] = [_Offloaded(name, tuple(tensor.shape), tensor.dtype, offloaded[id(tensor)])]
             extra: dict[str, Any] = {}
@@ -380,11 +360,7 @@ def module_fingerprint(model: torch.nn.Module) -> str:
         if extra:
             header.append(canonical.value(extra, 0))
         entries.append((json.dumps(header, sort_keys=True), parts))
-    distinct: dict[tuple, torch.Tensor | _Offloaded] = {}
-    for _, parts in entries:
-        for part in parts:
-            if part.numel():
-                distinct.setdefault(_part_identity(part), part)
+    distinct = {_part_identity(part): part for _, parts in entries for part in parts if part.numel()}
     workers = max(1, min(4, os.cpu_count() or 1, len(distinct)))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         digests = dict(zip(distinct, pool.map(_part_digest, distinct.values())))
@@ -438,12 +414,10 @@ def module_state(model: torch.nn.Module) -> tuple:
     replace an offloaded tensor's placeholder by a new one on every forward, while its values (in
     the hook's map) are the fingerprint's to compare.
     """
-    per_pass = _per_pass_buffers(model)
-    buffers = [(name, tensor) for name, tensor in model.named_buffers(remove_duplicate=False) if name not in per_pass]
     return tuple(
         (name, tuple(tensor.shape), tensor.dtype, "meta") if tensor.is_meta else
         (name, id(tensor), tensor.data_ptr(), tuple(tensor.shape), tensor.dtype, str(tensor.device), _version(tensor))
-        for name, tensor in (*model.named_parameters(remove_duplicate=False), *buffers)
+        for _, name, tensor in _named_tensors(model)
     )
 
 

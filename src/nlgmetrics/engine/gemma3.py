@@ -83,7 +83,7 @@ def assemble_gguf(target: Path) -> None:
             raise
 
 
-def gemma3_dir(cache_dir: str | os.PathLike | None = None) -> Path:
+def gemma3_dir() -> Path:
     """Directory holding Gemma 3 270M dequantized to float32 from the opt-in chunk packages.
 
     Built on first use into ``$NLGMETRICS_CACHE/gemma3-270m`` (the conversion of any GGUF file:
@@ -91,7 +91,7 @@ def gemma3_dir(cache_dir: str | os.PathLike | None = None) -> Path:
     :class:`ModelNotFoundError` when the packages are missing (naming the extra) or when the
     joined file is not the one whose sha256 is recorded here (nothing is converted then).
     """
-    target = Path(cache_dir) if cache_dir is not None else default_cache_dir() / GEMMA3_ALIAS
+    target = default_cache_dir() / GEMMA3_ALIAS
     if is_complete(target):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)

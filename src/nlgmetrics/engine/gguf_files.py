@@ -88,13 +88,12 @@ def is_complete(directory: Path) -> bool:
     return all((directory / name).exists() for name in ("config.json", "model.safetensors", "tokenizer.json", SOURCE_FILE))
 
 
-def converted_dir(gguf: str | os.PathLike, cache_dir: str | os.PathLike | None = None) -> Path:
+def converted_dir(gguf: str | os.PathLike) -> Path:
     """The cached folder of ``gguf`` converted to float32 (:func:`convert_gguf`), under
-    ``<cache_dir or default_cache_dir()>/gguf/<sha256 of the file>``; built on first use."""
+    ``default_cache_dir()/gguf/<sha256 of the file>``; built on first use."""
     gguf = Path(gguf)
     digest = file_digest(gguf)
-    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    target = root / GGUF_CACHE_NAME / digest
+    target = default_cache_dir() / GGUF_CACHE_NAME / digest
     if is_complete(target):
         return target
     return convert_gguf(gguf, target, description=f"{gguf.name} (GGUF, dequantized)", record={"gguf": gguf.name, "gguf_sha256": digest})
@@ -102,9 +101,8 @@ def converted_dir(gguf: str | os.PathLike, cache_dir: str | os.PathLike | None =
 
 def _unreadable(gguf: Path, what: str, error: BaseException) -> ModelNotFoundError:
     cause = (str(error).strip().splitlines() or [""])[0]
-    kind = type(error).__qualname__
-    if type(error).__module__ != "builtins":  # struct.error reads better than error
-        kind = f"{type(error).__module__}.{kind}"
+    module, kind = type(error).__module__, type(error).__qualname__
+    kind = kind if module == "builtins" else f"{module}.{kind}"  # struct.error reads better than error
     return ModelNotFoundError(
         f"Could not read the {what} of GGUF file {os.fspath(gguf)!r} ({kind}: {cause}). transformers reads "
         "GGUF files of the architectures it lists as GGUF-supported (Llama, Mistral, Qwen2, Gemma 3...) and needs the "
@@ -143,9 +141,8 @@ def convert_gguf(
     # model from the same config without the quantization entry, sharing the dequantized tensors:
     # built on the meta device and assigned, it allocates and initialises nothing (its
     # non-persistent buffers stay on meta, which save_pretrained does not write).
-    config_dict = quantized.config.to_dict()
+    config_dict = {**quantized.config.to_dict(), "_name_or_path": description}
     config_dict.pop("quantization_config", None)
-    config_dict["_name_or_path"] = description
     config = AutoConfig.for_model(**config_dict)
     with torch.device("meta"):
         plain = type(quantized)(config)
@@ -160,15 +157,12 @@ def convert_gguf(
         staging.chmod(0o755)
         for file in staging.iterdir():
             file.chmod(0o644)
-        if is_complete(target):  # another process finished first: keep its copy, readers may use it
-            shutil.rmtree(staging, ignore_errors=True)
-            return target
-        if target.exists():  # an incomplete leftover of an interrupted build
-            shutil.rmtree(target, ignore_errors=True)
-        os.replace(staging, target)
+        if not is_complete(target):  # else another process finished first: keep its copy, readers may use it
+            shutil.rmtree(target, ignore_errors=True)  # an incomplete leftover of an interrupted build
+            os.replace(staging, target)
     except OSError:
-        shutil.rmtree(staging, ignore_errors=True)
-        if is_complete(target):  # another process won the race
-            return target
-        raise
+        if not is_complete(target):  # else another process won the race
+            raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)  # gone already once renamed
     return target

@@ -24,6 +24,7 @@ a separate base model uses the plain forward and slices its logits.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -123,24 +124,17 @@ class HeadOutputBuffer:
 
     >>> buffer = HeadOutputBuffer()
     >>> a = buffer.take((2, 3), torch.float32); b = buffer.take((1, 3), torch.float32)
-    >>> a.data_ptr() == b.data_ptr(), buffer.bytes
-    (True, 24)
+    >>> a.data_ptr() == b.data_ptr()
+    True
     """
 
     def __init__(self) -> None:
         self._storage: torch.Tensor | None = None
 
-    @property
-    def bytes(self) -> int:
-        """The size of the memory held now."""
-        return 0 if self._storage is None else self._storage.numel() * self._storage.element_size()
-
     def take(self, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
         """A contiguous tensor of ``shape`` and ``dtype`` over the buffer's memory (grown if needed):
         its values are those of the last pass, to be overwritten."""
-        count = 1
-        for size in shape:
-            count *= size
+        count = math.prod(shape)
         if self._storage is None or self._storage.dtype != dtype or self._storage.numel() < count:
             self._storage = None  # the old memory goes back before the larger block is asked for
             self._storage = torch.empty(count, dtype=dtype)
@@ -157,22 +151,23 @@ _ROUTED_LOCK = threading.Lock()
 def _plain_cpu_head(model: torch.nn.Module) -> torch.nn.Linear | None:
     """The model's LM head where it is a plain bias-free ``nn.Linear`` on a CPU, with nothing that
     changes what its call does (hooks, an accelerate wrapper, a quantized or subclassed weight)."""
-    try:
-        head = model.get_output_embeddings()
-    except (AttributeError, NotImplementedError):
-        return None
+    head = output_embeddings(model)
     if type(head) is not torch.nn.Linear or head.bias is not None:
         return None
     weight = head.weight
-    if type(weight) is not torch.nn.Parameter or type(weight.data) is not torch.Tensor:
+    plain = (type(weight) is torch.nn.Parameter and type(weight.data) is torch.Tensor
+             and weight.device.type == "cpu" and weight.dtype.is_floating_point)
+    hooked = bool(head._forward_hooks or head._forward_pre_hooks or hasattr(head, "_hf_hook"))
+    wrapped = "forward" in vars(head) and id(head) not in _ROUTED  # someone else's wrapper: leave it be
+    return head if plain and not hooked and not wrapped else None
+
+
+def output_embeddings(model: torch.nn.Module) -> torch.nn.Module | None:
+    """The model's LM head (``get_output_embeddings()``), None where it has none it can name."""
+    try:
+        return model.get_output_embeddings()
+    except (AttributeError, NotImplementedError):
         return None
-    if weight.device.type != "cpu" or not weight.dtype.is_floating_point:
-        return None
-    if head._forward_hooks or head._forward_pre_hooks or hasattr(head, "_hf_hook"):
-        return None
-    if "forward" in vars(head) and id(head) not in _ROUTED:  # someone else's wrapper: leave it be
-        return None
-    return head
 
 
 def _routed_forward(head: torch.nn.Linear) -> Callable[[torch.Tensor], torch.Tensor]:
@@ -232,10 +227,6 @@ def reduce_per_query(
     [(7, ('a', torch.float32, 1.0)), (9, ('b', torch.float32, 14.0))]
     """
     as_is = streams_logits(reduce)
-    out: list[tuple[int, Any]] = []
-    start = 0
-    for member, query, count in zip(members, queries, row_counts, strict=True):
-        rows = logits[start : start + count]
-        out.append((member, reduce(rows if as_is else rows.float(), query)))
-        start += count
-    return out
+    blocks = logits.split(list(row_counts))  # views, as slices are
+    return [(member, reduce(rows if as_is else rows.float(), query))
+            for member, query, rows in zip(members, queries, blocks, strict=True)]

@@ -39,19 +39,14 @@ def kind_from_architectures(architectures: list[str] | None) -> Kind | None:
 
 def kind_from_model_type(config: Any) -> Kind | None:
     """Fallback when ``config.architectures`` says nothing: which auto-class families know the type."""
-    from transformers.models.auto.modeling_auto import (
-        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
-        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
-    )
+    from transformers.models.auto import modeling_auto
 
     model_type = getattr(config, "model_type", None)
-    masked = model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES
-    causal = model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    masked = model_type in modeling_auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES
+    causal = model_type in modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
     if masked and (not causal or not getattr(config, "is_decoder", False)):
         return "masked"
-    if causal:
-        return "causal"
-    return None
+    return "causal" if causal else None
 
 
 def detect_kind(config: Any) -> Kind | None:
@@ -63,6 +58,16 @@ def detect_kind(config: Any) -> Kind | None:
         # MLM head under the same weight names): decide from the model type; a head that turns out
         # to be missing is caught by the loader's missing-weights check (e.g. ELECTRA discriminators).
         detected = kind_from_model_type(config)
+    return detected
+
+
+def instance_kind(model: Any) -> Kind | None:
+    """The kind of a model object: named by its class, else, when it has an output embedding, by
+    its config's model type; ``None`` when it has no LM head."""
+    detected = kind_from_architectures([type(model).__name__])
+    output_embeddings = getattr(model, "get_output_embeddings", None)
+    if detected is None and callable(output_embeddings) and output_embeddings() is not None:
+        detected = kind_from_model_type(getattr(model, "config", None))
     return detected
 
 

@@ -66,13 +66,7 @@ from nlgmetrics.engine.fingerprints import (
 from nlgmetrics.engine.gemma3 import gemma3_dir, is_gemma3_alias
 from nlgmetrics.engine.gguf_files import converted_dir, gguf_file_of
 from nlgmetrics.engine.kinds import (
-    Kind,
-    check_kind,
-    check_requested_kind,
-    detect_kind,
-    head_less_error,
-    kind_from_architectures,
-    kind_from_model_type,
+    Kind, check_kind, check_requested_kind, detect_kind, head_less_error, instance_kind,
 )
 from nlgmetrics.engine.smollm2 import SMOLLM2_ALIAS, is_alias, recorded_source, smollm2_dir
 from nlgmetrics.engine.store import UNHASHED_WEIGHTS
@@ -159,14 +153,10 @@ def clear_cache() -> None:
     _CACHE.clear()
 
 
-def _key_lock(key: tuple) -> threading.RLock:
-    return _KEY_LOCKS.setdefault(key, threading.RLock())
-
-
 def _cached(key: tuple, state: Any, source: Any, load: Callable[[], _Weights]) -> _Weights:
     """The cached entry of ``key`` if its weights are still ``state`` (and, for an instance, still
     that ``source`` object: an ``id()`` may be reused), else a fresh ``load()``. Call under
-    ``_key_lock(key)``."""
+    ``key``'s lock in ``_KEY_LOCKS``."""
     entry = _CACHE.get(key)
     if entry is None or entry.state != state or entry.source is not source:
         _CACHE.pop(key, None)  # the old weights go once their LoadedLMs are dropped, not held during the load
@@ -276,12 +266,11 @@ def _load_named(
         )
     if local:
         check_config_file(source)
-        state: Any = directory_state(source)
-        key: tuple = ("directory", str(Path(source).resolve()), _place_key(device), dtype, revision)
-    else:
-        state = None  # a Hub id names its files; in-process they are those of the first load
-        key = ("hub", source, _place_key(device), dtype, revision)
-    with _key_lock(key):
+    # A Hub id names its files; in-process they are those of the first load.
+    state = directory_state(source) if local else None
+    files = ("directory", str(Path(source).resolve())) if local else ("hub", source)
+    key = (*files, device, dtype, revision)  # a device or a Placement: both hashable
+    with _KEY_LOCKS.setdefault(key, threading.RLock()):
         entry = _cached(
             key, state, None,
             lambda: _load_weights(name, source, local, kind, tokenizer, device, dtype, revision, state, converted_from),
@@ -290,10 +279,6 @@ def _load_named(
         # The GGUF's sha256 covers the tokenizer read from it; a tensor hash covers no tokenizer file.
         return _pair(entry, name, tokenizer, lambda: _own_tokenizer(entry, name, source, local),
                      own_signed=converted_from is not None)
-
-
-def _place_key(device: torch.device | Placement) -> str | Placement:
-    return device if isinstance(device, Placement) else str(device)
 
 
 def _named_source(name: str) -> tuple[str, str | None]:
@@ -371,8 +356,7 @@ def _load_weights(
             "was saved without the head. Pass a checkpoint saved with its head (e.g. a *ForMaskedLM or "
             "*ForCausalLM model)."
         )
-    commit = None if local else _hub_commit(source, revision, config, loaded)
-    fingerprint = _named_fingerprint(loaded, source, local, commit, revision, converted_from, dtype, state)
+    fingerprint = _named_fingerprint(loaded, config, source, local, revision, converted_from, dtype, state)
     return _prepare(loaded, resolved, architectures, name, fingerprint, device, dtype, revision, state)
 
 
@@ -416,7 +400,7 @@ def _hub_commit(source: str, revision: str | None, config: Any, loaded: torch.nn
 
 
 def _named_fingerprint(
-    loaded: torch.nn.Module, source: str, local: bool, commit: str | None, revision: str | None,
+    loaded: torch.nn.Module, config: Any, source: str, local: bool, revision: str | None,
     converted_from: str | None, dtype: torch.dtype, state: Any,
 ) -> str:
     """The key of a named model's weights (see :mod:`nlgmetrics.engine.fingerprints` for each
@@ -429,6 +413,7 @@ def _named_fingerprint(
     # says nothing about the weights beside it.
     if converted_from:
         return converted_from[:12]
+    commit = None if local else _hub_commit(source, revision, config, loaded)
     files = (("directory", str(Path(source).resolve()), state) if local
              else ("hub", source, commit) if commit else None)
     try:
@@ -446,13 +431,9 @@ def _own_tokenizer(entry: _Weights, name: str, source: str, local: bool) -> tupl
     """The checkpoint's tokenizer (loaded once per entry), with the fix to name if it is unusable."""
     from transformers import AutoTokenizer
 
-    if local:
-        fix = (
-            f"The tokenizer files in {source!r} are incomplete: save the tokenizer there "
-            "(tokenizer.save_pretrained(directory)), or pass model_tokenizer=."
-        )
-    else:
-        fix = f"Model {name!r} comes without a usable tokenizer: pass model_tokenizer=."
+    fix = (f"The tokenizer files in {source!r} are incomplete: save the tokenizer there "
+           "(tokenizer.save_pretrained(directory)), or pass model_tokenizer=." if local
+           else f"Model {name!r} comes without a usable tokenizer: pass model_tokenizer=.")
     if entry.own_tokenizer is None:
         if local:
             check_tokenizer_files(source)
@@ -501,15 +482,14 @@ def _load_instance(
         # Not guessed: signed "unhashed", kept out of the store (engine.store.recall_arrays), and
         # a state equal to no other, so every call rebuilds its entry from the object as it is.
         fingerprint, state = UNHASHED_WEIGHTS, object()
-    with _key_lock(key):
+    with _KEY_LOCKS.setdefault(key, threading.RLock()):
         entry = _CACHE.get(key)
         if entry is not None and entry.unpaired.model is scored and any(_training_flags(scored)):
             # Scored in place by an earlier call, and switched to training mode since: through that
             # entry its dropout would run. Rebuilt (on an evaluation-mode copy).
             _CACHE.pop(key, None)
-        entry = _cached(
-            key, state, model, lambda: _instance_weights(scored, kind, name, current, target, dtype, fingerprint, state)
-        )
+        entry = _cached(key, state, model,
+                        lambda: _instance_weights(scored, kind, name, target, dtype, fingerprint, state))
         entry.source = model
         check_kind(type(scored).__name__, entry.unpaired.kind, kind, entry.architectures)
         return _pair(entry, name, tokenizer, None)
@@ -547,25 +527,30 @@ def _instance_dtype(model: torch.nn.Module, requested: torch.dtype | None) -> to
 
 
 def _instance_weights(
-    model: torch.nn.Module, kind: Kind | None, name: str, current: torch.device, target: torch.device,
-    dtype: torch.dtype, fingerprint: str, state: Any,
+    model: torch.nn.Module, kind: Kind | None, name: str, target: torch.device, dtype: torch.dtype,
+    fingerprint: str, state: Any,
 ) -> _Weights:
     architectures = [type(model).__name__]
-    detected = kind_from_architectures(architectures)
-    if detected is None and callable(getattr(model, "get_output_embeddings", None)) and model.get_output_embeddings() is not None:
-        detected = kind_from_model_type(getattr(model, "config", None))
-    resolved = check_kind(type(model).__name__, detected, kind, architectures)
-    first = next(model.parameters(), None)
-    placed = is_dispatched(model)  # scored where placed, in its own dtype (_load_instance, _instance_dtype)
-    recast = first is not None and first.dtype != dtype and not is_quantized(model) and not placed
-    needs_copy = any(_training_flags(model)) or recast or (first is not None and not placed and not same_device(current, target))
+    resolved = check_kind(type(model).__name__, instance_kind(model), kind, architectures)
     # Never mutate the caller's module: moving, casting or switching to eval happens on a copy.
+    needs_copy = _readying_changes(model, target, dtype)
     working = copy.deepcopy(model) if needs_copy else model
     return _prepare(working, resolved, architectures, name, fingerprint, target, dtype, None, state, owned=needs_copy)
 
 
 # ----------------------------------------------------------------------------------------------
 # shared: ready the model, then pair it with a tokenizer
+
+def _readying_changes(model: torch.nn.Module, device: torch.device, dtype: torch.dtype) -> bool:
+    """Whether :func:`_prepare` changes ``model``: a module in training mode, or one not dispatched
+    by accelerate (scored where placed, in its own dtype) on another device or, unless quantized
+    (never cast: :func:`_instance_dtype`), in another dtype."""
+    first = next(model.parameters(), None)
+    if any(_training_flags(model)):
+        return True
+    if first is None or is_dispatched(model):
+        return False
+    return not same_device(first.device, device) or (first.dtype != dtype and not is_quantized(model))
 
 def _prepare(
     model: torch.nn.Module, kind: Kind, architectures: list[str], name: str, fingerprint: str,
@@ -575,9 +560,7 @@ def _prepare(
         raise head_less_error(name, [type(model).__name__], kind)
     if isinstance(device, Placement):  # placed by from_pretrained: scored where it was put
         device = module_device(model)
-    first = next(model.parameters())
-    quantized = is_quantized(model)  # never cast: its dtype is its own (_instance_dtype)
-    training = any(_training_flags(model))  # owned here when True: a caller's object was copied (_instance_weights)
+    # Owned here when it changes: a caller's object was copied (_instance_weights).
     if is_dispatched(model):  # its hooks keep each module where accelerate placed it: never moved
         unreadable = unreadable_offloaded(model)
         if unreadable:
@@ -586,10 +569,10 @@ def _prepare(
                 "(tied to a weight placed elsewhere): put the LM head on the device of the input embeddings, or "
                 "both on 'disk'."
             )
-        if training:
+        if any(_training_flags(model)):
             model.eval()
-    elif training or not same_device(first.device, device) or (first.dtype != dtype and not quantized):
-        model = (model.to(device=device) if quantized else model.to(device=device, dtype=dtype)).eval()
+    elif _readying_changes(model, device, dtype):
+        model = (model.to(device=device) if is_quantized(model) else model.to(device, dtype)).eval()
     if owned:  # a caller's module keeps its flags; inference_mode makes them irrelevant anyway
         model.requires_grad_(False)
     # No probe at load time: the gathered head follows from the model having a base model under its
@@ -615,12 +598,12 @@ def _pair(
     if lm is not None and (tokenizer is None or lm.tokenizer is tokenizer):
         entry.pairings.move_to_end(key)
         return lm
+    signed_own = tokenizer is None and own_signed
     if tokenizer is None:
         tokenizer, fix = own()
-        tokenizer_id = "own" if own_signed else tokenizer_fingerprint(tokenizer)
     else:
         fix = "Pass the tokenizer the model was trained with (e.g. AutoTokenizer.from_pretrained(<its checkpoint>))."
-        tokenizer_id = tokenizer_fingerprint(tokenizer)
+    tokenizer_id = "own" if signed_own else tokenizer_fingerprint(tokenizer)
     model = entry.unpaired.model
     check_tokenizer(tokenizer, name, vocab_size=getattr(model.get_input_embeddings(), "num_embeddings", None), fix=fix)
     if entry.unpaired.kind == "masked" and getattr(tokenizer, "mask_token_id", None) is None:
@@ -648,12 +631,8 @@ def context_length(config: Any) -> int | None:
     >>> context_length(MptConfig(max_seq_len=512)), context_length(GPT2Config(n_positions=64)), context_length(BloomConfig())
     (512, 64, None)
     """
-    limits = []
-    for attribute in CONTEXT_FIELDS:
-        value = getattr(config, attribute, None)
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            limits.append(value)
-    return min(limits) if limits else None
+    values = (getattr(config, attribute, None) for attribute in CONTEXT_FIELDS)
+    return min((v for v in values if isinstance(v, int) and not isinstance(v, bool) and v > 0), default=None)
 
 
 def _max_length(model: torch.nn.Module, tokenizer: Any) -> int:
@@ -664,14 +643,9 @@ def _max_length(model: torch.nn.Module, tokenizer: Any) -> int:
     (positions start after the padding index); their tokenizers say 512. Tokenizers without a
     limit report a huge placeholder, which is ignored.
     """
-    limits = []
-    declared = context_length(getattr(model, "config", None))
-    if declared is not None:
-        limits.append(declared)
+    declared = context_length(getattr(model, "config", None)) or 10**9
     value = getattr(tokenizer, "model_max_length", None)
-    if isinstance(value, int) and 0 < value < 10**7:
-        limits.append(value)
-    return min(limits) if limits else 10**9
+    return min(declared, value) if isinstance(value, int) and 0 < value < 10**7 else declared
 
 
 # ----------------------------------------------------------------------------------------------
@@ -706,12 +680,8 @@ def _storages(module: torch.nn.Module) -> dict[tuple[str, int], int]:
 
 def _counted(entries: list[_Weights]) -> Released:
     """What dropping ``entries`` frees (see :class:`Released`)."""
-    engine_held: dict[tuple[str, int], int] = {}
-    caller_held: set[tuple[str, int]] = set()
-    for entry in entries:
-        engine_held.update(_storages(entry.unpaired.model))
-        if entry.source is not None:
-            caller_held.update(_storages(entry.source))
+    engine_held = {key: n for entry in entries for key, n in _storages(entry.unpaired.model).items()}
+    caller_held = {key for entry in entries if entry.source is not None for key in _storages(entry.source)}
     models = len({id(entry.unpaired.model) for entry in entries})
     return Released(models=models, bytes=sum(n for key, n in engine_held.items() if key not in caller_held))
 

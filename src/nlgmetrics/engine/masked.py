@@ -32,9 +32,9 @@ from nlgmetrics.engine.budget import logits_width, planned_budget
 from nlgmetrics.engine.heads import logits_at, reduce_per_query
 from nlgmetrics.engine.loading import LoadedLM
 from nlgmetrics.engine.planning import dedupe, plan_batches, run_with_backoff
-from nlgmetrics.engine.rope import dynamic_rotary_modules, fresh_dynamic_rope, length_dependent_rope
-from nlgmetrics.engine.runner import run_units
-from nlgmetrics.engine.store import Store, ids_bytes, recall
+from nlgmetrics.engine.rope import LengthDependentRope
+from nlgmetrics.engine.runner import checked_queries, run_distinct
+from nlgmetrics.engine.store import Store, ids_bytes
 
 
 @dataclass(frozen=True)
@@ -49,13 +49,7 @@ class MaskedQuery:
 
 
 def _validate(lm: LoadedLM, queries: Sequence[MaskedQuery]) -> None:
-    if lm.kind != "masked":
-        raise ValueError(
-            f"iter_masked needs a masked LM, but {lm.name!r} is a {lm.kind} LM; load one with load_lm(..., kind='masked')."
-        )
-    for index, query in enumerate(queries):
-        if not isinstance(query, MaskedQuery):
-            raise TypeError(f"queries[{index}] is {type(query).__name__}, expected MaskedQuery.")
+    for index, query in checked_queries(lm, queries, "masked", MaskedQuery):
         length = len(query.input_ids)
         if length == 0:
             raise ValueError(f"queries[{index}] has no input_ids.")
@@ -110,48 +104,28 @@ def iter_masked(
     """
     queries = list(queries)
     _validate(lm, queries)
-    budget = planned_budget(lm, token_budget)
-    return _iter_masked(lm, queries, reduce, budget, batch_size, progress, desc, store)
-
-
-def _iter_masked(
-    lm: LoadedLM,
-    queries: list[MaskedQuery],
-    reduce: Callable[[torch.Tensor, MaskedQuery], Any],
-    token_budget: int,
-    batch_size: int | None,
-    progress: bool,
-    desc: str,
-    store: Store | None,
-) -> Iterator[tuple[int, Any]]:
+    token_budget = planned_budget(lm, token_budget)
     distinct, copies = dedupe(queries)  # frozen dataclasses of tuples hash by value
-    found, keep = recall(store, lm, "masked", reduce,
-                         {j: ids_bytes(q.input_ids, q.mask_positions) for j, q in enumerate(distinct)})
-    for j, result in found.items():
-        for original in copies[j]:
-            yield original, result
-    todo = [j for j in range(len(distinct)) if j not in found]
-    # Under a rotary scaling that depends on the pass's length (a longrope or dynamic-NTK
-    # ModernBERT), a padded batch takes its frequencies from its widest row: only queries of one
-    # regime (of one length, for dynamic NTK) share a batch.
-    rope = length_dependent_rope(getattr(lm.model, "config", None))
-    groups: dict[int, list[int]] = {}
-    for j in todo:
-        groups.setdefault(0 if rope is None else rope.pass_group(len(distinct[j].input_ids)), []).append(j)
     vocab_size = logits_width(lm.model)  # a larger vocabulary's logits take a larger share of the budget
-    batches = [[members[b] for b in batch] for members in groups.values()
-               for batch in plan_batches([len(distinct[j].input_ids) for j in members], token_budget, batch_size,
-                                         head_rows=[len(distinct[j].mask_positions) for j in members],
-                                         vocab_size=vocab_size)]
-    dynamic = dynamic_rotary_modules(lm.model) if rope is not None and rope.stateful else []
+
+    def plan(todo: list[int], rope: LengthDependentRope | None) -> list[list[int]]:
+        # Under a rotary scaling that depends on the pass's length (a longrope or dynamic-NTK
+        # ModernBERT), a padded batch takes its frequencies from its widest row: only queries of one
+        # regime (of one length, for dynamic NTK) share a batch.
+        groups: dict[int, list[int]] = {}
+        for j in todo:
+            length = len(distinct[j].input_ids)
+            groups.setdefault(0 if rope is None else rope.pass_group(length), []).append(j)
+        return [[members[b] for b in batch] for members in groups.values()
+                for batch in plan_batches([len(distinct[j].input_ids) for j in members], token_budget,
+                                          batch_size, vocab_size=vocab_size,
+                                          head_rows=[len(distinct[j].mask_positions) for j in members])]
 
     def run_batch(members: list[int]) -> list[tuple[int, Any]]:
-        with fresh_dynamic_rope(dynamic):  # no frequencies grown by an earlier pass reach this one
-            return run_with_backoff(members, lambda part: _forward(lm, distinct, part, reduce))
+        return run_with_backoff(members, lambda part: _forward(lm, distinct, part, reduce))
 
-    for j, result in run_units(batches, run_batch, len, progress=progress, desc=desc, keep=keep):
-        for original in copies[j]:
-            yield original, result
+    keys = {j: ids_bytes(q.input_ids, q.mask_positions) for j, q in enumerate(distinct)}
+    return run_distinct(lm, reduce, store, keys, copies, plan, run_batch, len, progress=progress, desc=desc)
 
 
 def _forward(

@@ -72,16 +72,11 @@ def packing_allowed(model: torch.nn.Module, max_length: int) -> bool:
     config = getattr(model, "config", None)
     if config is None or getattr(config, "text_config", None) is not None:
         return False
-    if getattr(config, "model_type", None) not in PACKABLE_MODEL_TYPES:
-        return False
-    if getattr(config, "_attn_implementation", None) not in _PACKABLE_ATTENTION:
-        return False
-    if getattr(config, "alibi", False) or getattr(config, "attention_chunk_size", None):
-        return False
-    if not keeps_causal_attention(model):
-        return False
     window = getattr(config, "sliding_window", None)
-    return window is None or window >= max_length
+    return (getattr(config, "model_type", None) in PACKABLE_MODEL_TYPES
+            and getattr(config, "_attn_implementation", None) in _PACKABLE_ATTENTION
+            and not getattr(config, "alibi", False) and not getattr(config, "attention_chunk_size", None)
+            and keeps_causal_attention(model) and (window is None or window >= max_length))
 
 
 @dataclass(frozen=True)

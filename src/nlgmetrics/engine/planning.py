@@ -79,20 +79,12 @@ def head_row_allowance(token_budget: int, vocab_size: int) -> int:
     return token_budget * LOGITS_VOCABULARY // max(int(vocab_size), LOGITS_VOCABULARY)
 
 
-def _head_rows(lengths: Sequence[int], head_rows: Sequence[int] | None) -> list[int]:
-    """Each sequence's head rows (zeros when the caller counts none), checked against ``lengths``."""
-    if head_rows is None:
-        return [0] * len(lengths)
-    if len(head_rows) != len(lengths):
-        raise ValueError(f"head_rows has {len(head_rows)} entries for {len(lengths)} lengths; give one per sequence.")
-    rows = [int(r) for r in head_rows]
-    if any(r < 0 for r in rows):
-        raise ValueError(f"head_rows must be non-negative counts, got {min(rows)}.")
-    return rows
-
-
-def _check_plan(token_budget: int, batch_size: int | None, context: int, padding_slack: float) -> None:
-    """The planners' shared argument checks."""
+def _checked_plan(
+    lengths: Sequence[int], token_budget: int, batch_size: int | None, context: int, padding_slack: float,
+    head_rows: Sequence[int] | None, vocab_size: int,
+) -> tuple[list[int], int]:
+    """The planners' shared argument checks; ``(each sequence's head rows, the head rows a pass
+    may make)``, the former zeros when the caller counts none."""
     if token_budget < 1:
         raise ValueError(f"token_budget must be a positive integer, got {token_budget!r}.")
     if batch_size is not None and batch_size < 1:
@@ -101,6 +93,15 @@ def _check_plan(token_budget: int, batch_size: int | None, context: int, padding
         raise ValueError(f"context must be a non-negative integer, got {context!r}.")
     if not padding_slack >= 0:  # also rejects NaN
         raise ValueError(f"padding_slack must be >= 0, got {padding_slack!r}.")
+    if head_rows is None:
+        return [0] * len(lengths), head_row_allowance(token_budget, vocab_size)
+    if len(head_rows) != len(lengths):
+        raise ValueError(
+            f"head_rows has {len(head_rows)} entries for {len(lengths)} lengths; give one per sequence.")
+    rows = [int(r) for r in head_rows]
+    if any(r < 0 for r in rows):
+        raise ValueError(f"head_rows must be non-negative counts, got {min(rows)}.")
+    return rows, head_row_allowance(token_budget, vocab_size)
 
 
 def plan_batches(
@@ -147,9 +148,8 @@ def plan_batches(
     >>> plan_batches([4, 4, 4], token_budget=12, head_rows=[4, 4, 4], vocab_size=131_072)  # 6 head rows a pass
     [[0], [1], [2]]
     """
-    _check_plan(token_budget, batch_size, context, padding_slack)
-    heads = _head_rows(lengths, head_rows)
-    allowance = head_row_allowance(token_budget, vocab_size)
+    heads, allowance = _checked_plan(lengths, token_budget, batch_size, context, padding_slack, head_rows,
+                                     vocab_size)
     limit = 1.0 + padding_slack
     # Longest first: the first batch is the most memory-hungry, so an OOM shows up immediately.
     order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
@@ -209,9 +209,8 @@ def pack_segments(
     >>> pack_segments([5, 3, 2], token_budget=100, head_rows=[5, 3, 2], vocab_size=1_310_720)  # 5 head rows
     [[[0]], [[1], [2]]]
     """
-    _check_plan(token_budget, batch_size, context, padding_slack)
-    heads = _head_rows(lengths, head_rows)
-    allowance = head_row_allowance(token_budget, vocab_size)
+    heads, allowance = _checked_plan(lengths, token_budget, batch_size, context, padding_slack, head_rows,
+                                     vocab_size)
     remaining = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
     size = {i: max(int(lengths[i]), 1) for i in remaining}
     batches: list[list[list[int]]] = []
@@ -260,12 +259,7 @@ _CPU_ALLOCATION_FAILURE = "defaultcpuallocator: can't allocate memory"
 def is_out_of_memory(error: BaseException) -> bool:
     """True for out-of-memory errors of a device (CUDA, MPS, XPU) or of the CPU allocator, whatever
     torch version raised them."""
-    oom_types = tuple(
-        t
-        for t in (getattr(torch, "OutOfMemoryError", None), getattr(torch.cuda, "OutOfMemoryError", None))
-        if isinstance(t, type)
-    )
-    if oom_types and isinstance(error, oom_types):
+    if isinstance(error, torch.cuda.OutOfMemoryError):  # torch.OutOfMemoryError itself from torch 2.5 on
         return True
     # MPS and some backends raise a plain RuntimeError with this text; so does the CPU allocator.
     text = str(error).lower()
@@ -320,10 +314,7 @@ def chunk_by_key(keys: Sequence[Hashable], chunk_size: int) -> list[list[int]]:
     """
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}.")
-    groups: dict[Hashable, list[int]] = {}
-    for i, key in enumerate(keys):
-        groups.setdefault(key, []).append(i)
-    members = list(groups.values())
+    members = dedupe(keys)[1]
     return [
         [i for group in members[first : first + chunk_size] for i in group]
         for first in range(0, len(members), chunk_size)

@@ -101,10 +101,8 @@ def length_dependent_rope(config: Any) -> LengthDependentRope | None:
     ...                              max_position_embeddings=256))
     LengthDependentRope(rope_types=('longrope',), threshold=32, same_length_only=False)
     """
-    found: list[tuple[str, int]] = []
-    for each in (config, getattr(config, "text_config", None)):
-        if each is not None:
-            found.extend(_scalings(each))
+    found = [scaling for each in (config, getattr(config, "text_config", None)) if each is not None
+             for scaling in _scalings(each)]
     if not found:
         return None
     types = tuple(sorted({rope_type for rope_type, _ in found}))

@@ -11,15 +11,65 @@ come in one process, and balances units over processes (round-robin) in several.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import chain
 from typing import Any, TypeVar
 
 from tqdm.auto import tqdm
 
 from nlgmetrics.engine.distributed import distributed_map, process_state
+from nlgmetrics.engine.rope import (
+    LengthDependentRope,
+    dynamic_rotary_modules,
+    fresh_dynamic_rope,
+    length_dependent_rope,
+)
+from nlgmetrics.engine.store import recall
 from nlgmetrics.engine.transfer import resolve_results
 
 U = TypeVar("U")
+Q = TypeVar("Q")
+
+
+def checked_queries(lm: Any, queries: Sequence[Q], kind: str, query_type: type[Q]) -> Iterator[tuple[int, Q]]:
+    """``(index, query)`` of ``queries``, once ``lm`` is checked to be a ``kind`` LM and each query
+    a ``query_type``, for the path's own checks of each query."""
+    if lm.kind != kind:
+        raise ValueError(f"iter_{kind} needs a {kind} LM, but {lm.name!r} is a {lm.kind} LM; load one with "
+                         f"load_lm(..., kind='{kind}').")
+    for index, query in enumerate(queries):
+        if not isinstance(query, query_type):
+            raise TypeError(f"queries[{index}] is {type(query).__name__}, expected {query_type.__name__}.")
+        yield index, query
+
+
+def run_distinct(
+    lm: Any, reduce: Any, store: Any, keys: dict[int, bytes], copies: list[list[int]],
+    plan: Callable[[list[int], LengthDependentRope | None], Sequence[U]],
+    run_unit: Callable[[U], list[tuple[int, Any]]], unit_size: Callable[[U], int], *, progress: bool,
+    desc: str, ready: Iterable[tuple[int, Any]] = (),
+) -> Iterator[tuple[int, Any]]:
+    """Yield ``(query_index, result)`` for every copy (``copies``, from
+    :func:`~nlgmetrics.engine.planning.dedupe`) of the distinct queries: the ``ready`` results, then
+    those the store holds for the queries of ``keys`` (index -> key bytes), then those of the units
+    ``plan`` makes of the others under the model's length-dependent rotary scaling, if any.
+
+    Dynamic NTK state left by an earlier pass (this call's or the caller's) must not reach a unit:
+    each runs from a fresh state, so its short passes keep the original frequencies and its passes
+    of one long length grow them for that length only."""
+    found, keep = recall(store, lm, lm.kind, reduce, keys)
+    rope = length_dependent_rope(getattr(lm.model, "config", None))
+    dynamic = dynamic_rotary_modules(lm.model) if rope is not None and rope.stateful else []
+
+    def fresh_run(unit: U) -> list[tuple[int, Any]]:
+        with fresh_dynamic_rope(dynamic):
+            return run_unit(unit)
+
+    units = plan([j for j in keys if j not in found], rope)
+    computed = run_units(units, fresh_run, unit_size, progress=progress, desc=desc, keep=keep)
+    for j, result in chain(ready, found.items(), computed):
+        for original in copies[j]:
+            yield original, result
 
 
 def run_units(
@@ -46,15 +96,13 @@ def run_units(
             # Read each unit's results one unit late: deferred device->host copies (transfer.py)
             # of unit k are read after unit k+1 has been launched, so the device is never idle
             # while the host reads numbers and builds the next batch.
-            pending: list[tuple[int, Any]] | None = None
+            pending: list[tuple[int, Any]] = []
             for unit in units:
                 results = run_unit(unit)
                 bar.update(unit_size(unit))
-                if pending is not None:
-                    yield from _kept(resolve_results(pending), keep)
-                pending = results
-            if pending is not None:
                 yield from _kept(resolve_results(pending), keep)
+                pending = results
+            yield from _kept(resolve_results(pending), keep)
         return
     # Units are planned longest first, so contiguous shards would give rank 0 all the long ones.
     # Deal them round-robin: shard k = units[k::n]. split_between_processes gives the first

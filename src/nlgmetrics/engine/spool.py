@@ -30,6 +30,7 @@ import struct
 import time
 import uuid
 from collections.abc import Iterable
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -144,32 +145,20 @@ def read_records(path: Path, offset: int = 0, end: int | None = None) -> tuple[l
             break
         head_body = data[offset : stop - _DIGEST]
         if hashlib.sha256(head_body).digest() == data[stop - _DIGEST : stop]:
-            try:
+            # Verified bytes that do not parse were written by another format: skipped.
+            with suppress(ValueError, struct.error, UnicodeDecodeError):
                 records.append(_decode_body(head_body[_LENGTH.size :], stop))
-            except (ValueError, struct.error, UnicodeDecodeError):
-                pass  # verified bytes that do not parse: written by another format, skipped
         offset = stop
     return records, offset
-
-
-def parse_name(name: str) -> tuple[str, int] | None:
-    """``(host, pid)`` of the writer a spool file's name gives, None for another file."""
-    if not name.endswith(SUFFIX):
-        return None
-    fields = name[: -len(SUFFIX)].split("~")
-    if len(fields) != 4 or not fields[1].isdigit():
-        return None
-    return fields[0], int(fields[1])
 
 
 def writer_is_gone(path: Path, now: float | None = None) -> bool:
     """True when no live process can still append to ``path``: its writer was on this host and has
     exited, or the file has not been written for :data:`STALE_SECONDS`."""
-    owner = parse_name(path.name)
-    if owner is None:
-        return False
-    host, pid = owner
-    if host == this_host() and not _alive(pid):
+    fields = path.name.removesuffix(SUFFIX).split("~")  # host~pid~token~rank<k>
+    if not path.name.endswith(SUFFIX) or len(fields) != 4 or not fields[1].isdigit():
+        return False  # not a spool file
+    if fields[0] == this_host() and not _alive(int(fields[1])):
         return True
     try:
         return (time.time() if now is None else now) - path.stat().st_mtime > STALE_SECONDS

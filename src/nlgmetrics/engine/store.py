@@ -1,34 +1,22 @@
 """The store: what the engine computed for a query, kept on disk across calls and processes.
 
-Opt-in: ``cache_dir=`` on every LM metric (default ``$NLGMETRICS_CACHE_DIR``; unset: no store, and
-nothing is kept between calls). Before planning, the engine looks every distinct query up; only the
-misses run, and each work unit's results are written as soon as that unit completes, so a killed
-run loses at most the units in flight and a new run (with any number of processes) recomputes
-only what is missing.
+Opt-in: ``cache_dir=`` on every LM metric (default ``$NLGMETRICS_CACHE_DIR``; unset: no store).
+The engine looks every distinct query up before planning; only the misses run, and each work
+unit's results are written as soon as it completes, so a killed run loses only the units in
+flight. What users see of it (the cap, clearing it under running jobs): metrics/engine.md,
+"Reusing work across calls: the store". Layout, top down:
 
-**Keys cannot go stale.** A key is sha256 over a *namespace* and the query. The namespace holds
-everything that can change a stored value (:func:`namespace_of`): the weights fingerprint the
-signature carries (for a model object, a hash of its current values), the tokenizer fingerprint,
-dtype, device type, attention implementation, which engine path and which reduction produced the
-value (with the reduction's own parameters), the versions of torch, transformers and nlgmetrics,
-and :data:`FORMAT_VERSION`. The query part is its token ids (and masked positions). Change any of
-them and the value is recomputed, never read.
-
-**Safe.** One SQLite file (``store.sqlite``; WAL on a local disk, the rollback journal on a network
-one), opened by one process per run (:mod:`~nlgmetrics.engine.store_sharing`): readers see whole
-transactions only. Values are raw numeric arrays behind a bounded JSON header
-(:func:`encode_arrays`; no pickle), each checksummed together with its key, and checked against
-what its query needs (``accept``) before use: anything else is recomputed and replaced. No error
-of the store escapes a call: one :class:`StoreWarning`, and the numbers are computed without it.
-A store this process can read but not write is served read-only.
-
-**Bounded, while jobs run.** The store keeps its cap (default 20 GB, recorded by the job that
-creates it from ``$NLGMETRICS_CACHE_MAX_BYTES``; then only ``nlgmetrics cache set-max-bytes``
-changes it, for every job; least recently used entries go beyond it) and a running total, so a
-write costs the same in an empty and a full store. ``nlgmetrics cache clear`` (:func:`clear_store`)
-empties it in one transaction, never deleting the file, and records how far each spool file of a
-run of several processes reached: what was written before the clear never comes back, what
-running jobs write after it is kept. Never delete ``store.sqlite-wal`` under a running job.
+- values: raw numeric arrays behind a bounded JSON header (:func:`encode_arrays`; no pickle);
+- keys: sha256 over a namespace (:func:`namespace_of`: weights, tokenizer, dtype, device,
+  attention, engine path and reduction, software versions, :data:`FORMAT_VERSION`) and the
+  query's token ids: whatever can change a value is in its key, so keys cannot go stale;
+- what the engine may keep (:class:`StoredReduction`) and how it asks (:func:`recall`);
+- :class:`Store`: one SQLite file (WAL on a local disk, the rollback journal on a network one),
+  each value checksummed with its key and checked before use; a cap (least recently used
+  entries go) kept against a running total. No store error escapes a call: one
+  :class:`StoreWarning`, and the numbers are computed without it;
+- :func:`open_store`, :func:`clear_store`, :func:`set_max_bytes`; under several processes,
+  :mod:`~nlgmetrics.engine.store_sharing`.
 
 >>> import tempfile, numpy as np
 >>> store = open_store(tempfile.mkdtemp())
@@ -44,13 +32,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import sqlite3
 import struct
 import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import closing, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -156,12 +144,12 @@ def decode_arrays(blob: bytes) -> Arrays:
         raise ValueError("sizes do not match the value's length")
     out: list[np.ndarray | None] = []
     for item in layout:
-        if item is None:
-            out.append(None)
-            continue
-        dtype, shape, count = item
-        out.append(np.frombuffer(blob, dtype=dtype, count=count, offset=offset).reshape(shape).copy())
-        offset += count * dtype.itemsize
+        array = None
+        if item is not None:
+            dtype, shape, count = item
+            array = np.frombuffer(blob, dtype=dtype, count=count, offset=offset).reshape(shape).copy()
+            offset += count * dtype.itemsize
+        out.append(array)
     return tuple(out)
 
 
@@ -252,13 +240,10 @@ class OnePerId:
         lengths = ids_lengths(query, self.sequence + 1)
         if lengths is None or len(arrays) != len(self.dtypes):
             return False
-        for array, dtype in zip(arrays, self.dtypes):
-            if dtype is None:
-                if array is not None:
-                    return False
-            elif array is None or array.shape != (lengths[self.sequence],) or array.dtype != np.dtype(dtype):
-                return False
-        return True
+        shape = (lengths[self.sequence],)
+        return all(array is None if dtype is None else
+                   array is not None and array.shape == shape and array.dtype == np.dtype(dtype)
+                   for array, dtype in zip(arrays, self.dtypes))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -341,11 +326,11 @@ def recall_arrays(
     through it; a :class:`Store` opened by each process itself is looked up by each, and only what
     every process found is returned (all plan the same rest). A model whose weights could not be
     hashed (:data:`UNHASHED_WEIGHTS`) is computed without the store, with one :class:`StoreWarning`."""
-    if store is not None and lm.fingerprint == UNHASHED_WEIGHTS:
+    if store is None:
+        return {}, None
+    if lm.fingerprint == UNHASHED_WEIGHTS:
         warnings.warn(f"The store is not used for {lm.name!r}: its weights could not be hashed (a tensor whose "
                       "values cannot be read here), so its numbers are computed afresh.", StoreWarning, stacklevel=3)
-        return {}, None
-    if store is None:
         return {}, None
     from nlgmetrics.engine.distributed import agreed_subset, is_main_process
     from nlgmetrics.engine.store_sharing import SharedStore
@@ -354,15 +339,11 @@ def recall_arrays(
     namespace = namespace_of({**fields, "what": what})
     description = (f"{fields['name']} weights:{fields['weights']} tokenizer:{fields['tokenizer']} "
                    f"{fields['dtype']} {fields['device']} {fields['kind']} {what}")
-    if isinstance(store, SharedStore):
-        stored = store.lookup(namespace, list(queries.values()), accept=accept)  # the same on every process
-        found = {j: stored[key] for j, key in queries.items() if key in stored}
-        writes = every_process_writes or store.is_main
-    else:
-        stored = store.get(namespace, list(queries.values()), accept=accept)
-        agreed = agreed_subset({j for j, key in queries.items() if key in stored})
-        found = {j: stored[queries[j]] for j in agreed}
-        writes = every_process_writes or is_main_process()
+    stored = store.get(namespace, list(queries.values()), accept=accept)
+    hits = [j for j, key in queries.items() if key in stored]
+    shared = isinstance(store, SharedStore)  # its get gives every process the same answer
+    found = {j: stored[queries[j]] for j in (hits if shared else agreed_subset(set(hits)))}
+    writes = every_process_writes or (store.is_main if isinstance(store, SharedStore) else is_main_process())
 
     def keep(results: list[tuple[int, Arrays]]) -> None:
         if writes:
@@ -455,8 +436,7 @@ class Store:
         self._warned = False
         self._described: set[str] = set()
         path = directory / STORE_FILE
-        if not directory.is_dir():
-            directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(parents=True, exist_ok=True)
         self.writable = not path.exists() or (os.access(directory, os.W_OK) and os.access(path, os.W_OK))
         self._db = sqlite3.connect(path, timeout=120, isolation_level=None) if self.writable else _open_read_only(path)
         # Text a damaged file holds is read, never raised: it only ever fails a check.
@@ -468,13 +448,21 @@ class Store:
                 self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable against a killed process
                 self._db.execute("PRAGMA recursive_triggers=OFF")  # the total's triggers count on it
                 self._setup(DEFAULT_MAX_BYTES if max_bytes is None else max_bytes)
-            self.max_bytes = self._recorded_cap()
+            cap = self._setting("max_bytes")
+            self.max_bytes = cap if type(cap) is int and cap >= 0 else DEFAULT_MAX_BYTES
             self.journal_mode = str(self._db.execute("PRAGMA journal_mode").fetchone()[0]).upper()
         except STORE_ERRORS as error:  # one kind of error for whoever opens it: cannot hold a store
             self._db.close()
             raise sqlite3.DatabaseError(str(error)) from error
-        if max_bytes is not None and max_bytes != self.max_bytes:
-            self._note_cap(max_bytes)
+        noted = (str(directory), max_bytes)
+        if max_bytes is not None and max_bytes != self.max_bytes and noted not in _CAP_NOTED:
+            _CAP_NOTED.add(noted)
+            warnings.warn(
+                f"nlgmetrics: the store in {directory} keeps its own cap of {self.max_bytes:,} bytes; "
+                f"${MAX_BYTES_ENV}={max_bytes:,} applies only to a store it creates. Change the store's cap "
+                f"with `nlgmetrics cache set-max-bytes {max_bytes} {directory}`.",
+                StoreWarning, stacklevel=2,
+            )
         self._wal = self._log_identity() if self.writable and self.journal_mode == "WAL" else None
 
     def _setup(self, cap: int) -> None:
@@ -498,21 +486,6 @@ class Store:
             return None
         return None if row is None else row[0]
 
-    def _recorded_cap(self) -> int:
-        cap = self._setting("max_bytes")
-        return cap if type(cap) is int and cap >= 0 else DEFAULT_MAX_BYTES
-
-    def _note_cap(self, asked: int) -> None:
-        if (str(self.directory), asked) in _CAP_NOTED:
-            return
-        _CAP_NOTED.add((str(self.directory), asked))
-        warnings.warn(
-            f"nlgmetrics: the store in {self.directory} keeps its own cap of {self.max_bytes:,} bytes; "
-            f"${MAX_BYTES_ENV}={asked:,} applies only to a store it creates. Change the store's cap with "
-            f"`nlgmetrics cache set-max-bytes {asked} {self.directory}`.",
-            StoreWarning, stacklevel=3,
-        )
-
     def _log_identity(self) -> tuple[int, int] | None:
         try:
             stat = os.stat(self.directory / f"{STORE_FILE}-wal")
@@ -532,22 +505,20 @@ class Store:
         found: dict[bytes, Arrays] = {}
         damaged: list[bytes] = []
         try:
-            rows: list[tuple[Any, Any, Any]] = []
             key_list = list(keys)
             for first in range(0, len(key_list), _LOOKUP_ROWS):
                 part = key_list[first : first + _LOOKUP_ROWS]
-                rows += self._db.execute(
-                    f"SELECT key, value, checksum FROM entries WHERE key IN ({','.join('?' * len(part))})", part
-                ).fetchall()
-            for key, value, checksum in rows:
-                query = keys.get(key) if isinstance(key, bytes) else None
-                if query is None or query in found:
-                    continue  # a row for a key not asked (a damaged index): never used
-                arrays = self._intact(key, query, value, checksum, accept)
-                if arrays is None:
-                    damaged.append(key)
-                else:
-                    found[query] = arrays
+                marks = ",".join("?" * len(part))
+                for key, value, checksum in self._db.execute(
+                        f"SELECT key, value, checksum FROM entries WHERE key IN ({marks})", part).fetchall():
+                    query = keys.get(key) if isinstance(key, bytes) else None
+                    if query is None or query in found:
+                        continue  # a row for a key not asked (a damaged index): never used
+                    arrays = self._intact(key, query, value, checksum, accept)
+                    if arrays is None:
+                        damaged.append(key)
+                    else:
+                        found[query] = arrays
         except STORE_ERRORS as error:
             self._fail("read", error)
             self.misses += len(keys)
@@ -580,7 +551,7 @@ class Store:
     def put(self, namespace: str, items: Iterable[tuple[bytes, Sequence[np.ndarray | None]]], description: str = "") -> None:
         """Keep ``(query, arrays)`` items in one transaction, then evict beyond the store's cap.
         Arrays beyond what a value may hold (:data:`MAX_ARRAYS`) are not kept."""
-        self._put_rows([(namespace, description, query, arrays, 0) for query, arrays in items], None)
+        self._put_rows([(0, namespace, description, query, arrays) for query, arrays in items], None)
 
     def put_spooled(self, spool_name: str, items: Sequence[tuple[int, str, str, bytes, Arrays]]) -> None:
         """:meth:`put` for records of the spool file ``spool_name``: ``(end, namespace, description,
@@ -588,18 +559,17 @@ class Store:
         at or before where the file reached at the last clear (:func:`clear_store`) was written
         before the clear and is dropped; the check runs in the write's transaction, so a clear
         can never fall between it and the write."""
-        self._put_rows([(namespace, description, query, arrays, end) for end, namespace, description, query, arrays
-                        in items], spool_name)
+        self._put_rows(items, spool_name)
 
-    def _put_rows(self, items: list[tuple[str, str, bytes, Sequence[np.ndarray | None], int]],
+    def _put_rows(self, items: Sequence[tuple[int, str, str, bytes, Sequence[np.ndarray | None]]],
                   spool_name: str | None) -> None:
         if not self.writable:
-            self._say_read_only()
+            self._fail("write", None)
             return
         now = time.time()
         rows: list[tuple[int, bytes, str, bytes, bytes, int, float]] = []
         descriptions: dict[str, str] = {}
-        for namespace, description, query, arrays, end in items:
+        for end, namespace, description, query, arrays in items:
             try:
                 value = encode_arrays(arrays)
             except ValueError:
@@ -697,20 +667,16 @@ class Store:
             raise OSError(f"{STORE_FILE}-wal was deleted or replaced while this process held the store, so "
                           f"its recent entries are lost; never delete the store's files by hand")
 
-    def _say_read_only(self) -> None:
-        if not self._warned:
-            self._warned = True
-            warnings.warn(
-                f"nlgmetrics: the store in {self.directory} is read-only for this process: its entries are "
-                f"served, but nothing new is written. Make the folder and {STORE_FILE} writable to keep results.",
-                StoreWarning, stacklevel=3,
-            )
-
-    def _fail(self, what: str, error: BaseException) -> None:
+    def _fail(self, what: str, error: BaseException | None) -> None:
+        """One :class:`StoreWarning` per store object: ``what`` failed (``error`` None: the store is
+        read-only for this process)."""
         if self._warned:
             return
         self._warned = True
         warnings.warn(
+            f"nlgmetrics: the store in {self.directory} is read-only for this process: its entries are "
+            f"served, but nothing new is written. Make the folder and {STORE_FILE} writable to keep results."
+            if error is None else
             f"nlgmetrics: could not {what} the store in {self.directory} ({error}); the numbers are "
             f"computed without it. Check that the folder is writable and the disk has room, or empty "
             f"it with `nlgmetrics cache clear {self.directory}`.",
@@ -765,11 +731,8 @@ def resolve_cache_dir(cache_dir: str | os.PathLike | None) -> Path | None:
     from nlgmetrics.core.validation import check_cache_dir
 
     cache_dir = check_cache_dir(cache_dir)
-    if cache_dir is None:
-        cache_dir = os.environ.get(CACHE_DIR_ENV) or None
-    if cache_dir is None or os.fspath(cache_dir) == "":
-        return None
-    return Path(os.fspath(cache_dir)).expanduser()
+    text = os.fspath(cache_dir) if cache_dir is not None else os.environ.get(CACHE_DIR_ENV, "")
+    return Path(text).expanduser() if text else None
 
 
 def max_bytes_from_env() -> int | None:
@@ -791,10 +754,9 @@ def parse_max_bytes(text: str, source: str) -> int:
         value = int(text.strip())
     except ValueError:
         try:
-            number = float(text)
-        except ValueError:
-            number = math.nan
-        value = int(number) if math.isfinite(number) else -1
+            value = int(float(text))
+        except (ValueError, OverflowError):  # not a number, nan, inf
+            value = -1
     if not 0 <= value <= LARGEST_MAX_BYTES:
         raise ValueError(f"{source}={text!r}: expected a number of bytes from 0 to {LARGEST_MAX_BYTES:.2e} "
                          f"(e.g. 5e9).")
@@ -850,9 +812,14 @@ def open_store(cache_dir: str | os.PathLike | None) -> Store | SharedStore | Non
     return store
 
 
-def _files_bytes(directory: Path) -> int:
-    paths = [directory / f"{STORE_FILE}{suffix}" for suffix in ("", "-wal", "-shm")]
-    return sum(path.stat().st_size for path in paths if path.is_file())
+def store_files(directory: Path) -> list[Path]:
+    """The store's files in ``directory``: sqlite's database, write-ahead log and shared memory."""
+    return [directory / f"{STORE_FILE}{suffix}" for suffix in ("", "-wal", "-shm")]
+
+
+def store_files_bytes(directory: Path) -> int:
+    """The bytes the store's files take on disk."""
+    return sum(path.stat().st_size for path in store_files(directory) if path.is_file())
 
 
 def clear_store(cache_dir: str | os.PathLike) -> int:
@@ -876,10 +843,9 @@ def clear_store(cache_dir: str | os.PathLike) -> int:
     reaches: list[tuple[Path, int, bool]] | None = None
     freed = 0
     if path.exists():
-        before = _files_bytes(directory)
+        before = store_files_bytes(directory)
         try:
-            db = sqlite3.connect(path, timeout=60, isolation_level=None)
-            try:
+            with closing(sqlite3.connect(path, timeout=60, isolation_level=None)) as db:
                 db.execute("BEGIN IMMEDIATE")
                 tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
                 for table in ("entries", "namespaces"):
@@ -895,27 +861,22 @@ def clear_store(cache_dir: str | os.PathLike) -> int:
                     db.executemany("INSERT OR REPLACE INTO settings VALUES (?, ?)",
                                    [(_SPOOL_REACH + spool.name, size) for spool, size, _ in reaches])
                 db.execute("COMMIT")
-                try:  # shrink the file; another process's open read keeps the pages free for reuse instead
+                # Shrink the file; another process's open read keeps the pages free for reuse instead.
+                with suppress(sqlite3.OperationalError):
                     db.execute("VACUUM")
                     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                except sqlite3.OperationalError:
-                    pass
-            finally:
-                db.close()
         except sqlite3.DatabaseError as error:
             if getattr(error, "sqlite_errorname", "") not in ("SQLITE_NOTADB", "SQLITE_CORRUPT"):
                 raise ValueError(f"cannot clear the store in {directory} ({error}); stop the jobs writing to "
                                  f"it, or try again.") from None
-            for name in (STORE_FILE, STORE_FILE + "-wal", STORE_FILE + "-shm"):
-                (directory / name).unlink(missing_ok=True)
-        freed = max(0, before - _files_bytes(directory))
+            for file in store_files(directory):
+                file.unlink(missing_ok=True)
+        freed = max(0, before - store_files_bytes(directory))
     for spool, size, gone in spool_reaches(directory) if reaches is None else reaches:
         if gone:
-            try:
+            with suppress(OSError):  # deleted meanwhile, or a folder this process may not change
                 spool.unlink()
                 freed += size
-            except OSError:  # deleted meanwhile, or a folder this process may not change
-                pass
     return freed
 
 
@@ -925,14 +886,11 @@ def set_max_bytes(cache_dir: str | os.PathLike, max_bytes: int) -> Store:
     from nlgmetrics.engine.filesystems import journal_mode_for
 
     store = Store(Path(os.fspath(cache_dir)), None, journal_mode=journal_mode_for(cache_dir))
-    if not store.writable:
-        store.close()
-        raise ValueError(f"the store in {cache_dir} is read-only for this process; its cap stays "
-                         f"{store.max_bytes:,} bytes.")
+    problem = "could not be written" if store.writable else "is read-only for this process"
     if not store._write(lambda db: db.execute("INSERT OR REPLACE INTO settings VALUES ('max_bytes', ?)",
                                                (int(max_bytes),))):
         store.close()
-        raise ValueError(f"could not write the store in {cache_dir}; its cap stays {store.max_bytes:,} bytes.")
+        raise ValueError(f"the store in {cache_dir} {problem}; its cap stays {store.max_bytes:,} bytes.")
     store.max_bytes = int(max_bytes)
     store._evict()
     return store

@@ -26,6 +26,7 @@ import os
 import sqlite3
 import warnings
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -104,10 +105,8 @@ def spool_reaches(directory: Path) -> list[tuple[Path, int, bool]]:
     reaches = []
     for path in sorted(folder.glob(f"*{SUFFIX}")):
         gone = writer_is_gone(path)  # decided first: a writer gone then appends nothing after
-        try:
+        with suppress(OSError):  # deleted meanwhile: copied in whole already
             reaches.append((path, path.stat().st_size, gone))
-        except OSError:  # deleted meanwhile: copied in whole already
-            continue
     return reaches
 
 
@@ -125,23 +124,16 @@ def copy_leftovers(store: Store, form: StoreFormat, directory: Path, skip: Itera
         gone = writer_is_gone(path)  # decided before copying: a writer gone then wrote nothing after
         stop = copy_spool(store, form, path, _COPIED.get(str(path), 0))
         _COPIED[str(path)] = stop
-        if gone and _writes_kept(store):
-            try:
+        if gone and store.writable:
+            with suppress(OSError):  # a folder this process may not change: copied again next time
                 path.unlink(missing_ok=True)
                 _COPIED.pop(str(path), None)
-            except OSError:  # a folder this process may not change: copied again next time
-                pass
-
-
-def _writes_kept(store: Store) -> bool:
-    """Whether what ``store.put`` got is in the store (a store that cannot write keeps spools)."""
-    return bool(store.writable)
 
 
 class SharedStore:
     """A call's store in a run of several processes, on every process (see the module docstring).
 
-    ``lookup`` and ``close`` are collectives: every process calls them, in the same order (the
+    ``get`` and ``close`` are collectives: every process calls them, in the same order (the
     engine does, as every process runs the same code). ``put`` writes to the store on the main
     process and to this process's spool file on the others. At each lookup every other process
     hands over its spool file (it starts a new one when the old one holds records), so that the
@@ -155,22 +147,10 @@ class SharedStore:
         self._store = store
         self._spool = spool
         self._rank = rank
-        self._own_hits = self._own_misses = 0
+        # What the progress bar shows (the main process's store counts; the others count lookups).
+        self.hits = self.misses = self.recomputed = 0
 
-    # What the progress bar shows (the main process's store counts; the others count lookups).
-    @property
-    def hits(self) -> int:
-        return self._store.hits if self._store is not None else self._own_hits
-
-    @property
-    def misses(self) -> int:
-        return self._store.misses if self._store is not None else self._own_misses
-
-    @property
-    def recomputed(self) -> int:
-        return self._store.recomputed if self._store is not None else 0
-
-    def lookup(self, namespace: str, queries: Sequence[bytes], *,
+    def get(self, namespace: str, queries: Sequence[bytes], *,
                accept: Callable[[bytes, Arrays], bool] | None = None) -> dict[bytes, Arrays]:
         """:meth:`Store.get` on the main process, its answer on every process (``queries``: the same
         list on each): the main process first copies in what the others spooled so far."""
@@ -187,8 +167,11 @@ class SharedStore:
                               f"queries are computed without it.", self._form.warning, stacklevel=3)
         found = broadcast_from_main(found)
         if self._store is None:
-            self._own_hits += len(found)
-            self._own_misses += len(queries) - len(found)
+            self.hits += len(found)
+            self.misses += len(queries) - len(found)
+        else:
+            store = self._store
+            self.hits, self.misses, self.recomputed = store.hits, store.misses, store.recomputed
         return {queries[i]: arrays for i, arrays in found.items()}
 
     def put(self, namespace: str, items: Iterable[tuple[bytes, Sequence[np.ndarray | None]]], description: str = "") -> None:
@@ -225,10 +208,8 @@ class SharedStore:
                 except OSError as error:
                     self._lose_spool(error)
         elif self._spool is not None:
-            try:  # say this writer is alive, for other jobs that find its file
+            with suppress(OSError):  # say this writer is alive, for other jobs that find its file
                 self._spool.touch()
-            except OSError:
-                pass
         return handed
 
     def _copy_in(self, handed: list[tuple[str, int] | None], closing: bool) -> None:
@@ -244,7 +225,7 @@ class SharedStore:
             if size <= SpoolWriter.empty_size:
                 if closing:
                     path.unlink(missing_ok=True)
-            elif copy_spool(self._store, self._form, path, 0, size) == size and _writes_kept(self._store):
+            elif copy_spool(self._store, self._form, path, 0, size) == size and self._store.writable:
                 path.unlink(missing_ok=True)
 
     def _lose_spool(self, error: OSError) -> None:
@@ -284,21 +265,17 @@ def open_shared_store(
         except (OSError, sqlite3.Error) as error:
             what = "open the store" if main else "create its spool file"
             problem = f"process {rank} cannot {what} in {os.fspath(directory)!r} ({error})"
-    read_only = store is not None and not _writes_kept(store)
+    read_only = store is not None and not store.writable
     reports = gather_from_every_process((directory is not None, setup_error, problem, spool.path.name if spool else None, read_only))
 
     errors = [f"process {r}: {report[1]}" for r, report in enumerate(reports) if report[1] is not None]
     if errors:
         _discard(store, spool)
         raise ValueError("; ".join(errors))
-    asked = [report[0] for report in reports]
-    if not any(asked):
+    if not any(report[0] for report in reports):  # no process asked for a store
         return None
     # The main process decides (it alone can see whether the others' spool files reach its folder).
-    decision: tuple[bool, bool, str | None] | None = None
-    if main:
-        decision = _decide(directory, reports)
-    use, read_only, why = broadcast_from_main(decision)
+    use, read_only, why = broadcast_from_main(_decide(directory, reports) if main else None)
     if not use:
         _discard(store, spool)
         warnings.warn(
@@ -323,8 +300,7 @@ def _decide(directory: Path | None, reports: list[tuple]) -> tuple[bool, bool, s
         return False, False, f"process(es) {missing} have no cache_dir (nor $NLGMETRICS_CACHE_DIR)"
     if reports[0][2] is not None:
         return False, False, reports[0][2]
-    read_only = bool(reports[0][4])
-    if read_only:  # the main process reads; the others need nothing
+    if reports[0][4]:  # read-only: the main process reads; the others need nothing
         return True, True, None
     problems = [report[2] for report in reports[1:] if report[2] is not None]
     if problems:

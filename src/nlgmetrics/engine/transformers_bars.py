@@ -54,11 +54,7 @@ def _switch_off() -> Callable[[], None]:
     if set_hook is None:  # transformers < 5 has no hook: its module-level switch is all there is
         active = logging._tqdm_active
         logging._tqdm_active = False
-
-        def restore_switch() -> None:
-            logging._tqdm_active = active
-
-        return restore_switch
+        return lambda: setattr(logging, "_tqdm_active", active)
 
     def disabled(factory: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         kwargs = {**kwargs, "disable": True}

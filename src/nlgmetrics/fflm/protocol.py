@@ -3,25 +3,13 @@ and the model options every LM metric shares. Nothing here imports the model cod
 
 from __future__ import annotations
 
-from nlgmetrics.core.protocol import MODEL_OPTIONS, MetricSpec, Option, read_citation
-
-DESCRIPTION = """\
-FFLM scores how faithful a summary is to its source document, zero-shot, from probability changes
-of a foundation causal language model: how much prefixing the document raises the summary's
-probability (Delta_prior(Y)), how much prefixing the summary raises the document's probability
-(Delta_prior(X)), and how little prefixing the summary itself adds once the document is there
-(Delta_cond(Y)). FFLM = a*Delta_prior(Y) + b*Delta_prior(X) + d*Delta_cond(Y). Higher is more
-faithful. Token construction, truncation and weights follow the authors' released scorer.
-The signature (return_signature=True) reads fflm|model:...|weights:<hash>|tokenizer:<own|hash>|revision:...|
-dtype:...|max_length:...|probability_floor:1e-06|separator:'TL;DR '|start_token:...|
-weights_abd:0.25,0.25,0.5|transformers:...|tokenizers:...|version:<nlgmetrics version>.
-"""
+from nlgmetrics.core.protocol import MODEL_OPTIONS, MetricSpec, Option, read_citation, read_description
 
 
 PROTOCOL = MetricSpec(
     name="fflm",
     title="FFLM",
-    description=DESCRIPTION,
+    description=read_description(__package__),
     citation=read_citation(__package__),
     second_input="sources",
     compute="nlgmetrics.fflm:fflm",

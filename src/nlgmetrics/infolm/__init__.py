@@ -26,12 +26,7 @@ from nlgmetrics.infolm.measures import information_measure
 # belongs to the module it is imported from.
 from nlgmetrics.infolm.api import DEFAULT_MODEL, RULES
 from nlgmetrics.infolm.distributions import (
-    IdfTable,
-    compute_idf,
-    default_token_budget,
-    resolve_max_length,
-    text_distributions,
-    tokenize,
+    IdfTable, compute_idf, default_token_budget, resolve_max_length, text_distributions, tokenize,
 )
 from nlgmetrics.infolm.measures import ALPHA_DIVERGENCE_FINITE_RANGE, INFORMATION_MEASURES, check_measure
 

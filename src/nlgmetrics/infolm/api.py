@@ -1,38 +1,18 @@
 """InfoLM's public API: :func:`infolm`, :func:`infolm_multi` and their result :class:`InfoLMResult`.
 
-InfoLM (Colombo, Clavel, Piantanida, AAAI 2022): a distance between two bags of LM distributions.
-For a text x with tokens x_1..x_L (special tokens excluded) and temperature T, a **masked LM** gives
-for every position j the distribution p_j = softmax(logits at j of x with x_j masked / T); a
-**causal LM** gives p_j = softmax(logits predicting x_j from BOS + x_<j / T). The text's distribution
-is the weighted bag p(.|x) = sum_j w_j p_j / sum_j w_j, with w_j = idf(x_j) (idf on) or 1
-(:mod:`nlgmetrics.infolm.distributions`). InfoLM(candidate, reference) =
-I[p(.|reference), p(.|candidate)] for an information measure I (:mod:`nlgmetrics.infolm.measures`).
-**Lower = more similar** for every measure (0 = same distribution). With several references per
-candidate the best (smallest) value is reported.
+InfoLM (Colombo, Clavel, Piantanida, AAAI 2022): InfoLM(candidate, reference) =
+I[p(.|reference), p(.|candidate)], an information measure I (:mod:`nlgmetrics.infolm.measures`)
+between the weighted bags of LM distributions of the two texts
+(:mod:`nlgmetrics.infolm.distributions` defines them). **Lower = more similar** for every measure
+(0 = same distribution); with several references per candidate the best (smallest) value is
+reported. The choices where the paper is silent (idf over the distinct references, empty texts,
+truncation, identical texts scoring exactly 0, alpha divergences beyond float64) are listed in
+the model card, ``metrics/infolm/README.md``.
 
-Choices where the paper is silent (also in ``metrics/infolm/README.md``):
-
-- idf (``idf=True``): idf(t) = log((N + 1) / (df(t) + 1)) over the N *distinct* (tokenized)
-  references of the call, the same table for candidates and references; a token absent from every
-  reference gets log(N + 1). Distinct, so duplicated rows do not change any score. ``idf`` may also
-  be a ``{token_id: weight}`` mapping (ids missing from it get its largest weight).
-- A text whose weights are all 0 (every token occurs in every reference) falls back to uniform weights.
-- Empty / whitespace-only texts (no scorable token): their distribution is the model's prediction
-  for a single slot without context: ``[CLS] [MASK] [SEP]`` (masked) or the first-token
-  distribution after BOS (causal). Finite for every measure; two empty texts are at distance 0.
-- Texts longer than ``max_length`` tokens (special tokens included; default: the model's
-  positions; a larger value is capped at them) are truncated to their first tokens, with one
-  warning per call.
-- Identical (same token ids) candidate and reference: the score is exactly 0.
-- An alpha divergence beyond the float64 range (possible only for alpha outside [-1, 2], with
-  probabilities next to 0, e.g. at a sharp temperature) has no number to report: the call raises a
-  ``ValueError`` naming the setting and the range [-1, 2], finite for every input. Every other
-  measure is bounded.
-
-Speed: every distinct text is scored once (a REALSumm reference shared by 25 systems runs once),
-the engine packs masked copies by token budget and applies the LM head at the masked position only,
-and distributions are accumulated on the fly per text in float64 on the model's device; only
-``chunk_size`` text distributions ([chunk, vocab]) are alive at a time (:mod:`nlgmetrics.infolm.planning`).
+Layout: the option checks, then one :func:`~nlgmetrics.engine.call.lm_call` in which every distinct
+text is tokenized once and :func:`nlgmetrics.infolm.planning.score_examples` computes each distinct
+text's distribution once (``chunk_size`` of them alive at a time) and measures every pair; then one
+result per measure.
 
 >>> from nlgmetrics.testing import build_random_model
 >>> import tempfile
@@ -58,36 +38,18 @@ from nlgmetrics.core.result import Column, MetricResult
 from nlgmetrics.core.signature import make_signature
 from nlgmetrics.core.refusals import Refusal, refusal_sentences
 from nlgmetrics.core.validation import (
-    CACHE_DIR_RULE,
-    BATCH_SIZE_RULE,
-    CHUNK_SIZE_RULE,
-    MAX_LENGTH_RULE,
-    TOKEN_BUDGET_RULE,
-    check_choice,
-    check_reference_inputs,
-    check_switches,
-    shown_value,
-    switch_rule,
+    CACHE_DIR_RULE, BATCH_SIZE_RULE, CHUNK_SIZE_RULE, MAX_LENGTH_RULE, TOKEN_BUDGET_RULE, check_choice,
+    check_reference_inputs, check_switches, shown_value, switch_rule,
 )
 from nlgmetrics.engine import LoadedLM
 from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
 from nlgmetrics.engine.call import check_call_options, lm_call
 from nlgmetrics.infolm.distributions import (
-    DEFAULT_TEMPERATURE,
-    IDF_RULE,
-    MAX_LENGTH_ROOM_RULE,
-    TEMPERATURE_RULE,
-    TRUNCATION_WARNING,
-    IdfTable,
-    as_idf_table,
-    check_temperature,
-    compute_idf,
-    default_token_budget,
-    resolve_max_length,
-    tokenize,
+    DEFAULT_TEMPERATURE, IDF_RULE, MAX_LENGTH_ROOM_RULE, TEMPERATURE_RULE, TRUNCATION_WARNING, as_idf_table,
+    check_temperature, compute_idf, default_token_budget, resolve_max_length, tokenize,
 )
 from nlgmetrics.infolm.explain import infolm_breakdowns
-from nlgmetrics.infolm.measures import MEASURE_RANGES, MEASURE_RULES, NEEDS_ALPHA, NEEDS_BETA, check_measure
+from nlgmetrics.infolm.measures import MEASURE_RANGES, MEASURE_RULES, check_measure
 from nlgmetrics.infolm.planning import MeasureSpec, distinct_texts, score_examples
 
 #: The paper's masked LM.
@@ -154,9 +116,8 @@ class InfoLMResult(MetricResult):
 
     def __post_init__(self) -> None:
         if self.information_measure not in MEASURE_RANGES:
-            raise ValueError(
-                f"Unknown information_measure={self.information_measure!r}; choose one of {list(MEASURE_RANGES)}."
-            )
+            raise ValueError(f"Unknown information_measure={self.information_measure!r}; "
+                             f"choose one of {list(MEASURE_RANGES)}.")
         super().__post_init__()
 
     def column(self, name: str) -> Column:
@@ -252,17 +213,15 @@ def infolm(
     >>> r.scores["infolm"][0] > 0.0, r.scores["infolm"][1]
     (True, 0.0)
     """
-    return _infolm(
-        predictions, references, [(information_measure, alpha, beta, None)], model=model,
-        model_tokenizer=model_tokenizer, revision=revision, device=device, dtype=dtype, device_map=device_map,
-        max_memory=max_memory, offload_folder=offload_folder, max_length=max_length, token_budget=token_budget,
-        batch_size=batch_size, progress=progress, temperature=temperature, idf=idf, model_kind=model_kind,
-        chunk_size=chunk_size, explain=explain, cache_dir=cache_dir,
-    )[0]
+    # locals() holds exactly infolm's arguments here; the measure's go in its spec.
+    shared = {name: value for name, value in locals().items() if name not in _NOT_SHARED}
+    return _infolm(predictions, references, [(information_measure, alpha, beta, None)], **shared)[0]
 
 
 #: The options that choose the measure: one at a time in :func:`infolm`, a list in :func:`infolm_multi`.
 _MEASURE_OPTIONS = ("information_measure", "alpha", "beta")
+#: infolm's arguments that are not options shared by every entry of ``measures``.
+_NOT_SHARED = ("predictions", "references", *_MEASURE_OPTIONS)
 
 
 def infolm_multi(
@@ -298,16 +257,16 @@ def infolm_multi(
     specs = []
     for item in measures:
         if isinstance(item, str):
-            specs.append((item, None, None, None))
-        elif isinstance(item, (tuple, list)) and len(item) in (3, 4):
-            name, alpha, beta, *temperature = item
-            if temperature and temperature[0] is None:
-                raise MEASURES_ENTRY_RULE.error(f"Bad entry {shown_value(item, 80)} in `measures`: give its temperature as a number > 0, "
-                                 f"or use a (name, alpha, beta) tuple for the `temperature` option.")
-            specs.append((name, alpha, beta, temperature[0] if temperature else None))
-        else:
-            raise MEASURES_ENTRY_RULE.error(f"Bad entry {shown_value(item, 80)} in `measures`; use a name, a (name, alpha, beta) tuple or a "
-                             f"(name, alpha, beta, temperature) tuple.")
+            item = (item, None, None)
+        if not isinstance(item, (tuple, list)) or len(item) not in (3, 4):
+            raise MEASURES_ENTRY_RULE.error(
+                f"Bad entry {shown_value(item, 80)} in `measures`; use a name, a (name, alpha, beta) tuple "
+                f"or a (name, alpha, beta, temperature) tuple.")
+        if len(item) == 4 and item[3] is None:
+            raise MEASURES_ENTRY_RULE.error(
+                f"Bad entry {shown_value(item, 80)} in `measures`: give its temperature as a number > 0, "
+                f"or use a (name, alpha, beta) tuple for the `temperature` option.")
+        specs.append((*item, None) if len(item) == 3 else tuple(item))  # None: the `temperature` option
     for name in _MEASURE_OPTIONS:
         if name in options:
             raise MEASURES_ENTRY_RULE.error(f"Pass `{name}` inside `measures`, not as an option of infolm_multi.")
@@ -317,39 +276,28 @@ def infolm_multi(
     except TypeError as error:  # e.g. "got an unexpected keyword argument 'x'"
         raise TypeError(f"infolm_multi() {error}") from None
     bound.apply_defaults()
-    shared = {name: value for name, value in bound.arguments.items()
-              if name not in ("predictions", "references", *_MEASURE_OPTIONS)}
+    shared = {name: value for name, value in bound.arguments.items() if name not in _NOT_SHARED}
     return _infolm(predictions, references, specs, **shared)
 
 
 def _infolm(
-    predictions: Sequence[str], references: Sequence[str | Sequence[str]], specs: list[tuple[str, Any, Any]], *,
-    model: str | os.PathLike | LoadedLM | torch.nn.Module, model_tokenizer: Any, revision: str | None,
-    device: str | torch.device | None, dtype: str | torch.dtype | None,
-    device_map: str | dict[str, int | str] | None, max_memory: dict[int | str, int | str] | None,
-    offload_folder: str | os.PathLike | None, max_length: int | None,
-    token_budget: int | str | None, batch_size: int | None, progress: bool, temperature: float,
-    idf: bool | Mapping[int, float], model_kind: str | None, chunk_size: int, explain: bool = False,
-    cache_dir: str | os.PathLike | None = None,
+    predictions: Sequence[str], references: Sequence[str | Sequence[str]],
+    specs: list[tuple[str, Any, Any, Any]], *, progress: bool, temperature: float,
+    idf: bool | Mapping[int, float], model_kind: str | None, explain: bool, **call_options: Any,
 ) -> list[InfoLMResult]:
-    # Every option is passed, with infolm's defaults (infolm_multi binds its options to infolm).
-    # Every check before the model is loaded: a typo costs no model load.
+    # Every option of infolm is passed, with its defaults (infolm_multi binds its options to infolm);
+    # ``call_options``: those every LM metric shares (check_call_options). Every check before the
+    # model is loaded: a typo costs no model load.
     preds, refs = check_reference_inputs(predictions, references)
     temperature = check_temperature(temperature)
     # An entry's own temperature (infolm_multi) replaces the option; None means the option.
     checked: list[MeasureSpec] = [
         (m, *check_measure(m, a, b), temperature if t is None else check_temperature(t)) for m, a, b, t in specs]
-    if not isinstance(idf, (bool, Mapping, IdfTable)):
-        raise IDF_RULE.error(f"`idf` must be True, False or a {{token_id: weight}} mapping, got {shown_value(idf)}.")
     user_table = as_idf_table(idf)
     with MODEL_KIND_RULE.enforced():
         check_choice("model_kind", model_kind, [None, "masked", "causal"])
-    options = check_call_options(
-        model, model_tokenizer=model_tokenizer, revision=revision, device=device, dtype=dtype,
-        device_map=device_map, max_memory=max_memory, offload_folder=offload_folder, max_length=max_length,
-        token_budget=token_budget, batch_size=batch_size, chunk_size=chunk_size, cache_dir=cache_dir)
-    switches = check_switches(SWITCH_RULE, progress=progress, explain=explain)
-    progress, explain = switches["progress"], switches["explain"]
+    options = check_call_options(**call_options)
+    progress, explain = check_switches(SWITCH_RULE, progress=progress, explain=explain).values()
 
     with lm_call(options, kind=model_kind, default_budget=lambda lm: default_token_budget(lm, None),
                  progress=progress) as call:
@@ -365,46 +313,26 @@ def _infolm(
         cand_ids = [string_to_id[p] for p in preds]
         ref_ids = [[string_to_id[r] for r in group] for group in refs]
 
-        if user_table is not None:
-            table: IdfTable | None = user_table
-        elif idf:
-            distinct_refs = sorted({i for group in ref_ids for i in group})
-            table = compute_idf(texts[i].tokens for i in distinct_refs)
-        else:
-            table = None
+        table = user_table
+        if table is None and idf:  # idf=True: from the distinct references of the call
+            table = compute_idf(texts[i].tokens for i in sorted({i for group in ref_ids for i in group}))
 
         with ExampleProgress(len(preds), "InfoLM", enabled=call.progress, store=call.store) as bar:
-            per_spec = score_examples(
-                lm, texts, cand_ids, ref_ids, table, checked, token_budget, batch_size, call.chunk_size, bar,
-                call.store,
-            )
+            per_spec = score_examples(lm, texts, cand_ids, ref_ids, table, checked, token_budget, batch_size,
+                                      call.chunk_size, bar, call.store)
     counts.emit(TRUNCATION_WARNING, stacklevel=4, total=len(strings), limit=limit)
 
     idf_field = "no" if table is None else ("refs" if user_table is None else f"table-{user_table.fingerprint()}")
     results = []
     for (measure, a, b, spec_temperature), (scores, best) in zip(checked, per_spec):
-        signature = make_signature(
-            "infolm",
-            {
-                "kind": lm.kind,
-                "measure": measure,
-                "alpha": a if measure in NEEDS_ALPHA else None,
-                "beta": b if measure in NEEDS_BETA else None,
-                "temperature": spec_temperature,
-                "idf": idf_field,
-                "multi_ref": "min",
-            },
-            model=lm.signature_fields(limit),
-        )
-        explanations = None
-        if explain:
-            explanations = infolm_breakdowns(lm, preds, refs, texts, string_to_id, table, measure, spec_temperature,
-                                             token_budget, batch_size, scores, best, signature)
+        # check_measure gives None for a parameter the measure does not read: the signature says "none".
+        fields = {"kind": lm.kind, "measure": measure, "alpha": a, "beta": b, "temperature": spec_temperature,
+                  "idf": idf_field, "multi_ref": "min"}
+        signature = make_signature("infolm", fields, model=lm.signature_fields(limit))
+        explanations = infolm_breakdowns(
+            lm, preds, refs, texts, string_to_id, table, measure, spec_temperature, token_budget, batch_size,
+            scores, best, signature) if explain else None
         results.append(InfoLMResult(
-            scores={"infolm": scores},
-            signature=signature,
-            information_measure=measure,
-            best_reference=best,
-            explanations=explanations,
-        ))
+            scores={"infolm": scores}, signature=signature, information_measure=measure, best_reference=best,
+            explanations=explanations))
     return results

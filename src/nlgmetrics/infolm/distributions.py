@@ -19,8 +19,10 @@ to the largest float (1e308 each) normalise without overflowing.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import numbers
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,13 +31,7 @@ import torch
 
 from nlgmetrics.core.refusals import AFTER_LOADING, Refusal
 from nlgmetrics.core.validation import (
-    as_texts,
-    check_engine_options,
-    check_int,
-    check_model_tokenizer,
-    check_real,
-    resolve_token_budget,
-    shown_value,
+    as_texts, check_engine_options, check_model_tokenizer, check_real, resolve_token_budget, shown_value,
 )
 from nlgmetrics.engine import CausalQuery, LoadedLM, MaskedQuery, iter_causal, iter_masked, load_lm
 from nlgmetrics.engine.bookkeeping import WarnOnce
@@ -108,12 +104,6 @@ class TokenizedText:
     empty: bool
 
 
-def excluded_ids(tokenizer: Any) -> set[int]:
-    """Ids never scored: CLS/SEP/PAD as torchmetrics does (plus BOS/EOS for causal tokenizers)."""
-    names = ("cls_token_id", "sep_token_id", "pad_token_id", "bos_token_id", "eos_token_id")
-    return {i for i in (getattr(tokenizer, n, None) for n in names) if isinstance(i, int)}
-
-
 def bos_id(lm: LoadedLM) -> int:
     """The first token of every causal context (BOS, else EOS, else CLS)."""
     from nlgmetrics.core.tokens import BOS, CLS, EOS, default_start_token_id
@@ -123,24 +113,19 @@ def bos_id(lm: LoadedLM) -> int:
         return found
     raise ValueError(
         f"The tokenizer of {lm.name!r} has no BOS/EOS token to start a causal context; set "
-        "tokenizer.bos_token before calling infolm."
-    )
+        "tokenizer.bos_token before calling infolm.")
 
 
 def resolve_max_length(lm: LoadedLM, max_length: int | None) -> int:
     """The length limit applied (tokens per text incl. special tokens): ``None`` = the model's
     positions, a larger value is capped at them, a value leaving no room for a token is an error."""
-    if max_length is None:
+    if max_length is None:  # a given value was checked with the engine's options
         return lm.max_length
-    max_length = check_int("max_length", max_length, minimum=1, message=(
-        f"`max_length` must be a positive integer or None (tokens per sequence; None: the model's "
-        f"context), got {shown_value(max_length)}."))
     minimum = 3 if lm.kind == "masked" else 2
     if max_length < minimum:
         raise MAX_LENGTH_ROOM_RULE.error(
             f"max_length={max_length} leaves no room for a token (special tokens need {minimum - 1}); "
-            f"pass max_length >= {minimum}."
-        )
+            f"pass max_length >= {minimum}.")
     return min(max_length, lm.max_length)
 
 
@@ -167,20 +152,19 @@ def tokenize(lm: LoadedLM, texts: Sequence[str], max_length: int) -> tuple[list[
         return_special_tokens_mask=True,
         verbose=False,
     )
-    excluded = excluded_ids(tokenizer)
+    # Ids never scored: CLS/SEP/PAD as torchmetrics does (plus BOS/EOS for causal tokenizers).
+    names = ("cls_token_id", "sep_token_id", "pad_token_id", "bos_token_id", "eos_token_id")
+    excluded = {i for i in (getattr(tokenizer, n, None) for n in names) if isinstance(i, int)}
     sample_of_row = encoded.get("overflow_to_sample_mapping", list(range(len(encoded["input_ids"]))))
     out: list[TokenizedText] = []
-    rows_per_sample = [0] * len(texts)
-    for row, sample in enumerate(sample_of_row):
-        rows_per_sample[sample] += 1
-        if rows_per_sample[sample] > 1:
+    for row, sample in enumerate(sample_of_row):  # the rows of text k follow those of text k - 1
+        if sample < len(out):
             continue  # an overflow row: the text was truncated; keep only its first window
         full = tuple(encoded["input_ids"][row])
         added = encoded["special_tokens_mask"][row]
         positions = tuple(i for i, flag in enumerate(added) if not flag and full[i] not in excluded)
         out.append(TokenizedText(full, positions, tuple(full[i] for i in positions), empty=not positions))
-    truncated = sum(1 for count in rows_per_sample if count > 1)
-    return out, truncated
+    return out, sum(count > 1 for count in Counter(sample_of_row).values())
 
 
 # ----------------------------------------------------------------------------------------------
@@ -235,12 +219,10 @@ def compute_idf(token_ids: Iterable[Sequence[int]]) -> IdfTable:
     A token in no document gets log(N + 1). Pass *distinct* documents to make the table
     independent of duplicated rows (``infolm`` does).
     """
-    df: dict[int, int] = {}
+    df: Counter[int] = Counter()  # documents holding each token
     n = 0
-    for ids in token_ids:
-        n += 1
-        for token in set(ids):
-            df[token] = df.get(token, 0) + 1
+    for n, ids in enumerate(token_ids, 1):
+        df.update(set(ids))
     weights = {t: math.log((n + 1) / (c + 1)) for t, c in df.items()}
     return IdfTable(weights, math.log(n + 1), source="computed")
 
@@ -260,7 +242,8 @@ def as_idf_table(idf: Any) -> IdfTable | None:
     if isinstance(idf, bool):
         return None
     if not isinstance(idf, Mapping):
-        raise IDF_RULE.error(f"`idf` must be True, False or a {{token_id: weight}} mapping, got {idf!r}.")
+        raise IDF_RULE.error(
+            f"`idf` must be True, False or a {{token_id: weight}} mapping, got {shown_value(idf)}.")
     if not idf:
         raise IDF_RULE.error("`idf` is an empty mapping; pass {token_id: weight, ...}, True or False.")
     weights: dict[int, float] = {}
@@ -356,8 +339,7 @@ def check_finite_distributions(acc: torch.Tensor, lm: LoadedLM) -> None:
                "the model's weights produce them: check the model (a float32 load of its original weights)")
         raise FloatingPointError(
             f"InfoLM: {lm.name!r} returned NaN or +inf logits in {dtype}, so its distributions (and any "
-            f"score) would be NaN; {fix}."
-        )
+            f"score) would be NaN; {fix}.")
 
 
 def _untracked(results: Iterable[Any], queries: int) -> Iterable[Any]:
@@ -365,16 +347,9 @@ def _untracked(results: Iterable[Any], queries: int) -> Iterable[Any]:
 
 
 def accumulate_distributions(
-    lm: LoadedLM,
-    texts: Sequence[TokenizedText],
-    table: IdfTable | None,
-    acc: torch.Tensor,
-    temperature: float,
-    token_budget: int,
-    batch_size: int | None,
-    track: Tracker = _untracked,
-    flush_rows: int = 64,
-    other_temperatures: Sequence[tuple[float, torch.Tensor]] = (),
+    lm: LoadedLM, texts: Sequence[TokenizedText], table: IdfTable | None, acc: torch.Tensor,
+    temperature: float, token_budget: int, batch_size: int | None, track: Tracker = _untracked,
+    flush_rows: int = 64, other_temperatures: Sequence[tuple[float, torch.Tensor]] = (),
 ) -> None:
     """Write the aggregated distribution of ``texts[i]`` (weights from ``table``) into ``acc[i]``.
 
@@ -391,48 +366,35 @@ def accumulate_distributions(
     targets = [(temperature, acc), *other_temperatures]
     if lm.kind == "masked":
         queries: list[MaskedQuery] = []
-        slots: list[int] = []
-        weights: list[float] = []
+        slots: list[tuple[int, float]] = []  # per query: the row of its text in ``acc``, its weight
         tokenizer = lm.tokenizer
         for i, text in enumerate(texts):
             if text.empty:
                 # One slot without context: [CLS] [MASK] [SEP] (the mask id is masked again).
                 ids = tuple(tokenizer(tokenizer.mask_token)["input_ids"])
-                queries.append(MaskedQuery(ids, (ids.index(tokenizer.mask_token_id),)))
-                slots.append(i)
-                weights.append(1.0)
-                continue
-            for position, weight in zip(text.positions, position_weights(text, table)):
-                queries.append(MaskedQuery(text.input_ids, (position,)))
-                slots.append(i)
-                weights.append(weight)
-        buffer: list[torch.Tensor] = []
-        pending: list[int] = []
-
-        def flush() -> None:
-            # At most three [flush_rows, vocab] float64 blocks are alive (logits, shifted, probabilities).
-            block = torch.cat(buffer).to(acc.device, torch.float64)
-            buffer.clear()
-            w = torch.tensor([weights[q] for q in pending], dtype=torch.float64, device=acc.device)
-            rows = torch.tensor([slots[q] for q in pending], device=acc.device)
-            for t, target in targets:
-                target.index_add_(0, rows, tempered_softmax(block, t).mul_(w[:, None]))
-            pending.clear()
-
+                units = [(ids, ids.index(tokenizer.mask_token_id), 1.0)]
+            else:
+                weights = position_weights(text, table)
+                units = [(text.input_ids, p, w) for p, w in zip(text.positions, weights)]
+            for ids, position, weight in units:
+                queries.append(MaskedQuery(ids, (position,)))
+                slots.append((i, weight))
         # reduce returns a copy of the logits row (a view would drag the whole batch's storage
-        # along when results are pickled across processes); softmax + weighting happen in batches
+        # along when results are pickled across processes); softmax + weighting happen in blocks
         # of `flush_rows` rows, so one kernel handles many queries instead of one launch per query.
-        results = iter_masked(
+        results = iter(track(iter_masked(
             lm, queries, lambda logits, _query: logits.clone(), token_budget=token_budget,
             batch_size=batch_size, progress=False,
-        )
-        for q, row in track(results, len(queries)):
-            buffer.append(row)
-            pending.append(q)
-            if len(buffer) >= flush_rows:
-                flush()
-        if buffer:
-            flush()
+        ), len(queries)))
+        while part := list(itertools.islice(results, flush_rows)):
+            # At most three [flush_rows, vocab] float64 blocks are alive (logits, shifted, probabilities).
+            block = torch.cat([row for _, row in part]).to(acc.device, torch.float64)
+            w = torch.tensor([slots[q][1] for q, _ in part], dtype=torch.float64, device=acc.device)
+            rows = torch.tensor([slots[q][0] for q, _ in part], device=acc.device)
+            del part  # the rows are in the block now
+            for t, target in targets:
+                target.index_add_(0, rows, tempered_softmax(block, t).mul_(w[:, None]))
+            del block  # not kept while the engine computes the next rows
         return
 
     bos = bos_id(lm)
@@ -444,18 +406,14 @@ def accumulate_distributions(
             queries_c.append(CausalQuery((bos,), (bos,)))
             row_weights.append((1.0,))
             continue
-        per_position = position_weights(text, table)
-        dense = [0.0] * len(text.input_ids)
-        for position, weight in zip(text.positions, per_position):
-            dense[position] = weight
+        weight_at = dict(zip(text.positions, position_weights(text, table)))
         # Rows after the last scored position are not needed: drop them from the target.
         used = text.positions[-1] + 1
         queries_c.append(CausalQuery((bos,), text.input_ids[:used]))
-        row_weights.append(tuple(dense[:used]))
+        row_weights.append(tuple(weight_at.get(row, 0.0) for row in range(used)))
     reduce, variant_of_text = causal_bag_reduction(queries_c, row_weights, [t for t, _ in targets], acc.device)
-    results_c = iter_causal(
-        lm, queries_c, reduce, token_budget=token_budget, batch_size=batch_size, prefix_cache=False, progress=False,
-    )
+    results_c = iter_causal(lm, queries_c, reduce, token_budget=token_budget, batch_size=batch_size,
+                            prefix_cache=False, progress=False)
     for i, bags in track(results_c, len(queries_c)):
         for (_, target), bag in zip(targets, bags[variant_of_text[i]]):
             target[i] += bag

@@ -32,13 +32,7 @@ import torch
 from nlgmetrics.core.explanations import TokenBreakdown, TokenSpan, token_offsets
 from nlgmetrics.engine import CausalQuery, iter_causal
 from nlgmetrics.infolm.distributions import (
-    IdfTable,
-    TokenizedText,
-    accumulate_distributions,
-    bos_id,
-    position_weights,
-    tempered_softmax,
-    vocab_size,
+    IdfTable, TokenizedText, accumulate_distributions, bos_id, position_weights, tempered_softmax, vocab_size,
 )
 from nlgmetrics.infolm.measures import PROBABILITY_FLOOR
 
@@ -126,10 +120,7 @@ def infolm_breakdowns(lm: Any, predictions: Sequence[str], references: Sequence[
                       measure: str, temperature: float, token_budget: int, batch_size: int | None,
                       scores: Sequence[float], best: Sequence[int], signature: str) -> list[dict[str, TokenBreakdown]]:
     """Per example ``{"infolm": breakdown}`` for the reported (best) reference."""
-    out = []
-    for i, prediction in enumerate(predictions):
-        reference = references[i][best[i]]
-        out.append({"infolm": infolm_breakdown(
-            lm, prediction, reference, texts[string_to_id[prediction]], texts[string_to_id[reference]], table,
-            measure, temperature, token_budget, batch_size, scores[i], signature)})
-    return out
+    return [{"infolm": infolm_breakdown(
+        lm, prediction, group[k], texts[string_to_id[prediction]], texts[string_to_id[group[k]]], table,
+        measure, temperature, token_budget, batch_size, score, signature)}
+        for prediction, group, k, score in zip(predictions, references, best, scores)]

@@ -2,30 +2,19 @@
 
 Every function compares a *reference* distribution ``p`` with a *candidate* distribution ``q``
 (tensors ``[..., V]`` whose last axis sums to 1) and returns ``[...]`` in float64. Every measure is
-a divergence or a distance: it is 0 when ``p == q``, never negative, and **lower means more
-similar**. :data:`MEASURE_RANGES` gives each one's range.
-
-Their definitions, parameters and ranges are the model card's table (metrics/infolm/README.md,
-"Metric Description"), as is the sign difference from ``torchmetrics`` (1.9), whose
-``kl_divergence`` and ``alpha_divergence`` are the negatives of ours. None can be negative (Jensen
-for KL / alpha / Rényi, Hölder for the AB family); rounding noise (~1e-16) that would leave a value
+a divergence or a distance: 0 when ``p == q``, never negative, **lower means more similar**;
+:data:`MEASURE_RANGES` gives each one's range. Definitions, parameters, ranges and the sign
+difference from ``torchmetrics`` (whose ``kl_divergence`` and ``alpha_divergence`` are the negatives
+of ours): the model card, metrics/infolm/README.md. Rounding noise (~1e-16) that would leave a value
 a hair outside its range is clamped into it.
 
-Numerics: everything is computed in float64; probabilities are floored at ``PROBABILITY_FLOOR``
-(1e-300) before taking logarithms, so an exact zero (an fp underflow at extreme temperatures) gives
-a large finite value instead of ``inf``/``NaN``; the floor changes no value above ~1e-290. With the
-floor, every log-probability lies in [log 1e-300, 0] = [-690.8, 0], which fixes the parameter
-ranges that float64 can evaluate (:func:`check_measure`): ``1e-300 <= |alpha|, |beta|, |alpha+beta|
-<= 1e300``. Inside them nothing overflows on the way, and the formulas are evaluated in forms that
-keep their precision next to the excluded points: ``alpha -> 1`` (alpha, Rényi: -> KL),
-``alpha -> 0`` (alpha: -> KL(q || p)), ``beta -> 0`` (beta: -> KL), ``alpha + beta -> 0`` (AB).
-The one remaining limit is ``alpha, beta -> 0`` together for the AB divergence, where float64
-rounding would dominate: it needs ``max(|alpha|, |beta|) >= AB_MIN_SCALE`` (1e-6). The AB and
-beta divergences are bounded (by 1382 / max(|alpha|, |beta|)), KL, JS and Rényi by ~691.
-
-Only the alpha divergence can exceed the float64 range, for alpha outside
-:data:`ALPHA_DIVERGENCE_FINITE_RANGE` (derived beside it); :func:`nlgmetrics.infolm.infolm` then
-refuses the setting with an error naming that range, never a clamped number.
+Numerics (float64): probabilities are floored at ``PROBABILITY_FLOOR`` (1e-300) before the logs, so
+every log-probability lies in [-690.8, 0]; that fixes the parameters float64 can evaluate
+(:func:`check_measure`: ``1e-300 <= |alpha|, |beta|, |alpha+beta| <= 1e300``, and
+``max(|alpha|, |beta|) >= AB_MIN_SCALE`` for AB), and the formulas keep their precision next to
+the excluded points (``alpha -> 1``, ``alpha -> 0``, ``beta -> 0``, ``alpha + beta -> 0``). Only
+the alpha divergence can exceed float64, for alpha outside :data:`ALPHA_DIVERGENCE_FINITE_RANGE`
+(derived beside it): :func:`nlgmetrics.infolm.infolm` then refuses the setting, never a clamped number.
 
 >>> import torch
 >>> p = torch.tensor([0.5, 0.5]); q = torch.tensor([0.9, 0.1])
@@ -97,13 +86,10 @@ AB_MIN_SCALE = 1e-6
 #: clamped number): whether it happens depends on the model's probabilities, not on alpha alone.
 ALPHA_DIVERGENCE_FINITE_RANGE = (-1.0, 2.0)
 
-#: [minimum, maximum] of every measure (for any admissible alpha, beta).
+#: [minimum, maximum] of every measure (for any admissible alpha, beta): the divergences but JS are
+#: unbounded above, the distances and JS bounded.
 MEASURE_RANGES: dict[str, tuple[float, float]] = {
-    "kl_divergence": (0.0, math.inf),
-    "alpha_divergence": (0.0, math.inf),
-    "beta_divergence": (0.0, math.inf),
-    "ab_divergence": (0.0, math.inf),
-    "renyi_divergence": (0.0, math.inf),
+    **dict.fromkeys(INFORMATION_MEASURES, (0.0, math.inf)),
     "l1_distance": (0.0, 2.0),
     "l2_distance": (0.0, math.sqrt(2.0)),
     "l_infinity_distance": (0.0, 1.0),
@@ -112,17 +98,11 @@ MEASURE_RANGES: dict[str, tuple[float, float]] = {
 }
 
 #: torchmetrics value = TORCHMETRICS_SIGN[measure] * our value (same alpha, beta; both on the same
-#: pair of distributions). Measures missing here (js_divergence) do not exist in torchmetrics.
+#: pair of distributions): only its KL and alpha divergences have the opposite sign. js_divergence
+#: does not exist in torchmetrics.
 TORCHMETRICS_SIGN: dict[str, int] = {
-    "kl_divergence": -1,
-    "alpha_divergence": -1,
-    "beta_divergence": 1,
-    "ab_divergence": 1,
-    "renyi_divergence": 1,
-    "l1_distance": 1,
-    "l2_distance": 1,
-    "l_infinity_distance": 1,
-    "fisher_rao_distance": 1,
+    m: -1 if m in ("kl_divergence", "alpha_divergence") else 1
+    for m in INFORMATION_MEASURES if m != "js_divergence"
 }
 
 # What the checks below refuse, and why (listed by nlgmetrics.infolm.refusals for the model card).
@@ -157,8 +137,11 @@ MEASURE_RULES = (UNKNOWN_MEASURE_RULE, MISSING_PARAMETER_RULE, PARAMETER_TYPE_RU
                  PARAMETER_SCALE_RULE, AB_SCALE_RULE, ALPHA_OVERFLOW_RULE)
 
 
-def _as_real(name: str, value: object, measure: str) -> float:
-    # numpy scalars (np.float32 from a sweep) are real numbers too.
+def _parameter(name: str, value: object, measure: str) -> float:
+    """``alpha`` or ``beta`` of a measure that reads it: a finite real number (numpy scalars too)."""
+    if value is None:
+        raise MISSING_PARAMETER_RULE.error(
+            f"information_measure={measure!r} needs `{name}`; pass e.g. {name}=0.5.")
     with PARAMETER_TYPE_RULE.enforced():
         value = check_real(name, value, finite=False, message=(
             f"`{name}` must be a real number for information_measure={measure!r}, got {shown_value(value)}; "
@@ -166,16 +149,6 @@ def _as_real(name: str, value: object, measure: str) -> float:
     if not math.isfinite(value):
         raise PARAMETER_TYPE_RULE.error(f"`{name}`={value} is not finite; pass a finite number.")
     return value
-
-
-def _check_scale(label: str, value: float, measure: str) -> None:
-    """``value`` (a parameter or a sum of them, non-zero) within what float64 evaluates."""
-    if not MIN_PARAMETER <= abs(value) <= MAX_PARAMETER:
-        raise PARAMETER_SCALE_RULE.error(
-            f"{measure} with {label}={value:g} is outside what float64 can evaluate: "
-            f"use {MIN_PARAMETER:g} <= |{label}| <= {MAX_PARAMETER:g} (log-probabilities reach "
-            f"{LOG_FLOOR:.1f}, and {label} times them must stay a normal float64)."
-        )
 
 
 def check_measure(
@@ -196,49 +169,37 @@ def check_measure(
     nlgmetrics.core.refusals.OptionError: alpha_divergence with alpha=1e+308 is outside what float64 can evaluate: use 1e-300 <= |alpha| <= 1e+300 (log-probabilities reach -690.8, and alpha times them must stay a normal float64).
     """
     if measure not in INFORMATION_MEASURES:
-        raise UNKNOWN_MEASURE_RULE.error(
-            f"Unknown information_measure={shown_value(measure)}; choose one of {list(INFORMATION_MEASURES)}."
-        )
-    a = b = None
-    if measure in NEEDS_ALPHA:
-        if alpha is None:
-            raise MISSING_PARAMETER_RULE.error(f"information_measure={measure!r} needs `alpha`; pass e.g. alpha=0.5.")
-        a = _as_real("alpha", alpha, measure)
-    if measure in NEEDS_BETA:
-        if beta is None:
-            raise MISSING_PARAMETER_RULE.error(f"information_measure={measure!r} needs `beta`; pass e.g. beta=0.5.")
-        b = _as_real("beta", beta, measure)
+        raise UNKNOWN_MEASURE_RULE.error(f"Unknown information_measure={shown_value(measure)}; "
+                                         f"choose one of {list(INFORMATION_MEASURES)}.")
+    a = _parameter("alpha", alpha, measure) if measure in NEEDS_ALPHA else None
+    b = _parameter("beta", beta, measure) if measure in NEEDS_BETA else None
     if measure == "alpha_divergence" and a in (0.0, 1.0):
         raise EXCLUDED_PARAMETER_RULE.error(
             f"alpha_divergence is undefined for alpha={a:g} (division by alpha*(alpha-1)); "
-            f"pass alpha not in {{0, 1}} (for alpha -> 1 use kl_divergence)."
-        )
+            f"pass alpha not in {{0, 1}} (for alpha -> 1 use kl_divergence).")
     if measure == "beta_divergence" and b in (0.0, -1.0):
         raise EXCLUDED_PARAMETER_RULE.error(
-            f"beta_divergence is undefined for beta={b:g}; pass beta not in {{0, -1}}."
-        )
+            f"beta_divergence is undefined for beta={b:g}; pass beta not in {{0, -1}}.")
     if measure == "ab_divergence" and (a == 0.0 or b == 0.0 or a + b == 0.0):
         raise EXCLUDED_PARAMETER_RULE.error(
             f"ab_divergence is undefined for alpha={a:g}, beta={b:g}: alpha, beta and alpha+beta "
-            f"must all be non-zero."
-        )
+            f"must all be non-zero.")
     if measure == "renyi_divergence" and (a <= 0.0 or a == 1.0):
         raise EXCLUDED_PARAMETER_RULE.error(
             f"renyi_divergence is defined for alpha > 0, alpha != 1, got alpha={a:g} "
-            f"(alpha <= 0 is not a divergence; for alpha -> 1 use kl_divergence)."
-        )
-    if a is not None:
-        _check_scale("alpha", a, measure)
-    if b is not None:
-        _check_scale("beta", b, measure)
-    if measure == "ab_divergence":
-        _check_scale("alpha+beta", a + b, measure)
-        if max(abs(a), abs(b)) < AB_MIN_SCALE:
-            raise AB_SCALE_RULE.error(
-                f"ab_divergence with alpha={a:g}, beta={b:g}: float64 rounding (about 1e-16 * 690.8 / "
-                f"max(|alpha|, |beta|)) would dominate the value; use max(|alpha|, |beta|) >= "
-                f"{AB_MIN_SCALE:g}."
-            )
+            f"(alpha <= 0 is not a divergence; for alpha -> 1 use kl_divergence).")
+    ab_sum = a + b if measure == "ab_divergence" else None
+    for label, value in (("alpha", a), ("beta", b), ("alpha+beta", ab_sum)):
+        # Each non-zero parameter (and the AB sum) within what float64 evaluates.
+        if value is not None and not MIN_PARAMETER <= abs(value) <= MAX_PARAMETER:
+            raise PARAMETER_SCALE_RULE.error(
+                f"{measure} with {label}={value:g} is outside what float64 can evaluate: "
+                f"use {MIN_PARAMETER:g} <= |{label}| <= {MAX_PARAMETER:g} (log-probabilities reach "
+                f"{LOG_FLOOR:.1f}, and {label} times them must stay a normal float64).")
+    if measure == "ab_divergence" and max(abs(a), abs(b)) < AB_MIN_SCALE:
+        raise AB_SCALE_RULE.error(
+            f"ab_divergence with alpha={a:g}, beta={b:g}: float64 rounding (about 1e-16 * 690.8 / "
+            f"max(|alpha|, |beta|)) would dominate the value; use max(|alpha|, |beta|) >= {AB_MIN_SCALE:g}.")
     return a, b
 
 
@@ -342,11 +303,8 @@ def _js(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
 
 
 def information_measure(
-    measure: InformationMeasureName | str,
-    reference: torch.Tensor,
-    candidate: torch.Tensor,
-    alpha: float | None = None,
-    beta: float | None = None,
+    measure: InformationMeasureName | str, reference: torch.Tensor, candidate: torch.Tensor,
+    alpha: float | None = None, beta: float | None = None,
 ) -> torch.Tensor:
     """``measure(p=reference, q=candidate)`` over the last axis, in float64 (see module docstring),
     within :data:`MEASURE_RANGES` (``inf`` only for an alpha divergence beyond float64, possible

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -31,12 +32,7 @@ from nlgmetrics.engine import LoadedLM
 from nlgmetrics.engine.bookkeeping import ExampleProgress
 from nlgmetrics.engine.store import recall_arrays
 from nlgmetrics.infolm.distributions import (
-    BAG_REDUCTION,
-    IdfTable,
-    TokenizedText,
-    accumulate_distributions,
-    bag_key,
-    check_finite_distributions,
+    BAG_REDUCTION, IdfTable, TokenizedText, accumulate_distributions, bag_key, check_finite_distributions,
     vocab_size,
 )
 from nlgmetrics.infolm.measures import ALPHA_DIVERGENCE_FINITE_RANGE, ALPHA_OVERFLOW_RULE, information_measure
@@ -79,17 +75,9 @@ def bag_shape_check(vocab: int, temperatures: int) -> Callable[[bytes, tuple], b
     return accepts
 
 def score_examples(
-    lm: LoadedLM,
-    texts: list[TokenizedText],
-    cand_ids: list[int],
-    ref_ids: list[list[int]],
-    table: IdfTable | None,
-    specs: Sequence[MeasureSpec],
-    token_budget: int,
-    batch_size: int | None,
-    chunk_size: int,
-    bar: ExampleProgress,
-    store: Any = None,
+    lm: LoadedLM, texts: list[TokenizedText], cand_ids: list[int], ref_ids: list[list[int]],
+    table: IdfTable | None, specs: Sequence[MeasureSpec], token_budget: int, batch_size: int | None,
+    chunk_size: int, bar: ExampleProgress, store: Any = None,
 ) -> list[tuple[list[float], list[int]]]:
     """Per spec, ``(scores, best_reference)`` of every example (see the module docstring).
 
@@ -100,10 +88,7 @@ def score_examples(
     the others are written once their chunk is done.
     """
     n = len(cand_ids)
-    remaining: dict[int, int] = {}
-    for c, group in zip(cand_ids, ref_ids):
-        for t in {c, *group}:
-            remaining[t] = remaining.get(t, 0) + 1
+    remaining = Counter(t for c, group in zip(cand_ids, ref_ids) for t in {c, *group})  # examples per text
     order = sorted(range(n), key=lambda i: (min(ref_ids[i]), i))
     vocab = vocab_size(lm)
     temperatures = list(dict.fromkeys(spec[3] for spec in specs))
@@ -119,12 +104,10 @@ def score_examples(
         new = [t for t in new if t not in found]
         if new:
             accs = [torch.zeros(len(new), vocab, dtype=torch.float64, device=lm.device) for _ in temperatures]
-
-            def track(results, queries: int):
-                return bar.track(results, examples=len(examples), queries=queries)
-
-            accumulate_distributions(lm, [texts[t] for t in new], table, accs[0], temperatures[0], token_budget,
-                                     batch_size, track=track, other_temperatures=list(zip(temperatures[1:], accs[1:])))
+            accumulate_distributions(
+                lm, [texts[t] for t in new], table, accs[0], temperatures[0], token_budget, batch_size,
+                track=lambda results, queries: bar.track(results, examples=len(examples), queries=queries),
+                other_temperatures=list(zip(temperatures[1:], accs[1:])))
             for acc in accs:
                 check_finite_distributions(acc, lm)
             for row, t in enumerate(new):
@@ -152,31 +135,23 @@ def score_examples(
 
     with torch.inference_mode():
         examples: list[int] = []
-        new: list[int] = []
-        scheduled: set[int] = set()
+        new: dict[int, None] = {}  # the chunk's texts to compute, in first-seen order
         for i in order:
-            want = [t for t in dict.fromkeys([cand_ids[i], *ref_ids[i]]) if t not in cache and t not in scheduled]
-            if examples and len(new) + len(want) > chunk_size:
-                run_chunk(examples, new)
-                examples, new, scheduled = [], [], set()
-                want = [t for t in dict.fromkeys([cand_ids[i], *ref_ids[i]]) if t not in cache]
+            want = dict.fromkeys(t for t in (cand_ids[i], *ref_ids[i]) if t not in cache)
+            if examples and len(new | want) > chunk_size:
+                run_chunk(examples, list(new))
+                examples, new = [], {}
+                want = {t: None for t in want if t not in cache}  # the chunk may have left some cached
             examples.append(i)
-            new.extend(want)
-            scheduled.update(want)
+            new |= want
         if examples:
-            run_chunk(examples, new)
+            run_chunk(examples, list(new))
     return out
 
 
 def _measure_examples(
-    examples: list[int],
-    cache: dict[int, torch.Tensor],
-    cand_ids: list[int],
-    ref_ids: list[list[int]],
-    spec: MeasureSpec,
-    scores: list[float],
-    best: list[int],
-    pairs_per_call: int = 16,
+    examples: list[int], cache: dict[int, torch.Tensor], cand_ids: list[int], ref_ids: list[list[int]],
+    spec: MeasureSpec, scores: list[float], best: list[int], pairs_per_call: int = 16,
 ) -> None:
     """Measure every (example, reference) pair of ``examples``; keep the smallest per example."""
     measure, alpha, beta, _ = spec
@@ -204,8 +179,7 @@ def _not_nan(value: float, measure: str) -> float:
     if math.isnan(value):
         raise FloatingPointError(
             f"InfoLM {measure} gave NaN on finite distributions; this is a bug in nlgmetrics, please "
-            f"report it with the inputs and options."
-        )
+            f"report it with the inputs and options.")
     return value
 
 
@@ -221,6 +195,5 @@ def _finite(value: float, spec: MeasureSpec, example: int) -> float:
             f"range (above {sys.float_info.max:.4g}) for example {example}: probabilities next to 0 make "
             f"sum p^alpha q^(1-alpha) overflow, so there is no number to report. Use alpha in "
             f"[{low:g}, {high:g}] (finite for every input: at most 5e299), a higher temperature, or "
-            f"renyi_divergence (the logarithm of the same sum, finite for every alpha > 0)."
-        )
+            f"renyi_divergence (the logarithm of the same sum, finite for every alpha > 0).")
     return value

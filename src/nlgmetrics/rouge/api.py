@@ -47,7 +47,7 @@ from nlgmetrics.rouge.lcs import lcs_length, match_masks, union_lcs_hits, wlcs_h
 from nlgmetrics.rouge.ngrams import ngram_counts, overlap, skip_bigram_counts
 from nlgmetrics.rouge.result import RougeResult
 from nlgmetrics.rouge.rouge155 import rouge155_average
-from nlgmetrics.rouge.scoring import Stats, combine
+from nlgmetrics.rouge.scoring import Stats, combine, pooled
 from nlgmetrics.rouge.tokenize import STEMMERS, split_lines, tokenize
 from nlgmetrics.rouge.tokenizers import (
     RougeTokenizer,
@@ -82,42 +82,30 @@ class _Text:
     def counts(self, key: tuple) -> tuple[Counter, int]:
         found = self.cache.get(key)
         if found is None:
-            if key[0] == "n":
-                counter = ngram_counts(self.tokens, key[1])
-            else:
-                counter = skip_bigram_counts(self.tokens, key[1], key[2])
-            found = (counter, sum(counter.values()))
-            self.cache[key] = found
+            tokens = self.tokens
+            counter = ngram_counts(tokens, key[1]) if key[0] == "n" else skip_bigram_counts(tokens, *key[1:])
+            found = self.cache[key] = (counter, sum(counter.values()))
         return found
 
-    @property
+    @functools.cached_property
     def masks(self) -> dict[str, int]:
-        found = self.cache.get("masks")
-        if found is None:
-            found = self.cache["masks"] = match_masks(self.tokens)
-        return found
+        return match_masks(self.tokens)
 
-    @property
+    @functools.cached_property
     def sentence_masks(self) -> list[dict[str, int]]:
-        found = self.cache.get("sentence_masks")
-        if found is None:
-            found = self.cache["sentence_masks"] = [match_masks(s) for s in self.sentences]
-        return found
+        return [match_masks(s) for s in self.sentences]
 
-    @property
-    def unigrams(self) -> Counter:
-        return self.counts(("n", 1))[0]
-
-    @property
+    @functools.cached_property
     def sentence_unigrams(self) -> Counter:
         """Token counts over the sentences' tokens: what ROUGE-Lsum and ROUGE-W clip their hits
         by. rouge-score and ROUGE-1.5.5 tokenize each sentence, and a callable tokenizer's tokens
         of the whole text may differ from those of its lines (``text.split(" ")`` makes
         ``"sat\\nthe"`` one token), so the whole text's counts are not these."""
-        found = self.cache.get("sentence_unigrams")
-        if found is None:
-            found = self.cache["sentence_unigrams"] = Counter(token for line in self.sentences for token in line)
-        return found
+        return Counter(token for line in self.sentences for token in line)
+
+    @functools.cached_property
+    def sentence_total(self) -> int:
+        return sum(len(s) for s in self.sentences)
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -136,18 +124,13 @@ def _preparer(tokenizer: RougeTokenizer, stem: bool | str, stopwords: bool, sent
     it may be a new lambda every call (or change between calls), and a shared cache keyed by it
     would keep every one alive."""
     if not tokenizer.is_callable:
-        key = tokenizer.key
-        return lambda text: _prepare(text, key, stem, stopwords, sentences)
+        return lambda text: _prepare(text, tokenizer.key, stem, stopwords, sentences)
     split = tokenizer.split
-    cache: dict[str, _Text] = {}
 
+    @functools.cache
     def prepare(text: str) -> _Text:
-        found = cache.get(text)
-        if found is None:
-            tokens = tuple(split(text))  # rouge-score: the callable's tokens, as they are
-            lines = [tuple(split(line)) for line in split_lines(text)] if sentences else []
-            found = cache[text] = _Text(tokens, lines)
-        return found
+        lines = [tuple(split(line)) for line in split_lines(text)] if sentences else []
+        return _Text(tuple(split(text)), lines)  # rouge-score: the callable's tokens, as they are
 
     return prepare
 
@@ -191,24 +174,18 @@ def clear_cache() -> None:
 
 def _pair_stats(kind: RougeType, pred: _Text, ref: _Text, w: float, w_norm: str) -> Stats:
     """Match statistics of one (prediction, reference) pair for one ROUGE type."""
-    if kind.kind == "n" or kind.kind == "S":
+    if kind.kind in ("n", "S"):
         key = ("n", kind.n) if kind.kind == "n" else ("s", kind.max_gap, kind.unigrams)
-        ref_counts, ref_total = ref.counts(key)
-        pred_counts, pred_total = pred.counts(key)
+        (ref_counts, ref_total), (pred_counts, pred_total) = ref.counts(key), pred.counts(key)
         return Stats(overlap(ref_counts, pred_counts), ref_total, pred_total)
     if kind.kind == "L":
-        a, b = ref.tokens, pred
-        if len(a) > len(b.tokens):  # iterate over the shorter text: LCS is symmetric
-            a, b = pred.tokens, ref
+        # iterate over the shorter text: LCS is symmetric
+        a, b = (ref.tokens, pred) if len(ref.tokens) <= len(pred.tokens) else (pred.tokens, ref)
         return Stats(lcs_length(a, b.masks, len(b.tokens)), len(ref.tokens), len(pred.tokens))
-    if kind.kind == "Lsum":
-        ref_total = sum(len(s) for s in ref.sentences)
-        pred_total = sum(len(s) for s in pred.sentences)
-        if not ref_total or not pred_total:
-            return Stats(0, ref_total, pred_total)
+    if kind.kind == "Lsum":  # a side without tokens has no LCS: 0 hits
         hits = union_lcs_hits(ref.sentences, pred.sentences, pred.sentence_masks, ref.sentence_unigrams,
                               pred.sentence_unigrams)
-        return Stats(hits, ref_total, pred_total)
+        return Stats(hits, ref.sentence_total, pred.sentence_total)
     return _rouge_w_stats(pred, ref, w, w_norm)
 
 
@@ -240,35 +217,24 @@ def rouge_w_weight_limit(n_tokens: int, normalization: str = "rouge155", pooled:
 
 
 class _WeightOverflow(ValueError):
-    """ROUGE-W's numbers left the float range (the caller adds which example)."""
+    """ROUGE-W's numbers left the float range for texts of up to ``longest`` tokens (``pooled``:
+    references whose statistics are summed); the caller adds which example."""
 
-
-def _weight_overflow_message(w: float, w_norm: str, longest: int, pooled: int) -> str:
-    limit = rouge_w_weight_limit(longest, w_norm, pooled)
-    where = f" with {pooled} references pooled (multi_ref='average')" if pooled > 1 else ""
-    return (
-        f"rouge_w_weight={w:g} is too large for a text of {longest} tokens{where}: ROUGE-W weighs a run "
-        f"of k words k**w, and with rouge_w_normalization={w_norm!r} its numbers leave the float range "
-        f"(above 1.8e308). rouge_w_weight <= {limit:.4g} keeps them finite for texts of this length "
-        f"(ROUGE-1.5.5 uses 1.2)."
-    )
-
-
-def _check_pooled(per_reference: Sequence[Stats], w: float, w_norm: str, texts: Sequence[_Text]) -> None:
-    """``multi_ref="average"`` sums ROUGE-W's statistics over the references: that sum must stay
-    finite too (an infinite denominator would silently give 0)."""
-    sums = (sum(s.hits for s in per_reference), sum(s.precision_hits for s in per_reference),
-            sum(s.ref_total for s in per_reference), sum(s.pred_total for s in per_reference))
-    if not all(math.isfinite(v) for v in sums):
-        longest = max(sum(len(line) for line in text.sentences) for text in texts)
-        raise _WeightOverflow(_weight_overflow_message(w, w_norm, longest, len(per_reference)))
+    def __init__(self, w: float, w_norm: str, longest: int, pooled: int = 1) -> None:
+        limit = rouge_w_weight_limit(longest, w_norm, pooled)
+        where = f" with {pooled} references pooled (multi_ref='average')" if pooled > 1 else ""
+        super().__init__(
+            f"rouge_w_weight={w:g} is too large for a text of {longest} tokens{where}: ROUGE-W weighs a run "
+            f"of k words k**w, and with rouge_w_normalization={w_norm!r} its numbers leave the float range "
+            f"(above 1.8e308). rouge_w_weight <= {limit:.4g} keeps them finite for texts of this length "
+            f"(ROUGE-1.5.5 uses 1.2)."
+        )
 
 
 def _rouge_w_stats(pred: _Text, ref: _Text, w: float, w_norm: str) -> Stats:
     """ROUGE-W statistics of one pair; a ValueError (never inf, NaN or a bare OverflowError)
     when ``w`` is so large that a number leaves the float range."""
-    ref_total = sum(len(s) for s in ref.sentences)
-    pred_total = sum(len(s) for s in pred.sentences)
+    ref_total, pred_total = ref.sentence_total, pred.sentence_total
     if not ref_total or not pred_total:
         return Stats(0.0, 0.0, 0.0)
     try:
@@ -286,11 +252,11 @@ def _rouge_w_stats(pred: _Text, ref: _Text, w: float, w_norm: str) -> Stats:
             # whose rounding can overshoot by an ulp (1.0000000000000002 for identical texts).
             ref_hits, pred_hits = min(ref_hits, ref_norm), min(pred_hits, pred_norm)
             stats = Stats(ref_hits, ref_norm, pred_norm, pred_hits)
-        finite = all(math.isfinite(v) for v in (stats.hits, stats.ref_total, stats.pred_total, stats.precision_hits))
+        finite = stats.finite
     except OverflowError:  # float ** float raises instead of returning inf
         finite = False
     if not finite:
-        raise _WeightOverflow(_weight_overflow_message(w, w_norm, max(ref_total, pred_total), 1))
+        raise _WeightOverflow(w, w_norm, max(ref_total, pred_total))
     return stats
 
 
@@ -373,12 +339,11 @@ def rouge_family(
         ([1.0], {'rouge2': 1.0, 'rouge2_precision': 1.0, 'rouge2_recall': 1.0})
     """
     preds, refs = check_reference_inputs(predictions, references)
-    rouge_types = _type_names(rouge_types)
-    types = [parse_rouge_type(name) for name in rouge_types]
+    types = [parse_rouge_type(name) for name in _type_names(rouge_types)]
     if not types:
         raise ValueError("`rouge_types` is empty; pass at least one, e.g. ['rouge1', 'rougeL'].")
     if len({t.name for t in types}) != len(types):
-        raise ValueError(f"`rouge_types` has duplicates: {list(rouge_types)}; list each type once.")
+        raise ValueError(f"`rouge_types` has duplicates: {[t.name for t in types]}; list each type once.")
     check_choice("multi_ref", multi_ref, MULTI_REF_MODES)
     check_choice("rouge_w_normalization", rouge_w_normalization, ROUGE_W_NORMALIZATIONS)
     check_choice("aggregation", aggregation, AGGREGATIONS)
@@ -412,11 +377,8 @@ def rouge_family(
         )
     confidence = check_confidence(confidence)  # both aggregations take it as checked here
 
-    needs_sentences = any(t.kind in ("Lsum", "W") for t in types)
-
-    prepare = _preparer(splitter, stem, remove_stopwords, needs_sentences)
+    prepare = _preparer(splitter, stem, remove_stopwords, any(t.kind in ("Lsum", "W") for t in types))
     dropped: dict[str, list[tuple[int, str]]] = {"predictions": [], "references": []}
-    transform_w = (lambda x: x ** (1.0 / w)) if any(t.kind == "W" for t in types) else None
     scores: dict[str, list[float]] = {name: [] for t in types for name in type_columns(t.name)}
     iterator: Any = zip(preds, refs)
     if progress:
@@ -432,15 +394,17 @@ def rouge_family(
         for kind in types:
             try:
                 per_ref = [_pair_stats(kind, pred, ref, w, rouge_w_normalization) for ref in ref_items]
-                if kind.kind == "W" and multi_ref == "average" and len(per_ref) > 1:
-                    _check_pooled(per_ref, w, rouge_w_normalization, [pred, *ref_items])
+                # multi_ref="average" sums ROUGE-W's statistics: an infinite sum would silently give 0
+                if kind.kind == "W" and multi_ref == "average" and not pooled(per_ref).finite:
+                    longest = max(text.sentence_total for text in (pred, *ref_items))
+                    raise _WeightOverflow(w, rouge_w_normalization, longest, len(per_ref))
             except _WeightOverflow as error:
                 raise ValueError(f"example {index}: {error}") from None
-            score = combine(per_ref, multi_ref, beta, transform_w if kind.kind == "W" else None)
-            f_column, p_column, r_column = type_columns(kind.name)
-            scores[f_column].append(score.fmeasure)
-            scores[p_column].append(score.precision)
-            scores[r_column].append(score.recall)
+            transform = (lambda x: x ** (1.0 / w)) if kind.kind == "W" else None
+            score = combine(per_ref, multi_ref, beta, transform)
+            fpr = (score.fmeasure, score.precision, score.recall)  # the order of type_columns
+            for column, value in zip(type_columns(kind.name), fpr):
+                scores[column].append(value)
 
     warn_dropped_words(dropped)
     nrefs = {len(r) for r in refs}
@@ -456,30 +420,24 @@ def rouge_family(
         "n_bootstrap": n_bootstrap,
     }
     if any(t.kind == "W" for t in types):
-        options["rouge_w_weight"] = w
-        options["rouge_w_normalization"] = rouge_w_normalization
+        options.update(rouge_w_weight=w, rouge_w_normalization=rouge_w_normalization)
+    if n_bootstrap:
+        options["confidence"] = confidence
     intervals: dict[str, tuple[float, float]] = {}
     averages: dict[str, float] = {}
     if n_bootstrap and aggregation == "rouge155":
-        options["confidence"] = confidence
         alpha = 1.0 / (1.0 + beta * beta)  # 0.0 where beta**2 overflows: F is then the recall
         for t in types:
-            f_column, p_column, r_column = type_columns(t.name)
-            printed = rouge155_average(scores[r_column], scores[p_column], alpha, n_bootstrap, 100 * confidence)
-            for column, measure in ((f_column, "fmeasure"), (p_column, "precision"), (r_column, "recall")):
+            columns = type_columns(t.name)
+            recall, precision = scores[columns[2]], scores[columns[1]]
+            printed = rouge155_average(recall, precision, alpha, n_bootstrap, 100 * confidence)
+            for column, measure in zip(columns, ("fmeasure", "precision", "recall")):
                 averages[column] = printed[measure]["mean"]
                 intervals[column] = (printed[measure]["low"], printed[measure]["high"])
     elif n_bootstrap:
-        options["confidence"] = confidence
         options["seed"] = seed
-        names = list(scores)
-        matrix = np.array([scores[name] for name in names], dtype=np.float64).T
-        for name, stats in zip(names, bootstrap_columns(matrix, n_bootstrap, confidence, seed)):
+        matrix = np.array(list(scores.values()), dtype=np.float64).T
+        for name, stats in zip(scores, bootstrap_columns(matrix, n_bootstrap, confidence, seed)):
             intervals[name] = (stats["low"], stats["high"])
-    return RougeResult(
-        scores=scores,
-        signature=make_signature("rouge_family", options),
-        rouge_types=tuple(t.name for t in types),
-        intervals=intervals,
-        averages=averages,
-    )
+    return RougeResult(scores=scores, signature=make_signature("rouge_family", options),
+                       rouge_types=tuple(t.name for t in types), intervals=intervals, averages=averages)

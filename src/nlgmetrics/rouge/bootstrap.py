@@ -5,14 +5,12 @@ with replacement ``n_samples`` times, take percentiles of the resampled means), 
 (reproducible) and vectorised in bounded chunks. ``mean`` is the plain mean of the examples;
 ``low``/``high`` are the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` percentiles.
 
->>> agg = bootstrap_mean([0.0, 1.0, 0.5, 0.5], n_samples=200, seed=0)
+>>> [agg] = bootstrap_columns(np.array([[0.0], [1.0], [0.5], [0.5]]), n_samples=200, seed=0)
 >>> agg["mean"], agg["low"] <= agg["mean"] <= agg["high"]
 (0.5, True)
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -45,14 +43,12 @@ def bootstrap_columns(
     rng = np.random.default_rng(seed)
     per_chunk = max(1, _CHUNK_CELLS // n)
     means = np.empty((n_samples, k), dtype=np.float64)
-    done = 0
-    while done < n_samples:
+    for done in range(0, n_samples, per_chunk):
         size = min(per_chunk, n_samples - done)
         idx = rng.integers(0, n, size=(size, n))
         flat = (idx + (np.arange(size) * n)[:, None]).ravel()
         counts = np.bincount(flat, minlength=size * n).reshape(size, n).astype(np.float64)
         means[done : done + size] = counts @ data / n
-        done += size
     tail = (1.0 - confidence) / 2.0
     bounds = np.percentile(means, [100.0 * tail, 100.0 * (1.0 - tail)], axis=0)
     column_means = data.mean(axis=0)
@@ -61,13 +57,3 @@ def bootstrap_columns(
         for c in range(k)
     ]
 
-
-def bootstrap_mean(
-    values: Sequence[float],
-    n_samples: int = 1000,
-    confidence: float = 0.95,
-    seed: int | None = 0,
-) -> dict[str, float]:
-    """``{"mean", "low", "high"}`` of ``values``; an empty list gives zeros (never NaN)."""
-    column = np.asarray(values, dtype=np.float64).reshape(-1, 1)
-    return bootstrap_columns(column, n_samples, confidence, seed)[0]

@@ -55,8 +55,3 @@ def overlap(reference: Counter, prediction: Counter) -> int:
             hits += count if count < other else other
     return hits
 
-
-def total(counts: Counter) -> int:
-    """Number of units counted (``Counter.total`` without requiring Python 3.10 semantics)."""
-    return sum(counts.values())
-

@@ -6,66 +6,41 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from nlgmetrics.core.protocol import EvaluateFace, MetricSpec, Option, Range, read_citation
+from nlgmetrics.core.protocol import EvaluateFace, MetricSpec, Option, Range, read_citation, read_description
 from nlgmetrics.rouge.api import MAX_BOOTSTRAP
 
 if TYPE_CHECKING:
     from nlgmetrics.rouge.result import RougeResult
-
-DESCRIPTION = """\
-The ROUGE family (Lin, 2004): ROUGE-N (n-gram overlap, any n), ROUGE-L (longest common
-subsequence), ROUGE-Lsum (summary-level union LCS over newline-separated sentences), ROUGE-W
-(weighted LCS, f(k) = k**w), ROUGE-S (skip-bigrams, optional maximum gap) and ROUGE-SU
-(skip-bigrams plus unigrams), with precision, recall and F-beta, multiple references (best
-match, or ROUGE-1.5.5's model average) and bootstrap confidence intervals. ROUGE-1/2/L/Lsum
-equal PyPI rouge-score; ROUGE-W/S/SU/N/L (multi_ref="average") equal ROUGE-1.5.5 (Perl).
-The arguments and keys are evaluate's rouge module's; the aggregate is the exact mean of the
-per-example F-measures where evaluate's rouge reports a bootstrap median (which depends on the
-random state). By default the output holds evaluate's keys only (the F-measure of each type);
-return_details=True adds each type's precision and recall and, aggregated, the confidence bounds
-(<column>_low, <column>_high). The signature (return_signature=True) reads
-rouge_family|aggregation:bootstrap|beta:1|confidence:0.95|multi_ref:best|n_bootstrap:1000|nrefs:1|rouge_types:rouge1,rouge2,rougeL,rougeLsum|seed:0|stemmer:no|stopwords:no|tokenize:rouge_score|version:<nlgmetrics version>.
-"""
-
-
-def _evaluate_keys(values: Mapping[str, Any], result: RougeResult) -> dict[str, Any]:
-    """evaluate's rouge keys of ``values``: the F-measure of every requested type, in order."""
-    return {rouge_type: values[rouge_type] for rouge_type in result.rouge_types}
-
-
-def _other_keys(values: Mapping[str, Any], result: RougeResult) -> dict[str, Any]:
-    """The keys of ``values`` that evaluate's rouge does not give, in their order."""
-    shown = set(result.rouge_types)
-    return {key: value for key, value in values.items() if key not in shown}
 
 
 def rouge_keys(result: RougeResult, options: Mapping[str, Any]) -> dict[str, Any]:
     """evaluate's rouge output and nothing else: one F-measure per requested type (the exact
     mean), so that code logging every key (the transformers summarization example) logs
     evaluate's keys."""
-    return _evaluate_keys(result.aggregate(), result)
+    aggregate = result.aggregate()
+    return {rouge_type: aggregate[rouge_type] for rouge_type in result.rouge_types}
 
 
 def detail_keys(result: RougeResult, options: Mapping[str, Any]) -> dict[str, Any]:
-    """The aggregate numbers beyond evaluate's keys (``return_details=True``): every precision
-    and recall mean, then the confidence bounds of every column."""
-    return _other_keys(result.aggregate(), result)
+    """The aggregate numbers beyond evaluate's keys (``return_details=True``), in their order:
+    every precision and recall mean, then the confidence bounds of every column."""
+    return {key: value for key, value in result.aggregate().items() if key not in result.rouge_types}
 
 
 def per_example_keys(result: RougeResult, options: Mapping[str, Any]) -> dict[str, Any]:
     """evaluate's rouge output with ``use_aggregator=False``: the F-measure column of every type."""
-    return _evaluate_keys(result.scores, result)
+    return {rouge_type: result.scores[rouge_type] for rouge_type in result.rouge_types}
 
 
 def per_example_detail_keys(result: RougeResult, options: Mapping[str, Any]) -> dict[str, Any]:
     """The precision and recall columns (``return_details=True`` with ``use_aggregator=False``)."""
-    return _other_keys(result.scores, result)
+    return {key: value for key, value in result.scores.items() if key not in result.rouge_types}
 
 
 PROTOCOL = MetricSpec(
     name="rouge_family",
     title="ROUGE family (ROUGE-N, L, Lsum, W, S, SU)",
-    description=DESCRIPTION,
+    description=read_description(__package__),
     citation=read_citation(__package__),
     second_input="references",
     compute="nlgmetrics.rouge:rouge_family",

@@ -75,21 +75,13 @@ def rouge155_average(
         f5 = _round5((p5 * r5) / denominator) if denominator > 0 else 0.0
         rows.append((r5, p5, f5))
     # Perl sorts the test IDs "<eval>.<peer>" as strings; the peer is the same for all.
-    order = sorted(range(n), key=lambda i: f"{ids[i]}.A")
-    table = [rows[i] for i in order]
+    table = [rows[i] for i in sorted(range(n), key=lambda i: f"{ids[i]}.A")]
     samples: list[list[float]] = [[], [], []]
     for seed in range(n_samples):
         sums = [0.0, 0.0, 0.0]
-        first = True
         for index in _perl_rand_indices(seed, n, n):
-            row = table[index]
-            if first:
-                sums = [row[0], row[1], row[2]]
-                first = False
-            else:
-                sums[0] += row[0]
-                sums[1] += row[1]
-                sums[2] += row[2]
+            for k, value in enumerate(table[index]):
+                sums[k] += value  # 0.0 + x is x: the first row's values, as Perl starts its sums
         for k in range(3):
             samples[k].append(sums[k] / n if n else 0.0)
     delta = n_samples * ((100 - confidence) / 2.0) / 100.0

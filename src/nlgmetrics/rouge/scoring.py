@@ -48,6 +48,17 @@ class Stats:
     def precision_hits(self) -> float:
         return self.hits if self.pred_hits is None else self.pred_hits
 
+    @property
+    def finite(self) -> bool:
+        values = (self.hits, self.ref_total, self.pred_total, self.precision_hits)
+        return all(math.isfinite(v) for v in values)
+
+
+def pooled(per_reference: Sequence[Stats]) -> Stats:
+    """Hits and denominators summed over the references (``multi_ref="average"``)."""
+    fields = ("hits", "ref_total", "pred_total", "precision_hits")
+    return Stats(*(sum(getattr(s, name) for s in per_reference) for name in fields))
+
 
 def fmeasure(precision: float, recall: float, beta: float = 1.0) -> float:
     """F-beta, ``(1 + beta**2) P R / (R + beta**2 P)``; 0 when P or R is 0.
@@ -61,9 +72,7 @@ def fmeasure(precision: float, recall: float, beta: float = 1.0) -> float:
     (0.25, 0.5)
     """
     if beta == 1.0:
-        if precision + recall > 0:
-            return 2 * precision * recall / (precision + recall)
-        return 0.0
+        return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
     if precision <= 0.0 or recall <= 0.0:
         return 0.0
     beta2 = beta * beta
@@ -77,8 +86,7 @@ def fmeasure(precision: float, recall: float, beta: float = 1.0) -> float:
 def _ratio(hits: float, total: float, transform: Callable[[float], float] | None) -> float:
     if total <= 0:
         return 0.0
-    value = hits / total
-    return transform(value) if transform is not None else value
+    return transform(hits / total) if transform is not None else hits / total
 
 
 def to_score(stats: Stats, beta: float = 1.0, transform: Callable[[float], float] | None = None) -> Score:
@@ -98,17 +106,6 @@ def combine(
     if len(per_reference) == 1:
         return to_score(per_reference[0], beta, transform)
     if mode == "average":
-        pooled = Stats(
-            sum(s.hits for s in per_reference),
-            sum(s.ref_total for s in per_reference),
-            sum(s.pred_total for s in per_reference),
-            sum(s.precision_hits for s in per_reference),
-        )
-        return to_score(pooled, beta, transform)
-    best: Score | None = None
-    for stats in per_reference:
-        score = to_score(stats, beta, transform)
-        if best is None or score.fmeasure > best.fmeasure:
-            best = score
-    assert best is not None
-    return best
+        return to_score(pooled(per_reference), beta, transform)
+    scores = [to_score(stats, beta, transform) for stats in per_reference]
+    return max(scores, key=lambda score: score.fmeasure)  # the first of equals, as rouge-score's score_multi

@@ -78,11 +78,8 @@ _STEP2 = {
     "iviti": "ive", "biliti": "ble", "logi": "log",
 }
 _STEP3 = {"icate": "ic", "ative": "", "alize": "al", "iciti": "ic", "ical": "ic", "ful": "", "ness": ""}
-_STEP2_RE = re.compile(
-    "(ational|tional|enci|anci|izer|bli|alli|entli|eli|ousli|ization|ation|ator|alism|iveness|"
-    "fulness|ousness|aliti|iviti|biliti|logi)$"
-)
-_STEP3_RE = re.compile("(icate|ative|alize|iciti|ical|ful|ness)$")
+_STEP2_RE = re.compile(f"({'|'.join(_STEP2)})$")
+_STEP3_RE = re.compile(f"({'|'.join(_STEP3)})$")
 _STEP4_RE = re.compile("(al|ance|ence|er|ic|able|ible|ant|ement|ou|ism|ate|iti|ous|ive|ize)$")
 
 
@@ -104,13 +101,9 @@ def rouge155_stem(word: str) -> str:
     if initial_y:
         w = "Y" + w[1:]  # so that the initial y is never a vowel
     # step 1a
-    m = re.search("(ss|i)es$", w)
-    if m:
-        w = w[: m.start()] + m.group(1)
-    else:
-        m = re.search("([^s])s$", w)
-        if m:
-            w = w[: m.start()] + m.group(1)
+    w, replaced = re.subn("(ss|i)es$", r"\1", w)
+    if not replaced:
+        w = re.sub("([^s])s$", r"\1", w)
     # step 1b
     if w.endswith("eed"):
         if _MGR0.search(w[:-3]):
@@ -139,15 +132,9 @@ def rouge155_stem(word: str) -> str:
         w = w[: m.start()]
     if w.endswith("ment") and _MGR1.search(w[:-4]):
         w = w[:-4]
-    if w.endswith("ent"):
-        if _MGR1.search(w[:-3]):
-            w = w[:-3]
-    else:
-        m = re.search("(s|t)(ion)$", w)
-        if m:
-            stem = w[: m.start()] + m.group(1)
-            if _MGR1.search(stem):
-                w = stem
+    # "-ent", or else "-ion" after s or t: both drop their last three letters
+    if w.endswith(("ent", "sion", "tion")) and _MGR1.search(w[:-3]):
+        w = w[:-3]
     # step 5
     if w.endswith("e"):
         stem = w[:-1]

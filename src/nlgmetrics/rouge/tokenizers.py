@@ -58,10 +58,6 @@ def _patterns() -> dict[str, Any]:
     }
 
 
-def _normalized(text: str) -> str:
-    return unicodedata.normalize("NFC", text.lower())
-
-
 def split_words(text: str, name: str = "default") -> list[str]:
     """The tokens of ``text`` under the named tokenizer ``name`` (before stopwords and stemming)."""
     if name == "default":
@@ -70,7 +66,7 @@ def split_words(text: str, name: str = "default") -> list[str]:
         return text.lower().split()
     if name not in TOKENIZER_NAMES:
         raise ValueError(f"Unknown tokenizer {name!r}; choose one of {list(TOKENIZER_NAMES)}.")
-    return _patterns()[name].findall(_normalized(text))
+    return _patterns()[name].findall(unicodedata.normalize("NFC", text.lower()))
 
 
 def default_drops_every_word(text: str) -> bool:
@@ -81,11 +77,6 @@ def default_drops_every_word(text: str) -> bool:
     (True, False, False)
     """
     return any(char.isalnum() for char in text) and _DEFAULT_RE.search(text.lower()) is None
-
-
-def has_cjk(text: str) -> bool:
-    """Whether ``text`` has a Chinese or Japanese character (to suggest ``tokenizer="cjk"``)."""
-    return _patterns()["cjk_char"].search(text) is not None
 
 
 def warn_dropped_words(dropped: Mapping[str, Sequence[tuple[int, str]]], stacklevel: int = 3) -> None:
@@ -102,7 +93,7 @@ def warn_dropped_words(dropped: Mapping[str, Sequence[tuple[int, str]]], stackle
     index, sample = dropped[side][0]
     suggestions = ['tokenizer="unicode" (scripts written with spaces: Cyrillic, Greek, Arabic, Devanagari, '
                    'accented Latin...)', 'tokenizer="cjk" (Chinese, Japanese)']
-    if has_cjk(sample):
+    if _patterns()["cjk_char"].search(sample):  # Chinese or Japanese: suggest "cjk" first
         suggestions.reverse()
     warnings.warn(
         f"rouge_family: the default tokenizer (rouge-score's: ASCII letters and digits only) found no "

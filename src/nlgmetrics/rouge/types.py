@@ -72,8 +72,7 @@ def parse_rouge_type(name: Any) -> RougeType:
         return RougeType(name, "n", n=n)
     if match.group("l"):
         return RougeType(name, match.group("l"))
-    gap = match.group("gap")
-    su = match.group("su")
+    gap, su = match.group("gap", "su")
     if gap not in (None, "*"):
         gap = check_digits("gap", gap, maximum=MAX_SKIP_GAP, message=(
             f"rouge type 'rougeS{su}{{shown}}' asks for skip-bigrams up to {{shown}} words apart; ROUGE-S "

@@ -196,27 +196,18 @@ class ShannonResult(MetricResult):
 
     def details(self) -> dict[str, Any]:
         """``s``, ``num_doc_tokens``, ``num_summary_tokens``, ``num_sentences`` as plain lists."""
-        return {
-            "s": [[list(row) for row in cells] for cells in self.s],
-            "num_doc_tokens": list(self.num_doc_tokens),
-            "num_summary_tokens": list(self.num_summary_tokens),
-            "num_sentences": list(self.num_sentences),
-        }
+        counts = ("num_doc_tokens", "num_summary_tokens", "num_sentences")
+        return {"s": [[list(row) for row in cells] for cells in self.s],
+                **{name: list(getattr(self, name)) for name in counts}}
 
 
 def _token_scores(tokenizer: Any, pair: PairScores) -> ShannonTokenScores:
     ids = [t for sentence in pair.sentences for t in sentence]
+    arrays = ("base_logprobs", "help_logprobs", "full_logprobs", "base_correct", "help_correct")
     return ShannonTokenScores(
-        token_ids=ids,
-        tokens=list(tokenizer.convert_ids_to_tokens(ids)),
+        token_ids=ids, tokens=list(tokenizer.convert_ids_to_tokens(ids)),
         sentence_lengths=[len(sentence) for sentence in pair.sentences],
-        base_logprobs=pair.base_logprobs,
-        help_logprobs=pair.help_logprobs,
-        full_logprobs=pair.full_logprobs,
-        base_correct=pair.base_correct,
-        help_correct=pair.help_correct,
-        summary_token_ids=list(pair.summary_ids),
-    )
+        summary_token_ids=list(pair.summary_ids), **{name: getattr(pair, name) for name in arrays})
 
 
 def shannon_score(
@@ -323,17 +314,13 @@ def shannon_score(
 
     with lm_call(options, kind="causal", default_budget=DEFAULT_TOKEN_BUDGET, progress=progress) as call:
         lm, max_length = call.lm, call.max_length
-        setup = ScoringSetup(
-            lm=lm, split=split,
-            start_id=resolve_start_token(lm.tokenizer, start_token, default_start_tokens(lm), metric="Shannon Score"),
-            num_upstream=num_upstream, max_length=max_length, token_budget=call.token_budget,
-            batch_size=call.batch_size, prefix_cache=prefix_cache, store=call.store,
-        )
+        start_id = resolve_start_token(lm.tokenizer, start_token, default_start_tokens(lm),
+                                       metric="Shannon Score")
+        setup = ScoringSetup(call, split, start_id, num_upstream, prefix_cache)
         n = len(documents)
         columns: dict[str, list[float]] = {name: [0.0] * n for name in ShannonResult.columns}
         s: list[list[list[int]]] = [[]] * n
         num_doc_tokens, num_summary_tokens, num_sentences = [0] * n, [0] * n, [0] * n
-        token_scores: list[ShannonTokenScores | None] = [None] * n
         explained: dict[int, PairScores] = {}
         counts = WarnOnce()
         with ExampleProgress(n, "shannon score", enabled=call.progress, store=call.store) as bar:
@@ -341,48 +328,28 @@ def shannon_score(
             # and each summary's prefix cache are reused exactly as in one big call.
             for chunk in chunk_by_key(documents, call.chunk_size):
                 for i, pair in score_chunk(setup, summaries, documents, chunk, counts, bar):
-                    score, information_difference, blanc_shannon = shannon_ratios(
-                        pair.ll_base, pair.ll_help, pair.ll_full, pair.s
-                    )
-                    for name, value in (
-                        ("shannon_score", score), ("information_difference", information_difference),
-                        ("blanc_shannon", blanc_shannon), ("ll_base", pair.ll_base),
-                        ("ll_help", pair.ll_help), ("ll_full", pair.ll_full),
-                    ):
+                    ratios = shannon_ratios(pair.ll_base, pair.ll_help, pair.ll_full, pair.s)
+                    # In the order of ShannonResult.columns: the three scores, then the three sums.
+                    for name, value in zip(columns, (*ratios, pair.ll_base, pair.ll_help, pair.ll_full)):
                         columns[name][i] = value
                     s[i] = pair.s
                     num_doc_tokens[i] = len(pair.base_correct)
                     num_summary_tokens[i] = len(pair.summary_ids)
                     num_sentences[i] = len(pair.sentences)
                     if explain:
-                        token_scores[i] = _token_scores(lm.tokenizer, pair)
                         explained[i] = pair
     counts.emit(WARNINGS, max_length=max_length, summary_limit=max_length - 2)
 
-    signature = make_signature(
-        "shannon_score",
-        {
-            "num_upstream": num_upstream,
-            "splitter": splitter_name,
-            "start_token": setup.start_id,
-            "first_token": FIRST_TOKEN,
-        },
-        model=lm.signature_fields(max_length),
-    )
-    explanations = None
-    if explain:
-        explanations = [
-            shannon_breakdowns(lm.tokenizer, setup.split, summaries[i], documents[i], explained[i],
-                               {name: columns[name][i] for name in columns}, signature)
-            for i in range(n)
-        ]
+    signature = make_signature("shannon_score", {
+        "num_upstream": num_upstream, "splitter": splitter_name, "start_token": setup.start_id,
+        "first_token": FIRST_TOKEN}, model=lm.signature_fields(max_length))
+    token_scores = [_token_scores(lm.tokenizer, explained[i]) for i in range(n)] if explain else None
+    explanations = [
+        shannon_breakdowns(lm.tokenizer, setup.split, summaries[i], documents[i], explained[i],
+                           {name: columns[name][i] for name in columns}, signature)
+        for i in range(n)
+    ] if explain else None
     return ShannonResult(
-        scores=columns,
-        signature=signature,
-        s=s,
-        num_doc_tokens=num_doc_tokens,
-        num_summary_tokens=num_summary_tokens,
-        num_sentences=num_sentences,
-        token_scores=token_scores if explain else None,  # type: ignore[arg-type]
-        explanations=explanations,
-    )
+        scores=columns, signature=signature, s=s, num_doc_tokens=num_doc_tokens,
+        num_summary_tokens=num_summary_tokens, num_sentences=num_sentences,
+        token_scores=token_scores, explanations=explanations)

@@ -30,22 +30,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # torch is imported lazily; the annotation only
     from nlgmetrics.engine.bookkeeping import QueryRegistry
-    from nlgmetrics.engine.causal import CausalQuery
     from nlgmetrics.engine.rope import LengthDependentRope
 
 Ids = tuple[int, ...]
 #: A query's registry key: (prefix ids, target ids).
 QueryKey = tuple[Ids, Ids]
-
-
-class Registry(Protocol):
-    """What planning needs of a :class:`~nlgmetrics.engine.bookkeeping.QueryRegistry`."""
-
-    def add(self, key: QueryKey) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -78,15 +71,9 @@ class PairPlan:
     per_sentence: list[SentencePlan]
 
 
-def causal_query_registry() -> QueryRegistry[QueryKey, CausalQuery]:
-    """A registry that builds one engine :class:`~nlgmetrics.engine.CausalQuery` per distinct key."""
-    from nlgmetrics.engine import CausalQuery
-    from nlgmetrics.engine.bookkeeping import QueryRegistry
-
-    return QueryRegistry(lambda key: CausalQuery(prefix_ids=key[0], target_ids=key[1]))
-
-
-def context_pieces(context: Ids, target: Ids, max_length: int, registry: Registry) -> list[Piece]:
+def context_pieces(
+    context: Ids, target: Ids, max_length: int, registry: QueryRegistry[QueryKey, Any]
+) -> list[Piece]:
     """Split scoring ``target`` after ``context`` into queries that fit ``max_length`` positions.
 
     One teacher-forced pass reads ``context + target[:-1]``. When that is too long, the first
@@ -118,7 +105,7 @@ def context_pieces(context: Ids, target: Ids, max_length: int, registry: Registr
 
 
 def plan_pair(
-    registry: Registry,
+    registry: QueryRegistry[QueryKey, Any],
     sentences: Sequence[Ids],
     summary: Ids,
     start_id: int,

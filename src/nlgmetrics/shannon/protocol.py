@@ -3,27 +3,13 @@ and the model options every LM metric shares. Nothing here imports the model cod
 
 from __future__ import annotations
 
-from nlgmetrics.core.protocol import MODEL_OPTIONS, MetricSpec, Option, Range, read_citation
-
-DESCRIPTION = """\
-Reference-free summary scores from Shannon's guessing game played by a causal language model
-(Egan, Vasilyev & Bohannon, AAAI 2022). The document is split into sentences; each sentence's
-tokens are scored after a start token (<|endoftext|>, else the model's BOS) and a prompt: nothing
-(base), the summary (help), or the sentence itself (full). Summed over the document: ll_base, ll_help, ll_full.
-Shannon Score: the share of the information the document could give that the summary gives;
-Information Difference: the nats of the document it saves; BLANC-Shannon: the document tokens it
-makes right minus those it makes wrong, as a share of all (formulas: the model card). Numbers match PyPI blanc's
-`Shannon.go` except for the first token of each sentence (see the model card). The signature
-(return_signature=True) reads shannon_score|model:...|weights:<hash>|tokenizer:<own|hash>|revision:...|
-dtype:...|max_length:...|first_token:paper|num_upstream:0|splitter:pysbd|start_token:...|
-transformers:...|tokenizers:...|version:<nlgmetrics version>.
-"""
+from nlgmetrics.core.protocol import MODEL_OPTIONS, MetricSpec, Option, Range, read_citation, read_description
 
 
 PROTOCOL = MetricSpec(
     name="shannon_score",
     title="Shannon score",
-    description=DESCRIPTION,
+    description=read_description(__package__),
     citation=read_citation(__package__),
     second_input="sources",
     compute="nlgmetrics.shannon:shannon_score",

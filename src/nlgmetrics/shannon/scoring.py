@@ -18,6 +18,8 @@ True
 
 from __future__ import annotations
 
+import functools
+import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -25,11 +27,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nlgmetrics.core.tokens import BOS, EOS, StartCandidate
-from nlgmetrics.shannon.planning import Ids, Piece, causal_query_registry, plan_pair
+from nlgmetrics.shannon.planning import Ids, PairPlan, plan_pair
 
 if TYPE_CHECKING:  # torch is imported lazily; the annotations only
     from nlgmetrics.engine import LoadedLM
     from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
+    from nlgmetrics.engine.call import LMCall
 
 # The paper's "end-of-text token": GPT-2's <|endoftext|> (also present in SmolLM2's vocabulary);
 # the first choice of the default start token.
@@ -58,31 +61,24 @@ def default_start_tokens(lm: LoadedLM) -> tuple[StartCandidate, ...]:
 
 def make_encoder(tokenizer: Any) -> Callable[[str], Ids]:
     """Memoised text -> token ids (no special tokens: blanc's GPT-2 encode adds none)."""
-    cache: dict[str, Ids] = {}
 
+    @functools.cache
     def encode(text: str) -> Ids:
-        ids = cache.get(text)
-        if ids is None:
-            ids = tuple(tokenizer(text, add_special_tokens=False)["input_ids"]) if text else ()
-            cache[text] = ids
-        return ids
+        return tuple(tokenizer(text, add_special_tokens=False)["input_ids"]) if text else ()
 
     return encode
 
 
 @dataclass(frozen=True)
 class ScoringSetup:
-    """Everything a chunk needs that is fixed for the whole call."""
+    """Everything a chunk needs that is fixed for the whole call: the engine's call (the model, the
+    store, ``max_length``, the batching) and the Shannon Score's own options."""
 
-    lm: LoadedLM
+    call: LMCall
     split: Callable[[str], list[str]]
     start_id: int
     num_upstream: int
-    max_length: int
-    token_budget: int
-    batch_size: int | None
     prefix_cache: bool
-    store: Any = None  # engine.store.Store, or None: nothing kept across calls
 
 
 @dataclass(frozen=True)
@@ -107,23 +103,23 @@ class PairScores:
     help_correct: np.ndarray
 
 
-def _gather(scores: Sequence[tuple[np.ndarray, np.ndarray]], pieces: list[Piece], target: Ids
+def _gather(scores: Sequence[tuple[np.ndarray, np.ndarray]], plan: PairPlan, scored: str
             ) -> tuple[np.ndarray, np.ndarray]:
-    """One sentence's log-probabilities and hits in one pass, from the rows of its pieces."""
-    logprobs = np.empty(len(target), dtype=np.float64)
-    correct = np.empty(len(target), dtype=bool)
-    for piece in pieces:
-        piece_logprobs, piece_argmax = scores[piece.query]
-        rows = slice(piece.row, piece.row + piece.stop - piece.start)
-        logprobs[piece.start : piece.stop] = piece_logprobs[rows]
-        correct[piece.start : piece.stop] = piece_argmax[rows] == np.asarray(
-            target[piece.start : piece.stop], dtype=np.int64
-        )
+    """One pass's log-probabilities and hits of every token of a pair (``scored``: the pass's
+    :class:`~nlgmetrics.shannon.planning.SentencePlan` field), sentences concatenated."""
+    lengths = [len(sentence) for sentence in plan.sentences]
+    logprobs = np.empty(sum(lengths), dtype=np.float64)
+    correct = np.empty(sum(lengths), dtype=bool)
+    starts = itertools.accumulate([0, *lengths])  # of each sentence in the concatenation
+    for first, sentence, pieces in zip(starts, plan.sentences, plan.per_sentence):
+        for piece in getattr(pieces, scored):
+            piece_logprobs, piece_argmax = scores[piece.query]
+            rows = slice(piece.row, piece.row + piece.stop - piece.start)
+            tokens = slice(first + piece.start, first + piece.stop)
+            logprobs[tokens] = piece_logprobs[rows]
+            target = np.asarray(sentence[piece.start : piece.stop], dtype=np.int64)
+            correct[tokens] = piece_argmax[rows] == target
     return logprobs, correct
-
-
-def _concatenate(parts: list[np.ndarray], dtype: type) -> np.ndarray:
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
 
 def score_chunk(
@@ -139,23 +135,22 @@ def score_chunk(
     ``counts`` accumulates the warnings' events; ``bar`` advances by examples, in proportion to
     the chunk's queries done.
     """
-    from nlgmetrics.engine import TARGET_LOGPROBS_ARGMAX, iter_causal
+    from nlgmetrics.engine import TARGET_LOGPROBS_ARGMAX, CausalQuery, iter_causal
+    from nlgmetrics.engine.bookkeeping import QueryRegistry
     from nlgmetrics.engine.rope import length_dependent_rope
 
-    max_length = setup.max_length
-    rope = length_dependent_rope(getattr(setup.lm.model, "config", None))
-    encode = make_encoder(setup.lm.tokenizer)  # per chunk: the memo must not grow with the whole call
+    call, max_length = setup.call, setup.call.max_length
+    rope = length_dependent_rope(getattr(call.lm.model, "config", None))
+    encode = make_encoder(call.lm.tokenizer)  # per chunk: the memo must not grow with the whole call
     doc_sentences: dict[str, list[Ids]] = {}
-    registry = causal_query_registry()
+    registry = QueryRegistry(lambda key: CausalQuery(prefix_ids=key[0], target_ids=key[1]))
     plans = []
     for i in examples:
         document = documents[i]
-        sentences = doc_sentences.get(document)
-        if sentences is None:
+        if document not in doc_sentences:
             pieces = setup.split(document) if document.strip() else []
-            sentences = [encode(s.strip()) for s in pieces if s.strip()]
-            sentences = [s for s in sentences if s]
-            doc_sentences[document] = sentences
+            doc_sentences[document] = [ids for ids in (encode(piece.strip()) for piece in pieces) if ids]
+        sentences = doc_sentences[document]
         summary_ids = encode(summaries[i].strip())
         if len(summary_ids) > max_length - 2:
             summary_ids = summary_ids[: max_length - 2]
@@ -168,34 +163,19 @@ def score_chunk(
     scores: list[tuple[np.ndarray, np.ndarray]] = [None] * len(registry)  # type: ignore[list-item]
     results: Iterable[tuple[int, Any]] = ()
     if registry.queries:  # a chunk of empty documents needs no engine call
+        # The engine's bar stays off: the caller's bar counts examples over the whole call.
         results = iter_causal(
-            setup.lm,
-            registry.queries,
-            TARGET_LOGPROBS_ARGMAX,
-            token_budget=setup.token_budget,
-            batch_size=setup.batch_size,
-            prefix_cache=setup.prefix_cache,
-            store=setup.store,
-            progress=False,  # the caller's bar counts examples over the whole call
-        )
+            call.lm, registry.queries, TARGET_LOGPROBS_ARGMAX, token_budget=call.token_budget,
+            batch_size=call.batch_size, prefix_cache=setup.prefix_cache, store=call.store, progress=False)
     for number, value in bar.track(results, examples=len(examples), queries=len(registry)):
         scores[number] = value
 
     for i, plan in zip(examples, plans):
-        parts: dict[str, list[np.ndarray]] = {k: [] for k in ("base", "help", "full", "bc", "hc")}
-        for sentence, pieces in zip(plan.sentences, plan.per_sentence):
-            base_lp, base_ok = _gather(scores, pieces.base, sentence)
-            help_lp, help_ok = _gather(scores, pieces.helped, sentence)
-            full_lp, _ = _gather(scores, pieces.full, sentence)
-            for key, value in (("base", base_lp), ("help", help_lp), ("full", full_lp),
-                               ("bc", base_ok), ("hc", help_ok)):
-                parts[key].append(value)
-        base, helped, full = (_concatenate(parts[k], np.float64) for k in ("base", "help", "full"))
-        b, h = _concatenate(parts["bc"], bool), _concatenate(parts["hc"], bool)
-        s = [
-            [int(np.sum(~b & ~h)), int(np.sum(~b & h))],
-            [int(np.sum(b & ~h)), int(np.sum(b & h))],
-        ]
+        base, b = _gather(scores, plan, "base")
+        helped, h = _gather(scores, plan, "helped")
+        full, _ = _gather(scores, plan, "full")
+        # s[b][h]: the tokens by whether they are predicted right without (b) and with (h) the summary.
+        s = np.bincount(2 * b + h, minlength=4).reshape(2, 2).tolist()
         yield i, PairScores(
             ll_base=float(base.sum()), ll_help=float(helped.sum()), ll_full=float(full.sum()), s=s,
             sentences=plan.sentences, summary_ids=plan.summary, base_logprobs=base,

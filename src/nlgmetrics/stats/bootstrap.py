@@ -20,6 +20,7 @@ True
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,8 +31,10 @@ from nlgmetrics.stats.coefficients import METHODS, MIN_POINTS, TIE_TOLERANCE, ba
 from nlgmetrics.stats.correlation import (
     LEVEL_FUNCTIONS,
     LEVELS,
+    check_matrices,
     correlate,
     per_document_correlations,
+    present_mean,
     significant_document_correlations,
 )
 from nlgmetrics.stats.resampling import bootstrap_indices
@@ -197,22 +200,24 @@ def statistic_samples(
         # once. ``text_sig``: a document that is not significant stays out of every resample too.
         per_doc = (per_document_correlations if level == "text" else significant_document_correlations)(
             metric, human, method)
-        picked = per_doc[indices]
-        counts = (~np.isnan(picked)).sum(axis=1)
-        sums = np.nansum(picked, axis=1)
         # A resample with no defined document gives nan (left out by percentile_interval), not a warning.
-        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+        return present_mean(per_doc[indices], axis=1)
     if level == "pooled":
         return pooled_samples(metric, human, method, indices, memo)
     m, h = _memo_means(metric, indices, memo), _memo_means(human, indices, memo)
     if np.isnan(m).any() or np.isnan(h).any():
         # A system absent from a resample: fall back to the per-resample loop (rare).
-        out = np.empty(indices.shape[0])
-        for k in range(indices.shape[0]):
-            present = ~(np.isnan(m[k]) | np.isnan(h[k]))
-            out[k] = correlate(m[k, present], h[k, present], method)
-        return out
+        return _correlate_each(zip(m, h), method)
     return batched_correlate(m, h, method)
+
+
+def _correlate_each(pairs: Iterable[tuple[np.ndarray, np.ndarray]], method: str) -> np.ndarray:
+    """:func:`correlate` of each ``(x, y)`` over the entries where neither is nan."""
+    out = []
+    for x, y in pairs:
+        present = ~(np.isnan(x) | np.isnan(y))
+        out.append(correlate(x[present], y[present], method))
+    return np.array(out, dtype=np.float64)
 
 
 def pooled_samples(
@@ -238,12 +243,8 @@ def pooled_samples(
     doc_of_cell = np.nonzero(present)[0]  # cells in document order (row-major)
     x, y = metric[present], human[present]
     if method == "kendall" and metric.size > MAX_PAIRWISE_CELLS:
-        out = np.empty(n_resamples)
-        for k in range(n_resamples):
-            m, h = metric[indices[k]].ravel(), human[indices[k]].ravel()
-            keep = ~(np.isnan(m) | np.isnan(h))
-            out[k] = correlate(m[keep], h[keep], method)
-        return out
+        resampled = ((metric[sample].ravel(), human[sample].ravel()) for sample in indices)
+        return _correlate_each(resampled, method)
     # counts[k, d]: how often resample k drew document d.
     flat = (np.arange(n_resamples)[:, None] * n_docs + indices).ravel()
     counts = np.bincount(flat, minlength=n_resamples * n_docs).reshape(n_resamples, n_docs).astype(float)
@@ -270,21 +271,20 @@ def _pooled_pearson(x: np.ndarray, y: np.ndarray, doc_of_cell: np.ndarray, count
     """Pearson of each resample from per-document sums (x, y centred on the full data's means)."""
     sums = np.stack([np.bincount(doc_of_cell, weights=w, minlength=n_docs)
                      for w in (np.ones_like(x), x, y, x * x, y * y, x * y)], axis=1)
-    n, sx, sy, sxx, syy, sxy = (counts @ sums).T
-    with np.errstate(invalid="ignore", divide="ignore"):
-        vx, vy = sxx - sx * sx / n, syy - sy * sy / n
-        out = (sxy - sx * sy / n) / np.sqrt(vx * vy)
-    # A constant resample (spread at rounding level) has no defined correlation.
-    out[(vx <= 1e-12 * np.maximum(sxx, 1e-300)) | (vy <= 1e-12 * np.maximum(syy, 1e-300))] = np.nan
-    return np.clip(out, -1.0, 1.0)
+    return _pearson_from_sums(*(counts @ sums).T)
 
 
 def _weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Row-wise Pearson of ``[resample, cell]`` values, each cell counted ``w`` times."""
-    n = w.sum(axis=1)
     wx, wy = w * x, w * y
-    sx, sy = wx.sum(axis=1), wy.sum(axis=1)
-    sxx, syy, sxy = np.einsum("rn,rn->r", wx, x), np.einsum("rn,rn->r", wy, y), np.einsum("rn,rn->r", wx, y)
+    sums = np.einsum("rn,rn->r", wx, x), np.einsum("rn,rn->r", wy, y), np.einsum("rn,rn->r", wx, y)
+    return _pearson_from_sums(w.sum(axis=1), wx.sum(axis=1), wy.sum(axis=1), *sums)
+
+
+def _pearson_from_sums(
+    n: np.ndarray, sx: np.ndarray, sy: np.ndarray, sxx: np.ndarray, syy: np.ndarray, sxy: np.ndarray
+) -> np.ndarray:
+    """Pearson of each resample from its weighted count, sums, sums of squares and cross sum."""
     with np.errstate(invalid="ignore", divide="ignore"):
         vx, vy = sxx - sx * sx / n, syy - sy * sy / n
         out = (sxy - sx * sy / n) / np.sqrt(vx * vy)
@@ -343,22 +343,14 @@ def _pooled_kendall(metric: np.ndarray, human: np.ndarray, counts: np.ndarray, m
 
 
 def _memo_means(matrix: np.ndarray, indices: np.ndarray, memo: dict | None) -> np.ndarray:
-    if memo is None:
-        return resampled_system_means(matrix, indices)
+    """``[resample, system]`` means over each resample's documents (nan cells ignored), once per
+    matrix and indices with a ``memo``."""
+    memo = {} if memo is None else memo
     key = (id(matrix), id(indices))
     if key not in memo:
-        memo[key] = resampled_system_means(matrix, indices)
+        # [resample, document, system] -> [resample, system]
+        memo[key] = present_mean(np.asarray(matrix, dtype=float)[indices], axis=1)
     return memo[key]
-
-
-def resampled_system_means(matrix: np.ndarray, indices: np.ndarray) -> np.ndarray:
-    """``[resample, system]`` means over each resample's documents (nan cells ignored), vectorised."""
-    picked = np.asarray(matrix, dtype=float)[indices]  # [resample, document, system]
-    present = ~np.isnan(picked)
-    counts = present.sum(axis=1)
-    sums = np.where(present, picked, 0.0).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
 
 
 def _point(metric: np.ndarray, human: np.ndarray, level: str, method: str) -> float:
@@ -384,11 +376,7 @@ def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float, 
 def _check(metric: Any, human: Any, level: str, method: str) -> tuple[np.ndarray, np.ndarray]:
     check_choice("level", level, LEVELS)
     check_choice("method", method, METHODS)
-    metric = np.asarray(metric, dtype=float)
-    human = np.asarray(human, dtype=float)
-    if metric.ndim != 2 or metric.shape != human.shape:
-        raise ValueError(f"expected [document, system] matrices of one shape, got {metric.shape} and {human.shape}.")
-    return metric, human
+    return check_matrices(metric, human)
 
 
 #: Defaults of :func:`bootstrap_ci` and :func:`paired_bootstrap`.

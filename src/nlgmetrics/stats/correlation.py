@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
@@ -43,6 +44,7 @@ from nlgmetrics.stats.coefficients import METHODS, MIN_POINTS, batched_correlate
 LEVELS = ("text", "text_sig", "pooled", "system")
 #: Largest per-document p-value that ``text_sig`` keeps (REALSumm: p <= 0.05).
 SIGNIFICANCE = 0.05
+_SCIPY_TESTS = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}
 
 
 @dataclass(frozen=True)
@@ -79,11 +81,7 @@ def correlate(x: Sequence[float], y: Sequence[float], method: str = "pearson") -
     if x.size < MIN_POINTS or np.ptp(x) == 0 or np.ptp(y) == 0:
         # Undefined: scipy would warn and return nan; callers count these cases explicitly.
         return math.nan
-    if method == "pearson":
-        return float(stats.pearsonr(x, y)[0])
-    if method == "spearman":
-        return float(stats.spearmanr(x, y)[0])
-    return float(stats.kendalltau(x, y)[0])
+    return float(_SCIPY_TESTS[method](x, y)[0])
 
 
 def undefined_reason(metric: Sequence[float], human: Sequence[float], unit: str = "points") -> str | None:
@@ -101,14 +99,9 @@ def undefined_reason(metric: Sequence[float], human: Sequence[float], unit: str 
     metric, human = np.asarray(metric, dtype=float), np.asarray(human, dtype=float)
     if metric.size < MIN_POINTS:
         return f"fewer than {MIN_POINTS} {unit}"
-    metric_constant, human_constant = bool(np.ptp(metric) == 0), bool(np.ptp(human) == 0)
-    if metric_constant and human_constant:
-        return "metric and human scores constant"
-    if human_constant:
-        return "human scores constant"
-    if metric_constant:
-        return "metric constant"
-    return None
+    constant = (bool(np.ptp(metric) == 0), bool(np.ptp(human) == 0))
+    return {(True, True): "metric and human scores constant", (False, True): "human scores constant",
+            (True, False): "metric constant"}.get(constant)
 
 
 #: The reason given for a nan that none of :func:`undefined_reason`'s tests explains (a spread
@@ -136,12 +129,8 @@ def pivot(
             f"pivot: values ({len(values)}), documents ({len(documents)}) and systems "
             f"({len(systems)}) must have one item per scored output."
         )
-    doc_index: dict[Hashable, int] = {}
-    sys_index: dict[Hashable, int] = {}
-    for d in documents:
-        doc_index.setdefault(d, len(doc_index))
-    for s in systems:
-        sys_index.setdefault(s, len(sys_index))
+    doc_index = {d: i for i, d in enumerate(dict.fromkeys(documents))}
+    sys_index = {s: j for j, s in enumerate(dict.fromkeys(systems))}
     matrix = np.full((len(doc_index), len(sys_index)), np.nan)
     # Filled cells are tracked apart: a nan score (no score) followed by a second score for the
     # same cell is a duplicate key too, which testing the cell for nan would not see.
@@ -155,7 +144,8 @@ def pivot(
     return matrix, list(doc_index), list(sys_index)
 
 
-def _check_matrices(metric: np.ndarray, human: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def check_matrices(metric: np.ndarray, human: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``metric`` and ``human`` as float ``[document, system]`` matrices of one shape, or a ValueError."""
     metric = np.asarray(metric, dtype=float)
     human = np.asarray(human, dtype=float)
     if metric.ndim != 2 or metric.shape != human.shape:
@@ -169,7 +159,7 @@ def _check_matrices(metric: np.ndarray, human: np.ndarray) -> tuple[np.ndarray, 
 def per_document_correlations(metric: np.ndarray, human: np.ndarray, method: str = "pearson") -> np.ndarray:
     """One correlation per document across the systems scored for it (``nan`` if undefined)."""
     check_choice("method", method, METHODS)
-    metric, human = _check_matrices(metric, human)
+    metric, human = check_matrices(metric, human)
     return _by_pattern(metric, human, lambda x, y: batched_correlate(x, y, method))
 
 
@@ -187,21 +177,6 @@ def _by_pattern(metric: np.ndarray, human: np.ndarray, batched) -> np.ndarray:
     return out
 
 
-def correlate_with_p(x: Sequence[float], y: Sequence[float], method: str = "pearson") -> tuple[float, float]:
-    """``(coefficient, two-sided p-value)`` as scipy computes them; ``(nan, nan)`` when undefined.
-
-    >>> r, p = correlate_with_p([1, 2, 3, 4, 5], [1, 2, 3, 5, 4], "pearson")
-    >>> round(r, 2), round(p, 3)
-    (0.9, 0.037)
-    """
-    value = correlate(x, y, method)
-    if math.isnan(value):
-        return math.nan, math.nan
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    test = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}[method]
-    return value, float(test(x, y)[1])
-
-
 def per_document_p_values(metric: np.ndarray, human: np.ndarray, method: str = "pearson") -> np.ndarray:
     """scipy's two-sided p-value of each document's correlation across systems (``nan`` if undefined).
 
@@ -211,19 +186,16 @@ def per_document_p_values(metric: np.ndarray, human: np.ndarray, method: str = "
     ``scipy.stats.kendalltau(method="auto")``), per group of documents scored by the same systems.
     """
     check_choice("method", method, METHODS)
-    metric, human = _check_matrices(metric, human)
+    metric, human = check_matrices(metric, human)
     # The tables ask for the same p-values three times (point, bootstrap, comparison with the
     # baseline): keyed by the matrices' bytes, so an equal input is equal, whatever object holds it.
-    key = (method, metric.shape, metric.tobytes(), human.tobytes())
-    if key not in _P_VALUE_MEMO:
-        if len(_P_VALUE_MEMO) >= _P_VALUE_MEMO_SIZE:
-            _P_VALUE_MEMO.pop(next(iter(_P_VALUE_MEMO)))  # oldest first
-        _P_VALUE_MEMO[key] = _by_pattern(metric, human, lambda x, y: _batched_p_values(x, y, method))
-    return _P_VALUE_MEMO[key].copy()
+    return _memoised_p_values(method, metric.shape, metric.tobytes(), human.tobytes()).copy()
 
 
-_P_VALUE_MEMO: dict[tuple, np.ndarray] = {}
-_P_VALUE_MEMO_SIZE = 64
+@functools.lru_cache(maxsize=64)
+def _memoised_p_values(method: str, shape: tuple[int, ...], metric: bytes, human: bytes) -> np.ndarray:
+    matrices = (np.frombuffer(metric).reshape(shape), np.frombuffer(human).reshape(shape))
+    return _by_pattern(*matrices, lambda x, y: _batched_p_values(x, y, method))
 
 
 def _batched_p_values(x: np.ndarray, y: np.ndarray, method: str) -> np.ndarray:
@@ -308,16 +280,6 @@ def _mean_of_defined(per_doc: np.ndarray, method: str, level: str, reason=None) 
                              None if defined.size else reason())
 
 
-def per_document_reasons(metric: np.ndarray, human: np.ndarray) -> list[str | None]:
-    """:func:`undefined_reason` of each document's correlation across the systems scored for it."""
-    metric, human = _check_matrices(metric, human)
-    reasons = []
-    for m, h in zip(metric, human):
-        present = ~(np.isnan(m) | np.isnan(h))
-        reasons.append(undefined_reason(m[present], h[present], unit="systems scored"))
-    return reasons
-
-
 def no_document_reason(metric: np.ndarray, human: np.ndarray) -> str:
     """Why no document has a defined correlation: one reason ``"... in every document"``, or each
     reason with its count of documents.
@@ -326,10 +288,10 @@ def no_document_reason(metric: np.ndarray, human: np.ndarray) -> str:
     >>> no_document_reason(np.array([[1.0, 2, 3], [1, 2, 3]]), np.array([[5.0, 5, 5], [5, 5, 5]]))
     'human scores constant in every document'
     """
-    counts: dict[str, int] = {}
-    for reason in per_document_reasons(metric, human):
-        reason = reason or ROUNDING_REASON
-        counts[reason] = counts.get(reason, 0) + 1
+    metric, human = check_matrices(metric, human)
+    present = ~(np.isnan(metric) | np.isnan(human))
+    counts = Counter(undefined_reason(m[p], h[p], unit="systems scored") or ROUNDING_REASON
+                     for m, h, p in zip(metric, human, present))
     if not counts:
         return "no document scored"
     if len(counts) == 1:
@@ -369,7 +331,7 @@ def pooled_level(metric: np.ndarray, human: np.ndarray, method: str = "pearson")
     >>> pooled_level(np.array([[1.0, 2], [3, np.nan]]), np.array([[1.0, 2], [4, 5]]), "spearman").value
     1.0
     """
-    metric, human = _check_matrices(metric, human)
+    metric, human = check_matrices(metric, human)
     m, h = metric.ravel(), human.ravel()
     present = ~(np.isnan(m) | np.isnan(h))
     value = correlate(m[present], h[present], method)
@@ -383,18 +345,21 @@ def text_level(metric: np.ndarray, human: np.ndarray, method: str = "pearson") -
                             lambda: no_document_reason(metric, human))
 
 
+def present_mean(values: np.ndarray, axis: int) -> np.ndarray:
+    """The mean along ``axis`` of the values that are not nan; nan where there is none."""
+    counts = (~np.isnan(values)).sum(axis=axis)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, np.nansum(values, axis=axis) / np.maximum(counts, 1), np.nan)
+
+
 def system_means(matrix: np.ndarray) -> np.ndarray:
     """Mean score of each system over the documents it has a score for."""
-    matrix = np.asarray(matrix, dtype=float)
-    counts = (~np.isnan(matrix)).sum(axis=0)
-    sums = np.nansum(matrix, axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    return present_mean(np.asarray(matrix, dtype=float), axis=0)
 
 
 def system_level(metric: np.ndarray, human: np.ndarray, method: str = "pearson") -> CorrelationResult:
     """Correlation across systems of the per-system mean scores."""
-    metric, human = _check_matrices(metric, human)
+    metric, human = check_matrices(metric, human)
     m, h = system_means(metric), system_means(human)
     present = ~(np.isnan(m) | np.isnan(h))
     value = correlate(m[present], h[present], method)

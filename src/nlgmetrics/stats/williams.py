@@ -138,9 +138,7 @@ def williams_from_scores(
     >>> res.r12 > res.r13
     True
     """
-    a = np.asarray(metric_a, dtype=float)
-    b = np.asarray(metric_b, dtype=float)
-    h = np.asarray(human, dtype=float)
+    a, b, h = (np.asarray(v, dtype=float) for v in (metric_a, metric_b, human))
     if not (a.shape == b.shape == h.shape):
         raise ValueError(f"metric_a, metric_b and human must have the same length, got {a.shape}, {b.shape}, {h.shape}.")
     reason = williams_undefined_reason(a, b, h)

@@ -109,15 +109,8 @@ class TerOptions:
     def segment(self, prediction: str, references: Sequence[str]) -> tuple[int, float]:
         """``(fewest edits over the references, mean reference length)`` of one example."""
         hyp = self.words(prediction)
-        best = None
-        total_length = 0
-        for reference in references:
-            ref = self.reference_words(reference)
-            total_length += len(ref)
-            edits = shifted_edits(hyp, ref)
-            if best is None or edits < best:
-                best = edits
-        return int(best), total_length / len(references)
+        refs = [self.reference_words(reference) for reference in references]
+        return min(shifted_edits(hyp, ref) for ref in refs), sum(map(len, refs)) / len(refs)
 
 
 def ter(
@@ -162,18 +155,18 @@ def ter(
                                  case_sensitive=case_sensitive,
                                  normalize_references_twice=normalize_references_twice)
     segments, nrefs = score_examples(options.segment, predictions, references)
-    num_edits = sum(edits for edits, _ in segments)
+    edits, lengths = zip(*segments)  # never empty: an empty input is refused
     ref_length = 0.0
-    for _, length in segments:  # in order, as sacrebleu sums them
+    for length in lengths:  # in order, as sacrebleu sums them
         ref_length += length
     return TerResult(
         scores={"sentence_ter": [ter_score(e, length) for e, length in segments]},
         signature=options.signature(nrefs),
-        ter=ter_score(num_edits, ref_length),
-        num_edits=num_edits,
+        ter=ter_score(sum(edits), ref_length),
+        num_edits=sum(edits),
         ref_length=ref_length,
-        sentence_num_edits=tuple(e for e, _ in segments),
-        sentence_ref_length=tuple(length for _, length in segments),
+        sentence_num_edits=edits,
+        sentence_ref_length=lengths,
     )
 
 

@@ -6,23 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from nlgmetrics.core.protocol import SACREBLEU_CITATION, EvaluateFace, MetricSpec, Option, Resampling, read_citation
+from nlgmetrics.core.protocol import (SACREBLEU_CITATION, EvaluateFace, MetricSpec, Option, Resampling,
+                                      read_citation, read_description)
 
 if TYPE_CHECKING:
     from nlgmetrics.ter.result import TerResult
-
-DESCRIPTION = """\
-TER (Snover et al., 2006): the fewest word edits (insertions, deletions, substitutions and shifts
-of word blocks) that turn the hypothesis into a reference, divided by the mean reference length,
-over a corpus (sums over segments) or per sentence; lower is better. Any number of references per
-example (ragged allowed); Tercom's normalisation, punctuation removal, Asian-language support and
-case sensitivity as options, under the names of evaluate's ter module. The numbers equal
-sacrebleu's TER() with the same options, except that normalized=True normalises each reference
-once, as Tercom, where sacrebleu 2.x (and so evaluate's ter) normalises it twice: pass
-normalize_references_twice=True for sacrebleu's numbers (see the card). The signature
-(return_signature=True) reads
-ter|asian_support:no|case:lc|no_punct:no|normalized:no|nrefs:1|version:<nlgmetrics version>.
-"""
 
 
 def ter_keys(result: TerResult, options: Mapping[str, Any]) -> dict[str, float | int]:
@@ -43,7 +31,7 @@ def per_example_keys(result: TerResult, options: Mapping[str, Any]) -> dict[str,
 PROTOCOL = MetricSpec(
     name="ter",
     title="TER",
-    description=DESCRIPTION,
+    description=read_description(__package__),
     citation=read_citation(__package__) + SACREBLEU_CITATION,
     second_input="references",
     compute="nlgmetrics.ter:ter",

@@ -24,11 +24,6 @@ from typing import Any, ClassVar
 from nlgmetrics.core.corpus import CorpusResult
 from nlgmetrics.core.result import Column
 
-#: What the headline number (``aggregate()["ter"]``, not a per-example column) means.
-CORPUS_TER = Column(False, 0.0, math.inf,
-                    "corpus TER (0-100+): edits summed over the corpus / summed mean reference lengths")
-
-
 @dataclass(frozen=True)
 class TerResult(CorpusResult):
     """Sentence TER per example and the corpus TER with its statistics (module docstring)."""
@@ -39,7 +34,10 @@ class TerResult(CorpusResult):
         "sentence_ter": Column(False, 0.0, math.inf,
                                "sentence TER (0-100+) of each example: fewest edits / mean reference length"),
     }
-    corpus_column: ClassVar[Column] = CORPUS_TER
+    #: What the headline number (``aggregate()["ter"]``, not a per-example column) means.
+    corpus_column: ClassVar[Column] = Column(
+        False, 0.0, math.inf,
+        "corpus TER (0-100+): edits summed over the corpus / summed mean reference lengths")
     plain_tuples: ClassVar[Mapping[str, type]] = {"sentence_num_edits": int, "sentence_ref_length": float}
 
     ter: float = 0.0  #: corpus TER, 0-100+ (lower is better)

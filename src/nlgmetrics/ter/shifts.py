@@ -29,7 +29,7 @@ MAX_SHIFT_CANDIDATES = 1000
 def _alignment(trace: str) -> tuple[dict[int, int], list[int], list[int]]:
     """For each reference position the hypothesis position it is aligned to (the last hypothesis
     word before it, -1 for none), and the error flags of the reference and hypothesis words."""
-    align: dict[int, int] = {}
+    align: dict[int, int] = {-1: -1}  # "before the first reference word": a move to the start
     ref_err: list[int] = []
     hyp_err: list[int] = []
     h = r = -1
@@ -88,12 +88,9 @@ def _best_shift(hyp: list[str], ref: Sequence[str], distance: EditDistance,
             continue  # the block is already at its aligned place
         previous_target = -1
         for offset in range(-1, length):
-            if start_r + offset == -1:
-                target = 0
-            elif start_r + offset in align:
-                target = align[start_r + offset] + 1
-            else:
+            if start_r + offset not in align:
                 break
+            target = align[start_r + offset] + 1
             if target == previous_target:
                 continue
             previous_target = target
@@ -104,9 +101,7 @@ def _best_shift(hyp: list[str], ref: Sequence[str], distance: EditDistance,
                 best, best_words = key, words
         if checked >= MAX_SHIFT_CANDIDATES:
             break
-    if best is None:
-        return 0, hyp, checked
-    return best[0], best_words, checked
+    return (0 if best is None else best[0]), best_words, checked
 
 
 def shifted_edits(hyp: Sequence[str], ref: Sequence[str]) -> int:

@@ -132,12 +132,12 @@ def test_bleu_statistics_equal_sacrebleus_and_reproduce_bleu(webnlg):
     assert list(ours[:, 0]) == list(result.sentence_sys_len) and list(ours[:, 1]) == list(result.sentence_ref_len)
 
 
-def _has_chrf() -> bool:
-    return "chrf" in metric_names() and get_protocol("chrf").resampling is not None
+def _resampled(name: str) -> bool:
+    return name in metric_names() and get_protocol(name).resampling is not None
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not _has_chrf(), reason="nlgmetrics.chrf (chrf_statistics) not available")
+@pytest.mark.skipif(not _resampled("chrf"), reason="nlgmetrics.chrf (chrf_statistics) not available")
 def test_chrf_paired_tests_equal_sacrebleu(webnlg):
     from sacrebleu.metrics import CHRF
 
@@ -158,12 +158,8 @@ def test_chrf_paired_tests_equal_sacrebleu(webnlg):
         assert ours[name].ci_half_width == pytest.approx(float(bs[name].ci), abs=1e-4)
 
 
-def _has_ter() -> bool:
-    return "ter" in metric_names() and get_protocol("ter").resampling is not None
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(not _has_ter(), reason="nlgmetrics.ter (ter_statistics) not available")
+@pytest.mark.skipif(not _resampled("ter"), reason="nlgmetrics.ter (ter_statistics) not available")
 def test_ter_paired_tests_equal_sacrebleu(webnlg):
     from sacrebleu.metrics import TER
 

@@ -1,6 +1,6 @@
-"""nlgmetrics.shannon: paper definition vs a naive oracle, reuse, degenerate and bad inputs,
-invariances, the result contract, the offline SmolLM2 alias, the evaluate module and the model
-card's examples. (Parity with blanc: test_shannon_parity.py.)"""
+"""nlgmetrics.shannon: the formulas by hand, reuse, degenerate and bad inputs, invariances, the
+result contract, the offline SmolLM2 alias, the evaluate module and the model card's examples.
+(Parity with blanc and the paper's definition against a naive oracle: tests/parity/test_shannon_parity.py.)"""
 
 from __future__ import annotations
 
@@ -10,79 +10,17 @@ import warnings
 
 import numpy as np
 import pytest
-import torch
 
 from nlgmetrics.core.result import MetricResult
 from nlgmetrics.core.sentences import split_sentences
 from nlgmetrics.shannon import ShannonResult, shannon_ratios, shannon_score
 from tests.support.markdown_examples import REPO_ROOT, markdown_doctest, run_markdown_examples, runnable_examples
+from tests.support.shannon_texts import DOC_A, DOC_B, SUMM_A1, SUMM_A2, SUMM_B
+from tests.support.shannon_texts import column as _col
+from tests.support.shannon_texts import score as _score
 
 CARD = REPO_ROOT / "metrics" / "shannon_score" / "README.md"
 COLUMNS = ("shannon_score", "information_difference", "blanc_shannon", "ll_base", "ll_help", "ll_full")
-
-DOC_A = (
-    "The city council met on Monday to discuss the new park. Residents asked for more trees and "
-    "a playground. The mayor said the plan would cost two million dollars."
-)
-DOC_B = "Jack drove his minivan to the bazaar. He bought milk and honey for his large family."
-SUMM_A1 = "The council discussed a park costing two million dollars."
-SUMM_A2 = "Residents want trees."
-SUMM_B = "Jack bought milk and honey."
-
-
-def _score(model_dir, summs, docs, **kwargs):
-    """shannon_score(summaries, documents) on a model directory, without a progress bar."""
-    kwargs.setdefault("progress", False)
-    return shannon_score(summs, docs, model=str(model_dir), **kwargs)
-
-
-def _col(result, name):
-    return result.scores[name]
-
-
-# ----------------------------------------------------------------------------------------------
-# The paper's definition, every token included, against a plain-transformers oracle.
-
-
-def _oracle(model_dir, doc, summ):
-    """Naive per-sentence forward passes with transformers (no engine, no batching, no cache)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    model = AutoModelForCausalLM.from_pretrained(str(model_dir)).eval()
-    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
-    start = tokenizer.convert_tokens_to_ids("<|endoftext|>")
-    summ_ids = tokenizer(summ.strip(), add_special_tokens=False)["input_ids"]
-    totals = {"base": 0.0, "help": 0.0, "full": 0.0}
-    s = [[0, 0], [0, 0]]
-    for sentence in split_sentences(doc):
-        ids = tokenizer(sentence, add_special_tokens=False)["input_ids"]
-        hits = {}
-        for name, prompt in (("base", []), ("help", summ_ids), ("full", ids)):
-            context = [start] + prompt
-            inputs = torch.tensor([context + ids[:-1]])
-            with torch.no_grad():
-                logits = model(input_ids=inputs).logits[0, len(context) - 1:]
-            logprobs = torch.log_softmax(logits.double(), -1)[torch.arange(len(ids)), ids]
-            totals[name] += float(logprobs.sum())
-            hits[name] = (logits.argmax(-1) == torch.tensor(ids)).tolist()
-        for b, h in zip(hits["base"], hits["help"]):
-            s[int(b)][int(h)] += 1
-    return totals, s
-
-
-def test_matches_naive_oracle_every_token(tiny_gpt2_dir):
-    docs, summs = [DOC_A, DOC_A, DOC_B], [SUMM_A1, SUMM_A2, SUMM_B]
-    result = _score(tiny_gpt2_dir, summs, docs)
-    for i, (doc, summ) in enumerate(zip(docs, summs)):
-        totals, s = _oracle(tiny_gpt2_dir, doc, summ)
-        assert abs(_col(result, "ll_base")[i] - totals["base"]) < 1e-4
-        assert abs(_col(result, "ll_help")[i] - totals["help"]) < 1e-4
-        assert abs(_col(result, "ll_full")[i] - totals["full"]) < 1e-4
-        assert result.s[i] == s
-        expected = (totals["help"] - totals["base"]) / (totals["full"] - totals["base"])
-        assert abs(_col(result, "shannon_score")[i] - expected) < 1e-5
-        assert abs(_col(result, "information_difference")[i] - (totals["help"] - totals["base"])) < 1e-4
-        assert result.num_sentences[i] == len(split_sentences(doc))
 
 
 def test_ratios_by_hand():
