@@ -14,8 +14,6 @@ distinct n-gram. Unigrams are kept as plain strings (cheaper to hash than 1-tupl
 
 from __future__ import annotations
 
-import functools
-import operator
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -46,14 +44,30 @@ class ReferenceStats:
 
 def reference_stats(references: Sequence[Sequence[str]], max_order: int) -> ReferenceStats:
     """Merge the tokenized references of one segment."""
-    # Counter's | keeps the larger count of each n-gram (a new Counter: none is modified)
-    merged = functools.reduce(operator.or_, (all_counts(tokens, max_order) for tokens in references))
+    merged: dict = {}
+    for index, tokens in enumerate(references):
+        counts = all_counts(tokens, max_order)
+        if index == 0:
+            merged = counts
+            continue
+        if index == 1:
+            merged = dict(merged)  # never modify a Counter another segment may share
+        get = merged.get
+        for gram, count in counts.items():
+            if count > get(gram, 0):
+                merged[gram] = count
     return ReferenceStats(merged, tuple(len(tokens) for tokens in references))
 
 
 def closest_ref_len(hyp_len: int, ref_lens: Sequence[int]) -> int:
     """Reference length closest to the hypothesis length; ties go to the shorter reference."""
-    return min(ref_lens, key=lambda ref_len: (abs(hyp_len - ref_len), ref_len), default=-1)
+    best_len = -1
+    best_diff = -1
+    for ref_len in ref_lens:
+        diff = abs(hyp_len - ref_len)
+        if best_diff == -1 or diff < best_diff or (diff == best_diff and ref_len < best_len):
+            best_diff, best_len = diff, ref_len
+    return best_len
 
 
 def segment_stats(

@@ -82,28 +82,40 @@ class _Text:
     def counts(self, key: tuple) -> tuple[Counter, int]:
         found = self.cache.get(key)
         if found is None:
-            tokens = self.tokens
-            counter = ngram_counts(tokens, key[1]) if key[0] == "n" else skip_bigram_counts(tokens, *key[1:])
-            found = self.cache[key] = (counter, sum(counter.values()))
+            if key[0] == "n":
+                counter = ngram_counts(self.tokens, key[1])
+            else:
+                counter = skip_bigram_counts(self.tokens, key[1], key[2])
+            found = (counter, sum(counter.values()))
+            self.cache[key] = found
         return found
 
-    @functools.cached_property
+    @property
     def masks(self) -> dict[str, int]:
-        return match_masks(self.tokens)
+        found = self.cache.get("masks")
+        if found is None:
+            found = self.cache["masks"] = match_masks(self.tokens)
+        return found
 
-    @functools.cached_property
+    @property
     def sentence_masks(self) -> list[dict[str, int]]:
-        return [match_masks(s) for s in self.sentences]
+        found = self.cache.get("sentence_masks")
+        if found is None:
+            found = self.cache["sentence_masks"] = [match_masks(s) for s in self.sentences]
+        return found
 
-    @functools.cached_property
+    @property
     def sentence_unigrams(self) -> Counter:
         """Token counts over the sentences' tokens: what ROUGE-Lsum and ROUGE-W clip their hits
         by. rouge-score and ROUGE-1.5.5 tokenize each sentence, and a callable tokenizer's tokens
         of the whole text may differ from those of its lines (``text.split(" ")`` makes
         ``"sat\\nthe"`` one token), so the whole text's counts are not these."""
-        return Counter(token for line in self.sentences for token in line)
+        found = self.cache.get("sentence_unigrams")
+        if found is None:
+            found = self.cache["sentence_unigrams"] = Counter(token for line in self.sentences for token in line)
+        return found
 
-    @functools.cached_property
+    @property
     def sentence_total(self) -> int:
         return sum(len(s) for s in self.sentences)
 
@@ -124,7 +136,8 @@ def _preparer(tokenizer: RougeTokenizer, stem: bool | str, stopwords: bool, sent
     it may be a new lambda every call (or change between calls), and a shared cache keyed by it
     would keep every one alive."""
     if not tokenizer.is_callable:
-        return lambda text: _prepare(text, tokenizer.key, stem, stopwords, sentences)
+        key = tokenizer.key
+        return lambda text: _prepare(text, key, stem, stopwords, sentences)
     split = tokenizer.split
 
     @functools.cache
@@ -182,10 +195,13 @@ def _pair_stats(kind: RougeType, pred: _Text, ref: _Text, w: float, w_norm: str)
         # iterate over the shorter text: LCS is symmetric
         a, b = (ref.tokens, pred) if len(ref.tokens) <= len(pred.tokens) else (pred.tokens, ref)
         return Stats(lcs_length(a, b.masks, len(b.tokens)), len(ref.tokens), len(pred.tokens))
-    if kind.kind == "Lsum":  # a side without tokens has no LCS: 0 hits
+    if kind.kind == "Lsum":
+        ref_total, pred_total = ref.sentence_total, pred.sentence_total
+        if not ref_total or not pred_total:  # a side without tokens has no LCS: 0 hits
+            return Stats(0, ref_total, pred_total)
         hits = union_lcs_hits(ref.sentences, pred.sentences, pred.sentence_masks, ref.sentence_unigrams,
                               pred.sentence_unigrams)
-        return Stats(hits, ref.sentence_total, pred.sentence_total)
+        return Stats(hits, ref_total, pred_total)
     return _rouge_w_stats(pred, ref, w, w_norm)
 
 
@@ -379,6 +395,7 @@ def rouge_family(
 
     prepare = _preparer(splitter, stem, remove_stopwords, any(t.kind in ("Lsum", "W") for t in types))
     dropped: dict[str, list[tuple[int, str]]] = {"predictions": [], "references": []}
+    transform_w = (lambda x: x ** (1.0 / w)) if any(t.kind == "W" for t in types) else None
     scores: dict[str, list[float]] = {name: [] for t in types for name in type_columns(t.name)}
     iterator: Any = zip(preds, refs)
     if progress:
@@ -400,11 +417,11 @@ def rouge_family(
                     raise _WeightOverflow(w, rouge_w_normalization, longest, len(per_ref))
             except _WeightOverflow as error:
                 raise ValueError(f"example {index}: {error}") from None
-            transform = (lambda x: x ** (1.0 / w)) if kind.kind == "W" else None
-            score = combine(per_ref, multi_ref, beta, transform)
-            fpr = (score.fmeasure, score.precision, score.recall)  # the order of type_columns
-            for column, value in zip(type_columns(kind.name), fpr):
-                scores[column].append(value)
+            score = combine(per_ref, multi_ref, beta, transform_w if kind.kind == "W" else None)
+            f_column, p_column, r_column = type_columns(kind.name)
+            scores[f_column].append(score.fmeasure)
+            scores[p_column].append(score.precision)
+            scores[r_column].append(score.recall)
 
     warn_dropped_words(dropped)
     nrefs = {len(r) for r in refs}

@@ -35,24 +35,19 @@ def match_masks(tokens: Sequence[str]) -> dict[str, int]:
     return masks
 
 
-def _lcs_rows(a: Sequence[str], b_masks: dict[str, int], b_len: int) -> list[int]:
-    """The bit-parallel DP rows of every prefix of ``a`` (row 0 first); a zero bit is one unit of LCS."""
-    full = v = (1 << b_len) - 1
-    get = b_masks.get
-    rows = [full]
-    for token in a:
-        u = v & get(token, 0)
-        if u:
-            v = ((v + u) | (v - u)) & full
-        rows.append(v)
-    return rows
-
-
 def lcs_length(a: Sequence[str], b_masks: dict[str, int], b_len: int) -> int:
     """Length of the LCS of ``a`` and a sequence ``b`` given by its match masks and length."""
     if not a or not b_len:
         return 0
-    return b_len - _lcs_rows(a, b_masks, b_len)[-1].bit_count()
+    full = (1 << b_len) - 1
+    v = full
+    get = b_masks.get
+    for token in a:
+        u = v & get(token, 0)
+        if u:
+            v = ((v + u) | (v - u)) & full
+    # Each zero bit of v is one unit of LCS.
+    return b_len - v.bit_count()
 
 
 def lcs_positions(a: Sequence[str], b: Sequence[str], b_masks: dict[str, int]) -> list[int]:
@@ -64,8 +59,16 @@ def lcs_positions(a: Sequence[str], b: Sequence[str], b_masks: dict[str, int]) -
     b_len = len(b)
     if not a or not b_len:
         return []
-    rows = _lcs_rows(a, b_masks, b_len)
-    if rows[-1] == rows[0]:  # no common token
+    full = (1 << b_len) - 1
+    get = b_masks.get
+    rows = [full]
+    v = full
+    for token in a:
+        u = v & get(token, 0)
+        if u:
+            v = ((v + u) | (v - u)) & full
+        rows.append(v)
+    if v == full:  # no common token
         return []
     # T[i][j] = j - popcount(rows[i] & ((1 << j) - 1))
     positions: list[int] = []
@@ -100,7 +103,8 @@ def union_lcs_hits(
     is taken; each token in the union counts once while both texts still have an unused copy of
     it (the clipping that keeps ROUGE-L <= ROUGE-1, as in ROUGE-1.5.5 and rouge-score).
     """
-    clip = _Clipper(ref_unigrams, pred_unigrams)
+    ref_left = dict(ref_unigrams)
+    pred_left = dict(pred_unigrams)
     hits = 0
     for ref in ref_sents:
         if not ref:
@@ -108,24 +112,13 @@ def union_lcs_hits(
         union: set[int] = set()
         for pred, masks in zip(pred_sents, pred_masks):
             union.update(lcs_positions(ref, pred, masks))
-        hits += sum(clip(ref[position]) for position in sorted(union))
+        for position in sorted(union):
+            token = ref[position]
+            if ref_left.get(token, 0) > 0 and pred_left.get(token, 0) > 0:
+                hits += 1
+                ref_left[token] -= 1
+                pred_left[token] -= 1
     return hits
-
-
-class _Clipper:
-    """Each token counts once while both texts still have an unused copy of it (the clipping that
-    keeps ROUGE-L <= ROUGE-1, as in ROUGE-1.5.5 and rouge-score)."""
-
-    def __init__(self, ref_unigrams: Counter, pred_unigrams: Counter) -> None:
-        self.ref_left, self.pred_left = dict(ref_unigrams), dict(pred_unigrams)
-
-    def __call__(self, token: str) -> bool:
-        """Whether ``token`` is a hit (and then use one copy of it on each side)."""
-        if self.ref_left.get(token, 0) > 0 and self.pred_left.get(token, 0) > 0:
-            self.ref_left[token] -= 1
-            self.pred_left[token] -= 1
-            return True
-        return False
 
 
 def _wlcs_dp(ref: Sequence[str], pred: Sequence[str], weight: float) -> tuple[float, list[bytearray]]:
@@ -149,11 +142,14 @@ def _wlcs_dp(ref: Sequence[str], pred: Sequence[str], weight: float) -> tuple[fl
             if token == pred[j - 1]:
                 k = r_prev[j - 1]
                 s_row[j] = s_prev[j - 1] + (k + 1) ** weight - k**weight
-                r_row[j], mv[j] = k + 1, 1
+                r_row[j] = k + 1
+                mv[j] = 1
             elif s_prev[j] >= s_row[j - 1]:
-                s_row[j], mv[j] = s_prev[j], 2
+                s_row[j] = s_prev[j]
+                mv[j] = 2
             else:
-                s_row[j], mv[j] = s_row[j - 1], 3
+                s_row[j] = s_row[j - 1]
+                mv[j] = 3
         s_prev, r_prev = s_row, r_row
     return s_prev[n], move
 
@@ -215,7 +211,8 @@ def wlcs_hits(
     run bookkeeping is kept as is: a masked position rejected by clipping neither extends nor
     ends the current run.)
     """
-    clip = _Clipper(ref_unigrams, pred_unigrams)
+    ref_left = dict(ref_unigrams)
+    pred_left = dict(pred_unigrams)
     hits = 0.0
     base = 0.0
     for ref in ref_sents:
@@ -228,9 +225,14 @@ def wlcs_hits(
             wlcs_mask(ref, pred, weight, mask)
         run_length = 0
         for j in range(m):
-            if mask[j] and clip(ref[j]):
+            if not mask[j]:
+                continue
+            token = ref[j]
+            if ref_left.get(token, 0) > 0 and pred_left.get(token, 0) > 0:
                 run_length += 1
                 if j + 1 == m or not mask[j + 1]:
                     hits += run_length**weight
                     run_length = 0
+                ref_left[token] -= 1
+                pred_left[token] -= 1
     return hits, base

@@ -107,5 +107,10 @@ def combine(
         return to_score(per_reference[0], beta, transform)
     if mode == "average":
         return to_score(pooled(per_reference), beta, transform)
-    scores = [to_score(stats, beta, transform) for stats in per_reference]
-    return max(scores, key=lambda score: score.fmeasure)  # the first of equals, as rouge-score's score_multi
+    best: Score | None = None
+    for stats in per_reference:  # the first of equals, as rouge-score's score_multi
+        score = to_score(stats, beta, transform)
+        if best is None or score.fmeasure > best.fmeasure:
+            best = score
+    assert best is not None
+    return best
