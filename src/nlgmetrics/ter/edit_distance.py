@@ -72,10 +72,16 @@ class EditDistance:
             row = [INFINITY] * width
             row_ops = ["x"] * width
             word = hypothesis[i - 1]
-            if low == 0:
-                row[0], row_ops[0] = previous[0] + 1, "d"
-            for j in range(max(low, 1), high):
-                best, op = (previous[j - 1], " ") if word == reference[j - 1] else (previous[j - 1] + 1, "s")
+            j = low
+            if j == 0:
+                row[0] = previous[0] + 1
+                row_ops[0] = "d"
+                j = 1
+            for j in range(j, high):
+                if word == reference[j - 1]:
+                    best, op = previous[j - 1], " "
+                else:
+                    best, op = previous[j - 1] + 1, "s"
                 if best >= INFINITY:  # the comparison with the initial "infinite" cell
                     best, op = INFINITY, "x"
                 deletion = previous[j] + 1
@@ -84,7 +90,8 @@ class EditDistance:
                 insertion = row[j - 1] + 1
                 if best > insertion:
                     best, op = insertion, "i"
-                row[j], row_ops[j] = best, op
+                row[j] = best
+                row_ops[j] = op
             costs.append(row)
             ops.append("".join(row_ops))
             previous = row
@@ -103,9 +110,14 @@ def _trace(ops: list[str], i: int, j: int) -> str:
     steps = []
     while i > 0 or j > 0:
         op = ops[i][j]
-        if op == "x":  # pragma: no cover - an "infinite" cell on the path would be a bug
-            raise AssertionError(f"TER edit trace reached an unfilled cell at ({i}, {j})")
         steps.append(op)
-        i -= op != "i"  # every step but an insertion uses a hypothesis word
-        j -= op != "d"  # every step but a deletion uses a reference word
+        if op == " " or op == "s":
+            i -= 1
+            j -= 1
+        elif op == "i":
+            j -= 1
+        elif op == "d":
+            i -= 1
+        else:  # pragma: no cover - an "infinite" cell on the path would be a bug
+            raise AssertionError(f"TER edit trace reached an unfilled cell at ({i}, {j})")
     return "".join(reversed(steps))
