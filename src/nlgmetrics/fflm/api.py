@@ -28,19 +28,34 @@ from nlgmetrics.core.signature import make_signature
 from nlgmetrics.core.refusals import AFTER_LOADING, Refusal, refusal_sentences
 from nlgmetrics.core.tokens import START_TOKEN_RULE, START_TOKEN_VOCABULARY_RULE, resolve_start_token
 from nlgmetrics.core.validation import (
-    CACHE_DIR_RULE, BATCH_SIZE_RULE, CHUNK_SIZE_RULE, MAX_LENGTH_RULE, TOKEN_BUDGET_RULE, check_source_inputs,
-    check_switches, shown_value, switch_rule,
+    CACHE_DIR_RULE,
+    BATCH_SIZE_RULE,
+    CHUNK_SIZE_RULE,
+    MAX_LENGTH_RULE,
+    TOKEN_BUDGET_RULE,
+    check_source_inputs,
+    check_switches,
+    shown_value,
+    switch_rule,
 )
 from nlgmetrics.fflm.components import (
-    COMPONENT_BOUND, PROBABILITY_FLOOR, fflm_components, floored_probabilities,
+    COMPONENT_BOUND,
+    PROBABILITY_FLOOR,
+    fflm_components,
+    floored_probabilities,
 )
 from nlgmetrics.fflm.explain import fflm_breakdowns
 from nlgmetrics.fflm.planning import (
-    DEFAULT_START_TOKENS, build_queries, check_start_token, plan_example, slot_logprobs, token_ids,
+    DEFAULT_START_TOKENS,
+    build_queries,
+    check_start_token,
+    plan_example,
+    slot_logprobs,
+    token_ids,
 )
 
 if TYPE_CHECKING:  # torch is imported lazily; the annotations only
-    from nlgmetrics.engine import LoadedLM
+    from nlgmetrics.engine import CausalQuery, LoadedLM
 
 #: Default model: public, ungated (Apache-2.0) *foundation* (base, not instruction-tuned) causal LM
 #: of the LLaMA architecture, with a context (8192) above the authors' 2048-token limit. The paper
@@ -92,9 +107,6 @@ _DESCRIPTIONS = {
     "delta_cond_summary": "Delta_cond(Y): how little the summary's own copy adds once the document is there",
 }
 
-#: The columns of the three components, in the order of ``fflm_components`` and of the weights (a, b, d).
-_COMPONENTS = ("delta_prior_summary", "delta_prior_document", "delta_cond_summary")
-
 
 @dataclass(frozen=True)
 class FFLMProbabilities:
@@ -143,8 +155,11 @@ class FFLMResult(MetricResult):
 
     def details(self) -> dict[str, Any]:
         """Per-example token counts and truncation flags."""
-        names = ("summary_tokens", "document_tokens", "truncated")
-        return {name: list(getattr(self, name)) for name in names}
+        return {
+            "summary_tokens": list(self.summary_tokens),
+            "document_tokens": list(self.document_tokens),
+            "truncated": list(self.truncated),
+        }
 
     def reweight(self, weights: Sequence[float]) -> list[float]:
         """Per-example FFLM under other weights ``(a, b, d)``, from the stored components (no model
@@ -152,13 +167,12 @@ class FFLMResult(MetricResult):
 
         The paper grid-searches the weights for inconsistency detection; this makes that cheap.
         """
-        return _weighted_sum(check_weights(weights), self.scores)
-
-
-def _weighted_sum(weights: tuple[float, float, float], components: Mapping[str, list[float]]) -> list[float]:
-    """Per example a * Delta_prior(Y) + b * Delta_prior(X) + d * Delta_cond(Y), ``weights`` = (a, b, d)."""
-    a, b, d = weights
-    return [a * py + b * px + d * cy for py, px, cy in zip(*(components[name] for name in _COMPONENTS))]
+        a, b, d = check_weights(weights)
+        s = self.scores
+        return [
+            a * py + b * px + d * cy
+            for py, px, cy in zip(s["delta_prior_summary"], s["delta_prior_document"], s["delta_cond_summary"])
+        ]
 
 
 def check_weights(weights: Any) -> tuple[float, float, float]:
@@ -170,11 +184,13 @@ def check_weights(weights: Any) -> tuple[float, float, float]:
     if weights is None or isinstance(weights, str) or not hasattr(weights, "__len__"):
         raise WEIGHTS_RULE.error(
             f"weights={weights!r}: pass three numbers (a, b, d) for "
-            f"(Delta_prior(Y), Delta_prior(X), Delta_cond(Y)) that sum to 1, e.g. (0.25, 0.25, 0.5).")
+            f"(Delta_prior(Y), Delta_prior(X), Delta_cond(Y)) that sum to 1, e.g. (0.25, 0.25, 0.5)."
+        )
     if len(weights) != 3:
         raise WEIGHTS_RULE.error(
             f"weights has {len(weights)} values; pass exactly three (a, b, d) for "
-            f"(Delta_prior(Y), Delta_prior(X), Delta_cond(Y)), e.g. (0.25, 0.25, 0.5).")
+            f"(Delta_prior(Y), Delta_prior(X), Delta_cond(Y)), e.g. (0.25, 0.25, 0.5)."
+        )
     try:
         values = tuple(float(w) for w in weights)
     except (TypeError, ValueError):
@@ -187,7 +203,8 @@ def check_weights(weights: Any) -> tuple[float, float, float]:
     if abs(sum(values) - 1.0) > WEIGHT_SUM_TOLERANCE:
         raise WEIGHTS_RULE.error(
             f"weights={values!r} sum to {sum(values):g}; FFLM needs a + b + d = 1 "
-            f"(e.g. (0.25, 0.25, 0.5), or divide each weight by their sum).")
+            f"(e.g. (0.25, 0.25, 0.5), or divide each weight by their sum)."
+        )
     return values  # type: ignore[return-value]
 
 
@@ -291,8 +308,8 @@ def fflm(
         raise SEPARATOR_RULE.error(
             f"separator={shown_value(separator)} must be a string (the authors use {DEFAULT_SEPARATOR!r}).")
     start_token = check_start_token(start_token)
-    prefix_cache, explain, progress = check_switches(
-        SWITCH_RULE, prefix_cache=prefix_cache, explain=explain, progress=progress).values()
+    switches = check_switches(SWITCH_RULE, prefix_cache=prefix_cache, explain=explain, progress=progress)
+    prefix_cache, explain, progress = switches.values()
 
     with lm_call(options, kind="causal", default_budget=DEFAULT_TOKEN_BUDGET, progress=progress) as call:
         lm, limit = call.lm, call.max_length
@@ -305,7 +322,8 @@ def fflm(
             raise MAX_LENGTH_ROOM_RULE.error(
                 f"max_length={limit} leaves no room for a summary after the start token and the "
                 f"{len(sep)}-token separator {separator!r}; use max_length >= {len(sep) + 2} "
-                f"(the authors use {DEFAULT_MAX_LENGTH}).")
+                f"(the authors use {DEFAULT_MAX_LENGTH})."
+            )
 
         # Bounded memory: plan and score ``chunk_size`` distinct documents at a time, each with all of
         # its summaries, so lm_doc (once per document) and the shared (start, X, sep) prefix cache are
@@ -313,8 +331,11 @@ def fflm(
         # are alive at once; we keep the per-example outputs.
         n = len(documents)
         components: list[tuple[float, float, float]] = [(0.0, 0.0, 0.0)] * n
-        summary_tokens, document_tokens, truncated = [0] * n, [0] * n, [False] * n
-        explained: dict[int, tuple[Any, FFLMProbabilities]] = {}  # explain=True: per example (plan, probs)
+        kept: list[FFLMProbabilities | None] = [None] * n
+        summary_tokens = [0] * n
+        document_tokens = [0] * n
+        truncated = [False] * n
+        explained: dict[int, tuple[Any, FFLMProbabilities]] = {}
         counts = WarnOnce()
         with ExampleProgress(n, "FFLM", enabled=call.progress, store=call.store) as bar:
             for examples in chunk_by_key(documents, call.chunk_size):
@@ -322,16 +343,21 @@ def fflm(
                 plans = [plan_example(documents[i], summaries[i], lm.tokenizer, chunk_cache, limit, room)
                          for i in examples]
                 queries, slots = build_queries(plans, start, sep, limit)
+                logprobs: list[np.ndarray] = [np.zeros(0)] * len(queries)
                 results = iter_causal(lm, queries, TARGET_LOGPROBS, token_budget=call.token_budget,
                                       batch_size=call.batch_size, prefix_cache=prefix_cache, store=call.store,
                                       progress=False)  # the bar counts examples over the whole call
-                logprobs = {query_index: values for query_index, (values, _no_argmax)
-                            in bar.track(results, examples=len(examples), queries=len(queries))}
+                for query_index, (values, _no_argmax) in bar.track(results, examples=len(examples),
+                                                                   queries=len(queries)):
+                    logprobs[query_index] = values
+
                 for i, plan, slot in zip(examples, plans, slots):
-                    probs = FFLMProbabilities(**{name: floored_probabilities(slot_logprobs(logprobs, where))
-                                                 for name, where in slot.items()})
+                    probs = FFLMProbabilities(**{
+                        name: floored_probabilities(slot_logprobs(logprobs, where)) for name, where in slot.items()
+                    })
                     components[i] = fflm_components(probs.s2s, probs.lm, probs.prefix, probs.s2s_doc, probs.lm_doc)
                     if explain:
+                        kept[i] = probs
                         explained[i] = (plan, probs)
                     summary_tokens[i] = len(plan.summary)
                     document_tokens[i] = plan.cond_budget
@@ -341,18 +367,40 @@ def fflm(
                 del plans, queries, slots, logprobs
     counts.emit(_WARNINGS, total=n, limit=limit)
 
-    fields = {"separator": repr(separator), "start_token": start, "weights_abd": weights_t,
-              "probability_floor": PROBABILITY_FLOOR}
-    signature = make_signature("fflm", fields, model=lm.signature_fields(limit))
-    named = dict(zip(_COMPONENTS, map(list, zip(*components))))  # n >= 1: the inputs are not empty
-    scores = {"fflm": _weighted_sum(weights_t, named), **named}
-    explanations = [
-        fflm_breakdowns(lm.tokenizer, summaries[i], documents[i], *explained[i], weights_t,
-                        {name: values[i] for name, values in scores.items()}, signature)
-        for i in range(n)
-    ] if explain else None
+    signature = make_signature(
+        "fflm",
+        {
+            "separator": repr(separator),
+            "start_token": start,
+            "weights_abd": weights_t,
+            "probability_floor": PROBABILITY_FLOOR,
+        },
+        model=lm.signature_fields(limit),
+    )
+    a, b, d = weights_t
+    prior_y = [c[0] for c in components]
+    prior_x = [c[1] for c in components]
+    cond_y = [c[2] for c in components]
+    scores = {
+        "fflm": [a * py + b * px + d * cy for py, px, cy in zip(prior_y, prior_x, cond_y)],
+        "delta_prior_summary": prior_y,
+        "delta_prior_document": prior_x,
+        "delta_cond_summary": cond_y,
+    }
+    explanations = None
+    if explain:
+        explanations = [
+            fflm_breakdowns(lm.tokenizer, summaries[i], documents[i], *explained[i], weights_t,
+                            {name: values[i] for name, values in scores.items()}, signature)
+            for i in range(n)
+        ]
     return FFLMResult(
-        scores=scores, signature=signature, weights=weights_t, summary_tokens=summary_tokens,
-        document_tokens=document_tokens, truncated=truncated, explanations=explanations,
-        token_probabilities=[explained[i][1] for i in range(n)] if explain else None,
+        scores=scores,
+        signature=signature,
+        weights=weights_t,
+        summary_tokens=summary_tokens,
+        document_tokens=document_tokens,
+        truncated=truncated,
+        token_probabilities=kept if explain else None,  # type: ignore[arg-type]
+        explanations=explanations,
     )

@@ -56,25 +56,33 @@ def floored_probabilities(logprobs: np.ndarray) -> np.ndarray:
     if np.isnan(logprobs).any():
         raise RuntimeError(
             "the model produced NaN log-probabilities (often float16 overflow); "
-            "rerun with dtype='float32' or 'bfloat16'.")
+            "rerun with dtype='float32' or 'bfloat16'."
+        )
     probs = np.exp(logprobs)
     return np.where(logprobs < FLOAT32_UNDERFLOW_LOGPROB, PROBABILITY_FLOOR, probs)
 
 
 def fflm_components(
-    s2s: np.ndarray, lm: np.ndarray, prefix: np.ndarray, s2s_doc: np.ndarray, lm_doc: np.ndarray
+    s2s: np.ndarray,
+    lm: np.ndarray,
+    prefix: np.ndarray,
+    s2s_doc: np.ndarray,
+    lm_doc: np.ndarray,
 ) -> tuple[float, float, float]:
     """(Delta_prior(Y), Delta_prior(X), Delta_cond(Y)) from the five floored probability lists.
 
     A component over an empty list is 0.0 (no token, no probability change), never NaN.
     """
-    terms = fflm_token_terms(s2s, lm, prefix, s2s_doc, lm_doc)
-    prior_y, prior_x, cond_y = (float(np.mean(t)) if t.size else 0.0 for t in terms)
-    return prior_y, prior_x, cond_y
+    prior_y, prior_x, cond_y = fflm_token_terms(s2s, lm, prefix, s2s_doc, lm_doc)
+    return _mean_or_zero(prior_y), _mean_or_zero(prior_x), _mean_or_zero(cond_y)
 
 
 def fflm_token_terms(
-    s2s: np.ndarray, lm: np.ndarray, prefix: np.ndarray, s2s_doc: np.ndarray, lm_doc: np.ndarray
+    s2s: np.ndarray,
+    lm: np.ndarray,
+    prefix: np.ndarray,
+    s2s_doc: np.ndarray,
+    lm_doc: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The per-token terms whose means are the three components (summary, document, summary tokens).
 
@@ -88,3 +96,7 @@ def fflm_token_terms(
     cond_y = (-np.log(prefix) - s2s_loss) * s2s_weight
     prior_x = (-np.log(lm_doc) + np.log(s2s_doc)) * np.exp(1.0 - s2s_doc)
     return prior_y, prior_x, cond_y
+
+
+def _mean_or_zero(values: np.ndarray) -> float:
+    return float(np.mean(values)) if values.size else 0.0

@@ -42,30 +42,34 @@ def fflm_breakdowns(tokenizer: Any, summary: str, document: str, plan: Any, prob
     summary_spans = tuple(TokenSpan("summary", a, b) for a, b in token_offsets(tokenizer, summary, list(plan.summary)))
     document_ids = list(plan.document[: plan.cond_budget])
     document_spans = tuple(TokenSpan("document", a, b) for a, b in token_offsets(tokenizer, document, document_ids))
+    texts = {"summary": summary, "document": document}
     a, b, d = weights
+
+    def make(name: str, spans: tuple[TokenSpan, ...], values: np.ndarray, description: str,
+             columns: dict[str, tuple[float, ...]]) -> TokenBreakdown:
+        return TokenBreakdown(metric="fflm", name=name, score=scores[name], texts=texts, spans=spans,
+                              values=tuple(values.tolist()), aggregation="sum", description=description,
+                              signature=signature, columns=columns)
+
     summary_columns = {"p_s2s": tuple(probs.s2s.tolist()), "p_lm": tuple(probs.lm.tolist()),
                        "p_prefix": tuple(probs.prefix.tolist())}
     document_columns = {"p_s2s_doc": tuple(probs.s2s_doc.tolist()), "p_lm_doc": tuple(probs.lm_doc.tolist())}
-    parts = {  # column: (spans, per-token values, description, per-token probability columns)
-        "fflm": (summary_spans + document_spans,
-                 np.concatenate([a * _share(prior_y) + d * _share(cond_y), b * _share(prior_x)]),
-                 f"summary token: ({a:g} * prior term + {d:g} * cond term) / n; document token: {b:g} * "
-                 f"prior term / m; sums to FFLM", {}),
-        "delta_prior_summary": (
-            summary_spans, _share(prior_y),
+    return {
+        "fflm": make(
+            "fflm", summary_spans + document_spans,
+            np.concatenate([a * _share(prior_y) + d * _share(cond_y), b * _share(prior_x)]),
+            f"summary token: ({a:g} * prior term + {d:g} * cond term) / n; document token: {b:g} * "
+            f"prior term / m; sums to FFLM", {}),
+        "delta_prior_summary": make(
+            "delta_prior_summary", summary_spans, _share(prior_y),
             "per summary token: (log p(y|X) - log p(y)) * exp(1 - p(y|X)) / n; sums to Delta_prior(Y)",
             summary_columns),
-        "delta_prior_document": (
-            document_spans, _share(prior_x),
+        "delta_prior_document": make(
+            "delta_prior_document", document_spans, _share(prior_x),
             "per document token: (log p(x|Y) - log p(x)) * exp(1 - p(x|Y)) / m; sums to Delta_prior(X)",
             document_columns),
-        "delta_cond_summary": (
-            summary_spans, _share(cond_y),
+        "delta_cond_summary": make(
+            "delta_cond_summary", summary_spans, _share(cond_y),
             "per summary token: (log p(y|X) - log p(y|Y,X)) * exp(1 - p(y|X)) / n; sums to Delta_cond(Y)",
             summary_columns),
     }
-    texts = {"summary": summary, "document": document}
-    return {name: TokenBreakdown(metric="fflm", name=name, score=scores[name], texts=texts, spans=spans,
-                                 values=tuple(values.tolist()), aggregation="sum", description=description,
-                                 signature=signature, columns=columns)
-            for name, (spans, values, description, columns) in parts.items()}

@@ -22,7 +22,7 @@ in its three lists.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -70,9 +70,11 @@ class ListSlot(NamedTuple):
 
 def token_ids(tokenizer: Any, text: str, cache: dict[str, tuple[int, ...]]) -> tuple[int, ...]:
     """The authors' tokenization: ``tokenize`` (no special tokens) then ``convert_tokens_to_ids``."""
-    if text not in cache:
-        cache[text] = tuple(int(i) for i in tokenizer.convert_tokens_to_ids(tokenizer.tokenize(text)))
-    return cache[text]
+    ids = cache.get(text)
+    if ids is None:
+        ids = tuple(int(i) for i in tokenizer.convert_tokens_to_ids(tokenizer.tokenize(text)))
+        cache[text] = ids
+    return ids
 
 
 #: FFLM's default start token (:func:`nlgmetrics.core.tokens.resolve_start_token`): the tokenizer's
@@ -82,7 +84,12 @@ DEFAULT_START_TOKENS: tuple[StartCandidate, ...] = (BOS, EOS)
 
 
 def plan_example(
-    document: str, summary: str, tokenizer: Any, cache: dict[str, tuple[int, ...]], limit: int, room: int
+    document: str,
+    summary: str,
+    tokenizer: Any,
+    cache: dict[str, tuple[int, ...]],
+    limit: int,
+    room: int,
 ) -> ExamplePlan:
     """Apply the authors' truncation rule to one example (see the module docstring).
 
@@ -97,10 +104,20 @@ def plan_example(
     budget = room - len(y)  # tokens left for the condition (s2s, prefix) or the document (s2s_doc)
     # Joint string, tokenized as one piece like the authors (BPE merges may differ at the joint).
     prefix_condition = token_ids(tokenizer, summary + " " + document, cache)
-    # Truncated: the summary, the condition (s2s, prefix), or the document (s2s_doc; lm_doc) was cut.
-    truncated = len(y) < len(y_full) or max(len(x), len(prefix_condition)) > budget or len(x) > limit - 1
-    return ExamplePlan(summary=y, cond_budget=min(len(x), budget), document=x,
-                       prefix_condition=prefix_condition[:budget], truncated=truncated)
+    cond_budget = min(len(x), budget)
+    truncated = (
+        len(y) < len(y_full)
+        or len(x) > budget
+        or len(prefix_condition) > budget
+        or len(x) > limit - 1  # lm_doc itself is cut
+    )
+    return ExamplePlan(
+        summary=y,
+        cond_budget=cond_budget,
+        document=x,
+        prefix_condition=prefix_condition[:budget],
+        truncated=truncated,
+    )
 
 
 def build_queries(
@@ -114,7 +131,8 @@ def build_queries(
     # Registered once each (the engine dedupes too; this keeps the list short): one lm_doc query per
     # distinct document, one lm query per distinct summary.
     registry: QueryRegistry[tuple[tuple[int, ...], tuple[int, ...]], CausalQuery] = QueryRegistry(
-        lambda key: CausalQuery(prefix_ids=key[0], target_ids=key[1]))
+        lambda key: CausalQuery(prefix_ids=key[0], target_ids=key[1])
+    )
 
     # s2s: group the summaries of each document so they share one prefix. Without truncation the
     # prefix is (start, X, sep) for all. With truncation each summary keeps a different number of
@@ -156,7 +174,7 @@ def build_queries(
     return registry.queries, slots
 
 
-def slot_logprobs(logprobs: Mapping[int, np.ndarray], slot: ListSlot | None) -> np.ndarray:
+def slot_logprobs(logprobs: Sequence[np.ndarray], slot: ListSlot | None) -> np.ndarray:
     """The log-probabilities of one list from the engine results (empty for ``None``)."""
     if slot is None:
         return np.zeros(0, dtype=np.float64)
