@@ -6,6 +6,7 @@
   ``nlgmetrics.core.signature`` writes (``tokenizer`` included);
 - the four LM cards link the engine page and do not repeat what it holds (bf16 on a CPU, the
   store's commands, the allocator opt-in);
+- the cards hold no measured, machine-specific speed figures (those live in benchmarks/results/);
 - the BLANC-Shannon formula is written in one place (the Shannon card) and pointed to elsewhere;
 - every relative link of the README, the engine page and the cards reaches a file, and an anchor
   a heading of it.
@@ -66,6 +67,16 @@ def test_each_lm_card_links_the_engine_page_instead_of_repeating_it(name):
     for repeated in ("## bfloat16 on a CPU", "nlgmetrics cache clear", "NLGMETRICS_KEEP_FREED_MEMORY",
                      "What the store guarantees"):
         assert repeated not in card, f"metrics/{name}/README.md repeats the engine page: {repeated!r}"
+
+
+#: A measured speed ratio ("12x faster", "at 0.19x") or a named machine marks a dated number.
+_MEASURED = re.compile(r"\b\d+(\.\d+)?x (faster|slower|at|in)\b|\b(H100|H200|A100|EPYC|Xeon|Zen \d)\b")
+
+
+@pytest.mark.parametrize("name", sorted(CARDS))
+def test_the_cards_hold_no_measured_machine_specific_numbers(name):
+    found = [m.group(0) for m in _MEASURED.finditer(_read(CARDS[name]))]
+    assert not found, f"metrics/{name}/README.md holds measured numbers {found}: link benchmarks/results/ instead"
 
 
 def test_the_blanc_shannon_formula_is_written_once():
