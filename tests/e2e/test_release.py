@@ -141,6 +141,16 @@ def test_metadata_is_complete_in_pyproject():
     assert not [c for c in project["classifiers"] if c.startswith("License ::")]  # PEP 639: the expression only
 
 
+def test_the_package_runs_on_the_oldest_python_it_declares():
+    """vermin reads the package's syntax and standard-library use against requires-python: a
+    3.11-only call (``hashlib.file_digest``) once slipped into a package that declares 3.10."""
+    oldest = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"].removeprefix(">=")
+    command = "import sys, vermin; sys.argv[0] = 'vermin'; sys.exit(vermin.main())"
+    run = subprocess.run([sys.executable, "-c", command, f"--target={oldest}-", "--no-tips", "--violations",
+                          "--no-parse-comments", str(ROOT / "src" / "nlgmetrics")], capture_output=True, text=True)
+    assert run.returncode == 0, f"the package needs a newer Python than {oldest}:\n{run.stdout}"
+
+
 def test_install_hint_is_what_evaluate_tells_a_user_without_nlgmetrics(tmp_path):
     """A module folder copied where nlgmetrics is not installed: evaluate's own error names the
     pip command of the published package (not a bare `pip install nlgmetrics`)."""

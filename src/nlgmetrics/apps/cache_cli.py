@@ -82,12 +82,6 @@ def cache_directory(given: str | None) -> Path:
     return directory
 
 
-def _has_store(directory: Path) -> bool:
-    from nlgmetrics.engine.store import STORE_FILE
-
-    return (directory / STORE_FILE).is_file()
-
-
 def _info_of(open_store: Callable[[], Any], failure: Callable[[BaseException], str]) -> dict[str, Any]:
     """``Store.info()`` of the store ``open_store`` opens, closed afterwards; a store error becomes a
     one-line ValueError (``failure(error)``)."""
@@ -123,7 +117,7 @@ def store_info(directory: Path) -> dict[str, Any]:
     reaches = spool_reaches(directory)
     spool = {"files": len(reaches), "bytes": sum(size for _, size, _ in reaches),
              "live": sum(1 for _, _, gone in reaches if not gone)}
-    if not _has_store(directory):
+    if not (directory / STORE_FILE).is_file():
         return {"directory": str(directory), "store": None, "entries": 0, "bytes": 0, "file_bytes": 0,
                 "max_bytes": DEFAULT_MAX_BYTES if asked is None else asked, "namespaces": [],
                 "journal_mode": mode, "journal_why": why, "spool": spool}
@@ -182,46 +176,32 @@ def format_info(info: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def clear(directory: Path) -> dict[str, Any]:
-    """Empty the store in ``directory`` and what its spool files hold from before now
-    (:func:`~nlgmetrics.engine.store.clear_store`); what was done: ``cleared`` (whether there was a
-    store or a spool file) and ``bytes_freed``."""
-    from nlgmetrics.engine.spool import SPOOL_DIR, SUFFIX
-
-    if not _has_store(directory) and not any((directory / SPOOL_DIR).glob(f"*{SUFFIX}")):
-        return {"directory": str(directory), "cleared": False, "bytes_freed": 0}
-    from nlgmetrics.engine.store import clear_store
-
-    return {"directory": str(directory), "cleared": True, "bytes_freed": clear_store(directory)}
-
-
-def set_cap(directory: Path, text: str) -> dict[str, Any]:
-    """Record the cap ``text`` (e.g. ``50e9``) with the store in ``directory``
-    (:func:`~nlgmetrics.engine.store.set_max_bytes`); what was done: ``max_bytes`` and ``entries``
-    and ``bytes`` left after evicting down to it."""
-    from nlgmetrics.engine.store import parse_max_bytes, set_max_bytes
-
-    max_bytes = parse_max_bytes(text, "BYTES")
-    info = _info_of(lambda: set_max_bytes(directory, max_bytes),
-                    lambda error: f"cannot set the cap of the store in {directory} ({error}); check that the "
-                                  f"folder is writable.")
-    return {"directory": str(directory), "max_bytes": max_bytes, "entries": info["entries"], "bytes": info["bytes"]}
-
-
 def run_cache(args: argparse.Namespace) -> int:
     """``nlgmetrics cache info|clear|set-max-bytes``: print the report (text or ``--json``); exit
-    status 0."""
-    from nlgmetrics.engine.store import STORE_FILE
+    status 0. ``info``: :func:`store_info`. ``set-max-bytes``: the cap recorded with the store
+    (:func:`~nlgmetrics.engine.store.set_max_bytes`), with the ``entries`` and ``bytes`` left after
+    evicting down to it. ``clear``: the store and what its spool files hold from before now
+    emptied (:func:`~nlgmetrics.engine.store.clear_store`): ``cleared`` (whether there was a store
+    or a spool file) and ``bytes_freed``."""
+    from nlgmetrics.engine.spool import SPOOL_DIR, SUFFIX
+    from nlgmetrics.engine.store import STORE_FILE, clear_store, parse_max_bytes, set_max_bytes
 
     directory = cache_directory(args.directory)
+    done: dict[str, Any] = {"directory": str(directory)}
     if args.cache_command == "info":
         done = store_info(directory)
         text = format_info(done)
     elif args.cache_command == "set-max-bytes":
-        done = set_cap(directory, args.max_bytes)
-        text = f"the store in {directory} now keeps at most {_size(done['max_bytes'])}."
+        max_bytes = parse_max_bytes(args.max_bytes, "BYTES")
+        info = _info_of(lambda: set_max_bytes(directory, max_bytes),
+                        lambda error: f"cannot set the cap of the store in {directory} ({error}); check "
+                                      f"that the folder is writable.")
+        done.update(max_bytes=max_bytes, entries=info["entries"], bytes=info["bytes"])
+        text = f"the store in {directory} now keeps at most {_size(max_bytes)}."
     else:
-        done = clear(directory)
+        done["cleared"] = ((directory / STORE_FILE).is_file()
+                           or any((directory / SPOOL_DIR).glob(f"*{SUFFIX}")))
+        done["bytes_freed"] = clear_store(directory) if done["cleared"] else 0
         text = (f"cleared the store in {directory}: {_size(done['bytes_freed'])} freed." if done["cleared"]
                 else f"no store in {directory} (no {STORE_FILE}): nothing to clear.")
     print(json.dumps(done, indent=2) if args.json else text)

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import math
 import os
 import sys
@@ -41,7 +40,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from nlgmetrics import __version__
-from nlgmetrics.apps.io import check_output_paths, positive_int
+from nlgmetrics.apps.cache_cli import add_cache_parser, run_cache
+from nlgmetrics.apps.compare_cli import add_compare_parser, run_compare
+from nlgmetrics.apps.explain_html import render_explanation
+from nlgmetrics.apps.io import (add_shared_arguments, check_output_paths, positive_int, read_column,
+                                split_option, write_json, zip_references)
 from nlgmetrics.core.protocol import MetricSpec
 from nlgmetrics.registry import DEFAULT_METRICS, get_protocol, metric_names, protocols
 
@@ -75,18 +78,6 @@ def _shown(value: Any) -> str:
     return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
 
 
-def _main_score_text(protocol: MetricSpec) -> str:
-    """The main score and its direction, as the protocol's result class declares them (where they
-    do not depend on the options: ROUGE's is the first requested type)."""
-    main = protocol.main
-    if main is None:
-        return ""
-    column = protocol.columns.get(main)
-    if column is None:  # a corpus-level number (BLEU), not a per-example column
-        return f"; main score {main}"
-    return f"; main score {main} ({'higher' if column.higher_is_better else 'lower'} is better, {column.range_text()})"
-
-
 def _metrics_help() -> str:
     """Every metric with its options and the library's defaults (imports the metric modules)."""
     lines = ["metrics and their options (--option METRIC.NAME=VALUE; defaults are the library's):"]
@@ -94,33 +85,19 @@ def _metrics_help() -> str:
         protocol = get_protocol(name)
         needs = "predictions + references" if protocol.second_input == "references" else "predictions (summaries) + sources"
         model = f"; --model {name}=ID|DIR (default {protocol.default_model})" if protocol.uses_model else ""
-        lines.append(f"  {name}: {protocol.title}. Needs {needs}{_main_score_text(protocol)}{model}")
+        # The main score and its direction, as the result class declares them where they do not depend
+        # on the options (ROUGE's is the first type asked for); a corpus-level one (BLEU) has no column.
+        main = "" if protocol.main is None else f"; main score {protocol.main}"
+        column = protocol.columns.get(protocol.main or "")
+        if column is not None:
+            main += f" ({'higher' if column.higher_is_better else 'lower'} is better, {column.range_text()})"
+        lines.append(f"  {name}: {protocol.title}. Needs {needs}{main}{model}")
         for option in protocol.resolved_options():
             shown = [str(c) for c in option.allowed() or () if c is not None]
             choices = f" choices: {', '.join(shown)};" if shown else ""
             values = f" range {option.range.text()};" if option.range is not None else ""
             lines.append(f"      {option.name} ({option.kind}, default {_shown(option.default)}):{choices}{values} {option.help}")
     return "\n".join(lines)
-
-
-def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("inputs", "Each input is a .txt file (one example per line), a "
-                                      ".jsonl file (strings, or objects: name the column), a .json/.csv/"
-                                      ".parquet file read with `datasets`, or a directory saved with "
-                                      "Dataset.save_to_disk. --data sets one file/dataset for all three; the "
-                                      "--*-column options pick the columns.")
-    group.add_argument("-p", "--predictions", help="candidate texts / summaries")
-    group.add_argument("-r", "--references", action="append", help="references; repeat for several "
-                       "references per example (one file each), or use a column holding lists of strings")
-    group.add_argument("-s", "--sources", help="source documents (for the metrics that read sources)")
-    group.add_argument("--data", help="one dataset/file holding every column")
-    group.add_argument("--prediction-column", help="column of the predictions (JSONL / datasets)")
-    group.add_argument("--reference-column", help="column of the references (string or list of strings)")
-    group.add_argument("--source-column", help="column of the source documents")
-    group.add_argument("--split", help="split of a saved DatasetDict (or of a --data json/csv file)")
-    group.add_argument("--unescape-newlines", action="store_true", help=r"turn the two characters \n into "
-                       "line breaks (sentence breaks for ROUGE-Lsum in .txt files)")
-    group.add_argument("--limit", type=positive_int, metavar="N", help="score only the first N examples")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -136,10 +113,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     score = sub.add_parser("score", help="score predictions against references or sources with any metrics",
                            description="Score predictions with any subset of metrics; print a table of "
-                           "aggregate scores and write per-example scores with signatures to JSON and/or "
-                           "CSV.",
+                           "headline scores and write per-example scores with signatures to JSON / CSV.",
                            formatter_class=argparse.RawDescriptionHelpFormatter, epilog_factory=_metrics_help)
-    _add_input_arguments(score)
+    inputs = score.add_argument_group("inputs", "Each input is a .txt file (one example per line), a "
+                                      ".jsonl file (strings, or objects: name the column), a .json/.csv/"
+                                      ".parquet file read with `datasets`, or a directory saved with "
+                                      "Dataset.save_to_disk. --data sets one file/dataset for all three; the "
+                                      "--*-column options pick the columns.")
+    inputs.add_argument("-p", "--predictions", help="candidate texts / summaries")
+    inputs.add_argument("--data", help="one dataset/file holding every column")
+    inputs.add_argument("--split", help="split of a saved DatasetDict (or of a --data json/csv file)")
+    inputs.add_argument("--limit", type=positive_int, metavar="N", help="score only the first N examples")
     chosen = score.add_argument_group("metrics")
     chosen.add_argument("-m", "--metrics", nargs="+", default=list(DEFAULT_METRICS), metavar="METRIC",
                         help=f"metrics to run (default: {' '.join(DEFAULT_METRICS)}); any of: "
@@ -150,29 +134,18 @@ def build_parser() -> argparse.ArgumentParser:
     chosen.add_argument("--option", action="append", default=[], metavar="METRIC.NAME=VALUE",
                         help="an option of one metric (repeatable), e.g. bleu.tokenize=intl, "
                         "infolm.temperature=0.25")
-    chosen.add_argument("--device", help="torch device for LM metrics (default: cuda if available, else cpu)")
-    chosen.add_argument("--cache-dir", metavar="DIR",
-                        help="store of the LM metrics: what each model computed is kept in DIR and reused by "
-                        "later runs (any number of processes), recomputing only what is missing; numbers "
-                        "unchanged (default: $NLGMETRICS_CACHE_DIR, else no store; `nlgmetrics cache "
-                        "info|clear DIR` shows and empties it)")
     out = score.add_argument_group("output")
+    add_shared_arguments(inputs, chosen, out)
     out.add_argument("--json", dest="json_path", help="write aggregates, per-example scores and signatures here")
     out.add_argument("--csv", dest="csv_path", help="write a long table here: example (index, or 'aggregate' "
                      "for the headline numbers), metric, score, value, signature")
-    out.add_argument("--no-progress", action="store_true", help="no progress bars")
-    out.add_argument("--quiet", action="store_true", help="do not print the table")
     out.add_argument("--explain", dest="explain_path", metavar="FILE.html",
-                     help="write token-level explanations of the metrics that have them (the LM metrics) for "
-                     "one example to this self-contained HTML page (they then run with explain=True; no "
-                     "number changes)")
+                     help="write the token-level explanations of one example to this self-contained HTML "
+                     "page (the LM metrics then run with explain=True; no number changes)")
     out.add_argument("--explain-example", type=int, default=0, metavar="N",
                      help="the example --explain shows (0-based index, default 0)")
 
     sub.add_parser("metrics", help="list the metrics and their options")
-
-    from nlgmetrics.apps.cache_cli import add_cache_parser
-    from nlgmetrics.apps.compare_cli import add_compare_parser
 
     add_compare_parser(sub)
     add_cache_parser(sub)
@@ -219,16 +192,10 @@ def collect_options(metrics: Sequence[str], models: Sequence[str], options: Sequ
                 raise ValueError(f"--model {model}: none of {list(metrics)} uses a language model.")
             for name in lm_metrics:  # a bare MODEL applies to every LM metric
                 per_metric[name].setdefault("model", model)
-    for assignment in options:
-        key, sep, value = assignment.partition("=")
-        if not sep or not key:
-            raise ValueError(f"--option {assignment!r}: expected KEY=VALUE.")
-        key = key.strip()
-        metric, dot, name = key.partition(".")
-        if not dot:
-            raise ValueError(f"--option {key}={value}: write METRIC.NAME=VALUE, e.g. bleu.tokenize=13a.")
+    for item in options:
+        metric, name, value = split_option(item)
         if metric not in chosen:
-            raise ValueError(f"--option {key}: metric {metric!r} is not among --metrics {list(metrics)}.")
+            raise ValueError(f"--option {item}: metric {metric!r} is not among --metrics {list(metrics)}.")
         per_metric[metric][name] = chosen[metric].option(name).parse(value)
     for name in lm_metrics:
         if device is not None:
@@ -239,8 +206,6 @@ def collect_options(metrics: Sequence[str], models: Sequence[str], options: Sequ
 
 
 def _load_inputs(args: argparse.Namespace, chosen: list[MetricSpec]) -> tuple[list[str], list[Any] | None, list[str] | None]:
-    from nlgmetrics.apps.io import read_column, zip_references
-
     def read(path: str | None, column: str | None) -> list[Any] | None:
         path = path or args.data
         if path is None:
@@ -256,14 +221,12 @@ def _load_inputs(args: argparse.Namespace, chosen: list[MetricSpec]) -> tuple[li
     needing = {kind: [s.name for s in chosen if s.second_input == kind] for kind in ("references", "sources")}
     references = sources = None
     if needing["references"]:
-        if args.references:
-            columns = [read(path, args.reference_column) for path in args.references]
-            references = zip_references([c for c in columns if c is not None])
-        else:
-            references = read(None, args.reference_column)  # None without --data
-        if references is None:
+        # no -r: the reference column of --data (None without --data)
+        columns = [read(path, args.reference_column) for path in args.references or [None]]
+        if columns[0] is None:
             raise ValueError(f"{needing['references']} need references: pass -r/--references FILE "
                              "(repeatable).")
+        references = zip_references(columns)
     if needing["sources"]:
         sources = read(args.sources, args.source_column)
         if sources is None:
@@ -293,12 +256,6 @@ def format_table(results: Sequence[MetricResult]) -> str:
     lines.append("")
     lines.extend(f"{result.metric} signature: {result.signature}" for result in results)
     return "\n".join(lines)
-
-
-def write_json(path: str | Path, results: Sequence[MetricResult], n: int) -> None:
-    """``{"version", "num_examples", "metrics": {name: result.to_dict()}}``."""
-    payload = {"version": __version__, "num_examples": n, "metrics": {r.metric: r.to_dict() for r in results}}
-    Path(path).write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n", encoding="utf-8")
 
 
 def write_csv(path: str | Path, results: Sequence[MetricResult]) -> None:
@@ -345,7 +302,8 @@ def run_score(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(format_table(results))
     if args.json_path:
-        write_json(args.json_path, results, len(predictions))
+        write_json(args.json_path, {"version": __version__, "num_examples": len(predictions),
+                                    "metrics": {result.metric: result.to_dict() for result in results}})
     if args.csv_path:
         write_csv(args.csv_path, results)
     if explained:
@@ -368,8 +326,6 @@ def _explained_protocols(args: argparse.Namespace, chosen: Sequence[MetricSpec])
 
 def write_explanations(path: str | Path, results: Sequence[MetricResult], example: int) -> None:
     """One HTML page: example ``example``'s breakdowns of every result that has them."""
-    from nlgmetrics.apps.explain_html import render_explanation
-
     sections = [render_explanation(result.explanations[example], main=result.main)
                 for result in results if getattr(result, "explanations", None) is not None]
     title = f"nlgmetrics: token-level explanations of example {example}"
@@ -407,15 +363,6 @@ def run_meta_eval(argv: Sequence[str]) -> int:
     return int(meta_main(list(argv), prog="nlgmetrics meta-eval") or 0)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``nlgmetrics`` console script. Returns the exit status."""
-    try:
-        return _main(list(sys.argv[1:] if argv is None else argv))
-    except BrokenPipeError:  # `nlgmetrics metrics | head`: the reader left; not an error
-        sys.stdout = open(os.devnull, "w")
-        return 0
-
-
 #: Failures the user can fix (bad input, options, paths, a model that cannot be loaded, a missing
 #: optional package): one line on stderr and exit status 2. Anything else is a bug: traceback.
 ANTICIPATED = (ValueError, OSError, ImportError)
@@ -426,47 +373,39 @@ def one_line(error: BaseException) -> str:
     return " ".join(str(error).split()) or type(error).__name__
 
 
-def _main(argv: list[str]) -> int:
-    # meta-eval forwards everything (including --help) to the benchmark runner.
-    if argv and argv[0] == "meta-eval":
-        try:
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``nlgmetrics`` console script. Returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = argv[0] if argv else None
+    try:
+        if command == "meta-eval":  # forwards everything (--help included) to the benchmark runner
             return run_meta_eval(argv[1:])
-        except ANTICIPATED as error:
-            print(f"nlgmetrics meta-eval: error: {one_line(error)}", file=sys.stderr)
-            return 2
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except UsageError as error:
-        print(error, file=sys.stderr)
-        return 2
-    if args.command is None:
-        print("nlgmetrics: error: name a command: score, compare, metrics, cache, meta-eval or demo "
-              "(see `nlgmetrics --help`)", file=sys.stderr)
-        return 2
-    try:
-        if args.command == "metrics":
+        args = build_parser().parse_args(argv)
+        command = args.command
+        if command is None:
+            raise UsageError("nlgmetrics: error: name a command: score, compare, metrics, cache, meta-eval "
+                             "or demo (see `nlgmetrics --help`)")
+        if command == "metrics":
             print(_metrics_help())
             return 0
-        if args.command == "score":
+        if command == "score":
             return run_score(args)
-        if args.command == "compare":
-            from nlgmetrics.apps.compare_cli import run_compare
-
+        if command == "compare":
             return run_compare(args)
-        if args.command == "cache":
-            from nlgmetrics.apps.cache_cli import run_cache
-
+        if command == "cache":
             return run_cache(args)
         from nlgmetrics.apps.demo import launch_demo  # the last command argparse admits: demo
 
         launch_demo(args.metric, model=args.model, server_port=args.port, server_name=args.host)
         return 0
-    except ANTICIPATED as error:
-        if isinstance(error, BrokenPipeError):
-            raise  # the reader of stdout left: main() ends quietly
-        # Problems the user can fix: one clear line, no traceback.
-        print(f"nlgmetrics {args.command}: error: {one_line(error)}", file=sys.stderr)
+    except BrokenPipeError:  # `nlgmetrics metrics | head`: the reader left; not an error
+        sys.stdout = open(os.devnull, "w")
+        return 0
+    except UsageError as error:
+        print(error, file=sys.stderr)
+        return 2
+    except ANTICIPATED as error:  # problems the user can fix: one clear line, no traceback
+        print(f"nlgmetrics {command}: error: {one_line(error)}", file=sys.stderr)
         return 2
 
 

@@ -28,12 +28,12 @@ System names are the files' names without their suffix (``--names`` overrides th
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from nlgmetrics.apps.io import check_output_paths, positive_int, seed_or_none
+from nlgmetrics.apps.io import (add_shared_arguments, check_output_paths, positive_int, read_column,
+                                seed_or_none, split_option, write_json, zip_references)
 from nlgmetrics.core.protocol import MetricSpec
 from nlgmetrics.registry import DEFAULT_COMPARE_METRIC, get_protocol, metric_names
 from nlgmetrics.compare.api import DEFAULT_N_BOOTSTRAP, DEFAULT_N_PERMUTATIONS, DEFAULT_SEED
@@ -56,15 +56,7 @@ def add_compare_parser(sub: Any) -> argparse.ArgumentParser:
     parser.add_argument("systems", nargs="+", metavar="SYSTEM_FILE",
                         help="one file per system, one output per line (any input `score -p` reads)")
     inputs = parser.add_argument_group("inputs")
-    inputs.add_argument("-r", "--references", action="append",
-                        help="references; repeat for several references per example")
-    inputs.add_argument("-s", "--sources", help="source documents (reference-free metrics)")
     inputs.add_argument("--names", nargs="+", metavar="NAME", help="system names (default: the file names)")
-    inputs.add_argument("--prediction-column", help="column of the outputs in JSONL / datasets system files")
-    inputs.add_argument("--reference-column", help="column of the references")
-    inputs.add_argument("--source-column", help="column of the source documents")
-    inputs.add_argument("--unescape-newlines", action="store_true",
-                        help=r"turn the two characters \n into line breaks")
     metric = parser.add_argument_group("metric")
     metric.add_argument("-m", "--metric", default=DEFAULT_COMPARE_METRIC, choices=metric_names(),
                         help=f"the metric (default: {DEFAULT_COMPARE_METRIC})")
@@ -72,11 +64,6 @@ def add_compare_parser(sub: Any) -> argparse.ArgumentParser:
     metric.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                         help="an option of the metric (repeatable), e.g. tokenize=intl (METRIC.NAME=VALUE works too)")
     metric.add_argument("--model", help="model of an LM metric: Hub id, local directory or smollm2-135m")
-    metric.add_argument("--device", help="torch device for LM metrics")
-    metric.add_argument("--cache-dir", metavar="DIR",
-                        help="store of an LM metric, as for `nlgmetrics score`: what the model computed is kept "
-                        "in DIR, so the sources' work is done once for all systems and a rerun recomputes only "
-                        "what is missing; numbers unchanged (default: $NLGMETRICS_CACHE_DIR, else no store)")
     tests = parser.add_argument_group("tests")
     tests.add_argument("--baseline", help="the system compared with (a name or a file given; default: the first)")
     tests.add_argument("--paired-bs", action="store_true", help="paired bootstrap resampling (default: both tests)")
@@ -94,8 +81,7 @@ def add_compare_parser(sub: Any) -> argparse.ArgumentParser:
     out.add_argument("--json", dest="json_path", help="write the comparison here (JSON)")
     out.add_argument("--csv", dest="csv_path", help="write one row per system here (CSV)")
     out.add_argument("--plot", dest="plot_path", help="draw the scores with their 95%% intervals here (PNG; matplotlib)")
-    out.add_argument("--no-progress", action="store_true", help="no progress bars")
-    out.add_argument("--quiet", action="store_true", help="do not print the table")
+    add_shared_arguments(inputs, metric, out)
     return parser
 
 
@@ -116,22 +102,18 @@ def metric_options(protocol: MetricSpec, args: argparse.Namespace) -> dict[str, 
     """
     options: dict[str, Any] = {}
     for item in args.option:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"--option {item!r}: expected NAME=VALUE, e.g. tokenize=13a.")
-        prefix, dot, name = key.strip().rpartition(".")
-        if dot and prefix != protocol.name:
-            raise ValueError(f"--option {item}: this comparison's metric is {protocol.name}, not {prefix}.")
+        metric, name, value = split_option(item, protocol.name)
+        if metric != protocol.name:
+            raise ValueError(f"--option {item}: this comparison's metric is {protocol.name}, not {metric}.")
         options[name] = protocol.option(name).parse(value)
-    for flag, name, value in (("--model", "model", args.model), ("--device", "device", args.device)):
+    flags = (("--model", "model", args.model), ("--device", "device", args.device),
+             ("--cache-dir", "cache_dir", args.cache_dir))
+    for flag, name, value in flags:
         if value is not None:
             if not protocol.uses_model:
                 raise ValueError(f"{flag} {value}: {protocol.name} uses no language model.")
-            options[name] = value
-    if args.cache_dir is not None:
-        if not protocol.uses_model:
-            raise ValueError(f"--cache-dir {args.cache_dir}: {protocol.name} uses no language model (nothing to store).")
-        options.setdefault("cache_dir", args.cache_dir)
+            # an --option cache_dir=DIR wins over --cache-dir; --model and --device over --option
+            options[name] = options.get(name, value) if name == "cache_dir" else value
     return options
 
 
@@ -162,8 +144,6 @@ def _baseline(args: argparse.Namespace, names: Sequence[str]) -> str:
 
 
 def _read_inputs(args: argparse.Namespace, protocol: MetricSpec, names: Sequence[str]) -> tuple[dict[str, list[str]], list[Any]]:
-    from nlgmetrics.apps.io import read_column, zip_references
-
     def read(path: str, column: str | None) -> list[Any]:
         return read_column(path, column, unescape=args.unescape_newlines)
 
@@ -212,8 +192,7 @@ def run_compare(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(format_table(result))
     if args.json_path:
-        Path(args.json_path).write_text(json.dumps(result.to_dict(), indent=2, allow_nan=False) + "\n",
-                                        encoding="utf-8")
+        write_json(args.json_path, result.to_dict())
     if args.csv_path:
         write_csv(args.csv_path, result)
     if args.plot_path:

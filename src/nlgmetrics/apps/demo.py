@@ -28,6 +28,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nlgmetrics.apps.explain_html import render_explanation
 from nlgmetrics.core.protocol import MetricSpec, Option
 from nlgmetrics.registry import get_protocol
 
@@ -39,15 +40,10 @@ if TYPE_CHECKING:
 REFERENCE_SEPARATOR = "---"
 
 _EXAMPLES: dict[str, tuple[str, str]] = {
-    "references": (
-        "The cat sat on the mat.",
-        "The cat was sitting on the mat.\n---\nA cat sat on a mat.",
-    ),
-    "sources": (
-        "A storm closed the harbour on Monday.",
-        "Fishing boats stayed in port on Monday after a storm closed the harbour. "
-        "Officials said it would reopen on Tuesday once the winds dropped.",
-    ),
+    "references": ("The cat sat on the mat.", "The cat was sitting on the mat.\n---\nA cat sat on a mat."),
+    "sources": ("A storm closed the harbour on Monday.",
+                "Fishing boats stayed in port on Monday after a storm closed the harbour. "
+                "Officials said it would reopen on Tuesday once the winds dropped."),
 }
 
 _YAML_HEADER = re.compile(r"\A---\s*\n.*?\n---\s*\n", re.DOTALL)
@@ -88,32 +84,19 @@ def _card_text(name: str, card_path: str | os.PathLike | None) -> str:
     return "" if card is None else _YAML_HEADER.sub("", card.read_text(encoding="utf-8"), count=1)
 
 
-def offline_theme() -> Any:
-    """Default Gradio theme with system fonts.
-
-    The stock theme pulls Google Fonts, which an offline machine (or a sandboxed browser) cannot
-    reach; Gradio 6 takes the theme in ``launch()``.
-    """
-    import gradio as gr
-
-    return gr.themes.Default(font=["system-ui", "sans-serif"], font_mono=["ui-monospace", "monospace"])
-
-
 def _option_widget(gr: Any, option: Option) -> Any:
-    elem_id = f"option-{option.name}"
-    label = f"{option.name}: {option.help}"
+    named = {"label": f"{option.name}: {option.help}", "elem_id": f"option-{option.name}"}
     allowed = option.allowed()
     if allowed is not None:
-        return gr.Dropdown(choices=list(allowed), value=option.default, label=label, elem_id=elem_id)
+        return gr.Dropdown(choices=list(allowed), value=option.default, **named)
     if option.kind == "bool":
-        return gr.Checkbox(value=bool(option.default), label=label, elem_id=elem_id)
+        return gr.Checkbox(value=bool(option.default), **named)
     # A rendered gr.Number cannot hold "no value": once the options are opened it sends 0, so a
     # numeric option whose library default is None (batch_size, max_length, ...) is a text box,
     # empty for the default (typed as on the command line, "none" included).
     if option.kind in {"int", "float"} and option.default is not None:
-        return gr.Number(value=option.default, label=label, elem_id=elem_id,
-                         precision=0 if option.kind == "int" else None)
-    return gr.Textbox(value=_as_text(option.default), label=label, elem_id=elem_id)
+        return gr.Number(value=option.default, precision=0 if option.kind == "int" else None, **named)
+    return gr.Textbox(value=_as_text(option.default), **named)
 
 
 def _as_text(value: Any) -> str:
@@ -154,11 +137,6 @@ def score_pair(protocol: MetricSpec, prediction: str, second: str,
     """Score one prediction for the demo: (main score as repr, ``aggregate()``, signature)."""
     result = run_pair(protocol, prediction, second, options)
     return repr(float(result.main_score)), result.aggregate(), result.signature
-
-
-def main_label(result: MetricResult) -> str:
-    """``"<main> (higher is better)"``: the label of the score box, from the result."""
-    return f"{result.main} ({'higher' if result.higher_is_better else 'lower'} is better)"
 
 
 def columns_text(protocol: MetricSpec) -> str:
@@ -228,13 +206,10 @@ def build_demo(name: str, model: str | None = None, *, device: str | None = None
             except (ValueError, OSError, ImportError) as error:
                 # Shown to the user as a toast instead of a stack trace.
                 raise gr.Error(str(error)) from error
-            shown = (gr.update(value=repr(float(result.main_score)), label=main_label(result)),
-                     result.aggregate(), result.signature)
-            if not explains:
-                return shown
-            from nlgmetrics.apps.explain_html import render_explanation
-
-            return (*shown, render_explanation(result.explanations[0], main=result.main))
+            label = f"{result.main} ({'higher' if result.higher_is_better else 'lower'} is better)"
+            explanation = [render_explanation(result.explanations[0], main=result.main)] if explains else []
+            return (gr.update(value=repr(float(result.main_score)), label=label), result.aggregate(),
+                    result.signature, *explanation)
 
         inputs = [box for box in (prediction, second, model_box, *widgets) if box is not None]
         outputs = [box for box in (score_box, scores_box, signature_box, explanation_box) if box is not None]
@@ -269,6 +244,11 @@ def launch_demo(name: str, model: str | None = None, server_port: int | None = N
     the returned Blocks to stop it. Other keywords go to ``gr.Blocks.launch``.
     """
     demo = build_demo(name, model, device=device, card_path=card_path)
+    import gradio as gr
+
+    # The stock theme pulls Google Fonts, which an offline machine (or a sandboxed browser) cannot
+    # reach: system fonts instead. Gradio 6 takes the theme in launch().
+    theme = gr.themes.Default(font=["system-ui", "sans-serif"], font_mono=["ui-monospace", "monospace"])
     demo.launch(server_port=server_port, server_name=server_name, prevent_thread_lock=not block,
-                **{"theme": offline_theme(), **launch_kwargs})
+                **{"theme": theme, **launch_kwargs})
     return demo

@@ -8,13 +8,13 @@ gives it everything else from the protocol. Layout, in the order a call meets it
   machinery sees them (why: its docstring);
 - :func:`input_features`: the features a module declares; :func:`shared_args`: the argument lines
   its inputs description shares with other modules;
-- :func:`module_options` / :func:`library_options`: a module's options in the library's names
+- :func:`module_options`: a module's options in the library's names
   (where the module answers to an evaluate counterpart, the protocol's
   :class:`~nlgmetrics.core.protocol.EvaluateFace` says how: argument names, keys, inert switches);
 - :func:`module_output` / :func:`evaluate_output`: the one output rule for every module (a flat
   dict of numbers; ``use_aggregator``, ``return_details``, ``return_signature``), as the README
   states it ("Using a metric with `evaluate`");
-- ``release_models=True`` (:data:`RELEASE_SWITCH`): drop the cached scoring models after the call
+- ``release_models=True`` (every module's switch): drop the cached scoring models after the call
   (metrics/engine.md, "Releasing models");
 - ``evaluate.combine``'s key prefix is the module's name, which evaluate derives from its class
   name: the folder name, or the counterpart's (``rouge``, ``sacrebleu``, ``chr_f``, ``ter``:
@@ -25,7 +25,7 @@ gives it everything else from the protocol. Layout, in the order a call meets it
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Mapping, Set
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
@@ -80,10 +80,6 @@ def shared_args(protocol: MetricSpec, description: str) -> str:
     return description
 
 
-#: The switch of every module's ``compute()`` that drops the cached scoring models after the call.
-RELEASE_SWITCH = "release_models"
-
-
 @dataclass(frozen=True)
 class OutputSwitches:
     """How a module's output is laid out: aggregated or per example, with or without the signature,
@@ -110,26 +106,6 @@ def pop_output_switches(options: dict[str, Any]) -> OutputSwitches:
                              for field in fields(OutputSwitches)})
 
 
-def library_options(options: Mapping[str, Any], renamed: Mapping[str, str], counterpart: str) -> dict[str, Any]:
-    """A module's options in the library function's names.
-
-    ``renamed`` maps the module's name of an option (its evaluate counterpart's) to the library's;
-    the library's name of such an option is refused, naming the module's: one name per option.
-
-    >>> library_options({"use_effective_order": True}, {"use_effective_order": "effective_order"}, "sacrebleu")
-    {'effective_order': True}
-    >>> library_options({"effective_order": True}, {"use_effective_order": "effective_order"}, "sacrebleu")
-    Traceback (most recent call last):
-    ...
-    TypeError: This module has no option `effective_order`; it is named `use_effective_order` here, as in evaluate's sacrebleu: pass use_effective_order=True.
-    """
-    for module_name, library_name in renamed.items():
-        if library_name in options:
-            raise TypeError(f"This module has no option `{library_name}`; it is named `{module_name}` here, "
-                            f"as in evaluate's {counterpart}: pass {module_name}={options[library_name]!r}.")
-    return {renamed.get(name, name): value for name, value in options.items()}
-
-
 def _plain_number(key: str, value: Any) -> int | float:
     """A number of the output as a plain Python int or float (numpy scalars converted); anything
     else is a bug: the output holds numbers only."""
@@ -139,34 +115,32 @@ def _plain_number(key: str, value: Any) -> int | float:
     return int(value) if isinstance(value, numbers.Integral) else float(value)
 
 
-def evaluate_output(result: MetricResult, switches: OutputSwitches = OutputSwitches(), *,
-                    aggregated: Mapping[str, Any] | None = None,
-                    per_example: Mapping[str, Sequence[Any]] | None = None) -> dict[str, Any]:
+def evaluate_output(result: MetricResult, switches: OutputSwitches = OutputSwitches(),
+                    values: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The ``compute()`` output of a module (the rule: see the module docstring).
 
-    ``aggregated``: the default output of a module that answers to an evaluate counterpart (the
-    counterpart's keys, order and types first, then the module's extra numbers); None: the
-    library's headline numbers, ``result.aggregate()``, main key first, as floats.
-    ``per_example``: the ``use_aggregator=False`` output (a list per key); None: the library's
-    per-example columns, ``result.scores``.
+    ``values``: the output of a module that answers to an evaluate counterpart, in its layout
+    (aggregated: the counterpart's keys, order and types first, then the module's extra numbers;
+    ``use_aggregator=False``: a list per key). None: the library's numbers, aggregated
+    ``result.aggregate()`` (main key first, as floats), else the per-example columns ``result.scores``.
 
     >>> from nlgmetrics.bleu import bleu
     >>> result = bleu(["the cat sat on the mat"], references=[["the cat sat on the mat"]])
-    >>> evaluate_output(result, aggregated={"score": result.bleu, "sys_len": result.sys_len})
+    >>> evaluate_output(result, values={"score": result.bleu, "sys_len": result.sys_len})
     {'score': 100.0, 'sys_len': 6}
     >>> out = evaluate_output(result, OutputSwitches(use_aggregator=False, return_signature=True))
     >>> out["sentence_bleu"], out["signature"].split("|")[0]
     ([100.0], 'bleu')
     """
     if switches.use_aggregator:
-        if aggregated is None:
+        if values is None:
             headline = result.aggregate()
-            aggregated = {result.main: headline[result.main], **headline}
+            values = {result.main: headline[result.main], **headline}
         output = {key: _plain_number(key, value) if not isinstance(value, (list, tuple, np.ndarray))
-                  else [_plain_number(key, item) for item in value] for key, value in aggregated.items()}
+                  else [_plain_number(key, item) for item in value] for key, value in values.items()}
     else:
-        columns = result.scores if per_example is None else per_example
-        output = {key: [_plain_number(key, value) for value in values] for key, values in columns.items()}
+        columns = result.scores if values is None else values
+        output = {key: [_plain_number(key, value) for value in column] for key, column in columns.items()}
     if switches.return_signature:
         output["signature"] = result.signature
     return output
@@ -186,8 +160,6 @@ def input_features(second_input: str) -> list[Any]:
     text = datasets.Value("string", id="sequence")
     if second_input == "sources":
         return [datasets.Features({"predictions": text, "sources": text})]
-    if second_input != "references":
-        raise ValueError(f"second_input={second_input!r}: expected 'references' or 'sources'.")
     return [datasets.Features({"predictions": text, "references": datasets.Sequence(text)}),
             datasets.Features({"predictions": text, "references": text})]
 
@@ -197,7 +169,8 @@ def module_options(protocol: MetricSpec, options: Mapping[str, Any]) -> dict[str
     protocol's :class:`~nlgmetrics.core.protocol.EvaluateFace` says: the counterpart's inert
     switches checked and dropped, its None-means-default options dropped when None (evaluate's
     counterpart writes None for "the default": sacrebleu's ``tokenize``, rouge's ``rouge_types``),
-    its names mapped to the library's. Every default stays the library's.
+    its names mapped to the library's (the library's name of a renamed option is refused, naming
+    the module's: one name per option). Every default stays the library's.
 
     Then ``progress`` where the caller did not give it: the library's default (on for the LM
     metrics, whose calls take minutes) unless evaluate's own switch is off
@@ -207,6 +180,10 @@ def module_options(protocol: MetricSpec, options: Mapping[str, Any]) -> dict[str
     >>> from nlgmetrics.registry import get_protocol
     >>> module_options(get_protocol("bleu"), {"use_effective_order": True, "tokenize": None, "force": True})
     {'effective_order': True}
+    >>> module_options(get_protocol("bleu"), {"effective_order": True})
+    Traceback (most recent call last):
+    ...
+    TypeError: This module has no option `effective_order`; it is named `use_effective_order` here, as in evaluate's sacrebleu: pass use_effective_order=True.
     >>> import evaluate
     >>> module_options(get_protocol("infolm"), {})["progress"] == evaluate.is_progress_bar_enabled()
     True
@@ -220,9 +197,13 @@ def module_options(protocol: MetricSpec, options: Mapping[str, Any]) -> dict[str
     if face is not None:
         for name in face.inert:  # the counterpart's switch, which changes nothing here: checked only
             check_bool(name, given.pop(name, False))
-        given = {name: value for name, value in given.items()
+        for module_name, library_name in face.renamed.items():  # one name per option: the module's
+            if library_name in given:
+                raise TypeError(f"This module has no option `{library_name}`; it is named `{module_name}` "
+                                f"here, as in evaluate's {face.counterpart}: pass "
+                                f"{module_name}={given[library_name]!r}.")
+        given = {face.renamed.get(name, name): value for name, value in given.items()
                  if not (name in face.none_is_default and value is None)}
-        given = library_options(given, face.renamed, face.counterpart)
     if "progress" not in given and "progress" in protocol.accepted_options():
         given["progress"] = bool(protocol.default("progress")) and evaluate.is_progress_bar_enabled()
     return given
@@ -253,14 +234,9 @@ def module_output(protocol: MetricSpec, result: MetricResult, options: Mapping[s
     else:
         layout, details = face.per_example, face.per_example_details
     values = None if layout is None else layout(result, options)
-    if switches.return_details and details is not None:
-        if values is None:
-            raise TypeError(f"{protocol.name}: an EvaluateFace that holds numbers back declares the layout "
-                            f"they are held back from; this is a bug in nlgmetrics, please report it.")
-        values = {**values, **details(result, options)}
-    if switches.use_aggregator:
-        return evaluate_output(result, switches, aggregated=values)
-    return evaluate_output(result, switches, per_example=values)
+    if switches.return_details and details is not None:  # a face that holds numbers back has a layout
+        values = {**values, **details(result, options)}  # type: ignore[dict-item]
+    return evaluate_output(result, switches, values)
 
 
 #: How the single-example ``add`` names its arguments (evaluate: ``prediction=``, ``reference=``).
@@ -315,8 +291,7 @@ def as_input_column(name: str, column: Any) -> list[Any]:
     if column is None or isinstance(column, (str, Set, Mapping)) or not hasattr(column, "__iter__"):
         as_texts(name, column)  # the library's message (None, a single string, a set or dict, ...)
         raise ValueError(f"`{name}` must be a list of strings, got {type(column).__name__}.")
-    items = column.tolist() if isinstance(column, np.ndarray) or _is_pandas(column, "Series") else column
-    return [_plain(item) for item in items]
+    return [_plain(item) for item in _plain(column)]
 
 
 def check_text_item(label: str, item: Any, lists_allowed: bool) -> None:
@@ -424,11 +399,10 @@ class CheckedTextInputs:
         example = self._text_inputs(prediction, reference, kwargs)
         if example is not None:
             list_columns = _list_columns(self.features)  # type: ignore[attr-defined]
+            for name, value in example.items():
+                check_text_item(_SINGULAR.get(name, name), _plain(value), lists_allowed=name in list_columns)
             prediction, reference = _plain(prediction), _plain(reference)
             kwargs = {key: _plain(value) for key, value in kwargs.items()}
-            given = {"predictions": prediction, "references": reference, **kwargs}
-            for name in example:
-                check_text_item(_SINGULAR.get(name, name), given.get(name), lists_allowed=name in list_columns)
             if "references" in list_columns and isinstance(reference, str):
                 reference = [reference]
         return super().add(prediction=prediction, reference=reference, **kwargs)  # type: ignore[misc]
@@ -468,11 +442,10 @@ class ProtocolModule(CheckedTextInputs):
     def _compute(self, predictions: list[Any], **inputs_and_options: Any) -> dict[str, Any]:
         # evaluate passes the feature columns by name: the second one is the protocol's input.
         protocol = self.protocol
-        options = dict(inputs_and_options)
-        others = options.pop(protocol.second_input)
-        switches = pop_output_switches(options)
-        release_models = check_bool(RELEASE_SWITCH, options.pop(RELEASE_SWITCH, False))
-        options = module_options(protocol, options)
+        others = inputs_and_options.pop(protocol.second_input)
+        switches = pop_output_switches(inputs_and_options)
+        release_models = check_bool("release_models", inputs_and_options.pop("release_models", False))
+        options = module_options(protocol, inputs_and_options)
         try:
             result = protocol.library_function()(predictions, others, **options)
         finally:

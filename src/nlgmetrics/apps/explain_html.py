@@ -91,8 +91,7 @@ def _text_block(breakdown: TokenBreakdown, source: str, shown: Sequence[float], 
     parts, cursor = [], 0
     extra = {name: column for name, column in breakdown.columns.items() if name != "side"}
     for start, end, k in tokens:
-        if start > cursor:
-            parts.append(html.escape(text[cursor:start]))
+        parts.append(html.escape(text[cursor:start]))  # the text before the token (if any)
         # Byte-level pieces of one character share its span: show the character once.
         piece = text[max(start, cursor) : end]
         cursor = max(cursor, end)

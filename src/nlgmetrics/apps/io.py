@@ -1,22 +1,21 @@
-"""Reading texts for the command line: plain text, JSON Lines, and ``datasets`` datasets.
+"""Inputs and outputs of the ``score`` and ``compare`` commands.
 
-One function, :func:`read_column`, turns what a user points the CLI at into a list with one item per
-example. Each item is a string, or (for references) a list of strings when a column holds several
-references per example.
-
-Accepted sources:
+:func:`read_column` turns what a user points the CLI at into a list with one item per example: a
+string, or (for references) a list of strings when a column holds several references per example.
 
 - ``*.txt`` (or any other suffix not listed below): one text per line. Line breaks inside a text
   cannot be represented; write ``\\n`` escapes and pass ``unescape=True`` (needed for ROUGE-Lsum,
   whose sentences are newline-separated).
 - ``*.jsonl``: one JSON value per line; either a string, or an object from which ``column`` is read.
-- a directory written by ``Dataset.save_to_disk`` / ``DatasetDict.save_to_disk`` (``split`` picks one
-  split of a DatasetDict), read with ``datasets.load_from_disk``.
-- ``*.json``, ``*.csv``, ``*.parquet``: read with ``datasets.load_dataset(<builder>, data_files=...)``.
+- a directory written by ``save_to_disk`` (``split`` picks one split of a DatasetDict), or a
+  ``*.json``, ``*.csv``, ``*.parquet`` file: read with ``datasets``.
 
 Text files must be UTF-8: a leading byte-order mark (Notepad, Excel's "CSV UTF-8") is dropped, as
 it is no part of the first text (left in, it would change that example's tokens and score); any
 other encoding is an error naming the file, the first bad byte and how to re-encode it.
+
+Then the outputs (:func:`check_output_paths` before any scoring, :func:`write_json`) and the argparse
+pieces both commands share (arguments, ``--option`` parsing, counts and seeds).
 
 >>> import json, tempfile, pathlib
 >>> folder = pathlib.Path(tempfile.mkdtemp())
@@ -52,54 +51,32 @@ def _check_item(value: Any, where: str) -> Text:
                      f"non-empty list of strings (several references for one example).")
 
 
-def _unescape(text: Text) -> Text:
-    if isinstance(text, list):
-        return [t.replace("\\n", "\n") for t in text]
-    return text.replace("\\n", "\n")
-
-
 #: The UTF-8 byte-order mark some editors (Notepad, Excel's "CSV UTF-8") write first: it is not
 #: part of the first text, and left in it would change that example's tokens and score.
 BOM = "\ufeff"
 
 
-def _not_utf8(path: Path, data: bytes, position: int, line: int) -> ValueError:
-    return ValueError(f"{path} is not UTF-8 text (byte 0x{data[0]:02x} at offset {position}, line {line}); "
-                      f"re-encode it as UTF-8, e.g. `iconv -f latin1 -t utf-8 {path} > "
-                      f"{path.stem}.utf8{path.suffix}` (with the file's real encoding instead of latin1).")
-
-
 def check_utf8(path: Path) -> None:
     """Refuse a file that is not UTF-8, naming the file, where, and the fix (instead of a bare
     UnicodeDecodeError from deep inside a reader). Reads in blocks: any file size."""
-    import codecs
-
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    offset, line = 0, 1
-    with path.open("rb") as handle:
-        while True:
-            block = handle.read(1 << 20)
-            try:
-                decoder.decode(block, final=not block)
-            except UnicodeDecodeError as error:
-                start = max(error.start, 0)
-                raise _not_utf8(path, block[start:start + 1] or b"\0", offset + start,
-                                line + block[:start].count(b"\n")) from None
-            if not block:
-                return
-            offset += len(block)
-            line += block.count(b"\n")
+    try:
+        with path.open(encoding="utf-8") as handle:
+            while handle.read(1 << 20):
+                pass
+    except UnicodeDecodeError:
+        read_text_file(path)  # reads the whole file, only to say where the first bad byte is
 
 
 def read_text_file(path: Path) -> str:
     """The text of a UTF-8 file, without a leading byte-order mark (clear error when not UTF-8)."""
     data = path.read_bytes()
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8").removeprefix(BOM)
     except UnicodeDecodeError as error:
-        raise _not_utf8(path, data[error.start:error.start + 1], error.start,
-                        data[: error.start].count(b"\n") + 1) from None
-    return text.removeprefix(BOM)
+        at, line = error.start, data[: error.start].count(b"\n") + 1
+        raise ValueError(f"{path} is not UTF-8 text (byte 0x{data[at]:02x} at offset {at}, line {line}); "
+                         f"re-encode it as UTF-8, e.g. `iconv -f latin1 -t utf-8 {path} > {path.stem}.utf8"
+                         f"{path.suffix}` (with the file's real encoding instead of latin1).") from None
 
 
 def _lines(text: str) -> list[str]:
@@ -107,9 +84,7 @@ def _lines(text: str) -> list[str]:
     which a JSON string may hold and ``splitlines`` would split on); a final line end does not
     start an empty last line."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
+    return lines[:-1] if lines[-1] == "" else lines
 
 
 def _read_jsonl(path: Path, column: str | None) -> list[Text]:
@@ -132,27 +107,37 @@ def _read_jsonl(path: Path, column: str | None) -> list[Text]:
     return items
 
 
-def _dataset_column(dataset: Any, column: str | None, split: str | None, origin: str) -> list[Text]:
+def _choose(origin: Path, what: str, available: list[str], given: str | None, how: str) -> str:
+    """``given`` where ``available`` holds it; without one, the only one available."""
+    if given is None and len(available) != 1:
+        raise ValueError(f"{origin} has {what}s {available}; {how}.")
+    if given is not None and given not in available:
+        raise ValueError(f"{origin} has no {what} {given!r}; available {what}s: {available}.")
+    return available[0] if given is None else given
+
+
+def _read_dataset(source: Path, column: str | None, split: str | None) -> list[Text]:
+    """A directory saved with ``save_to_disk``, or a .json/.csv/.parquet file, read with ``datasets``."""
     import datasets
 
-    if isinstance(dataset, (datasets.DatasetDict, dict)):
-        splits = list(dataset.keys())
-        if split is None:
-            if len(splits) != 1:
-                raise ValueError(f"{origin} has splits {splits}; choose one with --split (e.g. --split "
-                                 f"{splits[0]}).")
-            split = splits[0]
-        if split not in dataset:
-            raise ValueError(f"{origin} has no split {split!r}; available: {splits}.")
-        dataset = dataset[split]
+    if source.is_dir():
+        try:
+            dataset = datasets.load_from_disk(str(source))
+        except FileNotFoundError as error:
+            raise ValueError(f"{source} is a directory but not a saved `datasets` dataset "
+                             f"({error}); pass a .txt/.jsonl file or a directory written by "
+                             "Dataset.save_to_disk.") from None
+    else:
+        if source.suffix != ".parquet":  # datasets itself skips a BOM, but not other encodings
+            check_utf8(source)
+        dataset = datasets.load_dataset(_DATASETS_BUILDERS[source.suffix], data_files=str(source))
+    if isinstance(dataset, dict):  # a DatasetDict: one split of it
+        splits = list(dataset)
+        dataset = dataset[_choose(source, "split", splits, split, f"choose one with --split (e.g. --split "
+                                  f"{splits[0]})")]
     names = list(dataset.column_names)
-    if column is None:
-        if len(names) != 1:
-            raise ValueError(f"{origin} has columns {names}; name the one to read (--*-column).")
-        column = names[0]
-    if column not in names:
-        raise ValueError(f"{origin} has no column {column!r}; available columns: {names}.")
-    return [_check_item(v, f"{origin}[{i}][{column!r}]") for i, v in enumerate(dataset[column])]
+    column = _choose(source, "column", names, column, "name the one to read (--*-column)")
+    return [_check_item(v, f"{source}[{i}][{column!r}]") for i, v in enumerate(dataset[column])]
 
 
 def read_column(path: str | os.PathLike, column: str | None = None, *, split: str | None = None,
@@ -166,33 +151,18 @@ def read_column(path: str | os.PathLike, column: str | None = None, *, split: st
     source = Path(path)
     if not source.exists():
         raise ValueError(f"Input {str(source)!r} does not exist; check the path.")
-    if source.is_dir():
-        import datasets
-
-        try:
-            dataset = datasets.load_from_disk(str(source))
-        except FileNotFoundError as error:
-            raise ValueError(f"{source} is a directory but not a saved `datasets` dataset "
-                             f"({error}); pass a .txt/.jsonl file or a directory written by "
-                             "Dataset.save_to_disk.") from None
-        items = _dataset_column(dataset, column, split, str(source))
+    if source.is_dir() or source.suffix in _DATASETS_BUILDERS:
+        items = _read_dataset(source, column, split)
     elif source.suffix == ".jsonl":
         items = _read_jsonl(source, column)
-    elif source.suffix in _DATASETS_BUILDERS:
-        import datasets
-
-        if source.suffix != ".parquet":  # datasets itself skips a BOM, but not other encodings
-            check_utf8(source)
-        dataset = datasets.load_dataset(_DATASETS_BUILDERS[source.suffix], data_files=str(source),
-                                        split=split or "train")
-        items = _dataset_column(dataset, column, None, str(source))
     else:
         if column is not None:
             raise ValueError(f"{source} is read as plain text (one example per line), which has no columns; "
                              f"drop the column option or use a .jsonl/.json/.csv file.")
         items = _lines(read_text_file(source))  # an empty line in the middle is an example (an empty text)
     if unescape:
-        items = [_unescape(item) for item in items]
+        items = [[t.replace("\\n", "\n") for t in item] if isinstance(item, list)
+                 else item.replace("\\n", "\n") for item in items]
     return items
 
 
@@ -212,6 +182,11 @@ def zip_references(columns: list[list[Text]]) -> list[Text]:
                          f"every reference file needs one line per prediction.")
     return [[text for item in items for text in (item if isinstance(item, list) else [item])]
             for items in zip(*columns)]
+
+
+def write_json(path: str | os.PathLike, payload: Any) -> None:
+    """``payload`` as indented JSON with a final newline (NaN refused: it is not JSON)."""
+    Path(path).write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n", encoding="utf-8")
 
 
 def check_output_paths(paths: Mapping[str, str | None]) -> None:
@@ -246,7 +221,52 @@ def check_output_paths(paths: Mapping[str, str | None]) -> None:
 
 
 # ------------------------------------------------------------------------------------------------
-# argparse types of the commands' counts and seeds
+# argparse pieces of the commands: the arguments `score` and `compare` share, --option, counts, seeds
+
+
+def add_shared_arguments(inputs: Any, lm: Any, output: Any) -> None:
+    """The arguments ``score`` and ``compare`` share, added to their groups of inputs, LM settings and
+    output."""
+    inputs.add_argument("-r", "--references", action="append", help="references; repeat for several "
+                        "references per example (one file each), or use a column holding lists of strings")
+    inputs.add_argument("-s", "--sources", help="source documents (for the metrics that read sources)")
+    inputs.add_argument("--prediction-column", help="column of the predictions (JSONL / datasets)")
+    inputs.add_argument("--reference-column", help="column of the references (string or list of strings)")
+    inputs.add_argument("--source-column", help="column of the source documents")
+    inputs.add_argument("--unescape-newlines", action="store_true", help=r"turn the two characters \n into "
+                        "line breaks (sentence breaks for ROUGE-Lsum in .txt files)")
+    lm.add_argument("--device", help="torch device for LM metrics (default: cuda if available, else cpu)")
+    lm.add_argument("--cache-dir", metavar="DIR",
+                    help="store of the LM metrics: what each model computed is kept in DIR and reused by "
+                    "later runs (any number of processes) and by every system compared, recomputing only "
+                    "what is missing; numbers unchanged (default: $NLGMETRICS_CACHE_DIR, else no store; "
+                    "`nlgmetrics cache info|clear DIR` shows and empties it)")
+    output.add_argument("--no-progress", action="store_true", help="no progress bars")
+    output.add_argument("--quiet", action="store_true", help="do not print the table")
+
+
+def split_option(item: str, metric: str | None = None) -> tuple[str, str, str]:
+    """``--option METRIC.NAME=VALUE`` as ``(metric, name, value)``; given ``metric``, a bare
+    ``NAME=VALUE`` is an option of that metric.
+
+    >>> split_option("bleu.tokenize=intl"), split_option("tokenize=intl", "bleu")
+    (('bleu', 'tokenize', 'intl'), ('bleu', 'tokenize', 'intl'))
+    """
+    key, sep, value = item.partition("=")
+    prefix, dot, name = key.strip().partition(".")
+    if not sep or not prefix or not (dot or metric):
+        raise ValueError(f"--option {item!r}: expected METRIC.NAME=VALUE, e.g. bleu.tokenize=13a.")
+    return (prefix, name, value) if dot else (metric or "", prefix, value)
+
+
+def _int_from(text: str, minimum: int, expected: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = minimum - 1
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text.strip()}")
+    return value
 
 
 def positive_int(text: str) -> int:
@@ -260,13 +280,7 @@ def positive_int(text: str) -> int:
     ...
     argparse.ArgumentTypeError: expected a positive integer, got 0
     """
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
+    return _int_from(text, 1, "a positive integer")
 
 
 def seed_or_none(text: str) -> int | None:
@@ -277,10 +291,4 @@ def seed_or_none(text: str) -> int | None:
     """
     if text.strip().lower() in {"none", "null"}:
         return None
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer or none, got {text!r}")
-    return value
+    return _int_from(text, 0, "a non-negative integer or none")

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from nlgmetrics.apps.evaluate_adapter import OutputSwitches, module_output
 from nlgmetrics.core.protocol import MetricSpec
 from nlgmetrics.core.validation import check_bool, check_cache_dir
 from nlgmetrics.registry import DEFAULT_METRICS, get_protocol, metric_names, protocols
@@ -112,13 +113,6 @@ def decode_ids(tokenizer: Any, ids: Any, what: str = "token ids") -> list[str]:
     return [text.strip() for text in texts]
 
 
-def generated_lengths(tokenizer: Any, ids: Any) -> list[int]:
-    """Each generation's count of non-pad ids (-100 counted as padding): the transformers
-    examples' ``gen_len`` terms, ``np.count_nonzero(pred != tokenizer.pad_token_id)``."""
-    array = padded_ids(tokenizer, ids, "predictions")
-    return [int(n) for n in np.count_nonzero(array != _pad_id(tokenizer), axis=1)]
-
-
 def result_keys(result: MetricResult) -> dict[str, float]:
     """``result.aggregate()`` under Trainer keys: ``<metric>_<key>``, or just ``<metric>`` for the
     key named like the metric (``bleu``, ``infolm``, ``shannon_score``: no ``bleu_bleu``).
@@ -137,26 +131,13 @@ def evaluate_names() -> dict[str, str]:
     """evaluate's module names accepted in ``metrics`` and ``metric_options`` for ours (each
     metric's protocol names its evaluate counterpart): the same metric with the same options; a
     name that is evaluate's only (``rouge``, ``sacrebleu``) logs its evaluate module's keys
-    (:func:`evaluate_module_keys`), a name that is also ours (``chrf``, ``ter``) ours.
+    (:func:`~nlgmetrics.apps.evaluate_adapter.module_output`), a name that is also ours (``chrf``,
+    ``ter``) ours.
 
     >>> evaluate_names()
     {'rouge': 'rouge_family', 'sacrebleu': 'bleu', 'chrf': 'chrf', 'ter': 'ter'}
     """
     return {p.evaluate.counterpart: p.name for p in protocols() if p.evaluate is not None}
-
-
-def evaluate_module_keys(protocol: MetricSpec, result: MetricResult,
-                         options: Mapping[str, Any]) -> dict[str, float]:
-    """The numbers of the default output of ``protocol``'s evaluate module
-    (:func:`nlgmetrics.apps.evaluate_adapter.module_output`): its counterpart's keys
-    (``rouge1``...``rougeLsum``; sacrebleu's ``score``, ``bp``, ...), then the module's extra numbers.
-    Lists (sacrebleu's ``counts``, ``totals``, ``precisions``) are left out: a Trainer logs numbers.
-    ``options``: those the library was called with.
-    """
-    from nlgmetrics.apps.evaluate_adapter import OutputSwitches, module_output
-
-    output = module_output(protocol, result, options, OutputSwitches())
-    return {key: float(value) for key, value in output.items() if not isinstance(value, list)}
 
 
 def merged_keys(keys_by_prefix: Sequence[tuple[str, Mapping[str, float]]]) -> dict[str, float]:
@@ -195,8 +176,8 @@ def _resolve_protocols(metrics: Sequence[str]) -> list[MetricSpec]:
         if _our_name(name) not in metric_names():
             raise ValueError(f"Unknown metric {name!r}; choose from {metric_names()}, or evaluate's names "
                              f"for them {list(evaluate_names())}.")
-    fix = "evaluate's name is the same metric as ours, give it once."
-    return [get_protocol(ours) for ours in _by_our_name(metrics, "metrics", fix)]
+    given_as = _by_our_name(metrics, "metrics", "evaluate's name is the same metric as ours, give it once.")
+    return [get_protocol(ours) for ours in given_as]
 
 
 def _resolve_options(metric_options: Mapping[str, Mapping[str, Any]] | None,
@@ -221,36 +202,6 @@ def _unpack(eval_pred: Any) -> tuple[Any, Any, Any]:
 
 # ------------------------------------------------------------------------------------------------
 # the transformers examples' settings
-
-
-def _preset_protocol(preset: str) -> MetricSpec:
-    """The metric that answers to the evaluate module the preset's example loads."""
-    return get_protocol(evaluate_names()[PRESET_COUNTERPARTS[preset]])
-
-
-def summarization_scores(predictions: Sequence[str], references: Sequence[str],
-                         split: Callable[[str], Sequence[str]]) -> tuple[dict[str, float], MetricResult]:
-    """ROUGE as the transformers summarization example logs it, and the result it came from.
-
-    Each text is stripped and its sentences (``split``) joined with newlines (for ``rougeLsum``);
-    ROUGE-1/2/L/Lsum with the Porter stemmer; each key the mean F-measure over the examples, times
-    100, rounded to 4 places (numpy's rounding, as the example rounds numpy floats).
-    """
-    def lines(text: str) -> str:
-        return "\n".join(split(text.strip()))
-
-    result = _preset_protocol("summarization").run(
-        [lines(t) for t in predictions], [lines(t) for t in references],
-        rouge_types=SUMMARIZATION_ROUGE_TYPES, use_stemmer=True, n_bootstrap=0)
-    scores = {name: float(round(np.mean(result.scores[name]) * 100, 4)) for name in SUMMARIZATION_ROUGE_TYPES}
-    return scores, result
-
-
-def translation_scores(predictions: Sequence[str], references: Sequence[str]) -> tuple[dict[str, float], MetricResult]:
-    """BLEU as the transformers translation example logs it (``bleu``: sacrebleu's corpus score with
-    its defaults, one reference per example, rounded to 4 places), and the result it came from."""
-    result = _preset_protocol("translation").run([t.strip() for t in predictions], [[t.strip()] for t in references])
-    return {TRANSLATION_KEY: round(float(result.main_score), 4)}, result
 
 
 def _preset_splitter(preset: str | None, sentence_splitter: Any) -> Callable[[str], Sequence[str]] | None:
@@ -283,20 +234,37 @@ def _preset_splitter(preset: str | None, sentence_splitter: Any) -> Callable[[st
 
 def _preset_compute_metrics(tokenizer: Any, preset: str,
                             split: Callable[[str], Sequence[str]] | None) -> Callable[[Any], dict[str, float]]:
+    """The transformers example's ``compute_metrics`` (:func:`build_compute_metrics`, ``preset``).
+
+    Summarization: each text stripped and its sentences (``split``) joined with newlines (for
+    ``rougeLsum``); ROUGE-1/2/L/Lsum with the Porter stemmer; each key the mean F-measure over the
+    examples, times 100, rounded to 4 places (numpy's rounding, as the example rounds numpy floats).
+    Translation: ``bleu``, sacrebleu's corpus score with its defaults, one reference per example.
+    ``gen_len``: the examples' mean of ``np.count_nonzero(pred != tokenizer.pad_token_id)``.
+    """
     def compute_metrics(eval_pred: Any) -> dict[str, float]:
         predictions_ids, label_ids, _ = _unpack(eval_pred)
         if label_ids is None:
             raise ValueError(f"preset={preset!r} needs labels, but the evaluation set has none.")
         predictions = decode_ids(tokenizer, predictions_ids, "predictions")
         references = decode_ids(tokenizer, label_ids, "labels")
-        gen_len = np.mean(generated_lengths(tokenizer, predictions_ids))
-        if preset == "summarization":
-            assert split is not None
-            scores, result = summarization_scores(predictions, references, split)
+        generated = padded_ids(tokenizer, predictions_ids, "predictions") != _pad_id(tokenizer)
+        gen_len = np.mean(np.count_nonzero(generated, axis=1))
+        protocol = get_protocol(evaluate_names()[PRESET_COUNTERPARTS[preset]])
+        if split is not None:  # summarization
+
+            def lines(text: str) -> str:
+                return "\n".join(split(text.strip()))
+
+            result = protocol.run([lines(t) for t in predictions], [lines(t) for t in references],
+                                  rouge_types=SUMMARIZATION_ROUGE_TYPES, use_stemmer=True, n_bootstrap=0)
+            scores = {name: float(round(np.mean(result.scores[name]) * 100, 4))
+                      for name in SUMMARIZATION_ROUGE_TYPES}
             scores["gen_len"] = float(gen_len)  # the example adds it after rounding the rest
-        else:
-            scores, result = translation_scores(predictions, references)
-            scores["gen_len"] = float(round(gen_len, 4))  # the example rounds every value
+        else:  # translation: the example rounds every value
+            result = protocol.run([t.strip() for t in predictions], [[t.strip()] for t in references])
+            scores = {TRANSLATION_KEY: round(float(result.main_score), 4),
+                      "gen_len": float(round(gen_len, 4))}
         compute_metrics.last_results = [result]  # type: ignore[attr-defined]
         compute_metrics.last_texts = {"predictions": predictions, "references": references, "sources": None}  # type: ignore[attr-defined]
         return scores
@@ -370,7 +338,8 @@ def build_compute_metrics(tokenizer: Any, metrics: Sequence[str] | str | None = 
     metric's name alone for its own key, e.g. ``bleu``, ``bleu_bp``, ``bleu_sentence_bleu``,
     ``rouge_family_rouge1``, ``rouge_family_rouge1_low``, ``infolm``. A metric named by evaluate's
     name only (``rouge``, ``sacrebleu``) gives its evaluate module's numbers instead
-    (:func:`evaluate_module_keys`: ``rouge1``...``rougeLsum``; ``score``, ``bp``, ...), a key two
+    (:func:`~nlgmetrics.apps.evaluate_adapter.module_output`: ``rouge1``...``rougeLsum``; ``score``,
+    ``bp``, ...; its lists left out), a key two
     metrics share prefixed as ``evaluate.combine`` does (:func:`merged_keys`). The Trainer
     prefixes every key with ``eval_``. With ``per_example``:
     ``<metric>_<column>_per_example`` lists. The results themselves (signatures, per-example
@@ -393,10 +362,7 @@ def build_compute_metrics(tokenizer: Any, metrics: Sequence[str] | str | None = 
         return _preset_compute_metrics(tokenizer, preset, _preset_splitter(preset, sentence_splitter))
     _preset_splitter(None, sentence_splitter)  # refuses a splitter without the preset that uses it
     check_bool("release_models", release_models)
-    if metrics is None:
-        metrics = DEFAULT_METRICS
-    if isinstance(metrics, str):
-        metrics = [metrics]
+    metrics = DEFAULT_METRICS if metrics is None else [metrics] if isinstance(metrics, str) else metrics
     protocols = _resolve_protocols(metrics)
     if not protocols:
         raise ValueError("`metrics` is empty; pass at least one metric name, e.g. ['rouge_family'].")
@@ -453,8 +419,10 @@ def build_compute_metrics(tokenizer: Any, metrics: Sequence[str] | str | None = 
             result = protocol.run(predictions, others, progress=progress, **options_of_metric)
             metric_results.append(result)
             if protocol.name in evaluate_named and protocol.evaluate is not None:
-                keys_by_prefix.append((protocol.evaluate.module_name,
-                                       evaluate_module_keys(protocol, result, options_of_metric)))
+                # the evaluate module's default output, less its lists: a Trainer logs numbers
+                output = module_output(protocol, result, options_of_metric, OutputSwitches())
+                keys = {key: float(value) for key, value in output.items() if not isinstance(value, list)}
+                keys_by_prefix.append((protocol.evaluate.module_name, keys))
             else:
                 keys_by_prefix.append((protocol.name, result_keys(result)))
             if per_example:

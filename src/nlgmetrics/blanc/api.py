@@ -17,27 +17,17 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from nlgmetrics.blanc.common import FILLER_RULE, FILLER_VOCABULARY_RULE, MAX_LENGTH_ROOM_RULE, MEASURE_RULE, SWITCH_RULE
-from nlgmetrics.blanc.help import blanc_help
+from nlgmetrics.blanc.common import MAX_LENGTH_ROOM_RULE, MEASURE_RULE, SWITCH_RULE
+from nlgmetrics.blanc.help import FILLER_RULE, FILLER_VOCABULARY_RULE, blanc_help
 from nlgmetrics.blanc.masking import MASKING_RULE
 from nlgmetrics.blanc.result import BlancResult
-from nlgmetrics.blanc.tune import (
-    FREEZE_RULE,
-    LEARNING_RATE_RULE,
-    PROBABILITY_RULE,
-    TUNING_COUNTS_RULE,
-    TUNING_DIVERGED_RULE,
-    TUNING_RULE,
-    TUNING_SWITCH_RULE,
-    blanc_tune,
-)
+from nlgmetrics.blanc.tune import TUNE_RULES, blanc_tune
 from nlgmetrics.core.refusals import Refusal, refusal_sentences
 from nlgmetrics.core.sentences import SPLITTER_OUTPUT_RULE, SPLITTER_RULE
 from nlgmetrics.core.validation import (
     CACHE_DIR_RULE,
     BATCH_SIZE_RULE,
     MAX_LENGTH_RULE,
-    SEED_RULE,
     TOKEN_BUDGET_RULE,
     check_choice,
 )
@@ -59,8 +49,7 @@ SHARED_RULES: tuple[Refusal, ...] = (
 )
 RULES: dict[str, tuple[Refusal, ...]] = {
     "help": (*SHARED_RULES, FILLER_RULE, FILLER_VOCABULARY_RULE),
-    "tune": (*SHARED_RULES, TUNING_RULE, TUNING_COUNTS_RULE, TUNING_SWITCH_RULE, PROBABILITY_RULE, LEARNING_RATE_RULE,
-             FREEZE_RULE, SEED_RULE, TUNING_DIVERGED_RULE),
+    "tune": (*SHARED_RULES, *TUNE_RULES),
 }
 
 

@@ -25,7 +25,7 @@ from nlgmetrics.blanc.counts import MEASURES, Counts, empty_counts
 from nlgmetrics.blanc.masking import MaskingOptions, MinTokenLengths, even_maskings, fit_to_window
 from nlgmetrics.core.sentences import SentenceSplitter
 from nlgmetrics.core.signature import make_signature
-from nlgmetrics.core.refusals import AFTER_LOADING, Refusal
+from nlgmetrics.core.refusals import Refusal
 from nlgmetrics.core.validation import check_choice, check_int, shown_value, switch_rule
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -73,12 +73,6 @@ MEASURE_RULE = Refusal(
     "BLANC's score is one of these two functions of the counts")
 MAX_LENGTH_ROOM_RULE = Refusal(
     ("max_length",), f"a `max_length` below {MIN_MAX_LENGTH}", "the window must hold [CLS], a token and [SEP]")
-FILLER_RULE = Refusal(
-    ("filler_token", "help_sep"), "a `filler_token` or `help_sep` that is not a string",
-    "they are text put into the model's input")
-FILLER_VOCABULARY_RULE = Refusal(
-    ("filler_token",), "a `filler_token` that is not a single token of the model's vocabulary",
-    "the filler stands for one summary token per position", AFTER_LOADING)
 
 #: The one warning kind both variants count (:class:`~nlgmetrics.engine.bookkeeping.WarnOnce`).
 TRUNCATION_WARNING = {
@@ -184,10 +178,6 @@ class TextPreparer:
             self._sentences[text] = [tokenize_text(self.tokenizer, s) for s in sentences]
         return self._sentences[text]
 
-    def help_sentences(self, summary: str) -> list[list[str]]:
-        """Summary sentences as blanc uses them: ``[[]]`` (no help) when it has no sentence."""
-        return self.sentences(summary) or [[]]
-
 
 # ----------------------------------------------------------------------------------------------
 # the masked copies
@@ -229,7 +219,7 @@ def plan_copies(
     to_ids = inputs.tokenizer.convert_tokens_to_ids
     masking = inputs.masking
     for example in examples:
-        help_sentences = prep.help_sentences(helps[example])
+        help_sentences = prep.sentences(helps[example]) or [[]]  # blanc's "no help": one empty sentence
         for index, sentence in enumerate(prep.sentences(documents[example])):
             sent, help_tokens, cut = fit_to_window(
                 sentence, help_sentences, len_sep=len(inputs.sep_ids),

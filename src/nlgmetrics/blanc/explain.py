@@ -61,12 +61,9 @@ def sentence_token_spans(tokenizer: Any, split: Callable[[str], Any], document: 
         return []
     normalized, where = normalization_map(document, clean_text)
     sentences = list(split(normalized))
-    spans = []
-    for sentence, start in zip(sentences, locate_pieces(normalized, sentences)):
-        tokens = tokenize_text(tokenizer, sentence)
-        spans.append([map_span(where, start + a, start + b)
-                      for a, b in token_offsets(tokenizer, sentence, tokens, by="tokens")])
-    return spans
+    return [[map_span(where, start + a, start + b)
+             for a, b in token_offsets(tokenizer, sentence, tokenize_text(tokenizer, sentence), by="tokens")]
+            for sentence, start in zip(sentences, locate_pieces(normalized, sentences))]
 
 
 def blanc_breakdown(tokenizer: Any, split: Callable[[str], Any], summary: str, document: str,

@@ -39,8 +39,6 @@ from nlgmetrics.blanc.common import (
     BLANC_MAX_LENGTH,
     DEFAULT_MODEL,
     DEFAULT_TOKEN_BUDGET,
-    FILLER_RULE,
-    FILLER_VOCABULARY_RULE,
     SWITCH_RULE,
     CopyInputs,
     TextPreparer,
@@ -65,6 +63,7 @@ from nlgmetrics.blanc.masking import (
     DEFAULT_MIN_TOKEN_LENGTH_NORMAL,
 )
 from nlgmetrics.blanc.result import BlancResult
+from nlgmetrics.core.refusals import AFTER_LOADING, Refusal
 from nlgmetrics.core.sentences import SentenceSplitter, resolve_splitter
 from nlgmetrics.core.validation import check_source_inputs, check_switches
 
@@ -75,6 +74,13 @@ DEFAULT_HELP_SEP = ""
 #: Distinct documents (each with all of its summaries) planned and run at a time: bounds the
 #: queries alive at once (two per masked copy of every sentence, for every summary).
 DOCUMENTS_PER_CHUNK = 16
+
+FILLER_RULE = Refusal(
+    ("filler_token", "help_sep"), "a `filler_token` or `help_sep` that is not a string",
+    "they are text put into the model's input")
+FILLER_VOCABULARY_RULE = Refusal(
+    ("filler_token",), "a `filler_token` that is not a single token of the model's vocabulary",
+    "the filler stands for one summary token per position", AFTER_LOADING)
 
 
 def _check_filler(tokenizer: Any, filler_token: str) -> int:

@@ -59,12 +59,10 @@ class BlancResult(MetricResult):
     def with_explanations(self, tokenizer: Any, split: Any, summaries: Sequence[str], documents: Sequence[str],
                           outcomes: Sequence[Sequence[Outcome]], variant: str, measure: str) -> BlancResult:
         """This result with its per-token breakdowns (``outcomes[i]``: example i's masked tokens)."""
-        explanations = [
+        return replace(self, explanations=[
             {"blanc": blanc_breakdown(tokenizer, split, summaries[i], documents[i], outcomes[i], variant,
                                       measure, self.scores["blanc"][i], self.signature)}
-            for i in range(len(self))
-        ]
-        return replace(self, explanations=explanations)
+            for i in range(len(self))])
 
     def details(self) -> dict[str, Any]:
         """``{"counts": [[[S00, S01], [S10, S11]], ...]}``, one table per example."""

@@ -74,6 +74,7 @@ from nlgmetrics.blanc.result import BlancResult
 from nlgmetrics.core.sentences import SentenceSplitter, resolve_splitter
 from nlgmetrics.core.refusals import AFTER_LOADING, WHILE_SCORING, OptionError, Refusal
 from nlgmetrics.core.validation import (
+    SEED_RULE,
     check_int,
     check_real,
     check_seed,
@@ -120,6 +121,9 @@ TUNING_DIVERGED_RULE = Refusal(
     ("learning_rate",), "a tuning that makes the model's weights or logits NaN or infinite (e.g. a huge "
     "`learning_rate`)", "the tuned model's argmax predictions, hence the counts, would be meaningless",
     WHILE_SCORING)
+#: The rules BLANC-tune's own checks apply (:func:`nlgmetrics.blanc.api.refusals` lists them).
+TUNE_RULES = (TUNING_RULE, TUNING_COUNTS_RULE, TUNING_SWITCH_RULE, PROBABILITY_RULE, LEARNING_RATE_RULE,
+              FREEZE_RULE, SEED_RULE, TUNING_DIVERGED_RULE)
 
 
 @dataclass(frozen=True)
@@ -175,6 +179,9 @@ DEFAULT_TUNING = TuneSettings()
 #: The masking fields of :class:`TuneSettings` (None: the document masking's value).
 TUNE_MASKING_FIELDS = ("gap", "gap_mask", "min_token_length_normal", "min_token_length_lead",
                        "min_token_length_followup")
+#: The count fields of :class:`TuneSettings` and the least value of each (None: any integer).
+TUNING_COUNTS = {"batch_size": 1, "chunk_size": 1, "chunk_stride": 1, "freeze_below": None,
+                 "freeze_above": None, "warmup_steps": 0}
 
 
 #: The signature's ``BlancTune`` name of each :class:`TuneOptions` field that has another name.
@@ -237,30 +244,23 @@ def resolve_tuning(tuning: Any, masking: MaskingOptions, epochs: Any, p_mask: An
     tune_masking = MaskingOptions(gap, gap_mask, MinTokenLengths(*lengths), masking.len_sent_allow_cut)
     tune_masking = tune_masking.validate("tuning.")
     with TUNING_COUNTS_RULE.enforced():
-        batch_size, chunk_size, chunk_stride = (
-            check_int(f"tuning.{name}", getattr(tuning, name), minimum=1)
-            for name in ("batch_size", "chunk_size", "chunk_stride"))
         epochs = check_int("finetune_epochs", epochs, minimum=0)
-        freeze_below = check_int("tuning.freeze_below", tuning.freeze_below)
-        freeze_above = check_int("tuning.freeze_above", tuning.freeze_above)
-        warmup_steps = check_int("tuning.warmup_steps", tuning.warmup_steps, minimum=0)
+        checked: dict[str, Any] = {name: check_int(f"tuning.{name}", getattr(tuning, name), minimum=minimum)
+                                   for name, minimum in TUNING_COUNTS.items()}
     switches = check_switches(TUNING_SWITCH_RULE, **{
-        "tuning.mask_evenly": tuning.mask_evenly, "tuning.top_fully": tuning.top_fully})
+        f"tuning.{name}": getattr(tuning, name) for name in ("mask_evenly", "top_fully")})
+    checked.update({name.removeprefix("tuning."): value for name, value in switches.items()})
     with PROBABILITY_RULE.enforced():
         p_mask = _probability("p_mask", p_mask)
-        p_token_replace = _probability("tuning.p_token_replace", tuning.p_token_replace)
-        p_token_original = _probability("tuning.p_token_original", tuning.p_token_original)
-    if p_token_replace + p_token_original > 1.0:
+        for name in ("p_token_replace", "p_token_original"):
+            checked[name] = _probability(f"tuning.{name}", getattr(tuning, name))
+    if checked["p_token_replace"] + checked["p_token_original"] > 1.0:
         raise PROBABILITY_RULE.error("`tuning.p_token_replace` + `tuning.p_token_original` must not exceed 1.")
     with LEARNING_RATE_RULE.enforced():
         learning_rate = check_real("learning_rate", learning_rate, minimum=0, exclusive_minimum=True,
                                    message=f"`learning_rate` must be positive, got {shown_value(learning_rate)}.")
-    return TuneOptions(
-        masking=tune_masking, batch_size=batch_size, epochs=epochs, chunk_size=chunk_size,
-        chunk_stride=chunk_stride, freeze_below=freeze_below, freeze_above=freeze_above, p_mask=p_mask,
-        p_token_replace=p_token_replace, p_token_original=p_token_original, learning_rate=learning_rate,
-        warmup_steps=warmup_steps,
-        **{name.removeprefix("tuning."): value for name, value in switches.items()})
+    return TuneOptions(masking=tune_masking, epochs=epochs, p_mask=p_mask, learning_rate=learning_rate,
+                       **checked)
 
 
 def tuning_examples(

@@ -165,14 +165,12 @@ def compare_systems(
     column = main if column is None else column
     entry = protocol.resampling
     corpus_level = column not in reference.scores
-    if corpus_level and not (column == main and entry is not None):
-        if column == main:
-            raise ValueError(
-                f"{metric}'s main score {main!r} is corpus-level and its protocol declares no resampling "
-                f"statistics (MetricSpec.resampling); compare a per-example column: "
-                f"{list(reference.scores)}."
-            )
+    if corpus_level and column != main:
         raise ValueError(f"{metric} has no per-example column {column!r}; choose one of {list(reference.scores)}.")
+    if corpus_level and entry is None:
+        raise ValueError(
+            f"{metric}'s main score {main!r} is corpus-level and its protocol declares no resampling "
+            f"statistics (MetricSpec.resampling); compare a per-example column: {list(reference.scores)}.")
     higher_is_better = reference.column(column).higher_is_better
 
     def score_of(summed: np.ndarray) -> float:
@@ -207,18 +205,16 @@ def compare_systems(
     rows = []
     for name in tqdm(names, desc="paired tests", unit="system", disable=not progress):
         mean, low, high = bootstrap_interval(resampled[name])
-        if name == baseline:
-            rows.append(SystemScore(name, scores[name], mean, low, high, True))
-            continue
-        observed = scores[baseline] - scores[name]
-        p_bs = p_ar = None
-        if "bs" in chosen_tests:
-            p_bs = paired_bootstrap_p(resampled[name], resampled[baseline], observed, count_ties=count_ties)
-        if masks is not None:
-            scores_a, scores_b = swapped_scores(stats[baseline], stats[name], masks, score_of)
-            p_ar = randomization_p(scores_a, scores_b, observed, count_ties=count_ties)
-        rows.append(SystemScore(name, scores[name], mean, low, high, False, scores[name] - scores[baseline],
-                                p_bs, p_ar))
+        delta = p_bs = p_ar = None  # the baseline's own row has none
+        if name != baseline:
+            observed, delta = scores[baseline] - scores[name], scores[name] - scores[baseline]
+            if "bs" in chosen_tests:
+                p_bs = paired_bootstrap_p(resampled[name], resampled[baseline], observed,
+                                          count_ties=count_ties)
+            if masks is not None:
+                scores_a, scores_b = swapped_scores(stats[baseline], stats[name], masks, score_of)
+                p_ar = randomization_p(scores_a, scores_b, observed, count_ties=count_ties)
+        rows.append(SystemScore(name, scores[name], mean, low, high, name == baseline, delta, p_bs, p_ar))
     return ComparisonResult(
         metric=metric, main=main, column=column, higher_is_better=higher_is_better, baseline=baseline,
         systems=tuple(rows), n_examples=n, n_bootstrap=n_bootstrap,

@@ -158,6 +158,4 @@ class CorpusResult(MetricResult):
 
     def column(self, name: str) -> Column:
         """Direction and range of a column, or of the corpus headline ``main``."""
-        if name == self.main:
-            return self.corpus_column
-        return super().column(name)
+        return self.corpus_column if name == self.main else super().column(name)

@@ -96,7 +96,6 @@ class MetricResult:
 
     def __post_init__(self) -> None:
         scores: dict[str, list[float]] = {}
-        lengths = set()
         for name, values in self.scores.items():
             self.column(name)  # an undeclared column is a programming error
             floats = [float(v) for v in values]
@@ -107,7 +106,7 @@ class MetricResult:
                         f"in nlgmetrics, please report it with the inputs and options."
                     )
             scores[name] = floats
-            lengths.add(len(floats))
+        lengths = {len(floats) for floats in scores.values()}
         if len(lengths) > 1:
             raise ValueError(f"{self.metric}: columns of different lengths {sorted(lengths)}")
         object.__setattr__(self, "scores", scores)

@@ -52,9 +52,7 @@ def _format_value(value: Any) -> str:
         return format(value, "g")
     if isinstance(value, (list, tuple)):
         return ",".join(_format_value(v) for v in value)
-    text = str(value)
-    # '|' and ':' separate fields; keep the signature parseable.
-    return text.replace("|", "/").replace(":", "=")
+    return str(value).replace("|", "/").replace(":", "=")  # '|' and ':' separate fields
 
 
 def _library_version(name: str) -> str:

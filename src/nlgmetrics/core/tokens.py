@@ -25,15 +25,12 @@ nlgmetrics.core.refusals.OptionError: start_token='<nope>' is not a single token
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from nlgmetrics.core.refusals import AFTER_LOADING, Refusal
-from nlgmetrics.core.validation import shown_value
+from nlgmetrics.core.validation import check_int, shown_value
 
 __all__ = [
     "BOS",
@@ -65,6 +62,7 @@ def check_start_token(start_token: Any) -> int | str | None:
     """The type of ``start_token`` (None, a non-negative token id, or a token string), checked before
     any model is loaded; :func:`start_token_id` checks it against the vocabulary.
 
+    >>> import numpy as np
     >>> check_start_token(np.int64(3)), check_start_token("<s>")
     (3, '<s>')
     >>> check_start_token(-1)
@@ -74,13 +72,10 @@ def check_start_token(start_token: Any) -> int | str | None:
     """
     if start_token is None or isinstance(start_token, str):
         return start_token
-    integral = isinstance(start_token, numbers.Integral) and not isinstance(start_token, (bool, np.bool_))
-    if integral and start_token >= 0:
-        return int(start_token)
-    raise START_TOKEN_RULE.error(
-        f"start_token={shown_value(start_token)} must be None, a non-negative token id or a token string "
-        f"(e.g. '<|endoftext|>')."
-    )
+    with START_TOKEN_RULE.enforced():
+        return check_int("start_token", start_token, minimum=0, message=(
+            f"start_token={shown_value(start_token)} must be None, a non-negative token id or a token string "
+            f"(e.g. '<|endoftext|>')."))
 
 
 def start_token_id(tokenizer: Any, start_token: Any) -> int | None:

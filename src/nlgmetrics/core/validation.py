@@ -26,10 +26,6 @@ import numpy as np
 from nlgmetrics.core.refusals import BEFORE_LOADING, Refusal
 
 
-def _type_name(value: Any) -> str:
-    return type(value).__name__
-
-
 def shown_value(value: Any, limit: int = 60) -> str:
     """``repr(value)`` for an error message, cut to ``limit`` characters; an integer of more than
     about 60 digits is described by its size (Python refuses to print more than 4300 digits, and
@@ -44,7 +40,7 @@ def shown_value(value: Any, limit: int = 60) -> str:
     try:
         text = repr(value)
     except ValueError:  # a container holding such an integer
-        return f"a {_type_name(value)} holding a number too long to print"
+        return f"a {type(value).__name__} holding a number too long to print"
     return text if len(text) <= limit else text[:limit] + "..."
 
 
@@ -54,25 +50,15 @@ def _reject_unordered(name: str, values: Any) -> None:
     if isinstance(values, (Set, Mapping)):
         kind = "dict" if isinstance(values, Mapping) else "set"
         raise ValueError(
-            f"`{name}` is a {kind} ({_type_name(values)}); pass a list with one item per example, "
+            f"`{name}` is a {kind} ({type(values).__name__}); pass a list with one item per example, "
             f"in the same order as the other argument."
         )
 
 
-def _check_unicode(label: str, text: str) -> None:
-    """Reject lone surrogates (e.g. from ``errors="surrogateescape"`` or a JSON ``"\\udc80"``):
-    they are not valid Unicode, and tokenizers fail on them with a bare TypeError."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as error:
-        raise ValueError(
-            f"`{label}` contains a lone surrogate {text[error.start]!r} at position {error.start}, "
-            f"which is not valid Unicode; decode your data with errors='replace' (or fix the bytes)."
-        ) from None
-
-
 def check_text(label: str, text: Any) -> str:
-    """Check one text (a ``str`` of valid Unicode); ``label`` names it in the error.
+    """Check one text (a ``str`` of valid Unicode); ``label`` names it in the error. Lone surrogates
+    (e.g. from ``errors="surrogateescape"`` or a JSON ``"\\udc80"``) are refused: they are not
+    valid Unicode, and tokenizers fail on them with a bare TypeError.
 
     >>> check_text("prediction", "a cat")
     'a cat'
@@ -83,10 +69,16 @@ def check_text(label: str, text: Any) -> str:
     """
     if not isinstance(text, str):
         raise ValueError(
-            f"`{label}` is {_type_name(text)} ({text!r:.40}), not a string; "
+            f"`{label}` is {type(text).__name__} ({text!r:.40}), not a string; "
             f"convert every item to str (use '' for a missing text)."
         )
-    _check_unicode(label, text)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ValueError(
+            f"`{label}` contains a lone surrogate {text[error.start]!r} at position {error.start}, "
+            f"which is not valid Unicode; decode your data with errors='replace' (or fix the bytes)."
+        ) from None
     return text
 
 
@@ -103,7 +95,7 @@ def as_texts(name: str, values: Any, *, allow_empty_list: bool = False) -> list[
         )
     _reject_unordered(name, values)
     if not isinstance(values, Sequence) and not hasattr(values, "__iter__"):
-        raise ValueError(f"`{name}` must be a list of strings, got {_type_name(values)}.")
+        raise ValueError(f"`{name}` must be a list of strings, got {type(values).__name__}.")
     texts = list(values)
     if not texts and not allow_empty_list:
         raise ValueError(f"`{name}` is empty; pass at least one example.")
@@ -131,12 +123,11 @@ def as_reference_lists(references: Any, n: int, name: str = "references") -> lis
     normalised: list[list[str]] = []
     for index, item in enumerate(items):
         if isinstance(item, str):
-            _check_unicode(f"{name}[{index}]", item)
-            normalised.append([item])
+            normalised.append([check_text(f"{name}[{index}]", item)])
             continue
-        if item is None or not isinstance(item, (list, tuple)):
+        if not isinstance(item, (list, tuple)):
             raise ValueError(
-                f"`{name}[{index}]` is {_type_name(item)}; each item must be a string or a list "
+                f"`{name}[{index}]` is {type(item).__name__}; each item must be a string or a list "
                 f"of strings (several references for one prediction)."
             )
         if not item:
@@ -145,10 +136,10 @@ def as_reference_lists(references: Any, n: int, name: str = "references") -> lis
             if not isinstance(ref, str):
                 hint = " (references nested too deeply?)" if isinstance(ref, (list, tuple)) else ""
                 raise ValueError(
-                    f"`{name}[{index}][{j}]` is {_type_name(ref)}, not a string{hint}; "
+                    f"`{name}[{index}][{j}]` is {type(ref).__name__}, not a string{hint}; "
                     f"pass references as a list of strings per prediction."
                 )
-            _check_unicode(f"{name}[{index}][{j}]", ref)
+            check_text(f"{name}[{index}][{j}]", ref)
         normalised.append(list(item))
     return normalised
 
@@ -502,7 +493,7 @@ def check_model_tokenizer(model: Any, model_tokenizer: Any) -> None:
     is_instance = not isinstance(model, str) and callable(getattr(model, "parameters", None))
     if is_instance and model_tokenizer is None:
         raise ValueError(
-            f"model is a {_type_name(model)} instance, which does not carry its tokenizer; pass "
+            f"model is a {type(model).__name__} instance, which does not carry its tokenizer; pass "
             f"model_tokenizer=<its tokenizer> (e.g. AutoTokenizer.from_pretrained(<its checkpoint>)).")
 
 
@@ -557,11 +548,10 @@ def check_cache_dir(cache_dir: Any) -> str | os.PathLike[str] | None:
     ...
     nlgmetrics.core.refusals.OptionError: `cache_dir` must be a folder path (a str or os.PathLike) or None, got 5 (int); pass e.g. cache_dir="~/.cache/nlgmetrics-store", or None for $NLGMETRICS_CACHE_DIR.
     """
-    if cache_dir is None or isinstance(cache_dir, str):
-        return cache_dir
-    if isinstance(cache_dir, os.PathLike) and isinstance(os.fspath(cache_dir), str):
+    if cache_dir is None or isinstance(cache_dir, str) or (
+            isinstance(cache_dir, os.PathLike) and isinstance(os.fspath(cache_dir), str)):
         return cache_dir
     raise CACHE_DIR_RULE.error(
         f"`cache_dir` must be a folder path (a str or os.PathLike) or None, got {shown_value(cache_dir)} "
-        f"({_type_name(cache_dir)}); pass e.g. cache_dir=\"~/.cache/nlgmetrics-store\", or None for "
+        f"({type(cache_dir).__name__}); pass e.g. cache_dir=\"~/.cache/nlgmetrics-store\", or None for "
         f"$NLGMETRICS_CACHE_DIR.")

@@ -27,19 +27,17 @@ from nlgmetrics.engine.causal import (
     TARGET_LOGPROBS,
     TARGET_LOGPROBS_ARGMAX,
     CausalQuery,
-    TargetScores,
     causal_target_scores,
     iter_causal,
     target_logprobs_float32,
-    target_logprobs_float32_deferred,
 )
-from nlgmetrics.engine.distributed import distributed_map, is_main_process
+from nlgmetrics.engine.distributed import distributed_map
 from nlgmetrics.engine.errors import ModelKindError, ModelNotFoundError
 from nlgmetrics.engine.allocator import keep_freed_memory
-from nlgmetrics.engine.loading import LoadedLM, Released, clear_cache, load_lm, release
+from nlgmetrics.engine.loading import LoadedLM, clear_cache, load_lm, release
 from nlgmetrics.engine.masked import MaskedQuery, iter_masked
 from nlgmetrics.engine.smollm2 import SMOLLM2_ALIAS
-from nlgmetrics.engine.store import Store, StoredReduction, StoreWarning, open_store
+from nlgmetrics.engine.store import StoredReduction, StoreWarning, open_store
 from nlgmetrics.engine.call import check_call_options, lm_call
 
 # The public API: what a user calls (load a model, release it, the errors and the store's

@@ -41,11 +41,9 @@ def adapter_label(model: torch.nn.Module) -> str | None:
     """``"<tuner>(<active adapters>)"`` for a model holding adapted layers (``"lora(default)"``;
     ``"lora(default)-disabled"`` while they are switched off, ``-partly-disabled`` in some of
     them), ``None`` for a model without any."""
-    tuners = sys.modules.get("peft.tuners.tuners_utils")
-    layer_class = getattr(tuners, "BaseTunerLayer", None)
-    if layer_class is None:
-        return None
-    layers = [module for module in model.modules() if isinstance(module, layer_class)]
+    # It exists only once peft is imported (as a PeftModel's own package is).
+    layer_class = getattr(sys.modules.get("peft.tuners.tuners_utils"), "BaseTunerLayer", None)
+    layers = [module for module in model.modules() if isinstance(module, layer_class)] if layer_class else []
     if not layers:
         return None
     # The tuner's name is its package (peft.tuners.lora.layer.Linear: "lora").

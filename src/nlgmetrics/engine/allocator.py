@@ -109,8 +109,7 @@ def trim_heap() -> None:
 def _glibc() -> ctypes.CDLL | None:
     try:
         libc = ctypes.CDLL(None)
-        libc.gnu_get_libc_version  # noqa: B018 - only glibc has it (musl, macOS, Windows do not)
-        libc.mallopt  # noqa: B018
+        libc.gnu_get_libc_version  # noqa: B018 - only glibc has it (musl, macOS, Windows do not), and mallopt
     except (OSError, AttributeError, TypeError):
         return None
     return libc

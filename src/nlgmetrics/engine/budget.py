@@ -60,9 +60,10 @@ class PassCost:
         return self.logits + self.activations + self.cache
 
 
-def _config_value(config: Any, *names: str) -> int | None:
+def _positive_int(holder: Any, *names: str) -> int | None:
+    """The first of ``holder``'s attributes ``names`` that is a positive int, else None."""
     for name in names:
-        value = getattr(config, name, None)
+        value = getattr(holder, name, None)
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
     return None
@@ -82,10 +83,8 @@ def logits_width(model: torch.nn.Module) -> int:
     50
     """
     # out_features, not the weight's shape: a quantized head's weight has another shape
-    width = getattr(output_embeddings(model), "out_features", None)
-    if isinstance(width, int) and width > 0:
-        return width
-    return _config_value(_text_config(model), "vocab_size") or 0
+    head = output_embeddings(model)
+    return _positive_int(head, "out_features") or _positive_int(_text_config(model), "vocab_size") or 0
 
 
 def pass_cost(model: torch.nn.Module, dtype: torch.dtype) -> PassCost:
@@ -99,14 +98,13 @@ def pass_cost(model: torch.nn.Module, dtype: torch.dtype) -> PassCost:
     """
     config = _text_config(model)
     size = torch.empty((), dtype=dtype).element_size()
-    hidden = _config_value(config, "hidden_size", "n_embd", "d_model", "dim")
-    if hidden is None:
-        hidden = int(model.get_input_embeddings().weight.shape[-1])
-    intermediate = _config_value(config, "intermediate_size", "n_inner", "ffn_dim", "hidden_dim") or 4 * hidden
-    layers = _config_value(config, "num_hidden_layers", "n_layer", "num_layers", "n_layers") or 1
-    heads = _config_value(config, "num_attention_heads", "n_head") or 1
-    head_size = _config_value(config, "head_dim") or max(hidden // heads, 1)
-    kv_heads = _config_value(config, "num_key_value_heads") or heads
+    hidden = (_positive_int(config, "hidden_size", "n_embd", "d_model", "dim")
+              or int(model.get_input_embeddings().weight.shape[-1]))
+    intermediate = _positive_int(config, "intermediate_size", "n_inner", "ffn_dim", "hidden_dim") or 4 * hidden
+    layers = _positive_int(config, "num_hidden_layers", "n_layer", "num_layers", "n_layers") or 1
+    heads = _positive_int(config, "num_attention_heads", "n_head") or 1
+    head_size = _positive_int(config, "head_dim") or max(hidden // heads, 1)
+    kv_heads = _positive_int(config, "num_key_value_heads") or heads
     vocabulary = min(logits_width(model) or LOGITS_VOCABULARY, LOGITS_VOCABULARY)
     return PassCost(
         logits=vocabulary * (size + (0 if size == 4 else 4)),
@@ -125,13 +123,11 @@ def _proc_mem_available(path: str = "/proc/meminfo") -> int | None:
 
 def _cgroup_room(root: str = "/sys/fs/cgroup") -> int | None:
     """What this process's cgroup (v2) may still take: ``memory.max - memory.current``; None without a limit."""
-    try:
+    with contextlib.suppress(OSError, ValueError):
         limit = Path(root, "memory.max").read_text().strip()
-        if limit == "max":
-            return None
-        return max(int(limit) - int(Path(root, "memory.current").read_text().strip()), 0)
-    except (OSError, ValueError):
-        return None
+        if limit != "max":
+            return max(int(limit) - int(Path(root, "memory.current").read_text().strip()), 0)
+    return None
 
 
 def host_available_memory() -> int | None:
@@ -143,10 +139,7 @@ def host_available_memory() -> int | None:
             import psutil  # optional: macOS and Windows have no /proc/meminfo
 
             available = int(psutil.virtual_memory().available)
-    room = _cgroup_room()
-    if room is not None:
-        available = room if available is None else min(available, room)
-    return available
+    return min((known for known in (available, _cgroup_room()) if known is not None), default=None)
 
 
 def free_memory(device: torch.device) -> int | None:
@@ -155,9 +148,8 @@ def free_memory(device: torch.device) -> int | None:
     if device.type == "cuda":
         free, _total = torch.cuda.mem_get_info(device)
         return int(free + torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device))
-    backend = getattr(torch, device.type, None)
-    mem_get_info = getattr(backend, "mem_get_info", None) if device.type != "cpu" else None
-    if callable(mem_get_info):
+    mem_get_info = getattr(getattr(torch, device.type, None), "mem_get_info", None)
+    if device.type != "cpu" and callable(mem_get_info):
         with contextlib.suppress(RuntimeError, TypeError):
             return int(mem_get_info(device)[0])
     return host_available_memory()
@@ -174,10 +166,8 @@ def budget_for(cost: PassCost, free_bytes: int | None) -> int:
     if free_bytes is None:
         return UNKNOWN_MEMORY_BUDGET
     fits = int(free_bytes * AUTO_MEMORY_FRACTION) // max(cost.per_token, 1)
-    budget = MIN_AUTO_BUDGET
-    while budget * 2 <= min(fits, MAX_AUTO_BUDGET):
-        budget *= 2
-    return budget
+    largest = 1 << (max(fits, 1).bit_length() - 1)  # the largest power of two <= fits
+    return min(max(largest, MIN_AUTO_BUDGET), MAX_AUTO_BUDGET)
 
 
 def auto_token_budget(lm: Any, free_bytes: int | None = None) -> int:
@@ -190,9 +180,8 @@ def auto_token_budget(lm: Any, free_bytes: int | None = None) -> int:
 
 def planned_budget(lm: Any, token_budget: int | str) -> int:
     """The token budget a call plans with: ``token_budget`` itself, or :func:`auto_token_budget` for "auto"."""
-    if token_budget == AUTO_TOKEN_BUDGET:
-        return auto_token_budget(lm)
-    return token_budget  # type: ignore[return-value]
+    auto = token_budget == AUTO_TOKEN_BUDGET
+    return auto_token_budget(lm) if auto else token_budget  # type: ignore[return-value]
 
 
 __all__ = [

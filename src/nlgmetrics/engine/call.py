@@ -54,18 +54,13 @@ _ABSENT: Any = object()  # a metric without a ``chunk_size`` option
 
 @dataclass(frozen=True)
 class CallOptions:
-    """The options every LM metric takes, checked (:func:`check_call_options`). ``token_budget``
-    None: the metric's default, resolved once the model is loaded; ``chunk_size`` None: the metric
-    takes none."""
+    """The options every LM metric takes, checked (:func:`check_call_options`). ``load``: the
+    keyword arguments :func:`~nlgmetrics.engine.load_lm` takes (tokenizer, revision, device,
+    dtype, placement), passed on as they are; ``token_budget`` None: the metric's default, resolved
+    once the model is loaded; ``chunk_size`` None: the metric takes none."""
 
     model: Any
-    model_tokenizer: Any = None
-    revision: str | None = None
-    device: Any = None
-    dtype: Any = None
-    device_map: str | dict[str, int | str] | None = None
-    max_memory: dict[int | str, int | str] | None = None
-    offload_folder: str | os.PathLike | None = None
+    load: dict[str, Any]
     max_length: int | None = None
     token_budget: int | str | None = None
     batch_size: int | None = None
@@ -98,12 +93,11 @@ def check_call_options(
     if isinstance(model, str) and not model.strip():
         raise ValueError("`model` is an empty string; pass a Hub id or a local model directory.")
     check_model_tokenizer(model, model_tokenizer)
+    load = dict(model_tokenizer=model_tokenizer, revision=revision, device=device, dtype=dtype,
+                device_map=device_map, max_memory=max_memory, offload_folder=offload_folder)
     return CallOptions(
-        model=model, model_tokenizer=model_tokenizer, revision=revision, device=device, dtype=dtype,
-        device_map=device_map, max_memory=max_memory, offload_folder=offload_folder, max_length=max_length,
-        token_budget=token_budget, batch_size=batch_size, chunk_size=None if chunk_size is _ABSENT else chunk_size,
-        cache_dir=check_cache_dir(cache_dir),
-    )
+        model=model, load=load, max_length=max_length, token_budget=token_budget, batch_size=batch_size,
+        chunk_size=None if chunk_size is _ABSENT else chunk_size, cache_dir=check_cache_dir(cache_dir))
 
 
 @dataclass(frozen=True)
@@ -138,15 +132,10 @@ def lm_call(
     store = open_store(options.cache_dir)
     try:
         with contextlib.nullcontext() if progress else transformers_bars_off():
-            lm = load_lm(
-                options.model, kind, model_tokenizer=options.model_tokenizer, device=options.device,
-                dtype=options.dtype, revision=options.revision, device_map=options.device_map,
-                max_memory=options.max_memory, offload_folder=options.offload_folder,
-            )
-        context = int(lm.max_length)
-        wanted = options.max_length if options.max_length is not None else default_max_length
+            lm = load_lm(options.model, kind, **options.load)
+        context = int(lm.max_length)  # the limit asked for (positive), else the metric's, at most this
         yield LMCall(
-            lm=lm, store=store, max_length=context if wanted is None else min(int(wanted), context),
+            lm=lm, store=store, max_length=min(options.max_length or default_max_length or context, context),
             # "auto" sized once, against the memory free when the call starts, so every pass of the
             # call is planned with one budget.
             token_budget=planned_budget(lm, resolve_token_budget(

@@ -20,6 +20,7 @@ ValueError: device='meta' is not usable: meta tensors hold no values, so every s
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from collections.abc import Mapping
@@ -46,15 +47,10 @@ def _accelerator_count(kind: str) -> int:
         return 0
 
 
-def _mps_available() -> bool:
-    backend = getattr(torch.backends, "mps", None)
-    return bool(backend is not None and backend.is_available())
-
-
 def available_devices() -> list[str]:
     """The devices a model can be scored on in this process, e.g. ``['cpu', 'cuda:0', 'cuda:1']``."""
     indexed = [f"{kind}:{index}" for kind in ("cuda", "xpu") for index in range(_accelerator_count(kind))]
-    return ["cpu", *indexed, *(["mps"] if _mps_available() else [])]
+    return ["cpu", *indexed, *(["mps"] if torch.backends.mps.is_available() else [])]
 
 
 def _available_text() -> str:
@@ -107,7 +103,7 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
         if resolved.index is None:  # name the device: 'cuda' and 'cuda:0' are one place, one cache entry
             resolved = torch.device(resolved.type, getattr(torch, resolved.type).current_device())
         return resolved
-    if resolved.type == "mps" and _mps_available():
+    if resolved.type == "mps" and torch.backends.mps.is_available():
         return resolved
     raise ValueError(f"device={device!r} is not available here (no {resolved.type} backend in this process). {_available_text()}")
 
@@ -298,14 +294,11 @@ _WARNED_EMULATED: set[torch.dtype] = set()
 @functools.lru_cache(maxsize=4)  # read once per process, not at every bf16 model load
 def cpu_flags(path: str = "/proc/cpuinfo") -> frozenset[str] | None:
     """The CPU's feature flags (x86 ``flags``, Arm ``Features``), or ``None`` where they cannot be read."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                key, _, value = line.partition(":")
-                if key.strip().lower() in ("flags", "features"):
-                    return frozenset(value.split())
-    except OSError:
-        return None
+    with contextlib.suppress(OSError), open(path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            key, _, value = line.partition(":")
+            if key.strip().lower() in ("flags", "features"):
+                return frozenset(value.split())
     return None
 
 

@@ -42,11 +42,8 @@ def _placement_hooks(module: torch.nn.Module) -> list:
 def only_placement_hooks(module: torch.nn.Module) -> bool:
     """Whether ``module`` carries accelerate hooks and all of them only place tensors: its
     ``forward`` attribute is then accelerate's wrapper, which computes nothing of its own."""
-    hook = module.__dict__.get("_hf_hook")
-    if hook is None:
-        return False
-    chained = getattr(hook, "hooks", None) or (hook,)
-    return len(_placement_hooks(module)) == len(chained)
+    placing, hook = _placement_hooks(module), module.__dict__.get("_hf_hook")
+    return bool(placing) and len(placing) == len(getattr(hook, "hooks", None) or (hook,))
 
 
 def is_dispatched(model: torch.nn.Module) -> bool:
@@ -96,9 +93,9 @@ def input_device(model: torch.nn.Module) -> torch.device:
 
 def _read(weights_map, name: str, dtype: torch.dtype) -> torch.Tensor:
     # accelerate's set_module_tensor_to_device casts the stored value to the parameter's dtype
-    # before the module runs: the forward computes with the cast value.
-    value = weights_map[name]
-    return value if value.dtype == dtype else value.to(dtype)
+    # before the module runs: the forward computes with the cast value (.to returns it uncopied
+    # where the dtype is already that).
+    return weights_map[name].to(dtype)
 
 
 def _offloaded(model: torch.nn.Module) -> Iterator[tuple[str, Any, str, torch.Tensor]]:

@@ -11,6 +11,7 @@ the results back, in the original order, on every process. In a plain single pro
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -21,20 +22,16 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def _launched_with_several_processes() -> bool:
-    """Cheap check before touching accelerate: a launcher sets WORLD_SIZE (torchrun, accelerate)."""
-    try:
-        return int(os.environ.get("WORLD_SIZE", "1")) > 1
-    except ValueError:
-        return False
-
-
 def process_state() -> Any | None:
     """accelerate's ``PartialState`` when running under several processes, else ``None``.
 
     CPU runs (no CUDA) initialise a gloo process group (``PartialState(cpu=True)``).
     """
-    if not _launched_with_several_processes():
+    try:  # a cheap check before touching accelerate: a launcher sets WORLD_SIZE (torchrun, accelerate)
+        several = int(os.environ.get("WORLD_SIZE", "1")) > 1
+    except ValueError:
+        several = False
+    if not several:
         return None
     from accelerate import PartialState
 
@@ -90,18 +87,15 @@ def distributed_map(items: Sequence[T], fn: Callable[[list[T]], list[R]]) -> lis
     """
     items = list(items)
     state = process_state()
-    if state is None:
-        results = list(fn(items))
-        if len(results) != len(items):
-            raise ValueError(f"fn returned {len(results)} results for {len(items)} items.")
-        return results
     # split_between_processes hands out contiguous chunks, rank order == item order, without
     # padding; gathered in rank order, they restore the original order.
-    with state.split_between_processes(items) as shard:
-        local = [to_cpu(r) for r in fn(list(shard))]
+    with contextlib.nullcontext(items) if state is None else state.split_between_processes(items) as shard:
+        local = list(fn(list(shard)))
         if len(local) != len(shard):
             raise ValueError(f"fn returned {len(local)} results for {len(shard)} items.")
-    results = [r for chunk in gather_from_every_process(local) for r in chunk]
+    if state is None:
+        return local
+    results = [r for chunk in gather_from_every_process([to_cpu(r) for r in local]) for r in chunk]
     if len(results) != len(items):
         raise RuntimeError(f"distributed_map gathered {len(results)} results for {len(items)} items.")
     return results

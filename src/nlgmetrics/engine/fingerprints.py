@@ -62,8 +62,12 @@ def file_digest(path: str | os.PathLike) -> str:
     key = (str(path.resolve()), *_stat_stamp(path.stat()))
     known = _DIGESTS.get(key)
     if known is None:
+        digest = hashlib.sha256()
         with open(path, "rb") as handle:
-            known = _DIGESTS[key] = hashlib.file_digest(handle, "sha256").hexdigest()
+            # blocks of 1 MiB, as hashlib.file_digest reads them (that function needs Python 3.11)
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        known = _DIGESTS[key] = digest.hexdigest()
     return known
 
 
@@ -134,9 +138,6 @@ class _Offloaded:
     shape: tuple[int, ...]
     dtype: torch.dtype
     read: Callable[[], torch.Tensor]
-
-    def numel(self) -> int:
-        return math.prod(self.shape)
 
     def digest(self) -> bytes:
         value = self.read()
@@ -228,8 +229,7 @@ class _Canonical:
         if isinstance(value, enum.Enum):
             return f"{_qualified_name(type(value))}.{value.name}"
         if isinstance(value, functools.partial):
-            return ["partial", self.value(value.func, depth + 1), self.value(value.args, depth + 1),
-                    self.value(value.keywords, depth + 1)]
+            return ["partial", *(self.value(v, depth + 1) for v in (value.func, value.args, value.keywords))]
         if callable(value) and hasattr(value, "__qualname__"):  # functions, methods, classes
             return "callable " + _qualified_name(value)
         if hasattr(value, "__dict__"):  # a plain object: its public attributes (e.g. a quantization state)
@@ -360,7 +360,7 @@ def module_fingerprint(model: torch.nn.Module) -> str:
         if extra:
             header.append(canonical.value(extra, 0))
         entries.append((json.dumps(header, sort_keys=True), parts))
-    distinct = {_part_identity(part): part for _, parts in entries for part in parts if part.numel()}
+    distinct = {_part_identity(part): part for _, parts in entries for part in parts if math.prod(part.shape)}
     workers = max(1, min(4, os.cpu_count() or 1, len(distinct)))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         digests = dict(zip(distinct, pool.map(_part_digest, distinct.values())))
@@ -369,7 +369,7 @@ def module_fingerprint(model: torch.nn.Module) -> str:
         digest.update(header.encode())
         for part in parts:
             digest.update(f"{tuple(part.shape)}:{part.dtype}".encode())
-            if part.numel():
+            if math.prod(part.shape):
                 digest.update(digests[_part_identity(part)])
     digest.update(b"\x00modules\x00")
     for record in _module_records(model):

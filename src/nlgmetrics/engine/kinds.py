@@ -87,15 +87,9 @@ def head_less_error(name: str, architectures: list[str] | None, kind: Kind | Non
     )
 
 
-def check_requested_kind(requested: Kind | None) -> None:
-    """``kind`` must be ``"masked"``, ``"causal"`` or ``None``."""
-    if requested is not None and requested not in KINDS:
-        raise ValueError(f"kind must be 'masked', 'causal' or None, got {requested!r}.")
-
-
 def check_kind(name: str, detected: Kind | None, requested: Kind | None, architectures: list[str] | None) -> Kind:
-    """The model's kind, after checking it has an LM head and serves the ``requested`` kind."""
-    check_requested_kind(requested)
+    """The model's kind, after checking it has an LM head and serves the ``requested`` kind (one
+    of :data:`KINDS` or ``None``: :func:`~nlgmetrics.engine.loading.load_lm` refuses others)."""
     if detected is None:
         raise head_less_error(name, architectures, requested)
     if requested is not None and requested != detected:

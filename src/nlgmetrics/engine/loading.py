@@ -65,9 +65,7 @@ from nlgmetrics.engine.fingerprints import (
 )
 from nlgmetrics.engine.gemma3 import gemma3_dir, is_gemma3_alias
 from nlgmetrics.engine.gguf_files import converted_dir, gguf_file_of
-from nlgmetrics.engine.kinds import (
-    Kind, check_kind, check_requested_kind, detect_kind, head_less_error, instance_kind,
-)
+from nlgmetrics.engine.kinds import KINDS, Kind, check_kind, detect_kind, head_less_error, instance_kind
 from nlgmetrics.engine.smollm2 import SMOLLM2_ALIAS, is_alias, recorded_source, smollm2_dir
 from nlgmetrics.engine.store import UNHASHED_WEIGHTS
 
@@ -230,10 +228,11 @@ def load_lm(
             f"device_map= places a model loaded by name or folder; this {type(model).__name__} object is loaded "
             "already: pass its folder with device_map=, or dispatch the object yourself (accelerate's dispatch_model)."
         )
+    if kind is not None and kind not in KINDS:
+        raise ValueError(f"kind must be 'masked', 'causal' or None, got {kind!r}.")
     if isinstance(model, LoadedLM):
         check_kind(model.name, model.kind, kind, None)
         return model
-    check_requested_kind(kind)
     torch_dtype = resolve_dtype(dtype)
     if isinstance(model, torch.nn.Module):
         loaded = _load_instance(model, kind, model_tokenizer, device, None if dtype is None else torch_dtype)
@@ -333,14 +332,11 @@ def _load_weights(
         with _FROM_PRETRAINED:
             loaded, info = auto_class.from_pretrained(
                 source, revision=revision, dtype=dtype, output_loading_info=True, **placing)
-    except ValueError as error:
-        if placement is not None:
-            raise _placement_error(name, placement, error) from error
-        # else an unrecognised config class for this auto class
-        raise ModelKindError(f"Model {name!r} cannot be loaded as a {resolved} LM: {error}") from error
     except Exception as error:  # noqa: BLE001 - safetensors / torch / hub errors, named and explained
         if placement is not None and not isinstance(error, OSError):  # not a file: accelerate's planning
             raise _placement_error(name, placement, error) from error
+        if isinstance(error, ValueError):  # an unrecognised config class for this auto class
+            raise ModelKindError(f"Model {name!r} cannot be loaded as a {resolved} LM: {error}") from error
         if not local:
             raise _could_not_load(name, local, error) from error
         raise ModelNotFoundError(
@@ -420,11 +416,8 @@ def _named_fingerprint(
         if files is not None:
             return loaded_fingerprint(loaded, (*files, revision, str(dtype)))
         return module_fingerprint(loaded)  # a Hub load without a commit: nothing to memoise it on
-    except FingerprintUnavailable:  # e.g. weights left on the meta device by a placement
-        pass
-    if local:
-        return directory_fingerprint(source)
-    return commit[:12] if commit else (revision or "unknown")
+    except FingerprintUnavailable:  # e.g. weights left on the meta device by a placement: the files' key
+        return directory_fingerprint(source) if local else (commit[:12] if commit else revision or "unknown")
 
 
 def _own_tokenizer(entry: _Weights, name: str, source: str, local: bool) -> tuple[Any, str]:
@@ -569,8 +562,7 @@ def _prepare(
                 "(tied to a weight placed elsewhere): put the LM head on the device of the input embeddings, or "
                 "both on 'disk'."
             )
-        if any(_training_flags(model)):
-            model.eval()
+        model.eval()  # flags only (a caller's object in training mode was copied)
     elif _readying_changes(model, device, dtype):
         model = (model.to(device=device) if is_quantized(model) else model.to(device, dtype)).eval()
     if owned:  # a caller's module keeps its flags; inference_mode makes them irrelevant anyway

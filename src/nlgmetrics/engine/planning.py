@@ -93,12 +93,10 @@ def _checked_plan(
         raise ValueError(f"context must be a non-negative integer, got {context!r}.")
     if not padding_slack >= 0:  # also rejects NaN
         raise ValueError(f"padding_slack must be >= 0, got {padding_slack!r}.")
-    if head_rows is None:
-        return [0] * len(lengths), head_row_allowance(token_budget, vocab_size)
-    if len(head_rows) != len(lengths):
+    rows = [0] * len(lengths) if head_rows is None else [int(r) for r in head_rows]
+    if len(rows) != len(lengths):
         raise ValueError(
-            f"head_rows has {len(head_rows)} entries for {len(lengths)} lengths; give one per sequence.")
-    rows = [int(r) for r in head_rows]
+            f"head_rows has {len(rows)} entries for {len(lengths)} lengths; give one per sequence.")
     if any(r < 0 for r in rows):
         raise ValueError(f"head_rows must be non-negative counts, got {min(rows)}.")
     return rows, head_row_allowance(token_budget, vocab_size)
@@ -266,13 +264,6 @@ def is_out_of_memory(error: BaseException) -> bool:
     return isinstance(error, RuntimeError) and ("out of memory" in text or _CPU_ALLOCATION_FAILURE in text)
 
 
-def _free_device_memory() -> None:
-    # Only a device allocator gets memory back from this, and a full gc.collect() is slow on a big heap.
-    if torch.cuda.is_available():
-        gc.collect()
-        torch.cuda.empty_cache()
-
-
 def run_with_backoff(batch: Sequence[T], fn: Callable[[list[T]], list[R]]) -> list[R]:
     """``fn(batch)``; on out-of-memory, split the batch in two halves and run each (recursively).
 
@@ -293,8 +284,11 @@ def run_with_backoff(batch: Sequence[T], fn: Callable[[list[T]], list[R]]) -> li
                 f"{error}\n[nlgmetrics] a single sequence does not fit in memory; use a "
                 "smaller model, dtype='bfloat16', or shorter inputs."
             ) from error
-    # Outside the except block: the traceback no longer pins the failed batch's tensors.
-    _free_device_memory()
+    # Outside the except block: the traceback no longer pins the failed batch's tensors. Only a
+    # device allocator gets memory back from this, and a full gc.collect() is slow on a big heap.
+    if torch.cuda.is_available():
+        gc.collect()
+        torch.cuda.empty_cache()
     half = len(items) // 2
     return run_with_backoff(items[:half], fn) + run_with_backoff(items[half:], fn)
 
@@ -312,10 +306,6 @@ def chunk_by_key(keys: Sequence[Hashable], chunk_size: int) -> list[list[int]]:
     >>> chunk_by_key([], chunk_size=3)
     []
     """
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
-        raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}.")
     members = dedupe(keys)[1]
-    return [
-        [i for group in members[first : first + chunk_size] for i in group]
-        for first in range(0, len(members), chunk_size)
-    ]
+    chunks = (members[first : first + chunk_size] for first in range(0, len(members), chunk_size))
+    return [[i for group in chunk for i in group] for chunk in chunks]

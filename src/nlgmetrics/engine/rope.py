@@ -155,16 +155,12 @@ def _scaled_rotaries(module: torch.nn.Module) -> list[tuple[str, str]]:
     of it, prefix ``"<layer type>_"``) that transformers updates per pass, found by the attributes
     its update reads; empty for other modules."""
     rope_type = getattr(module, "rope_type", None)
-    if not hasattr(module, "original_max_seq_len"):
+    if not hasattr(module, "original_max_seq_len") or not isinstance(rope_type, (str, Mapping)):
         return []
-    if isinstance(rope_type, str):
-        parts = [("", rope_type)]
-    elif isinstance(rope_type, Mapping):
-        parts = [(f"{layer_type}_", each) for layer_type, each in rope_type.items() if isinstance(each, str)]
-    else:
-        return []
-    return [(prefix, each) for prefix, each in parts
-            if (each == "longrope" or "dynamic" in each) and hasattr(module, f"{prefix}original_inv_freq")]
+    parts = ([(f"{layer_type}_", each) for layer_type, each in rope_type.items()]
+             if isinstance(rope_type, Mapping) else [("", rope_type)])
+    return [(prefix, each) for prefix, each in parts if isinstance(each, str)
+            and (each == "longrope" or "dynamic" in each) and hasattr(module, f"{prefix}original_inv_freq")]
 
 
 def dynamic_rotary_modules(model: torch.nn.Module) -> list[DynamicRotary]:
@@ -187,11 +183,8 @@ def per_pass_rotary_state(module: torch.nn.Module) -> frozenset[str]:
     from the config on the first long pass). So a fingerprint leaves them out: a model object that
     ran a long pass computes what it computed before.
     """
-    names: set[str] = set()
-    for prefix, rope_type in _scaled_rotaries(module):
-        names.add(f"{prefix}inv_freq")
-        names.add(f"{prefix}long_inv_freq" if rope_type == "longrope" else f"{prefix}max_seq_len_cached")
-    return frozenset(names)
+    return frozenset(f"{prefix}{name}" for prefix, rope_type in _scaled_rotaries(module) for name in
+                     ("inv_freq", "long_inv_freq" if rope_type == "longrope" else "max_seq_len_cached"))
 
 
 @contextlib.contextmanager

@@ -109,10 +109,6 @@ class SpoolWriter:
         self._sync()
         self.size += len(data)
 
-    def touch(self) -> None:
-        """Say this writer is alive (the file's mtime), for other jobs that find the file."""
-        os.utime(self.path)
-
     def _sync(self) -> None:
         self._file.flush()
         os.fsync(self._file.fileno())
@@ -152,7 +148,7 @@ def read_records(path: Path, offset: int = 0, end: int | None = None) -> tuple[l
     return records, offset
 
 
-def writer_is_gone(path: Path, now: float | None = None) -> bool:
+def writer_is_gone(path: Path) -> bool:
     """True when no live process can still append to ``path``: its writer was on this host and has
     exited, or the file has not been written for :data:`STALE_SECONDS`."""
     fields = path.name.removesuffix(SUFFIX).split("~")  # host~pid~token~rank<k>
@@ -161,7 +157,7 @@ def writer_is_gone(path: Path, now: float | None = None) -> bool:
     if fields[0] == this_host() and not _alive(int(fields[1])):
         return True
     try:
-        return (time.time() if now is None else now) - path.stat().st_mtime > STALE_SECONDS
+        return time.time() - path.stat().st_mtime > STALE_SECONDS
     except OSError:
         return False
 

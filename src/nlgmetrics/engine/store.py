@@ -124,7 +124,7 @@ def decode_arrays(blob: bytes) -> Arrays:
     if not isinstance(header, list) or len(header) > MAX_ARRAYS:
         raise ValueError("bad array header")
     offset += length
-    layout: list[tuple[np.dtype, tuple[int, ...], int] | None] = []
+    layout: list[tuple[np.dtype, tuple[int, ...], int, int] | None] = []  # dtype, shape, count, offset
     for item in header:
         if item is None:
             layout.append(None)
@@ -139,18 +139,13 @@ def decode_arrays(blob: bytes) -> Arrays:
             count *= n
             if count * dtype.itemsize > len(blob):
                 raise ValueError("truncated value")
-        layout.append((dtype, shape, count))
-    if offset + sum(item[0].itemsize * item[2] for item in layout if item is not None) != len(blob):
+        layout.append((dtype, shape, count, offset))
+        offset += count * dtype.itemsize
+    if offset != len(blob):
         raise ValueError("sizes do not match the value's length")
-    out: list[np.ndarray | None] = []
-    for item in layout:
-        array = None
-        if item is not None:
-            dtype, shape, count = item
-            array = np.frombuffer(blob, dtype=dtype, count=count, offset=offset).reshape(shape).copy()
-            offset += count * dtype.itemsize
-        out.append(array)
-    return tuple(out)
+    return tuple(None if item is None else
+                 np.frombuffer(blob, dtype=item[0], count=item[2], offset=item[3]).reshape(item[1]).copy()
+                 for item in layout)
 
 
 def _depth(text: bytes) -> int:
@@ -186,40 +181,9 @@ def namespace_of(fields: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(full, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def lm_fields(lm: Any) -> dict[str, Any]:
-    """What of a :class:`~nlgmetrics.engine.LoadedLM` decides its outputs: weights, tokenizer,
-    dtype, device type and attention implementation (``name`` only to describe the namespace)."""
-    config = getattr(lm.model, "config", None)
-    return {
-        "weights": lm.fingerprint, "tokenizer": lm.tokenizer_id, "dtype": str(lm.dtype),
-        "device": lm.device.type, "attention": str(getattr(config, "_attn_implementation", None)),
-        "kind": lm.kind, "name": lm.name,
-    }
-
-
 def ids_bytes(*sequences: Sequence[int]) -> bytes:
     """Token-id sequences as bytes that tell every split apart (each one's length goes first)."""
     return b"".join(struct.pack("<q", len(s)) + np.asarray(s, dtype=np.int64).tobytes() for s in sequences)
-
-
-def ids_lengths(query: bytes, count: int) -> tuple[int, ...] | None:
-    """The lengths of the first ``count`` sequences of :func:`ids_bytes` (``None`` where ``query``
-    does not hold that many).
-
-    >>> ids_lengths(ids_bytes([5, 6, 7], [8]), 2)
-    (3, 1)
-    """
-    lengths: list[int] = []
-    offset = 0
-    for _ in range(count):
-        if offset + 8 > len(query):
-            return None
-        (length,) = struct.unpack_from("<q", query, offset)
-        offset += 8 + 8 * length
-        if length < 0 or offset > len(query):
-            return None
-        lengths.append(length)
-    return tuple(lengths)
 
 
 @dataclass(frozen=True)
@@ -237,10 +201,17 @@ class OnePerId:
     dtypes: tuple[str | None, ...]
 
     def __call__(self, query: bytes, arrays: Arrays) -> bool:
-        lengths = ids_lengths(query, self.sequence + 1)
-        if lengths is None or len(arrays) != len(self.dtypes):
+        offset = length = 0
+        for _ in range(self.sequence + 1):  # each sequence's length goes first (ids_bytes)
+            if offset + 8 > len(query):
+                return False  # the query holds fewer sequences
+            (length,) = struct.unpack_from("<q", query, offset)
+            offset += 8 + 8 * length
+            if length < 0 or offset > len(query):
+                return False
+        if len(arrays) != len(self.dtypes):
             return False
-        shape = (lengths[self.sequence],)
+        shape = (length,)
         return all(array is None if dtype is None else
                    array is not None and array.shape == shape and array.dtype == np.dtype(dtype)
                    for array, dtype in zip(arrays, self.dtypes))
@@ -335,7 +306,14 @@ def recall_arrays(
     from nlgmetrics.engine.distributed import agreed_subset, is_main_process
     from nlgmetrics.engine.store_sharing import SharedStore
 
-    fields = lm_fields(lm)
+    # What of the LoadedLM decides its outputs: weights, tokenizer, dtype, device type and attention
+    # implementation (``name`` only to describe the namespace).
+    config = getattr(lm.model, "config", None)
+    fields = {
+        "weights": lm.fingerprint, "tokenizer": lm.tokenizer_id, "dtype": str(lm.dtype),
+        "device": lm.device.type, "attention": str(getattr(config, "_attn_implementation", None)),
+        "kind": lm.kind, "name": lm.name,
+    }
     namespace = namespace_of({**fields, "what": what})
     description = (f"{fields['name']} weights:{fields['weights']} tokenizer:{fields['tokenizer']} "
                    f"{fields['dtype']} {fields['device']} {fields['kind']} {what}")
@@ -470,12 +448,8 @@ class Store:
         a store that has it all takes no write lock."""
         names = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master")}
         if not names.issuperset(_SCHEMA_OBJECTS) or self._setting("total_bytes") is None:
-            try:
+            with self._db:  # the script commits itself; a failure rolls back what it began
                 self._db.executescript(_SCHEMA)
-            except BaseException:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                raise
         if self._setting("max_bytes") is None:
             self._db.execute("INSERT OR IGNORE INTO settings VALUES ('max_bytes', ?)", (int(cap),))
 
@@ -551,18 +525,14 @@ class Store:
     def put(self, namespace: str, items: Iterable[tuple[bytes, Sequence[np.ndarray | None]]], description: str = "") -> None:
         """Keep ``(query, arrays)`` items in one transaction, then evict beyond the store's cap.
         Arrays beyond what a value may hold (:data:`MAX_ARRAYS`) are not kept."""
-        self._put_rows([(0, namespace, description, query, arrays) for query, arrays in items], None)
+        self.put_spooled(None, [(0, namespace, description, query, arrays) for query, arrays in items])
 
-    def put_spooled(self, spool_name: str, items: Sequence[tuple[int, str, str, bytes, Arrays]]) -> None:
-        """:meth:`put` for records of the spool file ``spool_name``: ``(end, namespace, description,
-        query, arrays)``, ``end`` the offset just past the record in its file. A record that ends
-        at or before where the file reached at the last clear (:func:`clear_store`) was written
-        before the clear and is dropped; the check runs in the write's transaction, so a clear
-        can never fall between it and the write."""
-        self._put_rows(items, spool_name)
-
-    def _put_rows(self, items: Sequence[tuple[int, str, str, bytes, Sequence[np.ndarray | None]]],
-                  spool_name: str | None) -> None:
+    def put_spooled(self, spool: str | None, items: Sequence[tuple[int, str, str, bytes, Arrays]]) -> None:
+        """:meth:`put` for records of the spool file ``spool`` (None: :meth:`put`'s items):
+        ``(end, namespace, description, query, arrays)``, ``end`` the offset just past the record in
+        its file. A record that ends at or before where the file reached at the last clear
+        (:func:`clear_store`) was written before the clear and is dropped; the check runs in the
+        write's transaction, so a clear can never fall between it and the write."""
         if not self.writable:
             self._fail("write", None)
             return
@@ -582,9 +552,9 @@ class Store:
 
         def write(db: sqlite3.Connection) -> None:
             kept = rows
-            if spool_name is not None:
+            if spool is not None:
                 (reach,) = db.execute("SELECT COALESCE(MAX(value), 0) FROM settings WHERE name = ?",
-                                      (_SPOOL_REACH + spool_name,)).fetchone()
+                                      (_SPOOL_REACH + spool,)).fetchone()
                 reach = reach if type(reach) is int else 0
                 kept = [row for row in rows if row[0] > reach]
             db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?)", [row[1:] for row in kept])
@@ -646,12 +616,8 @@ class Store:
         try:
             self._check_log()
             self._db.execute("BEGIN IMMEDIATE")
-            try:
+            with self._db:  # commits, or rolls back whatever the action raised
                 action(self._db)
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
             return True
         except STORE_ERRORS as error:
             if not quiet:
@@ -712,27 +678,16 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
     memory file: where that cannot be made either (a read-only folder or mount), the file is read
     as immutable (on a read-only mount nothing changes it; where its owner still writes it, a read
     torn by a write fails its checksum or sqlite's checks, and is a miss)."""
-    error: sqlite3.Error | None = None
     for flags in ("mode=ro", "mode=ro&immutable=1"):
         db = sqlite3.connect(f"{path.resolve().as_uri()}?{flags}", uri=True, timeout=120, isolation_level=None)
         try:
             db.execute("SELECT COUNT(*) FROM entries").fetchone()
             return db
-        except sqlite3.Error as failed:
+        except sqlite3.Error:
             db.close()
-            error = failed
-    assert error is not None
-    raise error
-
-
-def resolve_cache_dir(cache_dir: str | os.PathLike | None) -> Path | None:
-    """``cache_dir`` as given, else ``$NLGMETRICS_CACHE_DIR``; ``None`` (or empty) means no store.
-    An argument of another type is refused naming the option (the environment is a string)."""
-    from nlgmetrics.core.validation import check_cache_dir
-
-    cache_dir = check_cache_dir(cache_dir)
-    text = os.fspath(cache_dir) if cache_dir is not None else os.environ.get(CACHE_DIR_ENV, "")
-    return Path(text).expanduser() if text else None
+            if "immutable" in flags:
+                raise
+    raise AssertionError("unreachable")
 
 
 def max_bytes_from_env() -> int | None:
@@ -777,24 +732,29 @@ def open_store(cache_dir: str | os.PathLike | None) -> Store | SharedStore | Non
     process opens the file, and either every process uses the store or none does
     (:mod:`~nlgmetrics.engine.store_sharing`). Spool files a killed run of several processes
     left in the folder are copied into the store first, whatever the process count now."""
+    from nlgmetrics.core.validation import check_cache_dir
     from nlgmetrics.engine.distributed import process_state
     from nlgmetrics.engine.filesystems import journal_mode_for
     from nlgmetrics.engine.store_sharing import StoreFormat, copy_leftovers, open_shared_store
 
-    directory = resolve_cache_dir(cache_dir)
+    # An argument of another type is refused naming the option (the environment is a string);
+    # None or empty: no store.
+    cache_dir = check_cache_dir(cache_dir)
+    text = os.fspath(cache_dir) if cache_dir is not None else os.environ.get(CACHE_DIR_ENV, "")
+    directory = Path(text).expanduser() if text else None
     form = StoreFormat(encode_arrays, decode_arrays, StoreWarning)
 
     def open_here(folder: Path) -> Store:
         return Store(folder, max_bytes_from_env(), journal_mode=journal_mode_for(folder))
 
-    if process_state() is not None:
+    if (state := process_state()) is not None:
         setup_error = None
         try:  # settings a process would refuse alone are refused by all, not left to hang the others
             if directory is not None:
                 max_bytes_from_env(), journal_mode_for(directory)
         except ValueError as error:
             setup_error = str(error)
-        return open_shared_store(directory, setup_error, open_here, form)
+        return open_shared_store(state, directory, setup_error, open_here, form)
     if directory is None:
         return None
     max_bytes_from_env(), journal_mode_for(directory)  # a wrong setting is refused, not warned about

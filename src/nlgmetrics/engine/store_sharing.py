@@ -29,11 +29,11 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
-from nlgmetrics.engine.distributed import broadcast_from_main, gather_from_every_process, process_state
+from nlgmetrics.engine.distributed import broadcast_from_main, gather_from_every_process
 from nlgmetrics.engine.spool import SPOOL_DIR, SUFFIX, SpoolWriter, read_records, writer_is_gone
 
 Arrays = tuple[np.ndarray | None, ...]
@@ -53,7 +53,8 @@ class Store(Protocol):
     def put(self, namespace: str, items: Iterable[tuple[bytes, Sequence[np.ndarray | None]]],
             description: str = "") -> None: ...
 
-    def put_spooled(self, spool_name: str, items: Sequence[tuple[int, str, str, bytes, Arrays]]) -> None: ...
+    def put_spooled(self, spool: str | None,
+                    items: Sequence[tuple[int, str, str, bytes, Arrays]]) -> None: ...
 
     def close(self) -> None: ...
 
@@ -99,11 +100,8 @@ def spool_reaches(directory: Path) -> list[tuple[Path, int, bool]]:
     length now (every record that ends there or before was written before the clear; records are
     appended whole, in order) and whether its writer is gone
     (:func:`~nlgmetrics.engine.spool.writer_is_gone`)."""
-    folder = directory / SPOOL_DIR
-    if not folder.is_dir():
-        return []
     reaches = []
-    for path in sorted(folder.glob(f"*{SUFFIX}")):
+    for path in sorted((directory / SPOOL_DIR).glob(f"*{SUFFIX}")):  # none where there is no folder
         gone = writer_is_gone(path)  # decided first: a writer gone then appends nothing after
         with suppress(OSError):  # deleted meanwhile: copied in whole already
             reaches.append((path, path.stat().st_size, gone))
@@ -114,14 +112,13 @@ def copy_leftovers(store: Store, form: StoreFormat, directory: Path, skip: Itera
     """Copy into ``store`` the spool files in ``directory`` other runs left (a killed run's, or
     one that ended before its main process could copy them); delete those whose writer is gone.
     Files named in ``skip`` (this run's own) are left alone."""
-    folder = directory / SPOOL_DIR
-    if not store.writable or not folder.is_dir():  # a read-only store keeps them for a writer
+    if not store.writable:  # a read-only store keeps them for a writer
         return
     skip = set(skip)
-    for path in sorted(folder.glob(f"*{SUFFIX}")):
+    # Whether each writer is gone is decided before copying: a writer gone then wrote nothing after.
+    for path, _, gone in spool_reaches(directory):
         if path.name in skip:
             continue
-        gone = writer_is_gone(path)  # decided before copying: a writer gone then wrote nothing after
         stop = copy_spool(store, form, path, _COPIED.get(str(path), 0))
         _COPIED[str(path)] = stop
         if gone and store.writable:
@@ -177,13 +174,12 @@ class SharedStore:
     def put(self, namespace: str, items: Iterable[tuple[bytes, Sequence[np.ndarray | None]]], description: str = "") -> None:
         if self._store is not None:
             self._store.put(namespace, items, description)
-            return
-        if self._spool is None:
-            return
-        try:
-            self._spool.append(namespace, description, [(query, self._form.encode(arrays)) for query, arrays in items])
-        except OSError as error:
-            self._lose_spool(error)
+        elif self._spool is not None:
+            try:
+                records = [(query, self._form.encode(arrays)) for query, arrays in items]
+                self._spool.append(namespace, description, records)
+            except OSError as error:
+                self._lose_spool(error)
 
     def close(self) -> None:
         """End of the call: the main process copies every spool file of the call into the store and
@@ -208,8 +204,8 @@ class SharedStore:
                 except OSError as error:
                     self._lose_spool(error)
         elif self._spool is not None:
-            with suppress(OSError):  # say this writer is alive, for other jobs that find its file
-                self._spool.touch()
+            with suppress(OSError):  # this writer is alive (the file's mtime), for other jobs that find it
+                os.utime(self._spool.path)
         return handed
 
     def _copy_in(self, handed: list[tuple[str, int] | None], closing: bool) -> None:
@@ -217,10 +213,7 @@ class SharedStore:
         whole (every byte its writer reported; its writer has moved on to a new file). A file
         without records stays while its writer still appends to it."""
         assert self._store is not None
-        for report in handed:
-            if report is None:
-                continue
-            name, size = report
+        for name, size in filter(None, handed):  # None: a process without a spool file
             path = self.directory / SPOOL_DIR / name
             if size <= SpoolWriter.empty_size:
                 if closing:
@@ -241,17 +234,16 @@ class SharedStore:
 
 
 def open_shared_store(
-    directory: Path | None, setup_error: str | None, open_main: Callable[[Path], Store], form: StoreFormat
+    state: Any, directory: Path | None, setup_error: str | None, open_main: Callable[[Path], Store],
+    form: StoreFormat,
 ) -> SharedStore | None:
     """The call's store in a run of several processes, decided by all of them together (a collective).
 
-    ``directory``: this process's store folder (None: it asks for none); ``setup_error``: a problem
-    with this process's settings (raised as ``ValueError`` on every process); ``open_main`` opens the
-    store on the main process (``OSError`` / ``sqlite3.Error`` when it cannot). None on every
-    process unless every process can take its part: then one ``form.warning`` each, unless no
-    process asked for a store."""
-    state = process_state()
-    assert state is not None, "open_shared_store is for runs of several processes"
+    ``state``: the run's :func:`~nlgmetrics.engine.distributed.process_state`; ``directory``: this
+    process's store folder (None: it asks for none); ``setup_error``: a problem with this process's
+    settings (raised as ``ValueError`` on every process); ``open_main`` opens the store on the main
+    process (``OSError`` / ``sqlite3.Error`` when it cannot). None on every process unless every
+    process can take its part: then one ``form.warning`` each, unless no process asked for a store."""
     rank, main = state.process_index, state.is_main_process
     store: Store | None = None
     spool: SpoolWriter | None = None

@@ -48,7 +48,7 @@ from nlgmetrics.infolm.distributions import (
     DEFAULT_TEMPERATURE, IDF_RULE, MAX_LENGTH_ROOM_RULE, TEMPERATURE_RULE, TRUNCATION_WARNING, as_idf_table,
     check_temperature, compute_idf, default_token_budget, resolve_max_length, tokenize,
 )
-from nlgmetrics.infolm.explain import infolm_breakdowns
+from nlgmetrics.infolm.explain import infolm_breakdown
 from nlgmetrics.infolm.measures import MEASURE_RANGES, MEASURE_RULES, check_measure
 from nlgmetrics.infolm.planning import MeasureSpec, distinct_texts, score_examples
 
@@ -85,12 +85,6 @@ def refusals() -> list[str]:
     return refusal_sentences(RULES)
 
 
-_DESCRIPTION = (
-    "information measure between the reference's and the candidate's bags of LM distributions "
-    "(smallest over the references); lower = more similar, 0 = identical"
-)
-
-
 @dataclass(frozen=True)
 class InfoLMResult(MetricResult):
     """InfoLM scores: column ``infolm``, per example the smallest measure value over its references.
@@ -112,7 +106,9 @@ class InfoLMResult(MetricResult):
 
     metric: ClassVar[str] = "infolm"
     main: ClassVar[str] = "infolm"
-    columns: ClassVar[Mapping[str, Column]] = {"infolm": Column(False, 0.0, math.inf, _DESCRIPTION)}
+    columns: ClassVar[Mapping[str, Column]] = {"infolm": Column(
+        False, 0.0, math.inf, "information measure between the reference's and the candidate's bags of LM "
+        "distributions (smallest over the references); lower = more similar, 0 = identical")}
 
     def __post_init__(self) -> None:
         if self.information_measure not in MEASURE_RANGES:
@@ -213,15 +209,16 @@ def infolm(
     >>> r.scores["infolm"][0] > 0.0, r.scores["infolm"][1]
     (True, 0.0)
     """
-    # locals() holds exactly infolm's arguments here; the measure's go in its spec.
-    shared = {name: value for name, value in locals().items() if name not in _NOT_SHARED}
-    return _infolm(predictions, references, [(information_measure, alpha, beta, None)], **shared)[0]
+    return _infolm(
+        predictions, references, [(information_measure, alpha, beta, None)], model=model,
+        model_tokenizer=model_tokenizer, revision=revision, device=device, dtype=dtype, device_map=device_map,
+        max_memory=max_memory, offload_folder=offload_folder, max_length=max_length,
+        token_budget=token_budget, batch_size=batch_size, progress=progress, temperature=temperature, idf=idf,
+        model_kind=model_kind, chunk_size=chunk_size, explain=explain, cache_dir=cache_dir)[0]
 
 
 #: The options that choose the measure: one at a time in :func:`infolm`, a list in :func:`infolm_multi`.
 _MEASURE_OPTIONS = ("information_measure", "alpha", "beta")
-#: infolm's arguments that are not options shared by every entry of ``measures``.
-_NOT_SHARED = ("predictions", "references", *_MEASURE_OPTIONS)
 
 
 def infolm_multi(
@@ -276,7 +273,8 @@ def infolm_multi(
     except TypeError as error:  # e.g. "got an unexpected keyword argument 'x'"
         raise TypeError(f"infolm_multi() {error}") from None
     bound.apply_defaults()
-    shared = {name: value for name, value in bound.arguments.items() if name not in _NOT_SHARED}
+    not_shared = ("predictions", "references", *_MEASURE_OPTIONS)
+    shared = {name: value for name, value in bound.arguments.items() if name not in not_shared}
     return _infolm(predictions, references, specs, **shared)
 
 
@@ -318,8 +316,7 @@ def _infolm(
             table = compute_idf(texts[i].tokens for i in sorted({i for group in ref_ids for i in group}))
 
         with ExampleProgress(len(preds), "InfoLM", enabled=call.progress, store=call.store) as bar:
-            per_spec = score_examples(lm, texts, cand_ids, ref_ids, table, checked, token_budget, batch_size,
-                                      call.chunk_size, bar, call.store)
+            per_spec = score_examples(call, texts, cand_ids, ref_ids, table, checked, bar)
     counts.emit(TRUNCATION_WARNING, stacklevel=4, total=len(strings), limit=limit)
 
     idf_field = "no" if table is None else ("refs" if user_table is None else f"table-{user_table.fingerprint()}")
@@ -329,9 +326,11 @@ def _infolm(
         fields = {"kind": lm.kind, "measure": measure, "alpha": a, "beta": b, "temperature": spec_temperature,
                   "idf": idf_field, "multi_ref": "min"}
         signature = make_signature("infolm", fields, model=lm.signature_fields(limit))
-        explanations = infolm_breakdowns(
-            lm, preds, refs, texts, string_to_id, table, measure, spec_temperature, token_budget, batch_size,
-            scores, best, signature) if explain else None
+        # Each example's candidate against its reported (best) reference.
+        explanations = [{"infolm": infolm_breakdown(
+            lm, p, group[k], texts[string_to_id[p]], texts[string_to_id[group[k]]], table, measure,
+            spec_temperature, token_budget, batch_size, score, signature)}
+            for p, group, k, score in zip(preds, refs, best, scores)] if explain else None
         results.append(InfoLMResult(
             scores={"infolm": scores}, signature=signature, information_measure=measure, best_reference=best,
             explanations=explanations))

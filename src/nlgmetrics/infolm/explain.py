@@ -24,7 +24,6 @@ With several references, the best (reported) one is explained.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -114,13 +113,3 @@ def infolm_breakdown(lm: Any, prediction: str, reference: str, cand: TokenizedTe
                           values=values, aggregation="sum" if decomposes else "none",
                           description=description, signature=signature, columns=columns)
 
-
-def infolm_breakdowns(lm: Any, predictions: Sequence[str], references: Sequence[Sequence[str]],
-                      texts: Sequence[TokenizedText], string_to_id: dict[str, int], table: IdfTable | None,
-                      measure: str, temperature: float, token_budget: int, batch_size: int | None,
-                      scores: Sequence[float], best: Sequence[int], signature: str) -> list[dict[str, TokenBreakdown]]:
-    """Per example ``{"infolm": breakdown}`` for the reported (best) reference."""
-    return [{"infolm": infolm_breakdown(
-        lm, prediction, group[k], texts[string_to_id[prediction]], texts[string_to_id[group[k]]], table,
-        measure, temperature, token_budget, batch_size, score, signature)}
-        for prediction, group, k, score in zip(predictions, references, best, scores)]

@@ -23,13 +23,12 @@ import math
 import sys
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import torch
 
-from nlgmetrics.engine import LoadedLM
 from nlgmetrics.engine.bookkeeping import ExampleProgress
+from nlgmetrics.engine.call import LMCall
 from nlgmetrics.engine.store import recall_arrays
 from nlgmetrics.infolm.distributions import (
     BAG_REDUCTION, IdfTable, TokenizedText, accumulate_distributions, bag_key, check_finite_distributions,
@@ -46,16 +45,13 @@ MeasureSpec = tuple[str, float | None, float | None, float]
 def distinct_texts(tokenized: Mapping[str, TokenizedText]) -> tuple[list[TokenizedText], dict[str, int]]:
     """``(texts, text_id_of_string)``: the distinct token sequences of ``tokenized`` (a string ->
     tokens mapping, in first-seen order) and the index in ``texts`` of each string."""
-    key_to_id: dict[tuple[tuple[int, ...], bool], int] = {}
-    texts: list[TokenizedText] = []
-    string_to_id: dict[str, int] = {}
-    for string, tok in tokenized.items():
-        key = ((), True) if tok.empty else (tok.input_ids, False)
-        if key not in key_to_id:
-            key_to_id[key] = len(texts)
-            texts.append(tok)
-        string_to_id[string] = key_to_id[key]
-    return texts, string_to_id
+    keys = {string: ((), True) if tok.empty else (tok.input_ids, False) for string, tok in tokenized.items()}
+    # Each key's first text, in first-seen order.
+    first: dict[tuple[tuple[int, ...], bool], TokenizedText] = {}
+    for string, key in keys.items():
+        first.setdefault(key, tokenized[string])
+    text_id = {key: i for i, key in enumerate(first)}
+    return list(first.values()), {string: text_id[key] for string, key in keys.items()}
 
 
 
@@ -75,19 +71,19 @@ def bag_shape_check(vocab: int, temperatures: int) -> Callable[[bytes, tuple], b
     return accepts
 
 def score_examples(
-    lm: LoadedLM, texts: list[TokenizedText], cand_ids: list[int], ref_ids: list[list[int]],
-    table: IdfTable | None, specs: Sequence[MeasureSpec], token_budget: int, batch_size: int | None,
-    chunk_size: int, bar: ExampleProgress, store: Any = None,
+    call: LMCall, texts: list[TokenizedText], cand_ids: list[int], ref_ids: list[list[int]],
+    table: IdfTable | None, specs: Sequence[MeasureSpec], bar: ExampleProgress,
 ) -> list[tuple[list[float], list[int]]]:
     """Per spec, ``(scores, best_reference)`` of every example (see the module docstring).
 
     Each distinct temperature of ``specs`` has its own distributions, all from the same model pass.
     ``bar`` advances over the examples of each chunk as the engine's results come in. A value
     beyond float64 raises the :data:`~nlgmetrics.infolm.measures.ALPHA_OVERFLOW_RULE` error.
-    ``store`` (:mod:`nlgmetrics.engine.store`): a text whose bags it holds is not run; the bags of
-    the others are written once their chunk is done.
+    ``call``: the model, its batching and ``chunk_size``, and the store
+    (:mod:`nlgmetrics.engine.store`): a text whose bags it holds is not run; the bags of the others
+    are written once their chunk is done.
     """
-    n = len(cand_ids)
+    lm, n = call.lm, len(cand_ids)
     remaining = Counter(t for c, group in zip(cand_ids, ref_ids) for t in {c, *group})  # examples per text
     order = sorted(range(n), key=lambda i: (min(ref_ids[i]), i))
     vocab = vocab_size(lm)
@@ -98,14 +94,16 @@ def score_examples(
 
     def run_chunk(examples: list[int], new: list[int]) -> None:
         keys = {t: bag_key(texts[t], table, temperatures) for t in new}
-        found, keep = recall_arrays(store, lm, BAG_REDUCTION, keys, accept=bag_shape_check(vocab, len(temperatures)))
+        accept = bag_shape_check(vocab, len(temperatures))
+        found, keep = recall_arrays(call.store, lm, BAG_REDUCTION, keys, accept=accept)
         for t, rows in found.items():
             cache[t] = [torch.from_numpy(row).to(lm.device) for row in rows]
         new = [t for t in new if t not in found]
         if new:
             accs = [torch.zeros(len(new), vocab, dtype=torch.float64, device=lm.device) for _ in temperatures]
             accumulate_distributions(
-                lm, [texts[t] for t in new], table, accs[0], temperatures[0], token_budget, batch_size,
+                lm, [texts[t] for t in new], table, accs[0], temperatures[0],
+                call.token_budget, call.batch_size,
                 track=lambda results, queries: bar.track(results, examples=len(examples), queries=queries),
                 other_temperatures=list(zip(temperatures[1:], accs[1:])))
             for acc in accs:
@@ -138,7 +136,7 @@ def score_examples(
         new: dict[int, None] = {}  # the chunk's texts to compute, in first-seen order
         for i in order:
             want = dict.fromkeys(t for t in (cand_ids[i], *ref_ids[i]) if t not in cache)
-            if examples and len(new | want) > chunk_size:
+            if examples and len(new | want) > call.chunk_size:
                 run_chunk(examples, list(new))
                 examples, new = [], {}
                 want = {t: None for t in want if t not in cache}  # the chunk may have left some cached

@@ -87,9 +87,6 @@ class RougeResult(MetricResult):
 
     def aggregate(self) -> dict[str, Any]:
         """Column means (or ROUGE-1.5.5's averages), then each column's ``_low`` and ``_high``."""
-        out = self.mean()
-        out.update(self.averages)
-        for name, (low, high) in self.intervals.items():
-            out[f"{name}_low"] = low
-            out[f"{name}_high"] = high
-        return out
+        bounds = {f"{name}_{side}": value for name, interval in self.intervals.items()
+                  for side, value in zip(("low", "high"), interval)}
+        return {**self.mean(), **self.averages, **bounds}

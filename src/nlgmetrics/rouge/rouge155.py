@@ -90,17 +90,14 @@ def rouge155_average(
     ratio = n_samples - delta - 1 - upper_a
     result = {}
     for k, name in enumerate(("recall", "precision", "fmeasure")):
-        ranked = sorted(samples[k])
-
-        def at(i: int) -> float:
-            return ranked[i] if 0 <= i < len(ranked) else 0.0  # Perl reads undef as 0
-
+        # The interpolation may read one past the last resample: Perl reads that undef as 0.
+        ranked = [*sorted(samples[k]), 0.0]
         total = 0.0
-        for value in ranked:
+        for value in ranked[:-1]:  # left to right, as Perl adds (sum() compensates from Python 3.12)
             total += value
         result[name] = {
-            "mean": _round5(total / len(ranked)),
-            "low": _round5(at(lower_a) + (at(lower_a + 1) - at(lower_a)) * ratio),
-            "high": _round5(at(upper_a) + (at(upper_a + 1) - at(upper_a)) * ratio),
+            "mean": _round5(total / n_samples),
+            "low": _round5(ranked[lower_a] + (ranked[lower_a + 1] - ranked[lower_a]) * ratio),
+            "high": _round5(ranked[upper_a] + (ranked[upper_a + 1] - ranked[upper_a]) * ratio),
         }
     return result

@@ -110,6 +110,9 @@ def refusals() -> list[str]:
     return refusal_sentences(RULES)
 
 
+#: The details of a :class:`ShannonResult`, one value per example each.
+DETAILS = ("s", "num_doc_tokens", "num_summary_tokens", "num_sentences")
+
 #: One warning per kind per call (:class:`nlgmetrics.engine.bookkeeping.WarnOnce`).
 WARNINGS = {
     TRUNCATED_SUMMARIES: (
@@ -196,9 +199,8 @@ class ShannonResult(MetricResult):
 
     def details(self) -> dict[str, Any]:
         """``s``, ``num_doc_tokens``, ``num_summary_tokens``, ``num_sentences`` as plain lists."""
-        counts = ("num_doc_tokens", "num_summary_tokens", "num_sentences")
         return {"s": [[list(row) for row in cells] for cells in self.s],
-                **{name: list(getattr(self, name)) for name in counts}}
+                **{name: list(getattr(self, name)) for name in DETAILS[1:]}}
 
 
 def _token_scores(tokenizer: Any, pair: PairScores) -> ShannonTokenScores:
@@ -317,11 +319,14 @@ def shannon_score(
         start_id = resolve_start_token(lm.tokenizer, start_token, default_start_tokens(lm),
                                        metric="Shannon Score")
         setup = ScoringSetup(call, split, start_id, num_upstream, prefix_cache)
+        signature = make_signature("shannon_score", {
+            "num_upstream": num_upstream, "splitter": splitter_name, "start_token": start_id,
+            "first_token": FIRST_TOKEN}, model=lm.signature_fields(max_length))
         n = len(documents)
         columns: dict[str, list[float]] = {name: [0.0] * n for name in ShannonResult.columns}
-        s: list[list[list[int]]] = [[]] * n
-        num_doc_tokens, num_summary_tokens, num_sentences = [0] * n, [0] * n, [0] * n
-        explained: dict[int, PairScores] = {}
+        details: list[tuple[Any, ...]] = [()] * n  # per example, the values of DETAILS
+        # explain=True: per example its ShannonTokenScores and its breakdowns.
+        token_scores, explanations = ([None] * n, [None] * n) if explain else (None, None)
         counts = WarnOnce()
         with ExampleProgress(n, "shannon score", enabled=call.progress, store=call.store) as bar:
             # A chunk takes whole documents, so the base/full passes shared by a document's summaries
@@ -332,24 +337,13 @@ def shannon_score(
                     # In the order of ShannonResult.columns: the three scores, then the three sums.
                     for name, value in zip(columns, (*ratios, pair.ll_base, pair.ll_help, pair.ll_full)):
                         columns[name][i] = value
-                    s[i] = pair.s
-                    num_doc_tokens[i] = len(pair.base_correct)
-                    num_summary_tokens[i] = len(pair.summary_ids)
-                    num_sentences[i] = len(pair.sentences)
+                    details[i] = (pair.s, len(pair.base_correct), len(pair.summary_ids), len(pair.sentences))
                     if explain:
-                        explained[i] = pair
+                        token_scores[i] = _token_scores(lm.tokenizer, pair)
+                        explanations[i] = shannon_breakdowns(
+                            lm.tokenizer, split, summaries[i], documents[i], pair,
+                            {name: columns[name][i] for name in columns}, signature)
     counts.emit(WARNINGS, max_length=max_length, summary_limit=max_length - 2)
-
-    signature = make_signature("shannon_score", {
-        "num_upstream": num_upstream, "splitter": splitter_name, "start_token": setup.start_id,
-        "first_token": FIRST_TOKEN}, model=lm.signature_fields(max_length))
-    token_scores = [_token_scores(lm.tokenizer, explained[i]) for i in range(n)] if explain else None
-    explanations = [
-        shannon_breakdowns(lm.tokenizer, setup.split, summaries[i], documents[i], explained[i],
-                           {name: columns[name][i] for name in columns}, signature)
-        for i in range(n)
-    ] if explain else None
     return ShannonResult(
-        scores=columns, signature=signature, s=s, num_doc_tokens=num_doc_tokens,
-        num_summary_tokens=num_summary_tokens, num_sentences=num_sentences,
-        token_scores=token_scores, explanations=explanations)
+        scores=columns, signature=signature, token_scores=token_scores, explanations=explanations,
+        **{name: [values[k] for values in details] for k, name in enumerate(DETAILS)})

@@ -37,13 +37,11 @@ def document_spans(tokenizer: Any, split: Callable[[str], list[str]], document: 
                    sentences: list[tuple[int, ...]]) -> list[TokenSpan]:
     """Spans in ``document`` of the scored tokens (each sentence's first ``len(sentences[j])``
     tokens), from the same split, strip and filter as the scoring."""
-    pieces = split(document) if document.strip() else []
-    texts = [p.strip() for p in pieces if p.strip()]
+    texts = [p.strip() for p in (split(document) if document.strip() else []) if p.strip()]
     texts = [t for t in texts if tokenizer(t, add_special_tokens=False)["input_ids"]]
-    spans = []
-    for text, start, ids in zip(texts, locate_pieces(document, texts), sentences):
-        spans += [TokenSpan("document", start + a, start + b) for a, b in token_offsets(tokenizer, text, list(ids))]
-    return spans
+    return [TokenSpan("document", start + a, start + b)
+            for text, start, ids in zip(texts, locate_pieces(document, texts), sentences)
+            for a, b in token_offsets(tokenizer, text, list(ids))]
 
 
 def shannon_breakdowns(tokenizer: Any, split: Callable[[str], list[str]], summary: str, document: str,

@@ -91,17 +91,13 @@ def context_pieces(
     n = len(target)
     if len(context) + n - 1 <= max_length:
         return [Piece(registry.add((context, target)), 0, n)]
-    pieces = []
     fit = max(0, max_length - len(context) + 1)
-    if fit:
-        pieces.append(Piece(registry.add((context, target[:fit])), 0, fit))
+    head = [Piece(registry.add((context, target[:fit])), 0, fit)] if fit else []
     full = context + target
     # Inputs are full[:-1]; keep the last max_length of them. The prefix is what precedes the
     # remaining targets inside that window (at least one token since rest <= max_length - 1).
-    window_start = len(full) - 1 - max_length
-    prefix = full[window_start : len(context) + fit]
-    pieces.append(Piece(registry.add((prefix, target[fit:])), fit, n))
-    return pieces
+    prefix = full[len(full) - 1 - max_length : len(context) + fit]
+    return [*head, Piece(registry.add((prefix, target[fit:])), fit, n)]
 
 
 def plan_pair(
@@ -147,9 +143,8 @@ def plan_pair(
         else:
             base_pieces = context_pieces(base_context, sentence, max_length, registry)
             full_pieces = context_pieces(start + upstream + sentence + upstream, sentence, max_length, registry)
-        if summary:
-            help_pieces = context_pieces(start + summary + upstream, sentence, max_length, registry)
-        else:  # an empty summary: the help prompt IS the base prompt (ll_help == ll_base exactly)
-            help_pieces = base_pieces
+        # An empty summary: the help prompt IS the base prompt (ll_help == ll_base exactly).
+        help_pieces = (context_pieces(start + summary + upstream, sentence, max_length, registry) if summary
+                       else base_pieces)
         per_sentence.append(SentencePlan(base_pieces, help_pieces, full_pieces))
     return PairPlan(cut, summary, per_sentence)

@@ -77,11 +77,6 @@ class PairedBootstrapResult:
 NO_DEFINED_RESAMPLE = "undefined on every resample (documents drawn with replacement)"
 
 
-def point_reason(metric: np.ndarray, human: np.ndarray, level: str, method: str) -> str | None:
-    """Why the correlation at ``level`` is undefined on the data (None when defined)."""
-    return LEVEL_FUNCTIONS[level](metric, human, method).reason
-
-
 def interval_reason(samples: np.ndarray, why_point: str | None) -> str | None:
     """Why :func:`percentile_interval` of ``samples`` is ``(nan, nan)``, or ``None`` when it is not.
 
@@ -251,17 +246,16 @@ def pooled_samples(
     memo = {} if memo is None else memo
     if method == "kendall":
         out = _pooled_kendall(metric, human, counts, memo, id(indices))
+    elif method == "spearman":
+        weights = counts[:, doc_of_cell]  # [resample, cell]
+        # The human side depends on which cells are present too: keyed by their positions.
+        human_key = ("ranks", id(human), id(indices), present.tobytes())
+        if human_key not in memo:
+            memo[human_key] = _weighted_ranks(y, doc_of_cell, counts)
+        x = _weighted_ranks(x, doc_of_cell, counts)
+        out = _weighted_pearson(x, memo[human_key], weights)
     else:
-        if method == "spearman":
-            weights = counts[:, doc_of_cell]  # [resample, cell]
-            # The human side depends on which cells are present too: keyed by their positions.
-            human_key = ("ranks", id(human), id(indices), present.tobytes())
-            if human_key not in memo:
-                memo[human_key] = _weighted_ranks(y, doc_of_cell, counts, n_docs)
-            x = _weighted_ranks(x, doc_of_cell, counts, n_docs)
-            out = _weighted_pearson(x, memo[human_key], weights)
-        else:
-            out = _pooled_pearson(x - x.mean(), y - y.mean(), doc_of_cell, counts, n_docs)
+        out = _pooled_pearson(x - x.mean(), y - y.mean(), doc_of_cell, counts, n_docs)
     n_cells = counts[:, doc_of_cell].sum(axis=1)
     out[n_cells < MIN_POINTS] = np.nan
     return out
@@ -293,7 +287,7 @@ def _pearson_from_sums(
     return np.clip(out, -1.0, 1.0)
 
 
-def _weighted_ranks(values: np.ndarray, doc_of_cell: np.ndarray, counts: np.ndarray, n_docs: int) -> np.ndarray:
+def _weighted_ranks(values: np.ndarray, doc_of_cell: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """``[resample, cell]`` average ranks (ties share their mean rank) of the resampled multiset."""
     _, inverse = np.unique(values, return_inverse=True)
     order = np.argsort(inverse, kind="stable")  # cells sorted by value: each group is a run
@@ -353,11 +347,6 @@ def _memo_means(matrix: np.ndarray, indices: np.ndarray, memo: dict | None) -> n
     return memo[key]
 
 
-def _point(metric: np.ndarray, human: np.ndarray, level: str, method: str) -> float:
-    identity = np.arange(metric.shape[0])[None, :]
-    return float(statistic_samples(metric, human, level, method, identity)[0])
-
-
 def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float, float]:
     """Percentile interval of the defined (non-nan) resampled values; ``(nan, nan)`` if none.
 
@@ -373,12 +362,6 @@ def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float, 
     return float(np.quantile(finite, alpha)), float(np.quantile(finite, 1 - alpha))
 
 
-def _check(metric: Any, human: Any, level: str, method: str) -> tuple[np.ndarray, np.ndarray]:
-    check_choice("level", level, LEVELS)
-    check_choice("method", method, METHODS)
-    return check_matrices(metric, human)
-
-
 #: Defaults of :func:`bootstrap_ci` and :func:`paired_bootstrap`.
 DEFAULT_LEVEL = "text"
 DEFAULT_METHOD = "pearson"
@@ -389,19 +372,23 @@ DEFAULT_SEED = 0
 
 def _point_and_samples(
     metrics: list[Any], human: Any, level: str, method: str, n_resamples: Any, confidence: Any, seed: Any,
-) -> tuple[list[tuple[float, np.ndarray]], float, int]:
+) -> tuple[list[tuple[float, np.ndarray, str | None]], float, int]:
     """What both bootstraps do: check every argument, draw one set of document resamples, and give
-    per metric its correlation on the data and on each resample (paired across the metrics), with
-    the checked ``confidence`` and ``n_resamples``."""
+    per metric its correlation on the data, why it is undefined there (None when defined) and its
+    value on each resample (paired across the metrics), with the checked ``confidence`` and
+    ``n_resamples``."""
     confidence = check_confidence(confidence)
     n_resamples, seed = check_resampling(n_resamples, seed)
-    checked = []
-    for metric in metrics:
-        metric, human = _check(metric, human, level, method)
-        checked.append(metric)
-    indices = resample_indices(human.shape[0], n_resamples, seed)
-    values = [(_point(metric, human, level, method), statistic_samples(metric, human, level, method, indices))
-              for metric in checked]
+    check_choice("level", level, LEVELS)
+    check_choice("method", method, METHODS)
+    pairs = [check_matrices(metric, human) for metric in metrics]
+    n_docs = pairs[0][1].shape[0]
+    indices, identity = resample_indices(n_docs, n_resamples, seed), np.arange(n_docs)[None, :]
+    values = []
+    for m, h in pairs:
+        value = float(statistic_samples(m, h, level, method, identity)[0])
+        why = LEVEL_FUNCTIONS[level](m, h, method).reason if math.isnan(value) else None
+        values.append((value, statistic_samples(m, h, level, method, indices), why))
     return values, confidence, n_resamples
 
 
@@ -418,11 +405,10 @@ def bootstrap_ci(
 
     ``n_resamples`` and ``seed``: see :func:`check_resampling`; ``confidence``: a fraction.
     """
-    [(value, samples)], confidence, n_resamples = _point_and_samples(
+    [(value, samples, why)], confidence, n_resamples = _point_and_samples(
         [metric], human, level, method, n_resamples, confidence, seed)
     low, high = percentile_interval(samples, confidence)
-    why_point = point_reason(metric, human, level, method) if math.isnan(value) else None
-    return BootstrapResult(value, low, high, confidence, n_resamples, interval_reason(samples, why_point))
+    return BootstrapResult(value, low, high, confidence, n_resamples, interval_reason(samples, why))
 
 
 def paired_bootstrap(
@@ -444,12 +430,9 @@ def paired_bootstrap(
     >>> paired_bootstrap(good, bad, human, n_resamples=200).p_value < 0.05
     True
     """
-    [(value_a, samples_a), (value_b, samples_b)], confidence, n_resamples = _point_and_samples(
+    [(value_a, samples_a, why_a), (value_b, samples_b, why_b)], confidence, n_resamples = _point_and_samples(
         [metric_a, metric_b], human, level, method, n_resamples, confidence, seed)
     diffs = samples_a - samples_b
     low, high = percentile_interval(diffs, confidence)
-    p_value = one_sided_p(diffs[~np.isnan(diffs)])
-    why_a, why_b = (point_reason(m, human, level, method) if math.isnan(v) else None
-                    for m, v in ((metric_a, value_a), (metric_b, value_b)))
-    reason = paired_reason(samples_a, samples_b, why_a, why_b)
-    return PairedBootstrapResult(value_a - value_b, low, high, p_value, confidence, n_resamples, reason)
+    return PairedBootstrapResult(value_a - value_b, low, high, one_sided_p(diffs), confidence, n_resamples,
+                                 paired_reason(samples_a, samples_b, why_a, why_b))

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from nlgmetrics.core.validation import check_choice
+
 METHODS = ("pearson", "spearman", "kendall")
 MIN_POINTS = 3  # a correlation over 2 points is always +-1: meaningless, so it is undefined (nan)
 #: Two correlations (values in [-1, 1]) closer than this are equal: the difference is float
@@ -35,8 +37,7 @@ def batched_correlate(x: np.ndarray, y: np.ndarray, method: str) -> np.ndarray:
     """
     from scipy.stats import rankdata
 
-    if method not in METHODS:
-        raise ValueError(f"Unknown method={method!r}; choose one of {list(METHODS)}.")
+    check_choice("method", method, METHODS)
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     if x.ndim != 2 or x.shape != y.shape:

@@ -109,10 +109,6 @@ def undefined_reason(metric: Sequence[float], human: Sequence[float], unit: str 
 ROUNDING_REASON = "spread lost to floating-point rounding"
 
 
-def _reason_or_rounding(metric: np.ndarray, human: np.ndarray, unit: str) -> str:
-    return undefined_reason(metric, human, unit) or ROUNDING_REASON
-
-
 def pivot(
     values: Sequence[float], documents: Sequence[Hashable], systems: Sequence[Hashable]
 ) -> tuple[np.ndarray, list[Hashable], list[Hashable]]:
@@ -332,11 +328,20 @@ def pooled_level(metric: np.ndarray, human: np.ndarray, method: str = "pearson")
     1.0
     """
     metric, human = check_matrices(metric, human)
-    m, h = metric.ravel(), human.ravel()
+    return _correlation_of_present(metric.ravel(), human.ravel(), method, "pooled", "scored outputs")
+
+
+def _correlation_of_present(m: np.ndarray, h: np.ndarray, method: str, level: str,
+                            unit: str) -> CorrelationResult:
+    """:func:`correlate` of the entries of ``m`` and ``h`` where neither is nan (``unit`` names them)."""
     present = ~(np.isnan(m) | np.isnan(h))
     value = correlate(m[present], h[present], method)
-    reason = _reason_or_rounding(m[present], h[present], "scored outputs") if math.isnan(value) else None
-    return CorrelationResult(value, method, "pooled", int(present.sum()), int((~present).sum()), reason)
+    reason = None
+    if math.isnan(value):
+        reason = undefined_reason(m[present], h[present], unit) or ROUNDING_REASON
+        # The test ran on the system means: name them when the scores themselves vary.
+        reason += " across the system means" if level == "system" and reason.endswith("constant") else ""
+    return CorrelationResult(value, method, level, int(present.sum()), int((~present).sum()), reason)
 
 
 def text_level(metric: np.ndarray, human: np.ndarray, method: str = "pearson") -> CorrelationResult:
@@ -360,15 +365,7 @@ def system_means(matrix: np.ndarray) -> np.ndarray:
 def system_level(metric: np.ndarray, human: np.ndarray, method: str = "pearson") -> CorrelationResult:
     """Correlation across systems of the per-system mean scores."""
     metric, human = check_matrices(metric, human)
-    m, h = system_means(metric), system_means(human)
-    present = ~(np.isnan(m) | np.isnan(h))
-    value = correlate(m[present], h[present], method)
-    reason = None
-    if math.isnan(value):
-        reason = _reason_or_rounding(m[present], h[present], "systems")
-        # The test ran on the system means: name them when the scores themselves vary.
-        reason += " across the system means" if reason.endswith("constant") else ""
-    return CorrelationResult(value, method, "system", int(present.sum()), int((~present).sum()), reason)
+    return _correlation_of_present(system_means(metric), system_means(human), method, "system", "systems")
 
 
 def correlation(metric: np.ndarray, human: np.ndarray, level: str = "text", method: str = "pearson") -> CorrelationResult:

@@ -20,20 +20,20 @@ from collections.abc import Callable
 
 import numpy as np
 
+from nlgmetrics.core.corpus import score_rows
+
 ScoreFunction = Callable[[np.ndarray], float]
 
 
 def bootstrap_indices(n_examples: int, n_resamples: int, seed: int | None) -> np.ndarray:
     """``(n_resamples, n_examples)`` example indices drawn with replacement (sacrebleu's draw)."""
-    rng = np.random.default_rng(seed)
-    return rng.choice(n_examples, size=(n_resamples, n_examples), replace=True)
+    return np.random.default_rng(seed).choice(n_examples, size=(n_resamples, n_examples), replace=True)
 
 
 def swap_masks(n_examples: int, n_trials: int, seed: int | None) -> np.ndarray:
     """``(n_trials, n_examples)`` booleans: True keeps the example's outputs in place, False swaps
     the two systems' outputs (sacrebleu's draw)."""
-    rng = np.random.default_rng(seed)
-    return rng.integers(2, size=(n_trials, n_examples), dtype=bool)
+    return np.random.default_rng(seed).integers(2, size=(n_trials, n_examples), dtype=bool)
 
 
 def bootstrap_scores(stats: np.ndarray, indices: np.ndarray, score: ScoreFunction, dtype: str) -> np.ndarray:
@@ -71,11 +71,8 @@ def swapped_scores(
     where the mask is True and the system's elsewhere, ``b`` the rest (sacrebleu's sums,
     ``mask @ baseline + ~mask @ system``, in the statistics' own dtype).
 
-    The sums reach ``score`` as Python numbers (``tolist``): the same arithmetic as numpy's
-    int64/float64 scalars, several times faster.
+    The sums reach ``score`` as Python numbers (:func:`~nlgmetrics.core.corpus.score_rows`): the
+    same arithmetic as numpy's int64/float64 scalars, several times faster.
     """
-    baseline, system = np.asarray(baseline), np.asarray(system)
-    sums_a, sums_b = _masked_sums(masks, baseline, system)
-    scores_a = np.array([score(row) for row in sums_a.tolist()], dtype=np.float64)
-    scores_b = np.array([score(row) for row in sums_b.tolist()], dtype=np.float64)
-    return scores_a, scores_b
+    sums_a, sums_b = _masked_sums(masks, np.asarray(baseline), np.asarray(system))
+    return score_rows(sums_a, score), score_rows(sums_b, score)
