@@ -422,7 +422,7 @@ class Store:
         try:
             if self.writable:
                 if journal_mode is not None:  # None: as the file has it (an inspection changes nothing)
-                    self._db.execute(f"PRAGMA journal_mode={journal_mode}")
+                    _set_journal_mode(self._db, journal_mode)
                 self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable against a killed process
                 self._db.execute("PRAGMA recursive_triggers=OFF")  # the total's triggers count on it
                 self._setup(DEFAULT_MAX_BYTES if max_bytes is None else max_bytes)
@@ -671,6 +671,23 @@ class Store:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _set_journal_mode(db: sqlite3.Connection, mode: str, patience: float = 120.0) -> None:
+    """``PRAGMA journal_mode``, retried while another connection holds the file: sqlite answers a
+    journal-mode change that races another connection's "database is locked" at once, without
+    waiting its busy timeout, so of several processes opening a new store together some would
+    otherwise go on without it. Waits at most ``patience`` seconds, the connections' own timeout."""
+    deadline, pause = time.monotonic() + patience, 0.005
+    while True:
+        try:
+            db.execute(f"PRAGMA journal_mode={mode}")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(2 * pause, 0.25)
 
 
 def _open_read_only(path: Path) -> sqlite3.Connection:
