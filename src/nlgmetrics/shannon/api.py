@@ -110,9 +110,6 @@ def refusals() -> list[str]:
     return refusal_sentences(RULES)
 
 
-#: The details of a :class:`ShannonResult`, one value per example each.
-DETAILS = ("s", "num_doc_tokens", "num_summary_tokens", "num_sentences")
-
 #: One warning per kind per call (:class:`nlgmetrics.engine.bookkeeping.WarnOnce`).
 WARNINGS = {
     TRUNCATED_SUMMARIES: (
@@ -200,7 +197,8 @@ class ShannonResult(MetricResult):
     def details(self) -> dict[str, Any]:
         """``s``, ``num_doc_tokens``, ``num_summary_tokens``, ``num_sentences`` as plain lists."""
         return {"s": [[list(row) for row in cells] for cells in self.s],
-                **{name: list(getattr(self, name)) for name in DETAILS[1:]}}
+                **{name: list(getattr(self, name)) for name in ("num_doc_tokens", "num_summary_tokens",
+                                                                "num_sentences")}}
 
 
 def _token_scores(tokenizer: Any, pair: PairScores) -> ShannonTokenScores:
@@ -324,7 +322,8 @@ def shannon_score(
             "first_token": FIRST_TOKEN}, model=lm.signature_fields(max_length))
         n = len(documents)
         columns: dict[str, list[float]] = {name: [0.0] * n for name in ShannonResult.columns}
-        details: list[tuple[Any, ...]] = [()] * n  # per example, the values of DETAILS
+        s: list[list[list[int]]] = [[]] * n
+        num_doc_tokens, num_summary_tokens, num_sentences = [0] * n, [0] * n, [0] * n
         # explain=True: per example its ShannonTokenScores and its breakdowns.
         token_scores, explanations = ([None] * n, [None] * n) if explain else (None, None)
         counts = WarnOnce()
@@ -337,7 +336,10 @@ def shannon_score(
                     # In the order of ShannonResult.columns: the three scores, then the three sums.
                     for name, value in zip(columns, (*ratios, pair.ll_base, pair.ll_help, pair.ll_full)):
                         columns[name][i] = value
-                    details[i] = (pair.s, len(pair.base_correct), len(pair.summary_ids), len(pair.sentences))
+                    s[i] = pair.s
+                    num_doc_tokens[i] = len(pair.base_correct)
+                    num_summary_tokens[i] = len(pair.summary_ids)
+                    num_sentences[i] = len(pair.sentences)
                     if explain:
                         token_scores[i] = _token_scores(lm.tokenizer, pair)
                         explanations[i] = shannon_breakdowns(
@@ -346,4 +348,5 @@ def shannon_score(
     counts.emit(WARNINGS, max_length=max_length, summary_limit=max_length - 2)
     return ShannonResult(
         scores=columns, signature=signature, token_scores=token_scores, explanations=explanations,
-        **{name: [values[k] for values in details] for k, name in enumerate(DETAILS)})
+        s=s, num_doc_tokens=num_doc_tokens, num_summary_tokens=num_summary_tokens,
+        num_sentences=num_sentences)
