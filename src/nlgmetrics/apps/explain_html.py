@@ -30,8 +30,6 @@ from pathlib import Path
 
 from nlgmetrics.core.explanations import TokenBreakdown
 
-__all__ = ["render_breakdown", "render_explanation", "render_page", "write_html"]
-
 #: Ends of the diverging scale (RGB): negative, positive; and the one hue of weights.
 NEGATIVE = (214, 39, 40)
 POSITIVE = (31, 119, 180)

@@ -32,30 +32,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from nlgmetrics.engine import LoadedLM, MaskedQuery
     from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
 
-__all__ = [
-    "BLANC_MAX_LENGTH",
-    "CopyInputs",
-    "DEFAULT_MODEL",
-    "DEFAULT_TOKEN_BUDGET",
-    "MIN_MAX_LENGTH",
-    "TRUNCATION_WARNING",
-    "MaskedCopy",
-    "NonFiniteLogitsError",
-    "TextPreparer",
-    "argmax_ids",
-    "blanc_signature",
-    "check_masking",
-    "check_measure",
-    "check_window",
-    "clean_text",
-    "emit_warnings",
-    "plan_copies",
-    "run_queries",
-    "special_ids",
-    "tally",
-    "tokenize_text",
-]
-
 #: The paper's (and blanc's) masked LM.
 DEFAULT_MODEL = "bert-base-uncased"
 #: Padded tokens per forward pass (speed only; the numbers do not depend on it).

@@ -18,8 +18,6 @@ from nlgmetrics.bleu.api import SMOOTH_METHODS, SWITCH_RULE, TOKENIZER_NAMES
 from nlgmetrics.core.corpus import MAX_NGRAM_ORDER
 from nlgmetrics.core.refusals import BEFORE_SCORING, Refusal, refusal_sentences
 
-__all__ = ["RULES", "refusals"]
-
 TOKENIZE_RULE = Refusal(
     ("tokenize",), f"a `tokenize` other than {', '.join(repr(n) for n in TOKENIZER_NAMES)} (None only in "
     "`corpus_bleu` and `sentence_bleu`, where it is sacrebleu's default, '13a')",

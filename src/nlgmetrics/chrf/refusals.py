@@ -19,8 +19,6 @@ from nlgmetrics.chrf.api import MAX_BETA, SWITCH_RULE
 from nlgmetrics.core.corpus import MAX_NGRAM_ORDER
 from nlgmetrics.core.refusals import BEFORE_SCORING, Refusal, refusal_sentences
 
-__all__ = ["RULES", "refusals"]
-
 ORDER_RULE = Refusal(
     ("char_order", "word_order"), f"a `char_order` or `word_order` that is not an integer between 0 and "
     f"{MAX_NGRAM_ORDER}", "they are the largest character and word n-gram orders (chrF: 6 and 0; chrF++: 6 and 2), "

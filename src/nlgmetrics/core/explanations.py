@@ -32,16 +32,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = [
-    "AGGREGATIONS",
-    "TokenBreakdown",
-    "TokenSpan",
-    "locate_pieces",
-    "map_span",
-    "normalization_map",
-    "token_offsets",
-]
-
 #: ``sum``: ``math.fsum(values)`` is the score; ``none``: the score does not decompose over tokens.
 AGGREGATIONS = ("sum", "none")
 #: Relative tolerance of :meth:`TokenBreakdown.check_total` (float rounding of the two orders of summation).

@@ -28,17 +28,6 @@ import contextlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-__all__ = [
-    "AFTER_LOADING",
-    "BEFORE_LOADING",
-    "BEFORE_SCORING",
-    "WHILE_SCORING",
-    "WHILE_SCORING_TEXTS",
-    "OptionError",
-    "Refusal",
-    "refusal_sentences",
-]
-
 #: When a rule is checked: the option alone (no model needed) ...
 BEFORE_LOADING = "before any model loads"
 #: ... against the loaded model's tokenizer or context ...

@@ -32,20 +32,6 @@ from typing import Any
 from nlgmetrics.core.refusals import AFTER_LOADING, Refusal
 from nlgmetrics.core.validation import check_int, shown_value
 
-__all__ = [
-    "BOS",
-    "CLS",
-    "EOS",
-    "START_TOKEN_RULE",
-    "START_TOKEN_VOCABULARY_RULE",
-    "StartCandidate",
-    "TokenRole",
-    "check_start_token",
-    "default_start_token_id",
-    "resolve_start_token",
-    "start_token_id",
-]
-
 START_TOKEN_RULE = Refusal(
     ("start_token",), "a `start_token` that is not None, a non-negative token id or a token string",
     "it names the one token every sequence starts with")

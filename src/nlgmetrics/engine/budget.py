@@ -184,16 +184,3 @@ def planned_budget(lm: Any, token_budget: int | str) -> int:
     return auto_token_budget(lm) if auto else token_budget  # type: ignore[return-value]
 
 
-__all__ = [
-    "AUTO_MEMORY_FRACTION",
-    "MAX_AUTO_BUDGET",
-    "MIN_AUTO_BUDGET",
-    "PassCost",
-    "auto_token_budget",
-    "budget_for",
-    "free_memory",
-    "host_available_memory",
-    "logits_width",
-    "pass_cost",
-    "planned_budget",
-]

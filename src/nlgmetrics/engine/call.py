@@ -47,8 +47,6 @@ from nlgmetrics.engine.store import Store, open_store
 from nlgmetrics.engine.store_sharing import SharedStore
 from nlgmetrics.engine.transformers_bars import transformers_bars_off
 
-__all__ = ["CallOptions", "LMCall", "check_call_options", "lm_call"]
-
 _ABSENT: Any = object()  # a metric without a ``chunk_size`` option
 
 

@@ -21,8 +21,6 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["transformers_bars_off"]
-
 _LOCK = threading.Lock()
 _open_blocks = 0
 _restore: Callable[[], None] | None = None

@@ -28,15 +28,6 @@ import math
 
 import numpy as np
 
-__all__ = [
-    "COMPONENT_BOUND",
-    "FLOAT32_UNDERFLOW_LOGPROB",
-    "PROBABILITY_FLOOR",
-    "fflm_components",
-    "fflm_token_terms",
-    "floored_probabilities",
-]
-
 #: The authors replace a probability of exactly 0 (an underflowed softmax) by this value.
 PROBABILITY_FLOOR = 1e-6
 #: log of the smallest float32 subnormal (~ -103.28): the authors' float32 softmax gives exactly 0

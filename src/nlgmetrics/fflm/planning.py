@@ -33,18 +33,6 @@ from nlgmetrics.core.tokens import BOS, EOS, StartCandidate, check_start_token
 if TYPE_CHECKING:  # the engine imports torch; load it only when a model runs
     from nlgmetrics.engine import CausalQuery
 
-__all__ = [
-    "DEFAULT_START_TOKENS",
-    "LISTS",
-    "ExamplePlan",
-    "ListSlot",
-    "build_queries",
-    "check_start_token",
-    "plan_example",
-    "slot_logprobs",
-    "token_ids",
-]
-
 #: The five per-token probability lists of an example, in the order of FFLMProbabilities.
 LISTS = ("s2s", "lm", "prefix", "s2s_doc", "lm_doc")
 

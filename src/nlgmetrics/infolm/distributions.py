@@ -36,26 +36,6 @@ from nlgmetrics.core.validation import (
 from nlgmetrics.engine import CausalQuery, LoadedLM, MaskedQuery, iter_causal, iter_masked, load_lm
 from nlgmetrics.engine.bookkeeping import WarnOnce
 
-__all__ = [
-    "DEFAULT_TEMPERATURE",
-    "IdfTable",
-    "TokenizedText",
-    "Tracker",
-    "accumulate_distributions",
-    "as_idf_table",
-    "causal_bag_reduction",
-    "check_finite_distributions",
-    "check_temperature",
-    "compute_idf",
-    "default_token_budget",
-    "position_weights",
-    "resolve_max_length",
-    "tempered_softmax",
-    "text_distributions",
-    "tokenize",
-    "vocab_size",
-]
-
 #: torchmetrics' default, so that numbers agree with the reference implementation out of the box.
 DEFAULT_TEMPERATURE = 0.25
 

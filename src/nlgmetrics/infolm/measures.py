@@ -35,22 +35,6 @@ from nlgmetrics.core.measure_names import INFORMATION_MEASURES, InformationMeasu
 from nlgmetrics.core.refusals import WHILE_SCORING, Refusal
 from nlgmetrics.core.validation import check_real, shown_value
 
-__all__ = [
-    "AB_MIN_SCALE",
-    "ALPHA_DIVERGENCE_FINITE_RANGE",
-    "INFORMATION_MEASURES",
-    "MAX_PARAMETER",
-    "MEASURE_RANGES",
-    "MIN_PARAMETER",
-    "NEEDS_ALPHA",
-    "NEEDS_BETA",
-    "PROBABILITY_FLOOR",
-    "MEASURE_RULES",
-    "TORCHMETRICS_SIGN",
-    "check_measure",
-    "information_measure",
-]
-
 #: Measures that read ``alpha`` / ``beta``; the others ignore them (and the signature records "none").
 NEEDS_ALPHA = frozenset({"alpha_divergence", "ab_divergence", "renyi_divergence"})
 NEEDS_BETA = frozenset({"beta_divergence", "ab_divergence"})

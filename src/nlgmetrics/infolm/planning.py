@@ -36,8 +36,6 @@ from nlgmetrics.infolm.distributions import (
 )
 from nlgmetrics.infolm.measures import ALPHA_DIVERGENCE_FINITE_RANGE, ALPHA_OVERFLOW_RULE, information_measure
 
-__all__ = ["MeasureSpec", "distinct_texts", "score_examples"]
-
 #: (information measure, alpha, beta, temperature), checked.
 MeasureSpec = tuple[str, float | None, float | None, float]
 

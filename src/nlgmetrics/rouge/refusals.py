@@ -19,8 +19,6 @@ from nlgmetrics.rouge.api import MAX_BOOTSTRAP, SEED_RULE, SWITCH_RULE
 from nlgmetrics.rouge.tokenizers import TOKENIZER_NAMES
 from nlgmetrics.rouge.types import MAX_ROUGE_N, MAX_SKIP_GAP
 
-__all__ = ["RULES", "refusals"]
-
 TYPE_NAME_RULE = Refusal(
     ("rouge_types",), f"a `rouge_types` entry other than `rouge1`..`rouge{MAX_ROUGE_N}`, `rougeL`, `rougeLsum`, "
     "`rougeW`, `rougeS<gap>`, `rougeSU<gap>`, `rougeS*` or `rougeSU*`", "no other ROUGE variant is implemented",

@@ -17,8 +17,6 @@ from __future__ import annotations
 from nlgmetrics.core.refusals import BEFORE_SCORING, Refusal, refusal_sentences
 from nlgmetrics.ter.api import SWITCH_RULE
 
-__all__ = ["RULES", "refusals"]
-
 TWICE_RULE = Refusal(
     ("normalize_references_twice", "normalized"), "`normalize_references_twice=True` without `normalized=True`",
     "without the normaliser a second pass changes nothing, and the signature would record an option that did "
