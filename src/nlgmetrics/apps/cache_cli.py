@@ -110,7 +110,7 @@ def store_info(directory: Path) -> dict[str, Any]:
     from nlgmetrics.engine.store import (
         DEFAULT_MAX_BYTES, STORE_FILE, Store, max_bytes_from_env, store_files_bytes,
     )
-    from nlgmetrics.engine.store_sharing import spool_reaches
+    from nlgmetrics.engine.spool import spool_reaches
 
     asked = max_bytes_from_env()
     mode, why = journal_choice(directory)
@@ -183,7 +183,7 @@ def run_cache(args: argparse.Namespace) -> int:
     evicting down to it. ``clear``: the store and what its spool files hold from before now
     emptied (:func:`~nlgmetrics.engine.store.clear_store`): ``cleared`` (whether there was a store
     or a spool file) and ``bytes_freed``."""
-    from nlgmetrics.engine.spool import SPOOL_DIR, SUFFIX
+    from nlgmetrics.engine.spool import spool_reaches
     from nlgmetrics.engine.store import STORE_FILE, clear_store, parse_max_bytes, set_max_bytes
 
     directory = cache_directory(args.directory)
@@ -199,8 +199,7 @@ def run_cache(args: argparse.Namespace) -> int:
         done.update(max_bytes=max_bytes, entries=info["entries"], bytes=info["bytes"])
         text = f"the store in {directory} now keeps at most {_size(max_bytes)}."
     else:
-        done["cleared"] = ((directory / STORE_FILE).is_file()
-                           or any((directory / SPOOL_DIR).glob(f"*{SUFFIX}")))
+        done["cleared"] = (directory / STORE_FILE).is_file() or bool(spool_reaches(directory))
         done["bytes_freed"] = clear_store(directory) if done["cleared"] else 0
         text = (f"cleared the store in {directory}: {_size(done['bytes_freed'])} freed." if done["cleared"]
                 else f"no store in {directory} (no {STORE_FILE}): nothing to clear.")

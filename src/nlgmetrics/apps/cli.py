@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -57,9 +56,7 @@ class Parser(argparse.ArgumentParser):
     anticipated failure of the command line, and whose epilog may be built only when the help is
     shown (the metric options' defaults are read from the library, which imports torch)."""
 
-    def __init__(self, *args: Any, epilog_factory: Callable[[], str] | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.epilog_factory = epilog_factory
+    epilog_factory: Callable[[], str] | None = None
 
     def format_help(self) -> str:
         if self.epilog_factory is not None:
@@ -114,7 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     score = sub.add_parser("score", help="score predictions against references or sources with any metrics",
                            description="Score predictions with any subset of metrics; print a table of "
                            "headline scores and write per-example scores with signatures to JSON / CSV.",
-                           formatter_class=argparse.RawDescriptionHelpFormatter, epilog_factory=_metrics_help)
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    score.epilog_factory = _metrics_help
     inputs = score.add_argument_group("inputs", "Each input is a .txt file (one example per line), a "
                                       ".jsonl file (strings, or objects: name the column), a .json/.csv/"
                                       ".parquet file read with `datasets`, or a directory saved with "
@@ -249,7 +247,7 @@ def format_table(results: Sequence[MetricResult]) -> str:
         direction = "higher is better" if result.higher_is_better else "lower is better"
         for key, value in result.aggregate().items():
             note = f"main, {direction}" if key == result.main else ""
-            rows.append((result.metric, key, f"{value:.6g}" if math.isfinite(value) else str(value), note))
+            rows.append((result.metric, key, f"{value:.6g}", note))  # nan and inf print as str() does
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * width for width in widths[:3]))
@@ -313,10 +311,8 @@ def run_score(args: argparse.Namespace) -> int:
 
 def _explained_protocols(args: argparse.Namespace, chosen: Sequence[MetricSpec]) -> list[MetricSpec]:
     """The chosen metrics ``--explain`` explains (those taking ``explain``); an error if none does."""
-    if not args.explain_path:
-        return []
-    explained = [protocol for protocol in chosen if "explain" in protocol.accepted_options()]
-    if not explained:
+    explained = [spec for spec in chosen if args.explain_path and "explain" in spec.accepted_options()]
+    if args.explain_path and not explained:
         explaining = [protocol.name for protocol in protocols() if "explain" in protocol.accepted_options()]
         raise ValueError(
             f"--explain explains the metrics that have token-level explanations ({', '.join(explaining)}); "
@@ -388,13 +384,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if command == "metrics":
             print(_metrics_help())
             return 0
-        if command == "score":
-            return run_score(args)
-        if command == "compare":
-            return run_compare(args)
-        if command == "cache":
-            return run_cache(args)
-        from nlgmetrics.apps.demo import launch_demo  # the last command argparse admits: demo
+        if command != "demo":
+            return {"score": run_score, "compare": run_compare, "cache": run_cache}[command](args)
+        from nlgmetrics.apps.demo import launch_demo
 
         launch_demo(args.metric, model=args.model, server_port=args.port, server_name=args.host)
         return 0

@@ -289,8 +289,7 @@ def as_input_column(name: str, column: Any) -> list[Any]:
         raise ValueError(f"`{name}` is {type(column).__name__} ({column!r:.40}), not a list of texts; pass "
                          f"a list with one string per example, e.g. {name}=['a text'].")
     if column is None or isinstance(column, (str, Set, Mapping)) or not hasattr(column, "__iter__"):
-        as_texts(name, column)  # the library's message (None, a single string, a set or dict, ...)
-        raise ValueError(f"`{name}` must be a list of strings, got {type(column).__name__}.")
+        as_texts(name, column)  # raises the library's message (None, a single string, a set or dict, ...)
     return [_plain(item) for item in _plain(column)]
 
 

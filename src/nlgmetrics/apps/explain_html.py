@@ -7,7 +7,7 @@ not decompose over tokens (``aggregation == "none"``, e.g. InfoLM's Fisher-Rao d
 are shaded by their weight in the bag instead, in one hue, and the legend says so.
 
 All text is HTML-escaped; the fragment carries its own ``<style>`` (no external resource), so it
-can go into a Gradio ``gr.HTML``, a notebook, or a file (:func:`render_page`, :func:`write_html`).
+can go into a Gradio ``gr.HTML``, a notebook, or a page (:func:`render_page`).
 Every token is a ``<span class="nlgm-tok">`` with ``data-index`` (its position in
 ``breakdown.spans``) and ``data-value`` (Python's ``repr`` of its value, every digit): a browser
 test or a script reads the numbers back exactly.
@@ -24,9 +24,7 @@ test or a script reads the numbers back exactly.
 from __future__ import annotations
 
 import html
-import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from nlgmetrics.core.explanations import TokenBreakdown
 
@@ -123,7 +121,7 @@ def render_breakdown(breakdown: TokenBreakdown, *, style: bool = True) -> str:
 
 def render_explanation(explanation: Mapping[str, TokenBreakdown], main: str | None = None) -> str:
     """Every breakdown of one example (``result.explanations[i]``), ``main`` first, as one fragment."""
-    names = sorted(explanation, key=lambda name: (name != main, list(explanation).index(name)))
+    names = sorted(explanation, key=lambda name: name != main)  # a stable sort keeps the others' order
     return _STYLE + "".join(render_breakdown(explanation[name], style=False) for name in names)
 
 
@@ -132,11 +130,3 @@ def render_page(explanation: Mapping[str, TokenBreakdown], *, title: str = "nlgm
     """A complete, self-contained HTML page of :func:`render_explanation`."""
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
             f"</head><body>{render_explanation(explanation, main)}</body></html>\n")
-
-
-def write_html(path: str | os.PathLike, explanation: Mapping[str, TokenBreakdown], *,
-               title: str = "nlgmetrics explanation", main: str | None = None) -> Path:
-    """Write :func:`render_page` to ``path`` (UTF-8); return the path."""
-    out = Path(path)
-    out.write_text(render_page(explanation, title=title, main=main), encoding="utf-8")
-    return out

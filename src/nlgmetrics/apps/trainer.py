@@ -94,7 +94,6 @@ def padded_ids(tokenizer: Any, ids: Any, what: str = "token ids") -> np.ndarray:
         array = array.astype(np.int64)
     elif array.dtype.kind not in "iu":
         raise ValueError(f"{what} must be integer token ids, got an array of {array.dtype}.")
-    pad = _pad_id(tokenizer)
     vocabulary = len(tokenizer)
     outside = ((array < 0) & (array != IGNORE_INDEX)) | (array >= vocabulary)
     if outside.any():
@@ -103,7 +102,7 @@ def padded_ids(tokenizer: Any, ids: Any, what: str = "token ids") -> np.ndarray:
                          f"({int(outside.sum())} such ids), outside the tokenizer's vocabulary [0, "
                          f"{vocabulary}) and not the padding id {IGNORE_INDEX}; pass the tokenizer that "
                          f"made these ids (and pad with {IGNORE_INDEX}).")
-    return np.where(array == IGNORE_INDEX, pad, array)
+    return np.where(array == IGNORE_INDEX, _pad_id(tokenizer), array)
 
 
 def decode_ids(tokenizer: Any, ids: Any, what: str = "token ids") -> list[str]:
@@ -170,14 +169,14 @@ def _by_our_name(names: Sequence[Any], argument: str, fix: str) -> dict[str, str
     return given_as
 
 
-def _resolve_protocols(metrics: Sequence[str]) -> list[MetricSpec]:
-    """The protocols of the named metrics, each once (``rouge`` and ``rouge_family`` are one metric)."""
+def _resolve_metrics(metrics: Sequence[str]) -> dict[str, str]:
+    """Our name -> the name given, for the named metrics, each once (``rouge`` and ``rouge_family``
+    are one metric)."""
     for name in metrics:
         if _our_name(name) not in metric_names():
             raise ValueError(f"Unknown metric {name!r}; choose from {metric_names()}, or evaluate's names "
                              f"for them {list(evaluate_names())}.")
-    given_as = _by_our_name(metrics, "metrics", "evaluate's name is the same metric as ours, give it once.")
-    return [get_protocol(ours) for ours in given_as]
+    return _by_our_name(metrics, "metrics", "evaluate's name is the same metric as ours, give it once.")
 
 
 def _resolve_options(metric_options: Mapping[str, Mapping[str, Any]] | None,
@@ -234,40 +233,35 @@ def _preset_splitter(preset: str | None, sentence_splitter: Any) -> Callable[[st
 
 def _preset_compute_metrics(tokenizer: Any, preset: str,
                             split: Callable[[str], Sequence[str]] | None) -> Callable[[Any], dict[str, float]]:
-    """The transformers example's ``compute_metrics`` (:func:`build_compute_metrics`, ``preset``).
+    """The transformers example's ``compute_metrics`` (:func:`build_compute_metrics`, ``preset``):
+    the general hook with the example's metric and options, then the example's keys.
 
-    Summarization: each text stripped and its sentences (``split``) joined with newlines (for
-    ``rougeLsum``); ROUGE-1/2/L/Lsum with the Porter stemmer; each key the mean F-measure over the
-    examples, times 100, rounded to 4 places (numpy's rounding, as the example rounds numpy floats).
-    Translation: ``bleu``, sacrebleu's corpus score with its defaults, one reference per example.
-    ``gen_len``: the examples' mean of ``np.count_nonzero(pred != tokenizer.pad_token_id)``.
+    Summarization: each text (decoded and stripped) has its sentences (``split``) joined with
+    newlines (for ``rougeLsum``); ROUGE-1/2/L/Lsum with the Porter stemmer; each key the mean
+    F-measure over the examples, times 100, rounded to 4 places (numpy's rounding, as the example
+    rounds numpy floats). Translation: ``bleu``, sacrebleu's corpus score with its defaults, one
+    reference per example. ``gen_len``: the examples' mean of
+    ``np.count_nonzero(pred != tokenizer.pad_token_id)``.
     """
+    counterpart = PRESET_COUNTERPARTS[preset]
+    if split is None:  # translation
+        scored = build_compute_metrics(tokenizer, [counterpart])
+    else:
+        options = {"rouge_types": SUMMARIZATION_ROUGE_TYPES, "use_stemmer": True, "n_bootstrap": 0}
+        scored = build_compute_metrics(tokenizer, [counterpart], metric_options={counterpart: options},
+                                       postprocess=lambda text: "\n".join(split(text)))
+
     def compute_metrics(eval_pred: Any) -> dict[str, float]:
-        predictions_ids, label_ids, _ = _unpack(eval_pred)
-        if label_ids is None:
-            raise ValueError(f"preset={preset!r} needs labels, but the evaluation set has none.")
-        predictions = decode_ids(tokenizer, predictions_ids, "predictions")
-        references = decode_ids(tokenizer, label_ids, "labels")
-        generated = padded_ids(tokenizer, predictions_ids, "predictions") != _pad_id(tokenizer)
+        scored(eval_pred)
+        (result,) = compute_metrics.last_results = scored.last_results  # type: ignore[attr-defined]
+        compute_metrics.last_texts = scored.last_texts  # type: ignore[attr-defined]
+        generated = padded_ids(tokenizer, _unpack(eval_pred)[0], "predictions") != _pad_id(tokenizer)
         gen_len = np.mean(np.count_nonzero(generated, axis=1))
-        protocol = get_protocol(evaluate_names()[PRESET_COUNTERPARTS[preset]])
-        if split is not None:  # summarization
-
-            def lines(text: str) -> str:
-                return "\n".join(split(text.strip()))
-
-            result = protocol.run([lines(t) for t in predictions], [lines(t) for t in references],
-                                  rouge_types=SUMMARIZATION_ROUGE_TYPES, use_stemmer=True, n_bootstrap=0)
-            scores = {name: float(round(np.mean(result.scores[name]) * 100, 4))
-                      for name in SUMMARIZATION_ROUGE_TYPES}
-            scores["gen_len"] = float(gen_len)  # the example adds it after rounding the rest
-        else:  # translation: the example rounds every value
-            result = protocol.run([t.strip() for t in predictions], [[t.strip()] for t in references])
-            scores = {TRANSLATION_KEY: round(float(result.main_score), 4),
-                      "gen_len": float(round(gen_len, 4))}
-        compute_metrics.last_results = [result]  # type: ignore[attr-defined]
-        compute_metrics.last_texts = {"predictions": predictions, "references": references, "sources": None}  # type: ignore[attr-defined]
-        return scores
+        if split is None:  # the translation example rounds every value
+            return {TRANSLATION_KEY: round(float(result.main_score), 4), "gen_len": float(round(gen_len, 4))}
+        means = {name: float(round(np.mean(result.scores[name]) * 100, 4))
+                 for name in SUMMARIZATION_ROUGE_TYPES}
+        return {**means, "gen_len": float(gen_len)}  # the example adds gen_len after rounding the rest
 
     compute_metrics.last_results = []  # type: ignore[attr-defined]
     return compute_metrics
@@ -363,11 +357,10 @@ def build_compute_metrics(tokenizer: Any, metrics: Sequence[str] | str | None = 
     _preset_splitter(None, sentence_splitter)  # refuses a splitter without the preset that uses it
     check_bool("release_models", release_models)
     metrics = DEFAULT_METRICS if metrics is None else [metrics] if isinstance(metrics, str) else metrics
-    protocols = _resolve_protocols(metrics)
+    given_as = _resolve_metrics(metrics)
+    protocols = [get_protocol(ours) for ours in given_as]
     if not protocols:
         raise ValueError("`metrics` is empty; pass at least one metric name, e.g. ['rouge_family'].")
-    # a metric named by evaluate's name only (not also ours) logs its evaluate module's keys
-    evaluate_named = {_our_name(name) for name in metrics if name not in metric_names()}
     options = _resolve_options(metric_options, protocols, metrics)
     if cache_dir is not None:
         check_cache_dir(cache_dir)  # now, not at the first evaluation after hours of training
@@ -418,7 +411,8 @@ def build_compute_metrics(tokenizer: Any, metrics: Sequence[str] | str | None = 
             options_of_metric = options.get(protocol.name, {})
             result = protocol.run(predictions, others, progress=progress, **options_of_metric)
             metric_results.append(result)
-            if protocol.name in evaluate_named and protocol.evaluate is not None:
+            # a metric named by evaluate's name only (not also ours) logs its evaluate module's keys
+            if given_as[protocol.name] != protocol.name and protocol.evaluate is not None:
                 # the evaluate module's default output, less its lists: a Trainer logs numbers
                 output = module_output(protocol, result, options_of_metric, OutputSwitches())
                 keys = {key: float(value) for key, value in output.items() if not isinstance(value, list)}

@@ -5,7 +5,7 @@ masked tokens, the truncation warning and the signature.
 
 >>> clean_text("caf\\u00e9") == "cafe\\u0301"
 True
->>> cell = empty_counts()
+>>> cell = [[0, 0], [0, 0]]
 >>> class Ids:  # a tokenizer's id -> token mapping is all tally needs
 ...     def convert_ids_to_tokens(self, ids):
 ...         return ["cat" if i == 1 else "dog" for i in ids]
@@ -16,17 +16,18 @@ True
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nlgmetrics.blanc.counts import MEASURES, Counts, empty_counts
+from nlgmetrics.blanc.counts import MEASURES, Counts
 from nlgmetrics.blanc.masking import MaskingOptions, MinTokenLengths, even_maskings, fit_to_window
 from nlgmetrics.core.sentences import SentenceSplitter
 from nlgmetrics.core.signature import make_signature
 from nlgmetrics.core.refusals import Refusal
-from nlgmetrics.core.validation import check_choice, check_int, shown_value, switch_rule
+from nlgmetrics.core.validation import check_choice, check_int, check_switches, shown_value, switch_rule
 
 if TYPE_CHECKING:  # pragma: no cover
     from nlgmetrics.engine import LoadedLM, MaskedQuery
@@ -64,36 +65,32 @@ TRUNCATION_WARNING = {
 # checks (all before any model is loaded)
 
 
-def check_measure(measure: Any) -> str:
-    """``'relative'`` or ``'improve'``."""
-    with MEASURE_RULE.enforced():
-        return check_choice("measure", measure, MEASURES)
+def check_scoring(measure: Any, gap: Any, gap_mask: Any, min_token_length_normal: Any,
+                  min_token_length_lead: Any, min_token_length_followup: Any, len_sent_allow_cut: Any,
+                  progress: Any, explain: Any,
+                  max_length: int | None) -> tuple[str, MaskingOptions, bool, bool]:
+    """BLANC's checks both variants share, after the engine's
+    (:func:`~nlgmetrics.engine.call.check_call_options`): ``measure`` (``'relative'`` or
+    ``'improve'``), the masking of the document sentences (plain ints from here on, numpy ints
+    accepted: the signature does not depend on the type), the ``progress`` and ``explain``
+    switches, and BLANC's floor on the checked ``max_length``: the window must hold ``[CLS]``, a
+    token and ``[SEP]``.
 
-
-def check_masking(gap: Any, gap_mask: Any, min_token_length_normal: Any, min_token_length_lead: Any,
-                  min_token_length_followup: Any, len_sent_allow_cut: Any) -> MaskingOptions:
-    """The masking of the document sentences (both variants' options of the same names), checked;
-    plain ints from here on (numpy ints accepted): the signature does not depend on the type."""
-    lengths = MinTokenLengths(min_token_length_normal, min_token_length_lead, min_token_length_followup)
-    return MaskingOptions(gap, gap_mask, lengths, len_sent_allow_cut).validate()
-
-
-def check_window(max_length: int | None) -> None:
-    """BLANC's own floor on the checked ``max_length``
-    (:func:`~nlgmetrics.engine.call.check_call_options`): the window must hold ``[CLS]``, a token
-    and ``[SEP]``.
-
-    >>> check_window(None), check_window(3)
-    (None, None)
-    >>> check_window(2)
+    >>> check_scoring("relative", 2, 1, 4, 2, 100, 100, True, False, 2)
     Traceback (most recent call last):
     ...
     nlgmetrics.core.refusals.OptionError: `max_length` must be at least 3 for BLANC ([CLS], one token, [SEP]) or None (blanc's 512-token window, capped at the model's positions), got 2.
     """
+    with MEASURE_RULE.enforced():
+        measure = check_choice("measure", measure, MEASURES)
+    lengths = MinTokenLengths(min_token_length_normal, min_token_length_lead, min_token_length_followup)
+    masking = MaskingOptions(gap, gap_mask, lengths, len_sent_allow_cut).validate()
+    progress, explain = check_switches(SWITCH_RULE, progress=progress, explain=explain).values()
     with MAX_LENGTH_ROOM_RULE.enforced():
         check_int("max_length", max_length, minimum=MIN_MAX_LENGTH, allow_none=True, message=(
             f"`max_length` must be at least {MIN_MAX_LENGTH} for BLANC ([CLS], one token, [SEP]) or None "
             f"(blanc's {BLANC_MAX_LENGTH}-token window, capped at the model's positions), got {shown_value(max_length)}."))
+    return measure, masking, progress, explain
 
 
 # ----------------------------------------------------------------------------------------------
@@ -139,33 +136,18 @@ def tokenize_text(tokenizer: Any, text: str) -> list[str]:
     return tokenizer.tokenize(text)
 
 
-class TextPreparer:
-    """Splits and tokenizes texts once per distinct text (one document, many summaries)."""
-
-    def __init__(self, tokenizer: Any, splitter: SentenceSplitter):
-        self.tokenizer = tokenizer
-        self.splitter = splitter
-        self._sentences: dict[str, list[list[str]]] = {}
-
-    def sentences(self, text: str) -> list[list[str]]:
-        """WordPiece tokens of each sentence of ``clean_text(text)`` (cached; do not mutate)."""
-        if text not in self._sentences:
-            sentences = self.splitter(clean_text(text)) if text else []
-            self._sentences[text] = [tokenize_text(self.tokenizer, s) for s in sentences]
-        return self._sentences[text]
-
-
 # ----------------------------------------------------------------------------------------------
 # the masked copies
 
 
 @dataclass(frozen=True)
 class CopyInputs:
-    """What the masked copies are built from: the tokenizer, its ``[CLS]`` and ``[SEP]`` ids, the
-    window, the document masking, and BLANC-help's filler id and help separator ids (BLANC-tune
-    puts no help in front of the sentence)."""
+    """What the masked copies are built from: the tokenizer, the sentence splitter, the
+    tokenizer's ``[CLS]`` and ``[SEP]`` ids, the window, the document masking, and BLANC-help's
+    filler id and help separator ids (BLANC-tune puts no help in front of the sentence)."""
 
     tokenizer: Any
+    split: SentenceSplitter
     cls_id: int
     sep_id: int
     window: int
@@ -180,23 +162,28 @@ MaskedCopy = tuple[int, int, int, tuple[str, ...], int, tuple[int, ...]]
 
 
 def plan_copies(
-    examples: Iterable[int], helps: Sequence[str], documents: Sequence[str], prep: TextPreparer,
-    inputs: CopyInputs, warn: WarnOnce,
+    examples: Iterable[int], helps: Sequence[str], documents: Sequence[str], inputs: CopyInputs,
+    warn: WarnOnce,
 ) -> tuple[list[MaskedQuery], list[MaskedCopy]]:
     """The distinct queries ``[CLS] help sep masked-sentence [SEP]``, and the same with one filler
     per help token (base), of each masked copy of each sentence of ``documents[i]`` with the help
     ``helps[i]``, for ``i`` in ``examples``; and per copy, which two queries it needs (one and the
-    same when there is no help)."""
+    same when there is no help). Each distinct text is split and tokenized once per call (one
+    document, many summaries), a memo that lives only as long as the call."""
     from nlgmetrics.engine import MaskedQuery
     from nlgmetrics.engine.bookkeeping import QueryRegistry
+
+    @functools.cache
+    def sentences(text: str) -> list[list[str]]:  # WordPiece tokens per sentence; do not mutate
+        return [tokenize_text(inputs.tokenizer, s) for s in inputs.split(clean_text(text))] if text else []
 
     registry: QueryRegistry = QueryRegistry(lambda key: MaskedQuery(input_ids=key[0], mask_positions=key[1]))
     copies: list[MaskedCopy] = []
     to_ids = inputs.tokenizer.convert_tokens_to_ids
     masking = inputs.masking
     for example in examples:
-        help_sentences = prep.sentences(helps[example]) or [[]]  # blanc's "no help": one empty sentence
-        for index, sentence in enumerate(prep.sentences(documents[example])):
+        help_sentences = sentences(helps[example]) or [[]]  # blanc's "no help": one empty sentence
+        for index, sentence in enumerate(sentences(documents[example])):
             sent, help_tokens, cut = fit_to_window(
                 sentence, help_sentences, len_sep=len(inputs.sep_ids),
                 len_sent_allow_cut=masking.len_sent_allow_cut, max_length=inputs.window)
@@ -289,13 +276,7 @@ def tally(cell: Counts, truth: Sequence[str], base: Sequence[int], helped: Seque
 
 
 # ----------------------------------------------------------------------------------------------
-# warnings and the signature
-
-
-def emit_warnings(warn: WarnOnce, window: int) -> None:
-    """One truncation warning for the whole call (if any input was cut), pointing at the caller
-    of ``blanc_help`` / ``blanc_tune``."""
-    warn.emit(TRUNCATION_WARNING, stacklevel=4, window=window)
+# the signature
 
 
 def blanc_signature(variant: str, lm: LoadedLM, window: int, *, measure: str, masking: MaskingOptions,

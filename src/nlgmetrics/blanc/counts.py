@@ -28,11 +28,6 @@ DEFAULT_MEASURE: Measure = "relative"
 Counts = list[list[int]]  # [[S00, S01], [S10, S11]], as blanc's "relative-counts"
 
 
-def empty_counts() -> Counts:
-    """``[[0, 0], [0, 0]]``, a fresh table to add masked tokens to."""
-    return [[0, 0], [0, 0]]
-
-
 def relative_score(counts: Counts) -> float:
     """``(S01 - S10) / total``; 0.0 when no token was masked (blanc's convention).
 

@@ -32,8 +32,6 @@ from nlgmetrics.core.explanations import (
     token_offsets,
 )
 
-_CELLS = ("S00", "S01", "S10", "S11")
-
 #: One masked token of one example: (sentence index, position in the sentence, base right, help right).
 Outcome = tuple[int, int, int, int]
 
@@ -82,5 +80,5 @@ def blanc_breakdown(tokenizer: Any, split: Callable[[str], Any], summary: str, d
         spans=spans, values=tuple(explained_values(cells, measure)), aggregation="sum",
         description=f"BLANC-{variant} ({measure}) per masked document token, help = {helper}: {formula}; "
                     f"sums to the score",
-        signature=signature, columns={"cell": tuple(_CELLS[2 * b + h] for b, h in cells)},
+        signature=signature, columns={"cell": tuple(f"S{b}{h}" for b, h in cells)},
     )

@@ -39,20 +39,16 @@ from nlgmetrics.blanc.common import (
     BLANC_MAX_LENGTH,
     DEFAULT_MODEL,
     DEFAULT_TOKEN_BUDGET,
-    SWITCH_RULE,
+    TRUNCATION_WARNING,
     CopyInputs,
-    TextPreparer,
     blanc_signature,
-    check_masking,
-    check_measure,
-    check_window,
-    emit_warnings,
+    check_scoring,
     plan_copies,
     run_queries,
     special_ids,
     tally,
 )
-from nlgmetrics.blanc.counts import DEFAULT_MEASURE, Counts, Measure, empty_counts
+from nlgmetrics.blanc.counts import DEFAULT_MEASURE, Counts, Measure
 from nlgmetrics.blanc.explain import Outcome, masked_outcomes
 from nlgmetrics.blanc.masking import (
     DEFAULT_GAP,
@@ -65,7 +61,7 @@ from nlgmetrics.blanc.masking import (
 from nlgmetrics.blanc.result import BlancResult
 from nlgmetrics.core.refusals import AFTER_LOADING, Refusal
 from nlgmetrics.core.sentences import SentenceSplitter, resolve_splitter
-from nlgmetrics.core.validation import check_source_inputs, check_switches
+from nlgmetrics.core.validation import check_source_inputs
 
 #: blanc's filler: one "." per summary token in the base input.
 DEFAULT_FILLER_TOKEN = "."
@@ -174,19 +170,17 @@ def blanc_help(
     from nlgmetrics.engine.planning import chunk_by_key
 
     summaries, documents = check_source_inputs(predictions, sources)
-    measure = check_measure(measure)
-    masking = check_masking(gap, gap_mask, min_token_length_normal, min_token_length_lead,
-                            min_token_length_followup, len_sent_allow_cut)
-    if not isinstance(filler_token, str) or not isinstance(help_sep, str):
-        raise FILLER_RULE.error(
-            f"`filler_token` and `help_sep` must be strings (blanc: {DEFAULT_FILLER_TOKEN!r} and "
-            f"{DEFAULT_HELP_SEP!r}).")
     options = check_call_options(
         model, model_tokenizer=model_tokenizer, revision=revision, device=device, dtype=dtype,
         device_map=device_map, max_memory=max_memory, offload_folder=offload_folder, max_length=max_length,
         token_budget=token_budget, batch_size=batch_size, cache_dir=cache_dir)
-    check_window(options.max_length)
-    progress, explain = check_switches(SWITCH_RULE, progress=progress, explain=explain).values()
+    measure, masking, progress, explain = check_scoring(
+        measure, gap, gap_mask, min_token_length_normal, min_token_length_lead, min_token_length_followup,
+        len_sent_allow_cut, progress, explain, options.max_length)
+    if not isinstance(filler_token, str) or not isinstance(help_sep, str):
+        raise FILLER_RULE.error(
+            f"`filler_token` and `help_sep` must be strings (blanc: {DEFAULT_FILLER_TOKEN!r} and "
+            f"{DEFAULT_HELP_SEP!r}).")
     split, splitter_name = resolve_splitter(splitter)
 
     with lm_call(options, kind="masked", default_budget=DEFAULT_TOKEN_BUDGET, default_max_length=BLANC_MAX_LENGTH,
@@ -195,16 +189,17 @@ def blanc_help(
         tok = lm.tokenizer
         cls_id, sep_id, _ = special_ids(tok)
         sep_ids = tuple(tok.convert_tokens_to_ids(tok.tokenize(help_sep))) if help_sep else ()
-        inputs = CopyInputs(tok, cls_id, sep_id, window, masking, _check_filler(tok, filler_token), sep_ids)
+        filler_id = _check_filler(tok, filler_token)
+        inputs = CopyInputs(tok, split, cls_id, sep_id, window, masking, filler_id, sep_ids)
 
-        counts: list[Counts] = [empty_counts() for _ in summaries]
+        counts: list[Counts] = [[[0, 0], [0, 0]] for _ in summaries]
         outcomes: list[list[Outcome]] = [[] for _ in summaries] if explain else []
         warn = WarnOnce()
         with ExampleProgress(len(summaries), "BLANC-help", enabled=call.progress, store=call.store) as bar:
             # A chunk takes whole documents, so their summaries share tokenization and base passes.
             for examples in chunk_by_key(documents, DOCUMENTS_PER_CHUNK):
-                prep = TextPreparer(tok, split)  # per chunk: the memo must not grow with the whole call
-                queries, copies = plan_copies(examples, summaries, documents, prep, inputs, warn)
+                # The texts' memo lives one chunk: it must not grow with the whole call.
+                queries, copies = plan_copies(examples, summaries, documents, inputs, warn)
                 predicted = run_queries(lm, queries, token_budget=call.token_budget, batch_size=call.batch_size,
                                         bar=bar, examples=len(examples), store=call.store)
                 for example, help_query, base_query, truth, sentence, positions in copies:
@@ -212,7 +207,7 @@ def blanc_help(
                     tally(counts[example], truth, base=base, helped=helped, tokenizer=tok)
                     if explain:
                         outcomes[example] += masked_outcomes(sentence, positions, truth, base, helped, tok)
-    emit_warnings(warn, window)
+    warn.emit(TRUNCATION_WARNING, window=window)
 
     signature = blanc_signature("help", lm, window, measure=measure, masking=masking, splitter=splitter_name,
                                 options={"filler_token": filler_token, "help_sep": help_sep or None})

@@ -40,23 +40,19 @@ from nlgmetrics.blanc.common import (
     BLANC_MAX_LENGTH,
     DEFAULT_MODEL,
     DEFAULT_TOKEN_BUDGET,
-    SWITCH_RULE,
+    TRUNCATION_WARNING,
     CopyInputs,
     MaskedCopy,
     NonFiniteLogitsError,
-    TextPreparer,
     blanc_signature,
-    check_masking,
-    check_measure,
-    check_window,
-    emit_warnings,
+    check_scoring,
     plan_copies,
     run_queries,
     special_ids,
     tally,
     tokenize_text,
 )
-from nlgmetrics.blanc.counts import DEFAULT_MEASURE, Counts, Measure, empty_counts
+from nlgmetrics.blanc.counts import DEFAULT_MEASURE, Counts, Measure
 from nlgmetrics.blanc.explain import Outcome, masked_outcomes
 from nlgmetrics.blanc.masking import (
     DEFAULT_GAP,
@@ -176,28 +172,23 @@ class TuneSettings:
 #: blanc's recipe (``blanc_tune``'s default ``tuning``).
 DEFAULT_TUNING = TuneSettings()
 
-#: The masking fields of :class:`TuneSettings` (None: the document masking's value).
-TUNE_MASKING_FIELDS = ("gap", "gap_mask", "min_token_length_normal", "min_token_length_lead",
-                       "min_token_length_followup")
 #: The count fields of :class:`TuneSettings` and the least value of each (None: any integer).
 TUNING_COUNTS = {"batch_size": 1, "chunk_size": 1, "chunk_stride": 1, "freeze_below": None,
                  "freeze_above": None, "warmup_steps": 0}
 
 
 #: The signature's ``BlancTune`` name of each :class:`TuneOptions` field that has another name.
-BLANC_NAMES = {
-    "batch_size": "finetune_batch_size", "epochs": "finetune_epochs", "mask_evenly": "finetune_mask_evenly",
-    "chunk_size": "finetune_chunk_size", "chunk_stride": "finetune_chunk_stride",
-    "top_fully": "finetune_top_fully", "freeze_below": "id_layer_freeze_below",
-    "freeze_above": "id_layer_freeze_above",
-}
+BLANC_NAMES = {name: f"id_layer_{name}" if name.startswith("freeze_") else f"finetune_{name}" for name in (
+    "batch_size", "epochs", "mask_evenly", "chunk_size", "chunk_stride", "top_fully", "freeze_below",
+    "freeze_above")}
 
 
 @dataclass(frozen=True)
 class TuneOptions(TuneSettings):
     """The complete, checked tuning recipe that :func:`tuning_examples` and :func:`finetune_copy`
     read: a :class:`TuneSettings` checked by :func:`resolve_tuning`, with ``epochs``, ``p_mask`` and
-    ``learning_rate``; ``masking`` holds its masking (the inherited masking fields stay unread)."""
+    ``learning_rate``; ``masking`` holds its masking (the inherited masking fields, named as
+    :meth:`MaskingOptions.signature_fields` names them, stay unread)."""
 
     masking: MaskingOptions = field(default_factory=MaskingOptions)  # masking of the summary chunks
     epochs: int = DEFAULT_FINETUNE_EPOCHS
@@ -206,9 +197,10 @@ class TuneOptions(TuneSettings):
 
     def signature_fields(self) -> dict[str, Any]:
         """Every tuning option under its ``BlancTune`` name (all of them change the number)."""
+        unread = {*self.masking.signature_fields(), "masking"}
         return {**self.masking.signature_fields("_tune"), **{
             BLANC_NAMES.get(f.name, f.name): getattr(self, f.name) for f in fields(self)
-            if f.name not in (*TUNE_MASKING_FIELDS, "masking")}}
+            if f.name not in unread}}
 
 
 def _tune_value(value: int | None, default: int) -> int:
@@ -218,7 +210,7 @@ def _tune_value(value: int | None, default: int) -> int:
 
 
 def _probability(name: str, value: Any) -> float:
-    return check_real(name, value, minimum=0, maximum=1,
+    return check_real(value, minimum=0, maximum=1,
                       message=f"`{name}` must be a probability in [0, 1], got {shown_value(value)}.")
 
 
@@ -238,9 +230,9 @@ def resolve_tuning(tuning: Any, masking: MaskingOptions, epochs: Any, p_mask: An
         raise TUNING_RULE.error(
             f"`tuning` must be a TuneSettings (from nlgmetrics.blanc import TuneSettings; e.g. "
             f"tuning=TuneSettings(batch_size=4)), got {shown_value(tuning)}.")
-    document = (masking.gap, masking.gap_mask, *masking.lengths.as_tuple())
+    # The masking fields of TuneSettings are named as the document masking's signature names them.
     gap, gap_mask, *lengths = (_tune_value(getattr(tuning, name), default)
-                               for name, default in zip(TUNE_MASKING_FIELDS, document))
+                               for name, default in masking.signature_fields().items())
     tune_masking = MaskingOptions(gap, gap_mask, MinTokenLengths(*lengths), masking.len_sent_allow_cut)
     tune_masking = tune_masking.validate("tuning.")
     with TUNING_COUNTS_RULE.enforced():
@@ -257,7 +249,7 @@ def resolve_tuning(tuning: Any, masking: MaskingOptions, epochs: Any, p_mask: An
     if checked["p_token_replace"] + checked["p_token_original"] > 1.0:
         raise PROBABILITY_RULE.error("`tuning.p_token_replace` + `tuning.p_token_original` must not exceed 1.")
     with LEARNING_RATE_RULE.enforced():
-        learning_rate = check_real("learning_rate", learning_rate, minimum=0, exclusive_minimum=True,
+        learning_rate = check_real(learning_rate, minimum=0, exclusive_minimum=True,
                                    message=f"`learning_rate` must be positive, got {shown_value(learning_rate)}.")
     return TuneOptions(masking=tune_masking, epochs=epochs, p_mask=p_mask, learning_rate=learning_rate,
                        **checked)
@@ -466,27 +458,25 @@ def blanc_tune(
     # The engine (and torch) load only when a metric runs: `import nlgmetrics.blanc` stays light.
     from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
     from nlgmetrics.engine.call import check_call_options, lm_call
-    from nlgmetrics.engine.dispatch import has_offloaded_weights
+    from nlgmetrics.engine.dispatch import offloaded_readers
     from nlgmetrics.engine.planning import chunk_by_key
 
     summaries, documents = check_source_inputs(predictions, sources)
-    measure = check_measure(measure)
-    masking = check_masking(gap, gap_mask, min_token_length_normal, min_token_length_lead,
-                            min_token_length_followup, len_sent_allow_cut)
-    options = resolve_tuning(tuning, masking, finetune_epochs, p_mask, learning_rate)
-    seed = check_seed(seed)
-    progress, explain = check_switches(SWITCH_RULE, progress=progress, explain=explain).values()
     call_options = check_call_options(
         model, model_tokenizer=model_tokenizer, revision=revision, device=device, dtype=dtype,
         device_map=device_map, max_memory=max_memory, offload_folder=offload_folder, max_length=max_length,
         token_budget=token_budget, batch_size=batch_size, cache_dir=cache_dir)
-    check_window(call_options.max_length)
+    measure, masking, progress, explain = check_scoring(
+        measure, gap, gap_mask, min_token_length_normal, min_token_length_lead, min_token_length_followup,
+        len_sent_allow_cut, progress, explain, call_options.max_length)
+    options = resolve_tuning(tuning, masking, finetune_epochs, p_mask, learning_rate)
+    seed = check_seed(seed)
     split, splitter_name = resolve_splitter(splitter)
 
     with lm_call(call_options, kind="masked", default_budget=DEFAULT_TOKEN_BUDGET,
                  default_max_length=BLANC_MAX_LENGTH, progress=progress) as call:
         lm, window = call.lm, call.max_length
-        if has_offloaded_weights(lm.model):
+        if offloaded_readers(lm.model):  # some weights live in a hook's map, not in the model
             # accelerate reloads offloaded weights from its map at each forward: a step would train a
             # throwaway copy of them, and the "tuned" model would be the untuned one.
             raise ValueError(
@@ -498,15 +488,14 @@ def blanc_tune(
         warn = WarnOnce()
         # The queries of each distinct document, planned once: no help, so each copy needs one query.
         distinct = list(dict.fromkeys(documents))
-        inputs = CopyInputs(tok, cls_id, sep_id, window, masking)
         queries, copies = plan_copies(range(len(distinct)), [""] * len(distinct), distinct,
-                                      TextPreparer(tok, split), inputs, warn)
+                                      CopyInputs(tok, split, cls_id, sep_id, window, masking), warn)
         per_document: dict[str, list[MaskedCopy]] = {document: [] for document in distinct}
         for masked in copies:
             per_document[distinct[masked[0]]].append(masked)
         base = run_queries(lm, queries, token_budget=call.token_budget, batch_size=call.batch_size, store=call.store)
 
-        counts: list[Counts] = [empty_counts() for _ in summaries]
+        counts: list[Counts] = [[[0, 0], [0, 0]] for _ in summaries]
         outcomes: list[list[Outcome]] = [[] for _ in summaries] if explain else []
         with ExampleProgress(len(summaries), "BLANC-tune", enabled=call.progress, store=call.store) as bar:
             # One group per distinct summary: it is tuned once, whatever the number of its documents.
@@ -534,7 +523,7 @@ def blanc_tune(
                         tally(counts[i], truth, base=base[number], helped=tuned[number], tokenizer=tok)
                         if explain:
                             outcomes[i] += masked_outcomes(sentence, positions, truth, base[number], tuned[number], tok)
-    emit_warnings(warn, window)
+    warn.emit(TRUNCATION_WARNING, window=window)
 
     signature = blanc_signature("tune", lm, window, measure=measure, masking=masking, splitter=splitter_name,
                                 options={**options.signature_fields(), "seed": seed})

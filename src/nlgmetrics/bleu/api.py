@@ -114,7 +114,7 @@ class BleuScorer:
         max_ngram_order = check_int("max_ngram_order", max_ngram_order, minimum=1, maximum=MAX_NGRAM_ORDER, message=(
             f"max_ngram_order={shown_value(max_ngram_order)} must be a positive integer (BLEU uses 4), "
             f"at most {MAX_NGRAM_ORDER}."))
-        smooth_value = check_real("smooth_value", smooth_value, minimum=0, allow_none=True, message=(
+        smooth_value = check_real(smooth_value, minimum=0, allow_none=True, message=(
             f"smooth_value={shown_value(smooth_value)} must be a non-negative number or None (default)."))
         self.tokenize = tokenize
         self.lowercase = lowercase

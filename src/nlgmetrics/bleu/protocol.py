@@ -4,14 +4,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from nlgmetrics.bleu.result import BleuResult
 from nlgmetrics.core.corpus import MAX_NGRAM_ORDER
 from nlgmetrics.core.protocol import (LOWERCASE, SACREBLEU_CITATION, EvaluateFace, MetricSpec, Option, Range,
                                       Resampling, read_citation, read_description)
-
-if TYPE_CHECKING:
-    from nlgmetrics.bleu.result import BleuResult
 
 
 def sacrebleu_keys(result: BleuResult, options: Mapping[str, Any]) -> dict[str, Any]:

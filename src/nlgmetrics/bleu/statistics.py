@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 
 from nlgmetrics.bleu.api import BleuScorer, scorer_with
-from nlgmetrics.bleu.score import BleuScore
 from nlgmetrics.core.corpus import check_summed_statistics, score_examples
 
 
@@ -75,9 +74,7 @@ def bleu_from_statistics(summed: Any, **options: Any) -> float | np.ndarray:
 
 
 def _score(scorer: BleuScorer, summed: Sequence[Any]) -> float:
-    """BLEU of one checked row of summed statistics, with the scorer's options."""
+    """BLEU of one checked row of summed statistics, with the scorer's options (its corpus score)."""
     order = scorer.max_ngram_order
-    return BleuScore.from_counts(
-        summed[2:2 + order], summed[2 + order:], int(summed[0]), int(summed[1]),
-        scorer.smooth_method, scorer.smooth_value, scorer.effective_order, order,
-    ).score
+    correct, total = summed[2:2 + order], summed[2 + order:]
+    return scorer._score(correct, total, int(summed[0]), int(summed[1]), scorer.effective_order).score

@@ -106,7 +106,7 @@ class ChrfOptions:
         # 0 is allowed: F-beta is then the precision (sacrebleu and evaluate's chrf compute it). A
         # negative beta is refused although F-beta reads only beta**2: a negative weight of recall
         # has no meaning, so it is a mistake (a sign slip) rather than a setting.
-        beta = check_real("beta", beta, minimum=0, message=(
+        beta = check_real(beta, minimum=0, message=(
             f"beta={shown_value(beta)} must be a finite number >= 0 (recall is beta times as important as "
             f"precision; 0 scores precision only; chrF uses 2)."))
         if beta > MAX_BETA:  # F-beta weighs precision by beta**2, which must stay a float

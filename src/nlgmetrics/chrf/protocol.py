@@ -4,15 +4,13 @@ how ``compare`` resamples it, and how its evaluate module answers to evaluate's 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nlgmetrics.chrf.api import MAX_BETA
+from nlgmetrics.chrf.result import ChrfResult
 from nlgmetrics.core.corpus import MAX_NGRAM_ORDER
 from nlgmetrics.core.protocol import (LOWERCASE, SACREBLEU_CITATION, EvaluateFace, MetricSpec, Option, Range,
                                       Resampling, read_citation, read_description)
-
-if TYPE_CHECKING:
-    from nlgmetrics.chrf.result import ChrfResult
 
 
 def chrf_keys(result: ChrfResult, options: Mapping[str, Any]) -> dict[str, Any]:

@@ -45,9 +45,8 @@ class SystemScore:
         return {**asdict(self), "ci_half_width": self.ci_half_width}
 
 
-def _signature_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
+def _signature_value(value: int | str | None) -> str:
+    """A value of the test's settings (counts, seed, ``ties``, ``column``) as a signature field's."""
     return "none" if value is None else str(value).replace("|", "/").replace(":", "=")
 
 

@@ -52,18 +52,14 @@ class Column:
         return f"{low}, {high}"
 
 
-def column_means(scores: Mapping[str, Sequence[float]]) -> dict[str, float]:
-    """Exact (``math.fsum``) mean of every column; an empty column has mean 0.0. Finite values
-    always give a finite mean: where their sum would overflow, each value is divided by the count
-    first (the mean of values up to the largest float is itself at most the largest float).
+def exact_mean(values: Sequence[float]) -> float:
+    """Exact (``math.fsum``) mean of ``values``; 0.0 when empty. Finite values always give a
+    finite mean: where their sum would overflow, each value is divided by the count first (the
+    mean of values up to the largest float is itself at most the largest float).
 
-    >>> column_means({"a": [0.5, 1.0, 0.0], "b": []})
-    {'a': 0.5, 'b': 0.0}
+    >>> exact_mean([0.5, 1.0, 0.0]), exact_mean([]), exact_mean([1.7e308, 1.7e308]) == 1.7e308
+    (0.5, 0.0, True)
     """
-    return {name: _mean(values) for name, values in scores.items()}
-
-
-def _mean(values: Sequence[float]) -> float:
     if not values:
         return 0.0
     try:
@@ -124,7 +120,7 @@ class MetricResult:
 
     def mean(self) -> dict[str, float]:
         """Mean of every per-example column."""
-        return column_means(self.scores)
+        return {name: exact_mean(values) for name, values in self.scores.items()}
 
     def aggregate(self) -> dict[str, float]:
         """The headline numbers (``main`` among them); the column means unless a metric says otherwise."""

@@ -4,9 +4,9 @@ The reference implementation (PyPI ``blanc``) splits with NLTK's punkt model, wh
 downloaded. We default to ``pysbd`` (rule-based, Golden-Rules tested, no downloads), and accept any
 callable ``str -> list[str]`` so users can plug in punkt (``nltk.sent_tokenize``) to reproduce
 blanc's splits exactly. Whatever the splitter, :func:`resolve_splitter` returns it wrapped in
-:func:`checked_splitter`: a splitter that returns something other than strings fails with its
-name and what it returned, for every metric that splits (the Shannon score, BLANC), instead of
-deep in a tokenizer.
+a check of its output: a splitter that returns something other than strings fails with its name
+and what it returned, for every metric that splits (the Shannon score, BLANC), instead of deep in
+a tokenizer.
 
 >>> split_sentences("Dr. Smith went home. He slept!")
 ['Dr. Smith went home.', 'He slept!']
@@ -46,47 +46,16 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _segmenter().segment(text) if s.strip()]
 
 
-def checked_splitter(split: Callable[[str], Iterable[str]], name: str) -> SentenceSplitter:
-    """``split``, with its output checked: a splitter that returns something other than a list of
-    strings fails here with its name and what it returned, instead of an AttributeError or a
-    tokenizer's generic message deep in a metric.
-
-    >>> checked_splitter(lambda text: text.split("."), "dots")("a. b")
-    ['a', ' b']
-    >>> def by_words(text):
-    ...     return [len(w) for w in text.split()]
-    >>> checked_splitter(by_words, "by_words")("a b")
-    Traceback (most recent call last):
-    ...
-    nlgmetrics.core.refusals.OptionError: The sentence splitter 'by_words' returned int (1) as sentence 0 of a document; a splitter must return a list of strings, one per sentence.
-    """
-
-    def refused(value: object, where: str) -> ValueError:
-        return SPLITTER_OUTPUT_RULE.error(
-            f"The sentence splitter {name!r} returned {type(value).__name__} ({shown_value(value, 40)}) "
-            f"{where}; a splitter must return a list of strings, one per sentence.")
-
-    def split_checked(text: str) -> list[str]:
-        pieces = split(text)
-        if isinstance(pieces, str) or not isinstance(pieces, Iterable):
-            raise refused(pieces, "for a document")
-        sentences = list(pieces)
-        for index, sentence in enumerate(sentences):
-            if not isinstance(sentence, str):
-                raise refused(sentence, f"as sentence {index} of a document")
-        return sentences
-
-    return split_checked
-
-
 def resolve_splitter(splitter: SentenceSplitter | str | None) -> tuple[SentenceSplitter, str]:
     """Return (checked callable, name for the signature). ``None``/"pysbd" -> default; "punkt" ->
-    nltk; a callable -> itself. The callable is wrapped in :func:`checked_splitter`, so every
-    metric that splits refuses a splitter's non-string output the same way.
+    nltk; a callable -> itself. The callable's output is checked, so every metric that splits
+    refuses a splitter's non-string output the same way: with the splitter's name and what it
+    returned, instead of an AttributeError or a tokenizer's generic message deep in a metric.
 
+    >>> split, name = resolve_splitter(lambda text: text.split("."))
+    >>> name, split("a. b")
+    ('<lambda>', ['a', ' b'])
     >>> split, name = resolve_splitter(lambda text: [1])
-    >>> name
-    '<lambda>'
     >>> split("A text.")
     Traceback (most recent call last):
     ...
@@ -114,4 +83,20 @@ def resolve_splitter(splitter: SentenceSplitter | str | None) -> tuple[SentenceS
     else:
         raise SPLITTER_RULE.error(f"Unknown sentence splitter {splitter!r}; use 'pysbd' (default, offline), "
                                   f"'punkt' (needs nltk's punkt data) or a callable str -> list[str].")
-    return checked_splitter(split, name), name
+
+    def refused(value: object, where: str) -> ValueError:
+        return SPLITTER_OUTPUT_RULE.error(
+            f"The sentence splitter {name!r} returned {type(value).__name__} ({shown_value(value, 40)}) "
+            f"{where}; a splitter must return a list of strings, one per sentence.")
+
+    def split_checked(text: str) -> list[str]:
+        pieces = split(text)
+        if isinstance(pieces, str) or not isinstance(pieces, Iterable):
+            raise refused(pieces, "for a document")
+        sentences = list(pieces)
+        for index, sentence in enumerate(sentences):
+            if not isinstance(sentence, str):
+                raise refused(sentence, f"as sentence {index} of a document")
+        return sentences
+
+    return split_checked, name

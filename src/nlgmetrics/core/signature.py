@@ -94,8 +94,4 @@ def parse_signature(signature: str) -> dict[str, str]:
     '13a'
     """
     metric, *fields = signature.split("|")
-    parsed = {"metric": metric}
-    for field in fields:
-        key, _, value = field.partition(":")
-        parsed[key] = value
-    return parsed
+    return {"metric": metric} | {key: value for key, _, value in (field.partition(":") for field in fields)}

@@ -5,19 +5,18 @@ accepted when it is a token of the vocabulary, **even when it is also the unknow
 ``<|endoftext|>`` is its UNK token and the Shannon score's default start token); a string that is
 not in the vocabulary is refused, though ``convert_tokens_to_ids`` would silently map it to UNK.
 
-Three steps: :func:`check_start_token` (the type, before any model loads), :func:`start_token_id`
-(the vocabulary, once the tokenizer is there) and :func:`resolve_start_token` (the explicit token,
-else the first of the metric's preferred defaults that the tokenizer has).
+Two steps: :func:`check_start_token` (the type, before any model loads), then
+:func:`resolve_start_token` (the explicit token checked against the vocabulary once the tokenizer
+is there, else the first of the metric's preferred defaults that the tokenizer has).
 
 >>> class Vocab:  # a tokenizer whose unknown token is a real vocabulary token, as SmolLM2's
 ...     unk_token, unk_token_id = "<|endoftext|>", 0
 ...     def get_vocab(self): return {"<|endoftext|>": 0, "a": 1}
 ...     def __len__(self): return 2
->>> start_token_id(Vocab(), "<|endoftext|>"), start_token_id(Vocab(), 1), start_token_id(Vocab(), None)
-(0, 1, None)
->>> resolve_start_token(Vocab(), None, ("<bos>", "<|endoftext|>"), metric="demo")
-0
->>> start_token_id(Vocab(), "<nope>")
+>>> [resolve_start_token(Vocab(), token, ("<bos>", "<|endoftext|>"), metric="demo")
+...  for token in ("<|endoftext|>", 1, None)]
+[0, 1, 0]
+>>> resolve_start_token(Vocab(), "<nope>", (), metric="demo")
 Traceback (most recent call last):
 ...
 nlgmetrics.core.refusals.OptionError: start_token='<nope>' is not a single token of this tokenizer; pass a token string from its vocabulary, a token id, or None for the metric's default start token.
@@ -46,7 +45,7 @@ START_TOKEN_VOCABULARY_RULE = Refusal(
 
 def check_start_token(start_token: Any) -> int | str | None:
     """The type of ``start_token`` (None, a non-negative token id, or a token string), checked before
-    any model is loaded; :func:`start_token_id` checks it against the vocabulary.
+    any model is loaded; :func:`resolve_start_token` checks it against the vocabulary.
 
     >>> import numpy as np
     >>> check_start_token(np.int64(3)), check_start_token("<s>")
@@ -64,42 +63,11 @@ def check_start_token(start_token: Any) -> int | str | None:
             f"(e.g. '<|endoftext|>')."))
 
 
-def start_token_id(tokenizer: Any, start_token: Any) -> int | None:
-    """The id of ``start_token`` in ``tokenizer``'s vocabulary; None for None (the caller's default).
-
-    An id must be below ``len(tokenizer)``; a string must be a vocabulary token (looked up in
-    ``get_vocab()``, not through ``convert_tokens_to_ids``, which maps any unknown string to UNK).
-    """
-    start_token = check_start_token(start_token)
-    if start_token is None:
-        return None
-    if isinstance(start_token, int):
-        size = len(tokenizer)
-        # An id past the vocabulary would fail deep in the embedding with a bare IndexError.
-        if start_token >= size:
-            raise START_TOKEN_VOCABULARY_RULE.error(
-                f"start_token={start_token} is outside the vocabulary (size {size}); pass an id "
-                f"below it, a token string, or None for the metric's default start token."
-            )
-        return start_token
-    vocab = tokenizer.get_vocab()
-    if start_token not in vocab:
-        raise START_TOKEN_VOCABULARY_RULE.error(
-            f"start_token={shown_value(start_token)} is not a single token of this tokenizer; pass a token "
-            f"string from its vocabulary, a token id, or None for the metric's default start token."
-        )
-    return int(vocab[start_token])
-
-
 @dataclass(frozen=True)
 class TokenRole:
     """A special token named by its role: the tokenizer's ``<role>_token_id`` (None: it has none)."""
 
     role: str
-
-    def id_in(self, tokenizer: Any) -> int | None:
-        value = getattr(tokenizer, f"{self.role}_token_id", None)
-        return None if value is None else int(value)
 
     def __str__(self) -> str:
         return f"{self.role.upper()} token"
@@ -121,7 +89,7 @@ def default_start_token_id(tokenizer: Any, preference: Sequence[StartCandidate])
     vocab: dict[str, int] | None = None
     for candidate in preference:
         if isinstance(candidate, TokenRole):
-            found = candidate.id_in(tokenizer)
+            found = getattr(tokenizer, f"{candidate.role}_token_id", None)
         elif isinstance(candidate, str):
             vocab = tokenizer.get_vocab() if vocab is None else vocab
             found = vocab.get(candidate)
@@ -133,13 +101,33 @@ def default_start_token_id(tokenizer: Any, preference: Sequence[StartCandidate])
 
 
 def resolve_start_token(
-    tokenizer: Any, start_token: Any, preference: Sequence[StartCandidate], *, metric: str
+    tokenizer: Any, start_token: int | str | None, preference: Sequence[StartCandidate], *, metric: str
 ) -> int:
-    """The id every sequence of ``metric`` starts with: ``start_token`` when given (checked by
-    :func:`start_token_id`), else the first entry of ``preference`` the tokenizer has
-    (:func:`default_start_token_id`); a ValueError naming the fix when it has none."""
-    chosen = start_token_id(tokenizer, start_token)
-    chosen = default_start_token_id(tokenizer, preference) if chosen is None else chosen
+    """The id every sequence of ``metric`` starts with: ``start_token`` as
+    :func:`check_start_token` returned it, else the first entry of ``preference`` the tokenizer has
+    (:func:`default_start_token_id`); a ValueError naming the fix when it has none.
+
+    An id must be below ``len(tokenizer)``; a string must be a vocabulary token (looked up in
+    ``get_vocab()``, not through ``convert_tokens_to_ids``, which maps any unknown string to UNK).
+    """
+    if isinstance(start_token, str):
+        vocab = tokenizer.get_vocab()
+        if start_token not in vocab:
+            raise START_TOKEN_VOCABULARY_RULE.error(
+                f"start_token={shown_value(start_token)} is not a single token of this tokenizer; pass a "
+                f"token string from its vocabulary, a token id, or None for the metric's default start token."
+            )
+        return int(vocab[start_token])
+    if start_token is not None:
+        size = len(tokenizer)
+        # An id past the vocabulary would fail deep in the embedding with a bare IndexError.
+        if start_token >= size:
+            raise START_TOKEN_VOCABULARY_RULE.error(
+                f"start_token={start_token} is outside the vocabulary (size {size}); pass an id "
+                f"below it, a token string, or None for the metric's default start token."
+            )
+        return start_token
+    chosen = default_start_token_id(tokenizer, preference)
     if chosen is None:
         # An int entry is always found, so only strings and roles can be missing.
         looked_for = ", ".join(

@@ -4,8 +4,8 @@ Nothing here mutates what the user passed: lists are copied into new tuples/list
 
 >>> as_texts("predictions", ["a", "b"])
 ['a', 'b']
->>> as_reference_lists(["a", ["b", "c"]], n=2)
-[['a'], ['b', 'c']]
+>>> check_reference_inputs(["x", "y"], ["a", ["b", "c"]])
+(['x', 'y'], [['a'], ['b', 'c']])
 
 Scalar options (:func:`check_int`, :func:`check_real`, :func:`check_bool`) accept numpy scalars
 (an ``np.int64`` read from a config array, an ``np.float32`` from a sweep) like the Python ones,
@@ -104,55 +104,48 @@ def as_texts(name: str, values: Any, *, allow_empty_list: bool = False) -> list[
     return texts
 
 
-def as_reference_lists(references: Any, n: int, name: str = "references") -> list[list[str]]:
-    """Normalise references to one non-empty list of strings per example (ragged allowed).
+def check_reference_inputs(predictions: Any, references: Any) -> tuple[list[str], list[list[str]]]:
+    """The inputs of a reference-based metric, checked: the predictions and, per prediction, its
+    non-empty list of references (ragged allowed): each item of ``references`` is a string (one
+    reference) or a list of strings (several references).
 
-    Each item may be a string (one reference) or a list of strings (several references).
+    >>> check_reference_inputs(["a cat", "a cow"], ["a dog", ["a pig", "a hen"]])
+    (['a cat', 'a cow'], [['a dog'], ['a pig', 'a hen']])
     """
+    preds = as_texts("predictions", predictions)
     if references is None:
-        raise ValueError(f"`{name}` is None; pass one reference (or a list of references) per example.")
+        raise ValueError("`references` is None; pass one reference (or a list of references) per example.")
     if isinstance(references, str):
-        raise ValueError(f"`{name}` is a single string; pass a list with one item per example.")
-    _reject_unordered(name, references)
+        raise ValueError("`references` is a single string; pass a list with one item per example.")
+    _reject_unordered("references", references)
     items = list(references)
-    if len(items) != n:
+    if len(items) != len(preds):
         raise ValueError(
-            f"`{name}` has {len(items)} items but there are {n} predictions; "
+            f"`references` has {len(items)} items but there are {len(preds)} predictions; "
             f"pass exactly one reference or list of references per prediction."
         )
     normalised: list[list[str]] = []
     for index, item in enumerate(items):
         if isinstance(item, str):
-            normalised.append([check_text(f"{name}[{index}]", item)])
+            normalised.append([check_text(f"references[{index}]", item)])
             continue
         if not isinstance(item, (list, tuple)):
             raise ValueError(
-                f"`{name}[{index}]` is {type(item).__name__}; each item must be a string or a list "
+                f"`references[{index}]` is {type(item).__name__}; each item must be a string or a list "
                 f"of strings (several references for one prediction)."
             )
         if not item:
-            raise ValueError(f"`{name}[{index}]` is an empty list; give at least one reference.")
+            raise ValueError(f"`references[{index}]` is an empty list; give at least one reference.")
         for j, ref in enumerate(item):
             if not isinstance(ref, str):
                 hint = " (references nested too deeply?)" if isinstance(ref, (list, tuple)) else ""
                 raise ValueError(
-                    f"`{name}[{index}][{j}]` is {type(ref).__name__}, not a string{hint}; "
+                    f"`references[{index}][{j}]` is {type(ref).__name__}, not a string{hint}; "
                     f"pass references as a list of strings per prediction."
                 )
-            check_text(f"{name}[{index}][{j}]", ref)
+            check_text(f"references[{index}][{j}]", ref)
         normalised.append(list(item))
-    return normalised
-
-
-def check_reference_inputs(predictions: Any, references: Any) -> tuple[list[str], list[list[str]]]:
-    """The inputs of a reference-based metric, checked: the predictions and, per prediction, its
-    non-empty list of references (a single string is one reference).
-
-    >>> check_reference_inputs(["a cat"], ["a dog"])
-    (['a cat'], [['a dog']])
-    """
-    preds = as_texts("predictions", predictions)
-    return preds, as_reference_lists(references, n=len(preds))
+    return preds, normalised
 
 
 def check_source_inputs(predictions: Any, sources: Any) -> tuple[list[str], list[str]]:
@@ -235,46 +228,30 @@ def check_int(
     return value
 
 
-def shown_digits(digits: str) -> str:
-    """``digits`` for an error message: as written when short, else its first ten digits and its
-    length (a name with thousands of digits would flood the message).
-
-    >>> shown_digits("12"), shown_digits("9" * 5000)
-    ('12', '9999999999... (5000 digits)')
-    """
-    return digits if len(digits) <= 30 else f"{digits[:10]}... ({len(digits)} digits)"
-
-
-def check_digits(name: str, digits: str, *, minimum: int = 0, maximum: int, message: str | None = None) -> int:
-    """The integer that decimal ``digits`` write (an option spelled inside a name, as the 4 of
-    ``rougeSU4``), checked to lie in ``[minimum, maximum]``; return it as an ``int``.
+def check_digits(digits: str, *, minimum: int = 0, maximum: int, message: str) -> int:
+    """The integer that ASCII decimal ``digits`` write (an option spelled inside a name, as the 4 of
+    ``rougeSU4``, matched by the caller's ``[0-9]+``), checked to lie in ``[minimum, maximum]``.
 
     The number of significant digits is compared with ``maximum``'s before converting: ``int()``
     of thousands of digits is slow, and beyond 4300 digits Python refuses it with a message about
-    its own limit instead of the option's. ``message`` replaces the default error text; its
-    ``{shown}`` is replaced by :func:`shown_digits` of ``digits``.
+    its own limit instead of the option's. ``message``'s ``{shown}`` is replaced by ``digits`` as
+    written when short, else by its first ten digits and its length.
 
-    >>> check_digits("gap", "004", maximum=10)
+    >>> check_digits("004", maximum=10, message="gap {shown}")
     4
-    >>> check_digits("gap", "9" * 5000, maximum=10)
+    >>> check_digits("9" * 5000, maximum=10, message="`gap` is {shown}; it must be at most 10.")
     Traceback (most recent call last):
     ...
-    ValueError: `gap` is 9999999999... (5000 digits); it must be an integer between 0 and 10.
+    ValueError: `gap` is 9999999999... (5000 digits); it must be at most 10.
     """
-    ok = isinstance(digits, str) and digits.isascii() and digits.isdigit()
-    if ok:
-        significant = digits.lstrip("0") or "0"
-        ok = len(significant) <= len(str(maximum)) and minimum <= int(significant) <= maximum
-    if not ok:
-        shown = shown_digits(digits) if isinstance(digits, str) else repr(digits)
-        if message is None:
-            message = f"`{name}` is {{shown}}; it must be {_int_requirement(minimum, maximum)}."
+    significant = digits.lstrip("0") or "0"
+    if len(significant) > len(str(maximum)) or not minimum <= int(significant) <= maximum:
+        shown = digits if len(digits) <= 30 else f"{digits[:10]}... ({len(digits)} digits)"
         raise ValueError(message.replace("{shown}", shown))
     return int(significant)
 
 
 def check_real(
-    name: str,
     value: Any,
     *,
     minimum: float | None = None,
@@ -282,26 +259,26 @@ def check_real(
     exclusive_minimum: bool = False,
     allow_none: bool = False,
     finite: bool = True,
-    message: str | None = None,
+    message: str,
 ) -> float | None:
     """Check a real-number option (Python or numpy int/float, never a bool; NaN and infinities
     rejected unless ``finite=False``); return it as a plain ``float``.
 
-    ``minimum`` is inclusive unless ``exclusive_minimum``; ``maximum`` is inclusive. ``message``
-    replaces the default error text.
+    ``minimum`` is inclusive unless ``exclusive_minimum``; ``maximum`` is inclusive. ``message`` is
+    the error text: every metric words its own (the value, the range, a typical setting).
 
-    >>> check_real("temperature", np.float32(0.5), minimum=0, exclusive_minimum=True)
+    >>> check_real(np.float32(0.5), minimum=0, exclusive_minimum=True, message="no")
     0.5
-    >>> check_real("beta", 2, minimum=0, exclusive_minimum=True)
+    >>> check_real(2, minimum=0, exclusive_minimum=True, message="no")
     2.0
-    >>> check_real("p_mask", float("nan"), minimum=0, maximum=1)
+    >>> check_real(float("nan"), minimum=0, maximum=1, message="`p_mask` must be in [0, 1].")
     Traceback (most recent call last):
     ...
-    ValueError: `p_mask` must be a finite number in [0, 1], got nan.
-    >>> check_real("beta", "1", minimum=0, exclusive_minimum=True)
+    ValueError: `p_mask` must be in [0, 1].
+    >>> check_real("1", minimum=0, exclusive_minimum=True, message="`beta` must be a number > 0.")
     Traceback (most recent call last):
     ...
-    ValueError: `beta` must be a finite number > 0, got '1'.
+    ValueError: `beta` must be a number > 0.
     """
     if value is None and allow_none:
         return None
@@ -316,17 +293,6 @@ def check_real(
               and (minimum is None or (value > minimum if exclusive_minimum else value >= minimum))
               and (maximum is None or value <= maximum))
     if not ok:
-        if message is None:
-            if minimum is not None and maximum is not None:
-                bounds = f" in {'(' if exclusive_minimum else '['}{minimum:g}, {maximum:g}]"
-            elif minimum is not None:
-                bounds = f" {'>' if exclusive_minimum else '>='} {minimum:g}"
-            elif maximum is not None:
-                bounds = f" <= {maximum:g}"
-            else:
-                bounds = ""
-            message = (f"`{name}` must be a {'finite ' if finite else ''}number{bounds}"
-                       f"{' or None' if allow_none else ''}, got {shown_value(value)}.")
         raise ValueError(message)
     return value
 
@@ -362,7 +328,7 @@ def check_confidence(confidence: Any) -> float:
     """
     message = (f"confidence={shown_value(confidence)} must be a number strictly between 0 and 1 "
                f"(a fraction: 0.95 for a 95% interval).")
-    value = check_real("confidence", confidence, minimum=0, exclusive_minimum=True, maximum=1, message=message)
+    value = check_real(confidence, minimum=0, exclusive_minimum=True, maximum=1, message=message)
     if value == 1:  # check_real's maximum is inclusive; a 100% interval has no finite bounds
         raise ValueError(message)
     return value

@@ -37,7 +37,8 @@ from nlgmetrics.engine.allocator import keep_freed_memory
 from nlgmetrics.engine.loading import LoadedLM, clear_cache, load_lm, release
 from nlgmetrics.engine.masked import MaskedQuery, iter_masked
 from nlgmetrics.engine.smollm2 import SMOLLM2_ALIAS
-from nlgmetrics.engine.store import StoredReduction, StoreWarning, open_store
+from nlgmetrics.engine.store import StoredReduction, StoreWarning
+from nlgmetrics.engine.store_sharing import open_store
 from nlgmetrics.engine.call import check_call_options, lm_call
 
 # The public API: what a user calls (load a model, release it, the errors and the store's

@@ -86,11 +86,14 @@ def hint_for_half_precision(dtype: object, native: bool) -> str | None:
             "warnings.filterwarnings('ignore', category=nlgmetrics.engine.allocator.AllocatorHint)).")
 
 
-def hint_once(dtype: object, native: bool) -> None:
-    """:func:`hint_for_half_precision` as an :class:`AllocatorHint` warning, once per process."""
+def after_cpu_load(dtype: object, native: bool) -> None:
+    """What a model load on a CPU does here: the opt-in (:func:`keep_freed_memory`) where the user
+    asked for it (never a default), else :func:`hint_for_half_precision` as an
+    :class:`AllocatorHint` warning, once per process."""
     global _HINTED
-    message = None if _HINTED else hint_for_half_precision(dtype, native)
-    if message:
+    if requested_by():
+        keep_freed_memory()
+    elif not _HINTED and (message := hint_for_half_precision(dtype, native)):
         import warnings
 
         _HINTED = True

@@ -43,8 +43,8 @@ from nlgmetrics.engine.budget import planned_budget
 from nlgmetrics.engine.distributed import is_main_process
 from nlgmetrics.engine.kinds import Kind
 from nlgmetrics.engine.loading import LoadedLM, load_lm
-from nlgmetrics.engine.store import Store, open_store
-from nlgmetrics.engine.store_sharing import SharedStore
+from nlgmetrics.engine.store import Store
+from nlgmetrics.engine.store_sharing import SharedStore, open_store
 from nlgmetrics.engine.transformers_bars import transformers_bars_off
 
 _ABSENT: Any = object()  # a metric without a ``chunk_size`` option

@@ -38,14 +38,13 @@ import numpy as np
 import torch
 from transformers.cache_utils import DynamicLayer as _DynamicLayer  # a cache as a list of layers
 
-from nlgmetrics.engine.budget import logits_width, planned_budget
 from nlgmetrics.engine.heads import HeadOutputBuffer, logits_at, reduce_per_query, reuses_head_output
 from nlgmetrics.engine.kinds import keeps_causal_attention
 from nlgmetrics.engine.loading import LoadedLM
 from nlgmetrics.engine.packing import packed_layout, packing_allowed, segment_attention_mask
-from nlgmetrics.engine.planning import dedupe, pack_segments, plan_batches, run_with_backoff
+from nlgmetrics.engine.planning import pack_segments, plan_batches, run_with_backoff
 from nlgmetrics.engine.rope import LengthDependentRope
-from nlgmetrics.engine.runner import checked_queries, run_distinct
+from nlgmetrics.engine.runner import prepare_queries, run_distinct
 from nlgmetrics.engine.store import OnePerId, Store, StoredReduction, ids_bytes
 from nlgmetrics.engine.transfer import DeferredHost, resolve, to_device
 
@@ -112,11 +111,8 @@ def iter_causal(
       a model call (bit for bit what was stored) and each unit's new results are written to it as
       the unit completes.
     """
-    queries = list(queries)
-    _validate(lm, queries)
-    token_budget = planned_budget(lm, token_budget)
-    distinct, copies = dedupe(queries)  # frozen dataclasses of tuples hash by value
-    vocab_size = logits_width(lm.model)  # a larger vocabulary's logits take a larger share of the budget
+    distinct, copies, token_budget, vocab_size = prepare_queries(lm, queries, "causal", CausalQuery, _check,
+                                                                 token_budget)
     # On a CPU the head's logits go into one buffer this call owns and every pass reuses, for a
     # reduce that reads them at once and keeps nothing (heads.HeadOutputBuffer: same values).
     head_buffer = HeadOutputBuffer() if reuses_head_output(reduce) and lm.device.type == "cpu" else None
@@ -156,27 +152,24 @@ def causal_target_scores(lm: LoadedLM, queries: Sequence[CausalQuery], **kwargs:
     progress, desc) and gives its guarantees.
     """
     queries = list(queries)
-    results: list[TargetScores | None] = [None] * len(queries)
-    for index, scores in iter_causal(lm, queries, _target_scores, **kwargs):
-        results[index] = scores
-    return results  # type: ignore[return-value]
+    scores = dict(iter_causal(lm, queries, _target_scores, **kwargs))
+    return [scores[index] for index in range(len(queries))]
 
 
-def _validate(lm: LoadedLM, queries: Sequence[CausalQuery]) -> None:
-    for index, query in checked_queries(lm, queries, "causal", CausalQuery):
-        if len(query.prefix_ids) == 0:
-            raise ValueError(
-                f"queries[{index}] has an empty prefix; the first target token needs context, e.g. "
-                "prefix_ids=(tokenizer.bos_token_id,)."
-            )
-        # The pass reads prefix + target[:-1]; those are the positions the model must hold.
-        needed = len(query.prefix_ids) + max(len(query.target_ids) - 1, 0)
-        if needed > lm.max_length:
-            raise ValueError(
-                f"queries[{index}] needs {needed} positions (prefix {len(query.prefix_ids)} + target "
-                f"{len(query.target_ids)} - 1), more than {lm.name!r} has ({lm.max_length}); truncate "
-                "before scoring."
-            )
+def _check(lm: LoadedLM, index: int, query: CausalQuery) -> None:
+    if len(query.prefix_ids) == 0:
+        raise ValueError(
+            f"queries[{index}] has an empty prefix; the first target token needs context, e.g. "
+            "prefix_ids=(tokenizer.bos_token_id,)."
+        )
+    # The pass reads prefix + target[:-1]; those are the positions the model must hold.
+    needed = len(query.prefix_ids) + max(len(query.target_ids) - 1, 0)
+    if needed > lm.max_length:
+        raise ValueError(
+            f"queries[{index}] needs {needed} positions (prefix {len(query.prefix_ids)} + target "
+            f"{len(query.target_ids)} - 1), more than {lm.name!r} has ({lm.max_length}); truncate "
+            "before scoring."
+        )
 
 
 def _long_queries(

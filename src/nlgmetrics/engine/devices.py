@@ -35,7 +35,6 @@ _DTYPES = {
     "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
     "float16": torch.float16, "fp16": torch.float16, "half": torch.float16,
 }
-_SUPPORTED_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 
 
 def _accelerator_count(kind: str) -> int:
@@ -272,11 +271,7 @@ def resolve_dtype(dtype: str | torch.dtype | None) -> torch.dtype:
     """``None`` means float32 (exact parity with reference implementations); bf16/fp16 allowed."""
     if dtype is None:
         return torch.float32
-    if isinstance(dtype, torch.dtype):
-        if dtype not in _SUPPORTED_DTYPES:
-            raise ValueError(f"dtype must be float32, bfloat16 or float16, got {dtype}.")
-        return dtype
-    key = str(dtype).lower().removeprefix("torch.")
+    key = str(dtype).lower().removeprefix("torch.")  # a torch.dtype by its name: "torch.bfloat16"
     if key not in _DTYPES:
         raise ValueError(f"dtype must be one of 'float32', 'bfloat16', 'float16', got {dtype!r}.")
     return _DTYPES[key]
@@ -335,14 +330,6 @@ def warn_if_emulated(device: torch.device, dtype: torch.dtype) -> None:
 
 
 def same_device(a: torch.device, b: torch.device) -> bool:
-    """Whether two devices are the same place (``cuda`` without an index is the current one)."""
-    if a.type != b.type:
-        return False
-    if a.index == b.index or a.type == "cpu":
-        return True
-    module = getattr(torch, a.type, None)
-    try:
-        current = module.current_device() if module is not None else None
-    except (RuntimeError, AssertionError):
-        return False
-    return (a.index if a.index is not None else current) == (b.index if b.index is not None else current)
+    """Whether two devices of this process are the same place (``cuda`` without an index is the
+    current one): equal once :func:`resolve_device` has named them."""
+    return resolve_device(a) == resolve_device(b)

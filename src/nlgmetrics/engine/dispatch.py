@@ -140,12 +140,6 @@ def unreadable_offloaded(model: torch.nn.Module) -> list[str]:
     return missing
 
 
-def has_offloaded_weights(model: torch.nn.Module) -> bool:
-    """Whether some weights of ``model`` live in a hook's map rather than in the model (offloaded
-    to the CPU or the disk): training it would update throwaway copies of them."""
-    return bool(offloaded_readers(model))
-
-
 def placed_devices(model: torch.nn.Module) -> list[str]:
     """The places a dispatched model's modules were given (``hf_device_map``'s values, e.g.
     ``['cpu', 'disk']``), for messages."""

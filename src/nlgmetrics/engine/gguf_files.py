@@ -88,10 +88,9 @@ def is_complete(directory: Path) -> bool:
     return all((directory / name).exists() for name in ("config.json", "model.safetensors", "tokenizer.json", SOURCE_FILE))
 
 
-def converted_dir(gguf: str | os.PathLike) -> Path:
+def converted_dir(gguf: Path) -> Path:
     """The cached folder of ``gguf`` converted to float32 (:func:`convert_gguf`), under
     ``default_cache_dir()/gguf/<sha256 of the file>``; built on first use."""
-    gguf = Path(gguf)
     digest = file_digest(gguf)
     target = default_cache_dir() / GGUF_CACHE_NAME / digest
     if is_complete(target):

@@ -22,19 +22,15 @@ from nlgmetrics.engine.smollm2 import SMOLLM2_ALIAS
 Kind = Literal["masked", "causal"]
 KINDS: tuple[Kind, ...] = ("masked", "causal")
 
-_MASKED_SUFFIXES = ("ForMaskedLM",)
-_CAUSAL_SUFFIXES = ("ForCausalLM", "LMHeadModel")
+# The class-name suffix of each LM head (``BertForMaskedLM``, ``LlamaForCausalLM``, ``GPT2LMHeadModel``).
+_HEAD_SUFFIXES: dict[str, Kind] = {"ForMaskedLM": "masked", "ForCausalLM": "causal", "LMHeadModel": "causal"}
 _WHAT = {"masked": "a masked LM (fill-in-the-blank, e.g. BERT)", "causal": "a causal LM (next-token, e.g. GPT-2)"}
 
 
 def kind_from_architectures(architectures: list[str] | None) -> Kind | None:
     """The kind named by the first architecture with an LM head, else ``None``."""
-    for arch in architectures or []:
-        if arch.endswith(_MASKED_SUFFIXES):
-            return "masked"
-        if arch.endswith(_CAUSAL_SUFFIXES):
-            return "causal"
-    return None
+    return next((kind for arch in architectures or [] for suffix, kind in _HEAD_SUFFIXES.items()
+                 if arch.endswith(suffix)), None)
 
 
 def kind_from_model_type(config: Any) -> Kind | None:
@@ -52,13 +48,11 @@ def kind_from_model_type(config: Any) -> Kind | None:
 def detect_kind(config: Any) -> Kind | None:
     """The kind of a checkpoint from its config; ``None`` when it has no LM head."""
     architectures = list(getattr(config, "architectures", None) or [])
-    detected = kind_from_architectures(architectures)
-    if detected is None and (not architectures or any(a.endswith("ForPreTraining") for a in architectures)):
-        # No architectures recorded, or a pre-training checkpoint (BertForPreTraining carries the
-        # MLM head under the same weight names): decide from the model type; a head that turns out
-        # to be missing is caught by the loader's missing-weights check (e.g. ELECTRA discriminators).
-        detected = kind_from_model_type(config)
-    return detected
+    # No architectures recorded, or a pre-training checkpoint (BertForPreTraining carries the MLM
+    # head under the same weight names): the model type decides; a head that turns out to be
+    # missing is caught by the loader's missing-weights check (e.g. ELECTRA discriminators).
+    by_type = not architectures or any(a.endswith("ForPreTraining") for a in architectures)
+    return kind_from_architectures(architectures) or (kind_from_model_type(config) if by_type else None)
 
 
 def instance_kind(model: Any) -> Kind | None:

@@ -38,7 +38,7 @@ from typing import Any
 import torch
 
 from nlgmetrics.engine.adapters import adapter_label, scored_module
-from nlgmetrics.engine.allocator import hint_once, keep_freed_memory, requested_by, trim_heap
+from nlgmetrics.engine.allocator import after_cpu_load, trim_heap
 from nlgmetrics.engine.checkpoint import check_config_file, check_tokenizer, check_tokenizer_files, check_weight_files
 from nlgmetrics.engine.devices import (
     Placement,
@@ -63,10 +63,10 @@ from nlgmetrics.engine.fingerprints import (
     module_state,
     tokenizer_fingerprint,
 )
-from nlgmetrics.engine.gemma3 import gemma3_dir, is_gemma3_alias
+from nlgmetrics.engine.gemma3 import GEMMA3_ALIAS, gemma3_dir
 from nlgmetrics.engine.gguf_files import converted_dir, gguf_file_of
 from nlgmetrics.engine.kinds import KINDS, Kind, check_kind, detect_kind, head_less_error, instance_kind
-from nlgmetrics.engine.smollm2 import SMOLLM2_ALIAS, is_alias, recorded_source, smollm2_dir
+from nlgmetrics.engine.smollm2 import SMOLLM2_ALIAS, recorded_source, smollm2_dir
 from nlgmetrics.engine.store import UNHASHED_WEIGHTS
 
 @dataclass(frozen=True, eq=False)
@@ -242,15 +242,17 @@ def load_lm(
         where = resolve_device(device) if placement is None else placement
         loaded = _load_named(os.fspath(model), kind, model_tokenizer, where, torch_dtype, revision)
     warn_if_emulated(loaded.device, loaded.dtype)
-    if loaded.device.type == "cpu" and requested_by():
-        keep_freed_memory()  # the user's opt-in (engine.allocator), never a default
-    elif loaded.device.type == "cpu":
-        hint_once(loaded.dtype, native=emulated_half_precision(loaded.device, loaded.dtype) is None)
+    if loaded.device.type == "cpu":
+        after_cpu_load(loaded.dtype, native=emulated_half_precision(loaded.device, loaded.dtype) is None)
     return loaded
 
 
 # ----------------------------------------------------------------------------------------------
-# a Hub id, a directory or the alias
+# a Hub id, a directory or an alias
+
+# The offline aliases: each a folder converted once from a GGUF file.
+_ALIAS_DIRS: dict[str, Callable[[], Path]] = {SMOLLM2_ALIAS: smollm2_dir, GEMMA3_ALIAS: gemma3_dir}
+
 
 def _load_named(
     name: str, kind: Kind | None, tokenizer: Any, device: torch.device | Placement, dtype: torch.dtype, revision: str | None,
@@ -263,8 +265,6 @@ def _load_named(
         raise ModelNotFoundError(
             f"{source!r} is a file; pass the directory that holds config.json and the weights (or a .gguf file)."
         )
-    if local:
-        check_config_file(source)
     # A Hub id names its files; in-process they are those of the first load.
     state = directory_state(source) if local else None
     files = ("directory", str(Path(source).resolve())) if local else ("hub", source)
@@ -282,16 +282,17 @@ def _load_named(
 
 def _named_source(name: str) -> tuple[str, str | None]:
     """Where a named model's files are, and, for a folder nlgmetrics converted from a GGUF file
-    (the alias; a ``.gguf`` path or a folder holding one), that file's sha256."""
-    if is_alias(name) or is_gemma3_alias(name):
-        directory = smollm2_dir() if is_alias(name) else gemma3_dir()
+    (an alias, case-insensitive; a ``.gguf`` path or a folder holding one), that file's sha256."""
+    alias_dir = _ALIAS_DIRS.get(name.lower())
+    if alias_dir is not None:
+        directory = alias_dir()
         return str(directory), recorded_source(directory)
     gguf = gguf_file_of(name)
     if gguf is None:
         return name, None
     # The folder is the one converted from these bytes (named by their sha256), so the digest
     # identifies its weights as the alias's record does: the same file by path or by alias is
-    # signed alike.
+    # signed alike. Hashed here, not read from the folder's record, which a damaged cache could hold.
     return str(converted_dir(gguf)), file_digest(gguf)
 
 
@@ -315,6 +316,7 @@ def _load_weights(
 
     placement = device if isinstance(device, Placement) else None
     if local:  # refuse an incomplete directory before the (slow) weights load
+        check_config_file(source)
         if tokenizer is None:
             check_tokenizer_files(source)
         check_weight_files(source)
@@ -472,19 +474,21 @@ def _load_instance(
         fingerprint = module_fingerprint(model)
         state: Any = (module_state(model), fingerprint, adapter)
     except FingerprintUnavailable:
-        # Not guessed: signed "unhashed", kept out of the store (engine.store.recall_arrays), and
+        # Not guessed: signed "unhashed", kept out of the store (engine.store_sharing.recall_arrays), and
         # a state equal to no other, so every call rebuilds its entry from the object as it is.
         fingerprint, state = UNHASHED_WEIGHTS, object()
+    # On every call, before the cache: the cached entry may be of a call that asked for another kind.
+    resolved = check_kind(type(scored).__name__, instance_kind(scored), kind, [type(scored).__name__])
     with _KEY_LOCKS.setdefault(key, threading.RLock()):
         entry = _CACHE.get(key)
         if entry is not None and entry.unpaired.model is scored and any(_training_flags(scored)):
             # Scored in place by an earlier call, and switched to training mode since: through that
             # entry its dropout would run. Rebuilt (on an evaluation-mode copy).
             _CACHE.pop(key, None)
-        entry = _cached(key, state, model,
-                        lambda: _instance_weights(scored, kind, name, target, dtype, fingerprint, state))
+        entry = _cached(key, state, model, lambda: _prepare(
+            scored, resolved, [type(scored).__name__], name, fingerprint, target, dtype, None, state,
+            owned=False))
         entry.source = model
-        check_kind(type(scored).__name__, entry.unpaired.kind, kind, entry.architectures)
         return _pair(entry, name, tokenizer, None)
 
 
@@ -519,18 +523,6 @@ def _instance_dtype(model: torch.nn.Module, requested: torch.dtype | None) -> to
     return own
 
 
-def _instance_weights(
-    model: torch.nn.Module, kind: Kind | None, name: str, target: torch.device, dtype: torch.dtype,
-    fingerprint: str, state: Any,
-) -> _Weights:
-    architectures = [type(model).__name__]
-    resolved = check_kind(type(model).__name__, instance_kind(model), kind, architectures)
-    # Never mutate the caller's module: moving, casting or switching to eval happens on a copy.
-    needs_copy = _readying_changes(model, target, dtype)
-    working = copy.deepcopy(model) if needs_copy else model
-    return _prepare(working, resolved, architectures, name, fingerprint, target, dtype, None, state, owned=needs_copy)
-
-
 # ----------------------------------------------------------------------------------------------
 # shared: ready the model, then pair it with a tokenizer
 
@@ -549,11 +541,15 @@ def _prepare(
     model: torch.nn.Module, kind: Kind, architectures: list[str], name: str, fingerprint: str,
     device: torch.device | Placement, dtype: torch.dtype, revision: str | None, state: Any, owned: bool = True,
 ) -> _Weights:
+    """The cache entry of ``model`` readied for scoring on ``device`` in ``dtype`` (``owned``
+    False: a caller's module, copied first if readying changes it)."""
     if model.get_output_embeddings() is None:
         raise head_less_error(name, [type(model).__name__], kind)
     if isinstance(device, Placement):  # placed by from_pretrained: scored where it was put
         device = module_device(model)
-    # Owned here when it changes: a caller's object was copied (_instance_weights).
+    changes = _readying_changes(model, device, dtype)
+    if changes and not owned:  # never mutate a caller's module: ready a copy
+        model, owned = copy.deepcopy(model), True
     if is_dispatched(model):  # its hooks keep each module where accelerate placed it: never moved
         unreadable = unreadable_offloaded(model)
         if unreadable:
@@ -563,7 +559,7 @@ def _prepare(
                 "both on 'disk'."
             )
         model.eval()  # flags only (a caller's object in training mode was copied)
-    elif _readying_changes(model, device, dtype):
+    elif changes:
         model = (model.to(device=device) if is_quantized(model) else model.to(device, dtype)).eval()
     if owned:  # a caller's module keeps its flags; inference_mode makes them irrelevant anyway
         model.requires_grad_(False)

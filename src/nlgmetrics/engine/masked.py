@@ -28,12 +28,11 @@ from typing import Any
 
 import torch
 
-from nlgmetrics.engine.budget import logits_width, planned_budget
 from nlgmetrics.engine.heads import logits_at, reduce_per_query
 from nlgmetrics.engine.loading import LoadedLM
-from nlgmetrics.engine.planning import dedupe, plan_batches, run_with_backoff
+from nlgmetrics.engine.planning import plan_batches, run_with_backoff
 from nlgmetrics.engine.rope import LengthDependentRope
-from nlgmetrics.engine.runner import checked_queries, run_distinct
+from nlgmetrics.engine.runner import prepare_queries, run_distinct
 from nlgmetrics.engine.store import Store, ids_bytes
 
 
@@ -48,23 +47,22 @@ class MaskedQuery:
     mask_positions: tuple[int, ...]
 
 
-def _validate(lm: LoadedLM, queries: Sequence[MaskedQuery]) -> None:
-    for index, query in checked_queries(lm, queries, "masked", MaskedQuery):
-        length = len(query.input_ids)
-        if length == 0:
-            raise ValueError(f"queries[{index}] has no input_ids.")
-        if length > lm.max_length:
-            raise ValueError(
-                f"queries[{index}] has {length} tokens, more than {lm.name!r} accepts ({lm.max_length}); "
-                "truncate or split the text before scoring."
-            )
-        if not query.mask_positions:
-            raise ValueError(f"queries[{index}] masks no position; give at least one mask position.")
-        if len(set(query.mask_positions)) != len(query.mask_positions):
-            raise ValueError(f"queries[{index}] repeats a mask position: {query.mask_positions}.")
-        bad = [p for p in query.mask_positions if not 0 <= p < length]
-        if bad:
-            raise ValueError(f"queries[{index}] has mask positions {bad} outside 0..{length - 1}.")
+def _check(lm: LoadedLM, index: int, query: MaskedQuery) -> None:
+    length = len(query.input_ids)
+    if length == 0:
+        raise ValueError(f"queries[{index}] has no input_ids.")
+    if length > lm.max_length:
+        raise ValueError(
+            f"queries[{index}] has {length} tokens, more than {lm.name!r} accepts ({lm.max_length}); "
+            "truncate or split the text before scoring."
+        )
+    if not query.mask_positions:
+        raise ValueError(f"queries[{index}] masks no position; give at least one mask position.")
+    if len(set(query.mask_positions)) != len(query.mask_positions):
+        raise ValueError(f"queries[{index}] repeats a mask position: {query.mask_positions}.")
+    bad = [p for p in query.mask_positions if not 0 <= p < length]
+    if bad:
+        raise ValueError(f"queries[{index}] has mask positions {bad} outside 0..{length - 1}.")
 
 
 def iter_masked(
@@ -102,11 +100,8 @@ def iter_masked(
     - with a ``store`` and a ``reduce`` declared a :class:`~nlgmetrics.engine.store.StoredReduction`,
       stored results are yielded without a model call and new ones written as each batch completes.
     """
-    queries = list(queries)
-    _validate(lm, queries)
-    token_budget = planned_budget(lm, token_budget)
-    distinct, copies = dedupe(queries)  # frozen dataclasses of tuples hash by value
-    vocab_size = logits_width(lm.model)  # a larger vocabulary's logits take a larger share of the budget
+    distinct, copies, token_budget, vocab_size = prepare_queries(lm, queries, "masked", MaskedQuery, _check,
+                                                                 token_budget)
 
     def plan(todo: list[int], rope: LengthDependentRope | None) -> list[list[int]]:
         # Under a rotary scaling that depends on the pass's length (a longrope or dynamic-NTK

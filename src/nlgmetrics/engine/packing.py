@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,11 +92,6 @@ class PackedLayout:
     head_rows: torch.Tensor
     head_cols: torch.Tensor
 
-    @property
-    def padding_mask(self) -> torch.Tensor:
-        """The 2-D mask over ``cached + width`` keys: 1 for the prefix and every segment token."""
-        return (self.segment_of != _PADDING).long()
-
 
 def packed_layout(rows: Sequence[Sequence[Sequence[int]]], cached: int) -> PackedLayout:
     """Lay rows of token segments out side by side behind ``cached`` cached positions; each
@@ -121,16 +116,6 @@ def packed_layout(rows: Sequence[Sequence[Sequence[int]]], cached: int) -> Packe
     return PackedLayout(input_ids, positions, segment_of, torch.tensor(head_rows), torch.tensor(head_cols))
 
 
-def segment_rule(segment_of: torch.Tensor, cached: int) -> Callable[..., Any]:
-    """A transformers mask function: a query sees the cached prefix and its own segment's keys
-    (``and``-ed with the causal rule, which keeps it to the earlier ones)."""
-
-    def allowed(batch_idx: Any, head_idx: Any, q_idx: Any, kv_idx: Any) -> Any:
-        return (kv_idx < cached) | (segment_of[batch_idx, kv_idx] == segment_of[batch_idx, q_idx])
-
-    return allowed
-
-
 def segment_attention_mask(
     model: torch.nn.Module, layout: PackedLayout, position_ids: torch.Tensor, cache: Any, cached: int,
     dtype: torch.dtype,
@@ -139,23 +124,31 @@ def segment_attention_mask(
     by transformers for the model's attention implementation: causal, padding and segment rules.
     ``position_ids`` are the layout's, already on the model's device (the mask is built there).
 
-    A padding query still sees the prefix, so no query row is fully masked (SDPA would give NaN).
+    The segment rule: a query sees the cached prefix and its own segment's keys (``and``-ed with
+    the causal rule, which keeps it to the earlier ones). A padding query still sees the prefix, so
+    no query row is fully masked (SDPA would give NaN).
     """
     from transformers.masking_utils import create_causal_mask
 
     rows, width = layout.input_ids.shape
     device = position_ids.device
+    segment_of = layout.segment_of.to(device)
+
+    def same_segment(batch_idx: Any, head_idx: Any, q_idx: Any, kv_idx: Any) -> Any:
+        return (kv_idx < cached) | (segment_of[batch_idx, kv_idx] == segment_of[batch_idx, q_idx])
+
     shape_only = torch.empty((rows, width, 0), dtype=dtype, device=device)  # batch, length, dtype, device
     keywords: dict[str, Any] = {
         "position_ids": position_ids,
-        "and_mask_function": segment_rule(layout.segment_of.to(device), cached),
+        "and_mask_function": same_segment,
     }
     if _mask_builder_takes_cache_position():  # transformers < 5.2x: the query positions, and past_key_values
         keywords["cache_position"] = torch.arange(cached, cached + width, device=device)
         keywords["past_key_values"] = cache
     else:
         keywords["cache"] = cache
-    return create_causal_mask(model.config, shape_only, layout.padding_mask.to(device), **keywords)
+    padding_mask = (segment_of != _PADDING).long()  # 1 for the prefix and every segment token
+    return create_causal_mask(model.config, shape_only, padding_mask, **keywords)
 
 
 @functools.cache

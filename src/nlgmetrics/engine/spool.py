@@ -174,3 +174,16 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
     except (OSError, IndexError):
         return True
+
+
+def spool_reaches(directory: Path) -> list[tuple[Path, int, bool]]:
+    """What a clear of the store in ``directory`` needs of its spool files: each file's path, its
+    length now (every record that ends there or before was written before the clear; records are
+    appended whole, in order) and whether its writer is gone
+    (:func:`writer_is_gone`)."""
+    reaches = []
+    for path in sorted((directory / SPOOL_DIR).glob(f"*{SUFFIX}")):  # none where there is no folder
+        gone = writer_is_gone(path)  # decided first: a writer gone then appends nothing after
+        with suppress(OSError):  # deleted meanwhile: copied in whole already
+            reaches.append((path, path.stat().st_size, gone))
+    return reaches

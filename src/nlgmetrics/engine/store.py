@@ -10,21 +10,19 @@ flight. What users see of it (the cap, clearing it under running jobs): metrics/
 - keys: sha256 over a namespace (:func:`namespace_of`: weights, tokenizer, dtype, device,
   attention, engine path and reduction, software versions, :data:`FORMAT_VERSION`) and the
   query's token ids: whatever can change a value is in its key, so keys cannot go stale;
-- what the engine may keep (:class:`StoredReduction`) and how it asks (:func:`recall`);
+- what the engine may keep (:class:`StoredReduction`);
 - :class:`Store`: one SQLite file (WAL on a local disk, the rollback journal on a network one),
   each value checksummed with its key and checked before use; a cap (least recently used
   entries go) kept against a running total. No store error escapes a call: one
   :class:`StoreWarning`, and the numbers are computed without it;
-- :func:`open_store`, :func:`clear_store`, :func:`set_max_bytes`; under several processes,
-  :mod:`~nlgmetrics.engine.store_sharing`.
+- :func:`clear_store`, :func:`set_max_bytes`. How a call opens and asks it (one process or
+  several): :mod:`~nlgmetrics.engine.store_sharing`.
 
 >>> import tempfile, numpy as np
->>> store = open_store(tempfile.mkdtemp())
->>> space = namespace_of({"model": "demo", "reduction": "sum"})
->>> store.put(space, [(b"query", (np.arange(3.0), None))])
->>> found = store.get(space, [b"query", b"other"])
->>> list(found), found[b"query"][0].tolist(), found[b"query"][1]
-([b'query'], [0.0, 1.0, 2.0], None)
+>>> store = Store(Path(tempfile.mkdtemp()), None)
+>>> store.put(namespace_of({"model": "demo"}), [(b"query", (np.ones(2), None))])
+>>> {key: store.info()[key] for key in ("entries", "writable")}
+{'entries': 1, 'writable': True}
 >>> store.close()
 """
 
@@ -41,12 +39,11 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import closing, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:  # imported where used: store_sharing imports torch, which the cache CLI need not load
-    from nlgmetrics.engine.store_sharing import SharedStore
+from nlgmetrics.engine.spool import spool_reaches
 
 #: Bumped whenever the layout of keys or values changes: old entries are then never read (their
 #: namespaces no longer match; they go first on eviction, never having been used since).
@@ -257,79 +254,6 @@ class StoredReduction:
 UNHASHED_WEIGHTS = "unhashed"
 
 
-def recall(
-    store: Store | SharedStore | None, lm: Any, path: str, reduce: Any, queries: dict[int, bytes]
-) -> tuple[dict[int, Any], Callable[[list[tuple[int, Any]]], None] | None]:
-    """``(found, keep)`` for the engine: the results the store holds for ``queries`` (index ->
-    the query's key bytes), decoded, and a function that keeps a unit's ``(index, result)`` pairs
-    (each process keeps what it computed: see :func:`recall_arrays`).
-
-    ``({}, None)`` without a store, for a reduce not declared a :class:`StoredReduction` or a model
-    kept out of the store (:func:`recall_arrays`). Under
-    several processes only the results every process found are returned (all plan the same rest)."""
-    if store is None or not isinstance(reduce, StoredReduction):
-        return {}, None
-    found, keep_arrays = recall_arrays(store, lm, f"{path}:{reduce.name}", queries, every_process_writes=True,
-                                       accept=reduce.accepts)
-    if keep_arrays is None:  # a model kept out of the store (UNHASHED_WEIGHTS)
-        return {}, None
-    results = {j: reduce.from_arrays(arrays) for j, arrays in found.items()}
-
-    def keep(unit_results: list[tuple[int, Any]]) -> None:
-        keep_arrays([(j, reduce.to_arrays(r)) for j, r in unit_results])
-
-    return results, keep
-
-
-def recall_arrays(
-    store: Store | SharedStore | None, lm: Any, what: str, queries: dict[int, bytes], *,
-    every_process_writes: bool = False, accept: Callable[[bytes, Arrays], bool] | None = None,
-) -> tuple[dict[int, Arrays], Callable[[list[tuple[int, Arrays]]], None] | None]:
-    """:func:`recall` for values a metric reduces from the engine's results over several queries
-    (InfoLM's bag of distributions per text): ``what`` names the reduction and its parameters;
-    ``queries`` maps an index to the bytes of everything else it depends on. ``keep`` writes
-    ``(index, arrays)`` pairs; where every process holds every value (``every_process_writes``
-    False), only the main process writes. ``accept`` (see :meth:`Store.get`) says whether stored
-    arrays fit their query; those that do not are recomputed.
-
-    With the store of a run of several processes (:class:`~nlgmetrics.engine.store_sharing.SharedStore`,
-    what :func:`open_store` gives there) the main process looks up for all and the others write
-    through it; a :class:`Store` opened by each process itself is looked up by each, and only what
-    every process found is returned (all plan the same rest). A model whose weights could not be
-    hashed (:data:`UNHASHED_WEIGHTS`) is computed without the store, with one :class:`StoreWarning`."""
-    if store is None:
-        return {}, None
-    if lm.fingerprint == UNHASHED_WEIGHTS:
-        warnings.warn(f"The store is not used for {lm.name!r}: its weights could not be hashed (a tensor whose "
-                      "values cannot be read here), so its numbers are computed afresh.", StoreWarning, stacklevel=3)
-        return {}, None
-    from nlgmetrics.engine.distributed import agreed_subset, is_main_process
-    from nlgmetrics.engine.store_sharing import SharedStore
-
-    # What of the LoadedLM decides its outputs: weights, tokenizer, dtype, device type and attention
-    # implementation (``name`` only to describe the namespace).
-    config = getattr(lm.model, "config", None)
-    fields = {
-        "weights": lm.fingerprint, "tokenizer": lm.tokenizer_id, "dtype": str(lm.dtype),
-        "device": lm.device.type, "attention": str(getattr(config, "_attn_implementation", None)),
-        "kind": lm.kind, "name": lm.name,
-    }
-    namespace = namespace_of({**fields, "what": what})
-    description = (f"{fields['name']} weights:{fields['weights']} tokenizer:{fields['tokenizer']} "
-                   f"{fields['dtype']} {fields['device']} {fields['kind']} {what}")
-    stored = store.get(namespace, list(queries.values()), accept=accept)
-    hits = [j for j, key in queries.items() if key in stored]
-    shared = isinstance(store, SharedStore)  # its get gives every process the same answer
-    found = {j: stored[queries[j]] for j in (hits if shared else agreed_subset(set(hits)))}
-    writes = every_process_writes or (store.is_main if isinstance(store, SharedStore) else is_main_process())
-
-    def keep(results: list[tuple[int, Arrays]]) -> None:
-        if writes:
-            store.put(namespace, [(queries[j], arrays) for j, arrays in results], description)
-
-    return found, keep
-
-
 # ------------------------------------------------------------------------------------------------
 # the store
 
@@ -395,9 +319,10 @@ def _checksum(key: bytes, value: bytes) -> bytes:
 
 
 class Store:
-    """One store folder. Open with :func:`open_store`; one object per call (sqlite connections are
-    not shared between threads). ``hits``, ``misses`` and ``recomputed`` count this object's
-    lookups (``recomputed``: entries found damaged, recomputed and replaced).
+    """One store folder. Open with :func:`~nlgmetrics.engine.store_sharing.open_store`; one object
+    per call (sqlite connections are not shared between threads). ``hits``, ``misses`` and
+    ``recomputed`` count this object's lookups (``recomputed``: entries found damaged, recomputed
+    and replaced).
 
     ``max_bytes`` is this process's cap (``$NLGMETRICS_CACHE_MAX_BYTES``, ``None`` when unset): it
     is recorded only by the opening that creates the store; afterwards the store's recorded cap
@@ -412,7 +337,6 @@ class Store:
         self.directory = directory
         self.hits = self.misses = self.recomputed = 0
         self._warned = False
-        self._described: set[str] = set()
         path = directory / STORE_FILE
         directory.mkdir(parents=True, exist_ok=True)
         self.writable = not path.exists() or (os.access(directory, os.W_OK) and os.access(path, os.W_OK))
@@ -558,14 +482,10 @@ class Store:
                 reach = reach if type(reach) is int else 0
                 kept = [row for row in rows if row[0] > reach]
             db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?)", [row[1:] for row in kept])
-            written.update(row[2] for row in kept)
-            for namespace in written - self._described:
-                db.execute("INSERT OR IGNORE INTO namespaces VALUES (?, ?)",
-                           (namespace, descriptions[namespace] or namespace[:12]))
+            db.executemany("INSERT OR IGNORE INTO namespaces VALUES (?, ?)",
+                           [(ns, descriptions[ns] or ns[:12]) for ns in {row[2] for row in kept}])
 
-        written: set[str] = set()
         if self._write(write):
-            self._described.update(written)
             self._evict()
 
     def _evict(self) -> None:
@@ -702,9 +622,8 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
             return db
         except sqlite3.Error:
             db.close()
-            if "immutable" in flags:
+            if "immutable" in flags:  # the last way to read it: the file is no store
                 raise
-    raise AssertionError("unreachable")
 
 
 def max_bytes_from_env() -> int | None:
@@ -735,60 +654,6 @@ def parse_max_bytes(text: str, source: str) -> int:
     return value
 
 
-def open_store(cache_dir: str | os.PathLike | None) -> Store | SharedStore | None:
-    """The store in ``cache_dir`` (or ``$NLGMETRICS_CACHE_DIR``), ``None`` when none is asked for:
-    a :class:`Store` in a run of one process, a
-    :class:`~nlgmetrics.engine.store_sharing.SharedStore` (on every process) in a run of several.
-    Hand either to :func:`recall` / :func:`recall_arrays`, and ``close()`` it at the end of the call.
-
-    A folder that cannot hold a store (read-only, not a folder, a damaged file) gives a
-    :class:`StoreWarning` and ``None``: the call goes on without it. On a network filesystem
-    (:mod:`~nlgmetrics.engine.filesystems`) the store uses sqlite's rollback journal, not WAL.
-
-    In a run of several processes this is a collective (every process calls it): only the main
-    process opens the file, and either every process uses the store or none does
-    (:mod:`~nlgmetrics.engine.store_sharing`). Spool files a killed run of several processes
-    left in the folder are copied into the store first, whatever the process count now."""
-    from nlgmetrics.core.validation import check_cache_dir
-    from nlgmetrics.engine.distributed import process_state
-    from nlgmetrics.engine.filesystems import journal_mode_for
-    from nlgmetrics.engine.store_sharing import StoreFormat, copy_leftovers, open_shared_store
-
-    # An argument of another type is refused naming the option (the environment is a string);
-    # None or empty: no store.
-    cache_dir = check_cache_dir(cache_dir)
-    text = os.fspath(cache_dir) if cache_dir is not None else os.environ.get(CACHE_DIR_ENV, "")
-    directory = Path(text).expanduser() if text else None
-    form = StoreFormat(encode_arrays, decode_arrays, StoreWarning)
-
-    def open_here(folder: Path) -> Store:
-        return Store(folder, max_bytes_from_env(), journal_mode=journal_mode_for(folder))
-
-    if (state := process_state()) is not None:
-        setup_error = None
-        try:  # settings a process would refuse alone are refused by all, not left to hang the others
-            if directory is not None:
-                max_bytes_from_env(), journal_mode_for(directory)
-        except ValueError as error:
-            setup_error = str(error)
-        return open_shared_store(state, directory, setup_error, open_here, form)
-    if directory is None:
-        return None
-    max_bytes_from_env(), journal_mode_for(directory)  # a wrong setting is refused, not warned about
-    try:
-        store = open_here(directory)
-    except (OSError, sqlite3.Error) as error:
-        warnings.warn(
-            f"nlgmetrics: cache_dir {os.fspath(directory)!r} cannot hold a store ({error}); the numbers "
-            f"are computed without it. Pass a writable folder, or empty this one with `nlgmetrics "
-            f"cache clear {os.fspath(directory)}`.",
-            StoreWarning, stacklevel=2,
-        )
-        return None
-    copy_leftovers(store, form, directory)
-    return store
-
-
 def store_files(directory: Path) -> list[Path]:
     """The store's files in ``directory``: sqlite's database, write-ahead log and shared memory."""
     return [directory / f"{STORE_FILE}{suffix}" for suffix in ("", "-wal", "-shm")]
@@ -813,8 +678,6 @@ def clear_store(cache_dir: str | os.PathLike) -> int:
     clear too: in the clear's transaction the store records each file's length, and records that
     end there or before are never copied in (:meth:`Store.put_spooled`); files whose writer is
     gone are deleted. What a running job appends after the clear is copied in as usual."""
-    from nlgmetrics.engine.store_sharing import spool_reaches
-
     directory = Path(os.fspath(cache_dir))
     path = directory / STORE_FILE
     reaches: list[tuple[Path, int, bool]] | None = None

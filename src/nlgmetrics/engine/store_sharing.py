@@ -1,5 +1,5 @@
-"""The store under several processes (one node or many): one process opens it, the others hand
-it what they compute.
+"""A call's store: opening it (:func:`open_store`), asking it (:func:`recall`), and sharing it
+between the processes of a run (one node or many). The store itself: :mod:`~nlgmetrics.engine.store`.
 
 SQLite's locks and WAL index hold between the processes of one host only, and a run over several
 nodes must never have the store file open on two hosts. So in a run of several processes only
@@ -9,15 +9,22 @@ what it found; every other process appends the results it computes to a spool fi
 into the store at each lookup and at the end of the call, then deletes. Spool files a killed run
 left behind are copied in when a store is next opened (with any number of processes), so a kill
 loses only the units in flight. A clear of the store records, in its transaction, how far each
-spool file reached (:func:`spool_reaches`): records up to there are never copied in.
+spool file reached (:func:`~nlgmetrics.engine.spool.spool_reaches`): records up to there are
+never copied in.
 
 Whether a call uses the store is decided once, by every process together (:func:`open_shared_store`):
 a store that one process cannot use (no ``cache_dir`` there, a folder it cannot write, or one the
 main process does not see) is used by none, with one :class:`~nlgmetrics.engine.store.StoreWarning`
 per process, and the numbers are those of a call without a store.
 
-This module sits below :mod:`~nlgmetrics.engine.store` (which opens stores through it): the
-store's value encoding and warning come in as a :class:`StoreFormat`.
+>>> import tempfile, numpy as np
+>>> store = open_store(tempfile.mkdtemp())
+>>> space = namespace_of({"model": "demo", "reduction": "sum"})
+>>> store.put(space, [(b"query", (np.arange(3.0), None))])
+>>> found = store.get(space, [b"query", b"other"])
+>>> list(found), found[b"query"][0].tolist(), found[b"query"][1]
+([b'query'], [0.0, 1.0, 2.0], None)
+>>> store.close()
 """
 
 from __future__ import annotations
@@ -27,46 +34,128 @@ import sqlite3
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
-from nlgmetrics.engine.distributed import broadcast_from_main, gather_from_every_process
-from nlgmetrics.engine.spool import SPOOL_DIR, SUFFIX, SpoolWriter, read_records, writer_is_gone
+from nlgmetrics.core.validation import check_cache_dir
+from nlgmetrics.engine.distributed import (
+    agreed_subset, broadcast_from_main, gather_from_every_process, is_main_process, process_state,
+)
+from nlgmetrics.engine.filesystems import journal_mode_for
+from nlgmetrics.engine.spool import SPOOL_DIR, SpoolWriter, read_records, spool_reaches
+from nlgmetrics.engine.store import (
+    CACHE_DIR_ENV, UNHASHED_WEIGHTS, Arrays, Store, StoredReduction, StoreWarning, decode_arrays,
+    encode_arrays, max_bytes_from_env, namespace_of,
+)
 
-Arrays = tuple[np.ndarray | None, ...]
+def open_store(cache_dir: str | os.PathLike | None) -> Store | SharedStore | None:
+    """The store in ``cache_dir`` (or ``$NLGMETRICS_CACHE_DIR``), ``None`` when none is asked for:
+    a :class:`~nlgmetrics.engine.store.Store` in a run of one process, a :class:`SharedStore` (on
+    every process) in a run of several. Hand either to :func:`recall` / :func:`recall_arrays`, and
+    ``close()`` it at the end of the call.
+
+    A folder that cannot hold a store (read-only, not a folder, a damaged file) gives a
+    :class:`StoreWarning` and ``None``: the call goes on without it. On a network filesystem
+    (:mod:`~nlgmetrics.engine.filesystems`) the store uses sqlite's rollback journal, not WAL.
+
+    In a run of several processes this is a collective (every process calls it): only the main
+    process opens the file, and either every process uses the store or none does
+    (:func:`open_shared_store`). Spool files a killed run of several processes left in the folder
+    are copied into the store first, whatever the process count now."""
+    # An argument of another type is refused naming the option (the environment is a string);
+    # None or empty: no store.
+    cache_dir = check_cache_dir(cache_dir)
+    text = os.fspath(cache_dir) if cache_dir is not None else os.environ.get(CACHE_DIR_ENV, "")
+    directory = Path(text).expanduser() if text else None
+    if (state := process_state()) is not None:
+        return open_shared_store(state, directory)
+    if directory is None:
+        return None
+    try:  # a wrong setting (ValueError) is refused, not warned about
+        store = Store(directory, max_bytes_from_env(), journal_mode=journal_mode_for(directory))
+    except (OSError, sqlite3.Error) as error:
+        warnings.warn(
+            f"nlgmetrics: cache_dir {os.fspath(directory)!r} cannot hold a store ({error}); the numbers "
+            f"are computed without it. Pass a writable folder, or empty this one with `nlgmetrics "
+            f"cache clear {os.fspath(directory)}`.",
+            StoreWarning, stacklevel=2,
+        )
+        return None
+    copy_leftovers(store, directory)
+    return store
 
 
-class Store(Protocol):
-    """What this module uses of :class:`nlgmetrics.engine.store.Store`."""
+def recall(
+    store: Store | SharedStore | None, lm: Any, path: str, reduce: Any, queries: dict[int, bytes]
+) -> tuple[dict[int, Any], Callable[[list[tuple[int, Any]]], None] | None]:
+    """``(found, keep)`` for the engine: the results the store holds for ``queries`` (index ->
+    the query's key bytes), decoded, and a function that keeps a unit's ``(index, result)`` pairs
+    (each process keeps what it computed: see :func:`recall_arrays`).
 
-    writable: bool
-    hits: int
-    misses: int
-    recomputed: int
+    ``({}, None)`` without a store, for a reduce not declared a :class:`StoredReduction` or a model
+    kept out of the store (:func:`recall_arrays`). Under
+    several processes only the results every process found are returned (all plan the same rest)."""
+    if store is None or not isinstance(reduce, StoredReduction):
+        return {}, None
+    found, keep_arrays = recall_arrays(store, lm, f"{path}:{reduce.name}", queries, every_process_writes=True,
+                                       accept=reduce.accepts)
+    if keep_arrays is None:  # a model kept out of the store (UNHASHED_WEIGHTS)
+        return {}, None
+    results = {j: reduce.from_arrays(arrays) for j, arrays in found.items()}
 
-    def get(self, namespace: str, queries: Sequence[bytes], *,
-            accept: Callable[[bytes, Arrays], bool] | None = None) -> dict[bytes, Arrays]: ...
+    def keep(unit_results: list[tuple[int, Any]]) -> None:
+        keep_arrays([(j, reduce.to_arrays(r)) for j, r in unit_results])
 
-    def put(self, namespace: str, items: Iterable[tuple[bytes, Sequence[np.ndarray | None]]],
-            description: str = "") -> None: ...
-
-    def put_spooled(self, spool: str | None,
-                    items: Sequence[tuple[int, str, str, bytes, Arrays]]) -> None: ...
-
-    def close(self) -> None: ...
+    return results, keep
 
 
-@dataclass(frozen=True)
-class StoreFormat:
-    """The store's value encoding (``encode`` arrays to bytes, ``decode`` back, ``ValueError`` for
-    malformed bytes) and the warning category of its problems."""
+def recall_arrays(
+    store: Store | SharedStore | None, lm: Any, what: str, queries: dict[int, bytes], *,
+    every_process_writes: bool = False, accept: Callable[[bytes, Arrays], bool] | None = None,
+) -> tuple[dict[int, Arrays], Callable[[list[tuple[int, Arrays]]], None] | None]:
+    """:func:`recall` for values a metric reduces from the engine's results over several queries
+    (InfoLM's bag of distributions per text): ``what`` names the reduction and its parameters;
+    ``queries`` maps an index to the bytes of everything else it depends on. ``keep`` writes
+    ``(index, arrays)`` pairs; where every process holds every value (``every_process_writes``
+    False), only the main process writes. ``accept`` (see :meth:`Store.get`) says whether stored
+    arrays fit their query; those that do not are recomputed.
 
-    encode: Callable[[Sequence[np.ndarray | None]], bytes]
-    decode: Callable[[bytes], Arrays]
-    warning: type[Warning]
+    With the store of a run of several processes (:class:`SharedStore`,
+    what :func:`open_store` gives there) the main process looks up for all and the others write
+    through it; a :class:`Store` opened by each process itself is looked up by each, and only what
+    every process found is returned (all plan the same rest). A model whose weights could not be
+    hashed (:data:`UNHASHED_WEIGHTS`) is computed without the store, with one :class:`StoreWarning`."""
+    if store is None:
+        return {}, None
+    if lm.fingerprint == UNHASHED_WEIGHTS:
+        warnings.warn(f"The store is not used for {lm.name!r}: its weights could not be hashed (a tensor whose "
+                      "values cannot be read here), so its numbers are computed afresh.", StoreWarning, stacklevel=3)
+        return {}, None
+
+    # What of the LoadedLM decides its outputs: weights, tokenizer, dtype, device type and attention
+    # implementation (``name`` only to describe the namespace).
+    config = getattr(lm.model, "config", None)
+    fields = {
+        "weights": lm.fingerprint, "tokenizer": lm.tokenizer_id, "dtype": str(lm.dtype),
+        "device": lm.device.type, "attention": str(getattr(config, "_attn_implementation", None)),
+        "kind": lm.kind, "name": lm.name,
+    }
+    namespace = namespace_of({**fields, "what": what})
+    description = (f"{fields['name']} weights:{fields['weights']} tokenizer:{fields['tokenizer']} "
+                   f"{fields['dtype']} {fields['device']} {fields['kind']} {what}")
+    stored = store.get(namespace, list(queries.values()), accept=accept)
+    hits = [j for j, key in queries.items() if key in stored]
+    shared = isinstance(store, SharedStore)  # its get gives every process the same answer
+    found = {j: stored[queries[j]] for j in (hits if shared else agreed_subset(set(hits)))}
+    writes = every_process_writes or (store.is_main if shared else is_main_process())
+
+    def keep(results: list[tuple[int, Arrays]]) -> None:
+        if writes:
+            store.put(namespace, [(queries[j], arrays) for j, arrays in results], description)
+
+    return found, keep
 
 
 # Spool files of live writers that this process copied already, and up to where: a later call
@@ -74,7 +163,7 @@ class StoreFormat:
 _COPIED: dict[str, int] = {}
 
 
-def copy_spool(store: Store, form: StoreFormat, path: Path, offset: int = 0, end: int | None = None) -> int:
+def copy_spool(store: Store, path: Path, offset: int = 0, end: int | None = None) -> int:
     """Copy the verified records of ``path`` (from ``offset``, up to ``end`` bytes) into ``store``,
     less those a clear of the store dropped (:meth:`Store.put_spooled`); the offset after the last
     complete record (``offset`` when the file cannot be read). A value that does not decode is
@@ -86,7 +175,7 @@ def copy_spool(store: Store, form: StoreFormat, path: Path, offset: int = 0, end
     items: list[tuple[int, str, str, bytes, Arrays]] = []
     for record in records:
         try:
-            arrays = form.decode(record.value)
+            arrays = decode_arrays(record.value)
         except (ValueError, TypeError):
             continue
         items.append((record.end, record.namespace, record.description, record.query, arrays))
@@ -95,20 +184,7 @@ def copy_spool(store: Store, form: StoreFormat, path: Path, offset: int = 0, end
     return stop
 
 
-def spool_reaches(directory: Path) -> list[tuple[Path, int, bool]]:
-    """What a clear of the store in ``directory`` needs of its spool files: each file's path, its
-    length now (every record that ends there or before was written before the clear; records are
-    appended whole, in order) and whether its writer is gone
-    (:func:`~nlgmetrics.engine.spool.writer_is_gone`)."""
-    reaches = []
-    for path in sorted((directory / SPOOL_DIR).glob(f"*{SUFFIX}")):  # none where there is no folder
-        gone = writer_is_gone(path)  # decided first: a writer gone then appends nothing after
-        with suppress(OSError):  # deleted meanwhile: copied in whole already
-            reaches.append((path, path.stat().st_size, gone))
-    return reaches
-
-
-def copy_leftovers(store: Store, form: StoreFormat, directory: Path, skip: Iterable[str] = ()) -> None:
+def copy_leftovers(store: Store, directory: Path, skip: Iterable[str] = ()) -> None:
     """Copy into ``store`` the spool files in ``directory`` other runs left (a killed run's, or
     one that ended before its main process could copy them); delete those whose writer is gone.
     Files named in ``skip`` (this run's own) are left alone."""
@@ -119,7 +195,7 @@ def copy_leftovers(store: Store, form: StoreFormat, directory: Path, skip: Itera
     for path, _, gone in spool_reaches(directory):
         if path.name in skip:
             continue
-        stop = copy_spool(store, form, path, _COPIED.get(str(path), 0))
+        stop = copy_spool(store, path, _COPIED.get(str(path), 0))
         _COPIED[str(path)] = stop
         if gone and store.writable:
             with suppress(OSError):  # a folder this process may not change: copied again next time
@@ -136,10 +212,8 @@ class SharedStore:
     hands over its spool file (it starts a new one when the old one holds records), so that the
     spool files hold only what is not in the store yet, and a killed run leaves little to copy."""
 
-    def __init__(self, directory: Path, store: Store | None, spool: SpoolWriter | None, rank: int,
-                 form: StoreFormat) -> None:
+    def __init__(self, directory: Path, store: Store | None, spool: SpoolWriter | None, rank: int) -> None:
         self.directory = directory
-        self._form = form
         self.is_main = store is not None
         self._store = store
         self._spool = spool
@@ -161,7 +235,7 @@ class SharedStore:
             except Exception as error:  # noqa: BLE001 - the others wait in the broadcast: it must be reached
                 found = {}
                 warnings.warn(f"nlgmetrics: could not read the store in {self.directory} ({error!r}); these "
-                              f"queries are computed without it.", self._form.warning, stacklevel=3)
+                              f"queries are computed without it.", StoreWarning, stacklevel=3)
         found = broadcast_from_main(found)
         if self._store is None:
             self.hits += len(found)
@@ -176,7 +250,7 @@ class SharedStore:
             self._store.put(namespace, items, description)
         elif self._spool is not None:
             try:
-                records = [(query, self._form.encode(arrays)) for query, arrays in items]
+                records = [(query, encode_arrays(arrays)) for query, arrays in items]
                 self._spool.append(namespace, description, records)
             except OSError as error:
                 self._lose_spool(error)
@@ -218,7 +292,7 @@ class SharedStore:
             if size <= SpoolWriter.empty_size:
                 if closing:
                     path.unlink(missing_ok=True)
-            elif copy_spool(self._store, self._form, path, 0, size) == size and self._store.writable:
+            elif copy_spool(self._store, path, 0, size) == size and self._store.writable:
                 path.unlink(missing_ok=True)
 
     def _lose_spool(self, error: OSError) -> None:
@@ -230,30 +304,31 @@ class SharedStore:
         warnings.warn(
             f"nlgmetrics: could not write a spool file in {self.directory / SPOOL_DIR} ({error}); the numbers "
             f"are computed as usual, but what process {self._rank} computes from now on is not kept in the "
-            f"store. Check that {self.directory} has room.", self._form.warning, stacklevel=3)
+            f"store. Check that {self.directory} has room.", StoreWarning, stacklevel=3)
 
 
-def open_shared_store(
-    state: Any, directory: Path | None, setup_error: str | None, open_main: Callable[[Path], Store],
-    form: StoreFormat,
-) -> SharedStore | None:
+def open_shared_store(state: Any, directory: Path | None) -> SharedStore | None:
     """The call's store in a run of several processes, decided by all of them together (a collective).
 
     ``state``: the run's :func:`~nlgmetrics.engine.distributed.process_state`; ``directory``: this
-    process's store folder (None: it asks for none); ``setup_error``: a problem with this process's
-    settings (raised as ``ValueError`` on every process); ``open_main`` opens the store on the main
-    process (``OSError`` / ``sqlite3.Error`` when it cannot). None on every process unless every
-    process can take its part: then one ``form.warning`` each, unless no process asked for a store."""
+    process's store folder (None: it asks for none). A setting this process refuses (the cap or
+    filesystem variable) is raised as ``ValueError`` on every process, not left to hang the others.
+    None on every process unless every process can take its part: then one :class:`StoreWarning`
+    each, unless no process asked for a store."""
     rank, main = state.process_index, state.is_main_process
     store: Store | None = None
     spool: SpoolWriter | None = None
+    setup_error: str | None = None
     problem: str | None = None
-    if setup_error is None and directory is not None:
+    if directory is not None:
         try:
+            max_bytes, journal_mode = max_bytes_from_env(), journal_mode_for(directory)
             if main:
-                store = open_main(directory)
+                store = Store(directory, max_bytes, journal_mode=journal_mode)
             else:
                 spool = SpoolWriter(directory / SPOOL_DIR, rank)
+        except ValueError as error:
+            setup_error = str(error)
         except (OSError, sqlite3.Error) as error:
             what = "open the store" if main else "create its spool file"
             problem = f"process {rank} cannot {what} in {os.fspath(directory)!r} ({error})"
@@ -274,15 +349,15 @@ def open_shared_store(
             f"nlgmetrics: not every process of this run can use the store ({why}), so none does; the "
             f"numbers are computed without it. Give every process the same writable cache_dir, on a "
             f"filesystem all nodes share (or set $NLGMETRICS_CACHE_DIR on every node).",
-            form.warning, stacklevel=3)
+            StoreWarning, stacklevel=3)
         return None
     if read_only and spool is not None:  # nothing is written: the spool files are not needed
         spool.discard()
         spool = None
     assert directory is not None
     if store is not None:  # this run's own spool files are not leftovers
-        copy_leftovers(store, form, directory, skip=[report[3] for report in reports[1:] if report[3]])
-    return SharedStore(directory, store, spool, rank, form)
+        copy_leftovers(store, directory, skip=[report[3] for report in reports[1:] if report[3]])
+    return SharedStore(directory, store, spool, rank)
 
 
 def _decide(directory: Path | None, reports: list[tuple]) -> tuple[bool, bool, str | None]:

@@ -119,6 +119,10 @@ class FFLMProbabilities:
     lm_doc: np.ndarray  #: p(X_i | start, X_<i), cut to len(s2s_doc)
 
 
+#: The per-example details of :class:`FFLMResult`, in order.
+DETAILS = ("summary_tokens", "document_tokens", "truncated")
+
+
 @dataclass(frozen=True)
 class FFLMResult(MetricResult):
     """Per-example FFLM scores, their three components, and how they were computed.
@@ -155,11 +159,7 @@ class FFLMResult(MetricResult):
 
     def details(self) -> dict[str, Any]:
         """Per-example token counts and truncation flags."""
-        return {
-            "summary_tokens": list(self.summary_tokens),
-            "document_tokens": list(self.document_tokens),
-            "truncated": list(self.truncated),
-        }
+        return {name: list(getattr(self, name)) for name in DETAILS}
 
     def reweight(self, weights: Sequence[float]) -> list[float]:
         """Per-example FFLM under other weights ``(a, b, d)``, from the stored components (no model
@@ -330,11 +330,8 @@ def fflm(
         # reused exactly as in one big call. Only one chunk's queries and per-token log-probabilities
         # are alive at once; we keep the per-example outputs.
         n = len(documents)
-        components: list[tuple[float, float, float]] = [(0.0, 0.0, 0.0)] * n
-        kept: list[FFLMProbabilities | None] = [None] * n
-        summary_tokens = [0] * n
-        document_tokens = [0] * n
-        truncated = [False] * n
+        # Per example: the three components, the summary and document tokens scored, whether truncated.
+        per_example: list[tuple[float, float, float, int, int, bool]] = [(0.0, 0.0, 0.0, 0, 0, False)] * n
         explained: dict[int, tuple[Any, FFLMProbabilities]] = {}
         counts = WarnOnce()
         with ExampleProgress(n, "FFLM", enabled=call.progress, store=call.store) as bar:
@@ -355,13 +352,10 @@ def fflm(
                     probs = FFLMProbabilities(**{
                         name: floored_probabilities(slot_logprobs(logprobs, where)) for name, where in slot.items()
                     })
-                    components[i] = fflm_components(probs.s2s, probs.lm, probs.prefix, probs.s2s_doc, probs.lm_doc)
+                    deltas = fflm_components(probs.s2s, probs.lm, probs.prefix, probs.s2s_doc, probs.lm_doc)
+                    per_example[i] = (*deltas, len(plan.summary), plan.cond_budget, plan.truncated)
                     if explain:
-                        kept[i] = probs
                         explained[i] = (plan, probs)
-                    summary_tokens[i] = len(plan.summary)
-                    document_tokens[i] = plan.cond_budget
-                    truncated[i] = plan.truncated
                     counts.add("truncated", plan.truncated)
                     counts.add("empty", (not plan.summary) or plan.cond_budget == 0)
                 del plans, queries, slots, logprobs
@@ -378,22 +372,18 @@ def fflm(
         model=lm.signature_fields(limit),
     )
     a, b, d = weights_t
-    prior_y = [c[0] for c in components]
-    prior_x = [c[1] for c in components]
-    cond_y = [c[2] for c in components]
+    prior_y, prior_x, cond_y, summary_tokens, document_tokens, truncated = map(list, zip(*per_example))
     scores = {
         "fflm": [a * py + b * px + d * cy for py, px, cy in zip(prior_y, prior_x, cond_y)],
         "delta_prior_summary": prior_y,
         "delta_prior_document": prior_x,
         "delta_cond_summary": cond_y,
     }
-    explanations = None
-    if explain:
-        explanations = [
-            fflm_breakdowns(lm.tokenizer, summaries[i], documents[i], *explained[i], weights_t,
-                            {name: values[i] for name, values in scores.items()}, signature)
-            for i in range(n)
-        ]
+    explanations = [
+        fflm_breakdowns(lm.tokenizer, summaries[i], documents[i], *explained[i], weights_t,
+                        {name: values[i] for name, values in scores.items()}, signature)
+        for i in range(n)
+    ] if explain else None
     return FFLMResult(
         scores=scores,
         signature=signature,
@@ -401,6 +391,6 @@ def fflm(
         summary_tokens=summary_tokens,
         document_tokens=document_tokens,
         truncated=truncated,
-        token_probabilities=kept if explain else None,  # type: ignore[arg-type]
+        token_probabilities=[explained[i][1] for i in range(n)] if explain else None,
         explanations=explanations,
     )

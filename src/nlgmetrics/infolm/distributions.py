@@ -275,7 +275,7 @@ def position_weights(text: TokenizedText, table: IdfTable | None) -> list[float]
 def check_temperature(temperature: Any) -> float:
     """A finite temperature > 0, as a float (every such value is computed without overflow)."""
     with TEMPERATURE_RULE.enforced():
-        value = check_real("temperature", temperature, finite=False,
+        value = check_real(temperature, finite=False,
                            message=f"`temperature` must be a positive number, got {shown_value(temperature)}.")
     if not math.isfinite(value) or value <= 0:
         raise TEMPERATURE_RULE.error(f"`temperature`={temperature} must be finite and > 0 (e.g. 0.25).")

@@ -127,7 +127,7 @@ def _parameter(name: str, value: object, measure: str) -> float:
         raise MISSING_PARAMETER_RULE.error(
             f"information_measure={measure!r} needs `{name}`; pass e.g. {name}=0.5.")
     with PARAMETER_TYPE_RULE.enforced():
-        value = check_real(name, value, finite=False, message=(
+        value = check_real(value, finite=False, message=(
             f"`{name}` must be a real number for information_measure={measure!r}, got {shown_value(value)}; "
             f"pass e.g. {name}=0.5."))
     if not math.isfinite(value):

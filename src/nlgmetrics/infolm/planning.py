@@ -22,14 +22,14 @@ from __future__ import annotations
 import math
 import sys
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import torch
 
 from nlgmetrics.engine.bookkeeping import ExampleProgress
 from nlgmetrics.engine.call import LMCall
-from nlgmetrics.engine.store import recall_arrays
+from nlgmetrics.engine.store_sharing import recall_arrays
 from nlgmetrics.infolm.distributions import (
     BAG_REDUCTION, IdfTable, TokenizedText, accumulate_distributions, bag_key, check_finite_distributions,
     vocab_size,
@@ -51,22 +51,6 @@ def distinct_texts(tokenized: Mapping[str, TokenizedText]) -> tuple[list[Tokeniz
     text_id = {key: i for i, key in enumerate(first)}
     return list(first.values()), {string: text_id[key] for string, key in keys.items()}
 
-
-
-def bag_shape_check(vocab: int, temperatures: int) -> Callable[[bytes, tuple], bool]:
-    """What a stored bag must be to be read (:meth:`~nlgmetrics.engine.store.Store.get`'s
-    ``accept``): one float64 row of the vocabulary's size per temperature; anything else is a miss.
-
-    >>> import numpy as np
-    >>> check = bag_shape_check(3, 1)
-    >>> check(b"q", (np.zeros(3),)), check(b"q", (np.zeros(4),)), check(b"q", (np.zeros(3, "f4"),))
-    (True, False, False)
-    """
-    def accepts(_query: bytes, arrays) -> bool:
-        return len(arrays) == temperatures and all(
-            a is not None and a.dtype == np.float64 and a.shape == (vocab,) for a in arrays)
-
-    return accepts
 
 def score_examples(
     call: LMCall, texts: list[TokenizedText], cand_ids: list[int], ref_ids: list[list[int]],
@@ -90,10 +74,14 @@ def score_examples(
     cache: dict[int, list[torch.Tensor]] = {}
     out = [([0.0] * n, [0] * n) for _ in specs]
 
+    def accepts_bag(_query: bytes, arrays: tuple) -> bool:
+        """A stored bag is read only as one float64 vocabulary row per temperature; else a miss."""
+        return len(arrays) == len(temperatures) and all(
+            a is not None and a.dtype == np.float64 and a.shape == (vocab,) for a in arrays)
+
     def run_chunk(examples: list[int], new: list[int]) -> None:
         keys = {t: bag_key(texts[t], table, temperatures) for t in new}
-        accept = bag_shape_check(vocab, len(temperatures))
-        found, keep = recall_arrays(call.store, lm, BAG_REDUCTION, keys, accept=accept)
+        found, keep = recall_arrays(call.store, lm, BAG_REDUCTION, keys, accept=accepts_bag)
         for t, rows in found.items():
             cache[t] = [torch.from_numpy(row).to(lm.device) for row in rows]
         new = [t for t in new if t not in found]
@@ -111,8 +99,7 @@ def score_examples(
             if keep is not None:
                 keep([(t, tuple(acc[row].cpu().numpy() for acc in accs)) for row, t in enumerate(new)])
         else:  # every text is cached already: the chunk's examples are done at once
-            for _ in bar.track((), examples=len(examples)):
-                pass
+            list(bar.track((), examples=len(examples)))
         # One {text: distribution} view per temperature, shared by the specs at that temperature.
         views = [{t: rows[k] for t, rows in cache.items()} for k in range(len(temperatures))]
         for spec, (scores, best) in zip(specs, out):

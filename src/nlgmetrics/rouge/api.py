@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from nlgmetrics.core.corpus import reference_count
 from nlgmetrics.core.signature import make_signature
 from nlgmetrics.core.refusals import BEFORE_SCORING
 from nlgmetrics.core.validation import (
@@ -379,9 +380,9 @@ def rouge_family(
     # numpy's default_rng(seed) would fail with a bare TypeError ("SeedSequence expects int...").
     seed = check_seed(seed, allow_none=True, rule=SEED_RULE)
     # Plain floats (numpy scalars accepted): the signature and the numbers do not depend on the type.
-    beta = check_real("beta", beta, minimum=0, exclusive_minimum=True,
+    beta = check_real(beta, minimum=0, exclusive_minimum=True,
                       message=f"beta={shown_value(beta)} must be a finite positive number (1.0 gives F1).")
-    w = check_real("rouge_w_weight", rouge_w_weight, minimum=1, message=(
+    w = check_real(rouge_w_weight, minimum=1, message=(
         f"rouge_w_weight={shown_value(rouge_w_weight)} must be a finite number >= 1 (ROUGE-1.5.5 uses 1.2)."))
     n_bootstrap = check_int("n_bootstrap", n_bootstrap, minimum=0, maximum=MAX_BOOTSTRAP, message=(
         f"n_bootstrap={shown_value(n_bootstrap)} must be a non-negative integer (ROUGE-1.5.5 uses 1000; "
@@ -424,7 +425,6 @@ def rouge_family(
             scores[r_column].append(score.recall)
 
     warn_dropped_words(dropped)
-    nrefs = {len(r) for r in refs}
     options: dict[str, Any] = {
         "rouge_types": [t.name for t in types],
         "stemmer": stem,
@@ -432,7 +432,7 @@ def rouge_family(
         "multi_ref": multi_ref,
         "beta": beta,
         "tokenize": splitter.name,
-        "nrefs": nrefs.pop() if len(nrefs) == 1 else "var",
+        "nrefs": reference_count(refs),
         "aggregation": aggregation,
         "n_bootstrap": n_bootstrap,
     }
@@ -454,7 +454,6 @@ def rouge_family(
     elif n_bootstrap:
         options["seed"] = seed
         matrix = np.array(list(scores.values()), dtype=np.float64).T
-        for name, stats in zip(scores, bootstrap_columns(matrix, n_bootstrap, confidence, seed)):
-            intervals[name] = (stats["low"], stats["high"])
+        intervals = dict(zip(scores, bootstrap_columns(matrix, n_bootstrap, confidence, seed)))
     return RougeResult(scores=scores, signature=make_signature("rouge_family", options),
                        rouge_types=tuple(t.name for t in types), intervals=intervals, averages=averages)

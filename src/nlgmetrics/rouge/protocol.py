@@ -4,13 +4,11 @@ options, and how its evaluate module answers to evaluate's ``rouge``."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nlgmetrics.core.protocol import EvaluateFace, MetricSpec, Option, Range, read_citation, read_description
 from nlgmetrics.rouge.api import MAX_BOOTSTRAP
-
-if TYPE_CHECKING:
-    from nlgmetrics.rouge.result import RougeResult
+from nlgmetrics.rouge.result import RougeResult
 
 
 def rouge_keys(result: RougeResult, options: Mapping[str, Any]) -> dict[str, Any]:

@@ -31,17 +31,13 @@ _MEASURE_WORDS = {"": "F-measure (F-beta)", "precision": "precision", "recall": 
 
 
 def describe_column(name: str) -> Column:
-    """Direction, range and meaning of one ROUGE column (``T``, ``T_precision``, ``T_recall``).
+    """Direction, range and meaning of one ROUGE column (``T``, ``T_precision``, ``T_recall``); the
+    callers pass only names that :func:`~nlgmetrics.rouge.types.column_type` resolves.
 
     >>> describe_column("rougeLsum_precision").description
     'rougeLsum precision of the prediction against its reference(s)'
     """
     rouge_type = column_type(name)
-    if rouge_type is None:
-        raise KeyError(
-            f"{name!r} is not a ROUGE column; columns are <type>, <type>_precision and "
-            f"<type>_recall for a ROUGE type such as rouge1, rougeL or rougeSU4."
-        )
     words = _MEASURE_WORDS[name[len(rouge_type) + 1:] if name != rouge_type else ""]
     return Column(True, 0.0, 1.0, f"{rouge_type} {words} of the prediction against its reference(s)")
 
@@ -80,10 +76,9 @@ class RougeResult(MetricResult):
 
     def column(self, name: str) -> Column:
         """Direction and range of any ROUGE column, resolved from its name."""
-        try:
-            return describe_column(name)
-        except KeyError:
-            raise KeyError(f"{self.metric} has no column {name!r}; its columns: {list(self.scores)}") from None
+        if column_type(name) is None:
+            raise KeyError(f"{self.metric} has no column {name!r}; its columns: {list(self.scores)}")
+        return describe_column(name)
 
     def aggregate(self) -> dict[str, Any]:
         """Column means (or ROUGE-1.5.5's averages), then each column's ``_low`` and ``_high``."""

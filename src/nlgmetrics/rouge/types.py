@@ -66,7 +66,7 @@ def parse_rouge_type(name: Any) -> RougeType:
             f"rougeW, rougeS* / rougeS4 (skip-bigrams, max gap 4) or rougeSU* / rougeSU4."
         )
     if match.group("n"):
-        n = check_digits("n", match.group("n"), minimum=1, maximum=MAX_ROUGE_N, message=(
+        n = check_digits(match.group("n"), minimum=1, maximum=MAX_ROUGE_N, message=(
             f"rouge type 'rouge{{shown}}' asks for {{shown}}-grams; ROUGE-N accepts n from 1 to "
             f"{MAX_ROUGE_N} (published ROUGE uses n <= 4)."))
         return RougeType(name, "n", n=n)
@@ -74,7 +74,7 @@ def parse_rouge_type(name: Any) -> RougeType:
         return RougeType(name, match.group("l"))
     gap, su = match.group("gap", "su")
     if gap not in (None, "*"):
-        gap = check_digits("gap", gap, maximum=MAX_SKIP_GAP, message=(
+        gap = check_digits(gap, maximum=MAX_SKIP_GAP, message=(
             f"rouge type 'rougeS{su}{{shown}}' asks for skip-bigrams up to {{shown}} words apart; ROUGE-S "
             f"accepts rougeS<gap> / rougeSU<gap> with a gap from 0 to {MAX_SKIP_GAP} (rougeS4 and rougeSU4 "
             f"are the usual ones), or rougeS* / rougeSU* for any gap."))

@@ -63,8 +63,7 @@ from nlgmetrics.core.validation import (
 from nlgmetrics.shannon.explain import shannon_breakdowns
 from nlgmetrics.shannon.ratios import shannon_ratios
 from nlgmetrics.shannon.scoring import (
-    CUT_SENTENCES,
-    TRUNCATED_SUMMARIES,
+    WARNINGS,
     PairScores,
     ScoringSetup,
     default_start_tokens,
@@ -108,21 +107,6 @@ def refusals() -> list[str]:
     True
     """
     return refusal_sentences(RULES)
-
-
-#: One warning per kind per call (:class:`nlgmetrics.engine.bookkeeping.WarnOnce`).
-WARNINGS = {
-    TRUNCATED_SUMMARIES: (
-        "{count} summaries are longer than max_length allows ({summary_limit} tokens) and were cut "
-        "to that length."
-    ),
-    # The cut itself is blanc's, documented in the model card.
-    CUT_SENTENCES: (
-        "{count} document sentence(s) do not fit max_length ({max_length} tokens) after the start "
-        "token and the summary, and were cut to their first tokens as in blanc; their remaining "
-        "tokens are not scored. Use a model with a longer context or split such sentences."
-    ),
-}
 
 
 @dataclass(frozen=True)
@@ -307,8 +291,8 @@ def shannon_score(
         num_upstream = check_int("num_upstream", num_upstream, minimum=0, message=(
             f"`num_upstream` must be an integer >= 0 (preceding sentences given as context; the paper "
             f"uses 0), got {shown_value(num_upstream)}."))
-    switches = check_switches(SWITCH_RULE, prefix_cache=prefix_cache, explain=explain, progress=progress)
-    prefix_cache, explain, progress = switches.values()
+    prefix_cache, explain, progress = check_switches(
+        SWITCH_RULE, prefix_cache=prefix_cache, explain=explain, progress=progress).values()
     split, splitter_name = resolve_splitter(splitter)
     start_token = check_start_token(start_token)
 

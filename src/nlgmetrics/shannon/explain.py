@@ -51,7 +51,6 @@ def shannon_breakdowns(tokenizer: Any, split: Callable[[str], list[str]], summar
     gain = pair.help_logprobs - pair.base_logprobs
     span = pair.ll_full - pair.ll_base
     b, h = pair.base_correct.astype(int), pair.help_correct.astype(int)
-    total = len(b)
     columns = {
         "ll_base": tuple(pair.base_logprobs.tolist()), "ll_help": tuple(pair.help_logprobs.tolist()),
         "ll_full": tuple(pair.full_logprobs.tolist()),
@@ -74,7 +73,7 @@ def shannon_breakdowns(tokenizer: Any, split: Callable[[str], list[str]], summar
             "per document token: log p(token | summary, context) - log p(token | context), nats; sums to "
             "the Information Difference"),
         "blanc_shannon": make(
-            "blanc_shannon", (h - b) / total if total else np.zeros(0),
+            "blanc_shannon", (h - b) / max(len(b), 1),  # N = 0: an empty array
             "per document token: +1/N if the summary makes its argmax guess right (S01), -1/N if it makes "
             "it wrong (S10), else 0 (N document tokens); sums to BLANC-Shannon"),
     }

@@ -38,9 +38,19 @@ if TYPE_CHECKING:  # torch is imported lazily; the annotations only
 # the first choice of the default start token.
 END_OF_TEXT = "<|endoftext|>"
 
-#: WarnOnce kinds counted while scoring (the messages are :data:`nlgmetrics.shannon.api.WARNINGS`).
-TRUNCATED_SUMMARIES = "truncated_summaries"
-CUT_SENTENCES = "cut_sentences"
+#: One warning per kind counted while scoring, per call (:class:`nlgmetrics.engine.bookkeeping.WarnOnce`).
+WARNINGS = {
+    "truncated_summaries": (
+        "{count} summaries are longer than max_length allows ({summary_limit} tokens) and were cut "
+        "to that length."
+    ),
+    # The cut itself is blanc's, documented in the model card.
+    "cut_sentences": (
+        "{count} document sentence(s) do not fit max_length ({max_length} tokens) after the start "
+        "token and the summary, and were cut to their first tokens as in blanc; their remaining "
+        "tokens are not scored. Use a model with a longer context or split such sentences."
+    ),
+}
 
 
 def default_start_tokens(lm: LoadedLM) -> tuple[StartCandidate, ...]:
@@ -57,16 +67,6 @@ def default_start_tokens(lm: LoadedLM) -> tuple[StartCandidate, ...]:
     if isinstance(eos, (list, tuple)):
         eos = eos[0] if eos else None
     return (END_OF_TEXT, BOS, eos, EOS)
-
-
-def make_encoder(tokenizer: Any) -> Callable[[str], Ids]:
-    """Memoised text -> token ids (no special tokens: blanc's GPT-2 encode adds none)."""
-
-    @functools.cache
-    def encode(text: str) -> Ids:
-        return tuple(tokenizer(text, add_special_tokens=False)["input_ids"]) if text else ()
-
-    return encode
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,12 @@ def score_chunk(
 
     call, max_length = setup.call, setup.call.max_length
     rope = length_dependent_rope(getattr(call.lm.model, "config", None))
-    encode = make_encoder(call.lm.tokenizer)  # per chunk: the memo must not grow with the whole call
+
+    @functools.cache  # per chunk: the memo must not grow with the whole call
+    def encode(text: str) -> Ids:
+        # No special tokens: blanc's GPT-2 encode adds none.
+        return tuple(call.lm.tokenizer(text, add_special_tokens=False)["input_ids"]) if text else ()
+
     doc_sentences: dict[str, list[Ids]] = {}
     registry = QueryRegistry(lambda key: CausalQuery(prefix_ids=key[0], target_ids=key[1]))
     plans = []
@@ -154,9 +159,9 @@ def score_chunk(
         summary_ids = encode(summaries[i].strip())
         if len(summary_ids) > max_length - 2:
             summary_ids = summary_ids[: max_length - 2]
-            counts.add(TRUNCATED_SUMMARIES)
+            counts.add("truncated_summaries")
         # plan_pair cuts each sentence to what the context leaves after <start> + summary.
-        counts.add(CUT_SENTENCES, sum(len(s) > max_length - 1 - len(summary_ids) for s in sentences))
+        counts.add("cut_sentences", sum(len(s) > max_length - 1 - len(summary_ids) for s in sentences))
         plans.append(plan_pair(registry, sentences, summary_ids, setup.start_id, setup.num_upstream, max_length,
                                rope))
 

@@ -183,13 +183,13 @@ def statistic_samples(
     unchanged while it uses the dict.
 
     ``indices``: from :func:`resample_indices`; the same indices for several metrics make their
-    samples paired (:func:`paired_bootstrap`, the meta-evaluation tables).
+    samples paired (:func:`paired_bootstrap`, the meta-evaluation tables). ``level`` and ``method``
+    are taken as checked by the caller (:func:`bootstrap_ci`, :func:`paired_bootstrap`, the tables).
 
     >>> human = np.array([[1.0, 2, 3], [3, 1, 2], [2, 3, 1]])
     >>> statistic_samples(human, human, "text", "kendall", resample_indices(3, 4, seed=0))
     array([1., 1., 1., 1.])
     """
-    check_choice("level", level, LEVELS)
     if level in ("text", "text_sig"):
         # Per-document correlations (and p-values) do not change under resampling: compute them
         # once. ``text_sig``: a document that is not significant stays out of every resample too.
@@ -349,11 +349,12 @@ def _memo_means(matrix: np.ndarray, indices: np.ndarray, memo: dict | None) -> n
 
 def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float, float]:
     """Percentile interval of the defined (non-nan) resampled values; ``(nan, nan)`` if none.
+    ``confidence``: a fraction, as :func:`~nlgmetrics.core.validation.check_confidence` returns it
+    (every caller checks it first).
 
     >>> percentile_interval(np.array([0.1, 0.2, np.nan, 0.3]), 0.5)
     (0.15000000000000002, 0.25)
     """
-    confidence = check_confidence(confidence)
     samples = np.asarray(samples, dtype=float)
     finite = samples[~np.isnan(samples)]
     if finite.size == 0:
@@ -376,9 +377,8 @@ def _point_and_samples(
     """What both bootstraps do: check every argument, draw one set of document resamples, and give
     per metric its correlation on the data, why it is undefined there (None when defined) and its
     value on each resample (paired across the metrics), with the checked ``confidence`` and
-    ``n_resamples``."""
+    ``n_resamples`` (:func:`resample_indices` checks it and ``seed``)."""
     confidence = check_confidence(confidence)
-    n_resamples, seed = check_resampling(n_resamples, seed)
     check_choice("level", level, LEVELS)
     check_choice("method", method, METHODS)
     pairs = [check_matrices(metric, human) for metric in metrics]
@@ -389,7 +389,7 @@ def _point_and_samples(
         value = float(statistic_samples(m, h, level, method, identity)[0])
         why = LEVEL_FUNCTIONS[level](m, h, method).reason if math.isnan(value) else None
         values.append((value, statistic_samples(m, h, level, method, indices), why))
-    return values, confidence, n_resamples
+    return values, confidence, len(indices)
 
 
 def bootstrap_ci(

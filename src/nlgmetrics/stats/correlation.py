@@ -239,14 +239,10 @@ def _kendall_p_values(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 @functools.lru_cache(maxsize=4096)
 def _kendall_exact(n: int, concordant: int) -> float:
-    """scipy's exact two-sided p-value of tau for ``n`` untied points with ``concordant`` pairs."""
-    try:
-        from scipy.stats._mstats_basic import _kendall_p_exact
-    except ImportError:  # a scipy without the private helper: ask kendalltau on a permutation that has
-        # exactly ``tot - concordant`` inversions (Lehmer code), which gives the same p-value.
-        return float(stats.kendalltau(np.arange(n), _permutation_with_inversions(n, n * (n - 1) // 2 - concordant),
-                                      method="exact")[1])
-    return float(_kendall_p_exact(n, concordant, "two-sided"))
+    """scipy's exact two-sided p-value of tau for ``n`` untied points with ``concordant`` pairs: that of
+    ``kendalltau`` on a permutation with exactly ``tot - concordant`` inversions (Lehmer code)."""
+    permutation = _permutation_with_inversions(n, n * (n - 1) // 2 - concordant)
+    return float(stats.kendalltau(np.arange(n), permutation, method="exact")[1])
 
 
 def _permutation_with_inversions(n: int, inversions: int) -> np.ndarray:

@@ -66,7 +66,7 @@ def williams_test(r12: float, r13: float, r23: float, n: int, alternative: str =
     """
     check_choice("alternative", alternative, ALTERNATIVES)
     r12, r13, r23 = (
-        check_real(name, r, minimum=-1, maximum=1, message=(
+        check_real(r, minimum=-1, maximum=1, message=(
             f"`{name}` must be a correlation: a finite number in [-1, 1], got {r!r}."))
         for name, r in (("r12", r12), ("r13", r13), ("r23", r23))
     )
@@ -93,13 +93,8 @@ def williams_test(r12: float, r13: float, r23: float, n: int, alternative: str =
             # Only reachable for degenerate inputs (r23 = 1 with r12 != r13 cannot come from data).
             raise ValueError("Williams test undefined: the two metrics are perfectly correlated (r23 = 1).")
         t = (r12 - r13) * math.sqrt((n - 1) * (1 + r23)) / math.sqrt(denominator)
-    if alternative == "greater":
-        p = float(stats.t.sf(t, df))
-    elif alternative == "less":
-        p = float(stats.t.cdf(t, df))
-    else:
-        p = float(2 * stats.t.sf(abs(t), df))
-    return WilliamsResult(float(t), df, p, float(r12), float(r13), float(r23), int(n))
+    p = {"greater": stats.t.sf(t, df), "less": stats.t.cdf(t, df), "two-sided": 2 * stats.t.sf(abs(t), df)}
+    return WilliamsResult(float(t), df, float(p[alternative]), float(r12), float(r13), float(r23), int(n))
 
 
 #: The fewest items the test is defined on (it has n - 3 degrees of freedom).

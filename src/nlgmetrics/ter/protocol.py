@@ -4,13 +4,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nlgmetrics.core.protocol import (SACREBLEU_CITATION, EvaluateFace, MetricSpec, Option, Resampling,
                                       read_citation, read_description)
-
-if TYPE_CHECKING:
-    from nlgmetrics.ter.result import TerResult
+from nlgmetrics.ter.result import TerResult
 
 
 def ter_keys(result: TerResult, options: Mapping[str, Any]) -> dict[str, float | int]:

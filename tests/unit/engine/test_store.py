@@ -29,8 +29,8 @@ from nlgmetrics.engine.store import (
     decode_arrays,
     encode_arrays,
     namespace_of,
-    open_store,
 )
+from nlgmetrics.engine.store_sharing import open_store
 from nlgmetrics.fflm import fflm
 from nlgmetrics.infolm import infolm
 from nlgmetrics.shannon import shannon_score

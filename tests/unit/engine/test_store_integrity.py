@@ -40,9 +40,9 @@ from nlgmetrics.engine.store import (
     ids_bytes,
     max_bytes_from_env,
     namespace_of,
-    open_store,
     set_max_bytes,
 )
+from nlgmetrics.engine.store_sharing import open_store
 from nlgmetrics.fflm import fflm
 
 SUMMARIES = ["Jack bought milk.", "A cat sat on a mat.", "Jack bought milk and honey at the bazaar."]
@@ -441,7 +441,8 @@ def test_clear_while_a_job_holds_the_store_keeps_what_the_job_writes_after(tmp_p
 CLEAR_JOB = textwrap.dedent("""
     import sys, time
     import numpy as np
-    from nlgmetrics.engine.store import namespace_of, open_store
+    from nlgmetrics.engine.store import namespace_of
+    from nlgmetrics.engine.store_sharing import open_store
     store = open_store(sys.argv[1])
     space = namespace_of({"what": "integrity-test"})
     store.put(space, [(b"before", (np.zeros(3),))])

@@ -24,13 +24,10 @@ import pytest
 
 from nlgmetrics.engine.filesystems import filesystem_type, is_network_filesystem, journal_choice, journal_mode_for
 from nlgmetrics.engine.spool import SPOOL_DIR, SpoolWriter, read_records
-from nlgmetrics.engine.store import (
-    STORE_FILE, StoreWarning, clear_store, decode_arrays, encode_arrays, namespace_of, open_store,
-)
-from nlgmetrics.engine.store_sharing import StoreFormat, copy_spool
+from nlgmetrics.engine.store import STORE_FILE, StoreWarning, clear_store, encode_arrays, namespace_of
+from nlgmetrics.engine.store_sharing import copy_spool, open_store
 from nlgmetrics.shannon import shannon_score
 
-STORE_FORMAT = StoreFormat(encode_arrays, decode_arrays, StoreWarning)
 DOCUMENTS = [f"Document {i} talks about topic {i}. It has a second sentence {i}. And a third." for i in range(8)]
 SUMMARIES = [f"Topic {i} summary." for i in range(8)]
 
@@ -189,7 +186,7 @@ def test_clear_drops_what_spool_files_held_before_it_and_keeps_what_comes_after(
     assert not dead.exists() and live.path.exists()
     # The running job's main process copies the whole file at its next lookup: the same.
     store = open_store(tmp_path)
-    copy_spool(store, STORE_FORMAT, live.path, 0, live.size)
+    copy_spool(store, live.path, 0, live.size)
     store.close()
     assert _stored(tmp_path) == {b"q3": 3.0}
     live.append(namespace_of({"what": "spool"}), "spool test", [(b"q4", encode_arrays([np.full(3, 4.0)]))])
@@ -211,7 +208,7 @@ def test_a_copy_read_before_a_clear_and_written_after_it_keeps_nothing_of_before
         return found
 
     monkeypatch.setattr(sharing, "read_records", read_then_clear)
-    assert copy_spool(store, STORE_FORMAT, live.path) == live.size
+    assert copy_spool(store, live.path) == live.size
     monkeypatch.setattr(sharing, "read_records", real_read)
     store.close()
     assert _stored(tmp_path) == {}
