@@ -119,10 +119,6 @@ class FFLMProbabilities:
     lm_doc: np.ndarray  #: p(X_i | start, X_<i), cut to len(s2s_doc)
 
 
-#: The per-example details of :class:`FFLMResult`, in order.
-DETAILS = ("summary_tokens", "document_tokens", "truncated")
-
-
 @dataclass(frozen=True)
 class FFLMResult(MetricResult):
     """Per-example FFLM scores, their three components, and how they were computed.
@@ -159,7 +155,7 @@ class FFLMResult(MetricResult):
 
     def details(self) -> dict[str, Any]:
         """Per-example token counts and truncation flags."""
-        return {name: list(getattr(self, name)) for name in DETAILS}
+        return {name: list(getattr(self, name)) for name in ("summary_tokens", "document_tokens", "truncated")}
 
     def reweight(self, weights: Sequence[float]) -> list[float]:
         """Per-example FFLM under other weights ``(a, b, d)``, from the stored components (no model
@@ -330,8 +326,8 @@ def fflm(
         # reused exactly as in one big call. Only one chunk's queries and per-token log-probabilities
         # are alive at once; we keep the per-example outputs.
         n = len(documents)
-        # Per example: the three components, the summary and document tokens scored, whether truncated.
-        per_example: list[tuple[float, float, float, int, int, bool]] = [(0.0, 0.0, 0.0, 0, 0, False)] * n
+        components: list[tuple[float, float, float]] = [(0.0, 0.0, 0.0)] * n
+        summary_tokens, document_tokens, truncated = [0] * n, [0] * n, [False] * n
         explained: dict[int, tuple[Any, FFLMProbabilities]] = {}
         counts = WarnOnce()
         with ExampleProgress(n, "FFLM", enabled=call.progress, store=call.store) as bar:
@@ -352,8 +348,10 @@ def fflm(
                     probs = FFLMProbabilities(**{
                         name: floored_probabilities(slot_logprobs(logprobs, where)) for name, where in slot.items()
                     })
-                    deltas = fflm_components(probs.s2s, probs.lm, probs.prefix, probs.s2s_doc, probs.lm_doc)
-                    per_example[i] = (*deltas, len(plan.summary), plan.cond_budget, plan.truncated)
+                    components[i] = fflm_components(probs.s2s, probs.lm, probs.prefix, probs.s2s_doc, probs.lm_doc)
+                    summary_tokens[i] = len(plan.summary)
+                    document_tokens[i] = plan.cond_budget
+                    truncated[i] = plan.truncated
                     if explain:
                         explained[i] = (plan, probs)
                     counts.add("truncated", plan.truncated)
@@ -372,7 +370,7 @@ def fflm(
         model=lm.signature_fields(limit),
     )
     a, b, d = weights_t
-    prior_y, prior_x, cond_y, summary_tokens, document_tokens, truncated = map(list, zip(*per_example))
+    prior_y, prior_x, cond_y = (list(values) for values in zip(*components))
     scores = {
         "fflm": [a * py + b * px + d * cy for py, px, cy in zip(prior_y, prior_x, cond_y)],
         "delta_prior_summary": prior_y,
