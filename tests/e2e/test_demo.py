@@ -1,7 +1,7 @@
 """The demo functions behind each Gradio page (no browser): the numbers are the library's.
 
 The browser tests (test_browser_demos.py) drive three demos end to end; here every demo is built
-and the function its button calls is checked for every metric, including the reference-free
+and the library call its button makes (``run_pair``) is checked for every metric, including the reference-free
 ones, on the tiny fixture models.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from nlgmetrics.apps.demo import build_demo, score_pair, split_references
+from nlgmetrics.apps.demo import build_demo, run_pair, split_references
 from nlgmetrics.registry import get_protocol, metric_names
 
 DOCUMENT = "The storm closed the harbour on Monday. Boats stayed in port. Officials expect calm seas."
@@ -36,35 +36,36 @@ def test_reference_free_demos_equal_library(tiny_gpt2_dir, tiny_llama_dir, tiny_
     from nlgmetrics.fflm import fflm
     from nlgmetrics.shannon import shannon_score
 
-    score, scores, signature = score_pair(get_protocol("shannon_score"), SUMMARY, DOCUMENT, {"model": str(tiny_gpt2_dir)})
+    got = run_pair(get_protocol("shannon_score"), SUMMARY, DOCUMENT, {"model": str(tiny_gpt2_dir)})
     want = shannon_score([SUMMARY], sources=[DOCUMENT], model=str(tiny_gpt2_dir), progress=False)
-    assert float(score) == want.scores["shannon_score"][0] and signature == want.signature
-    assert scores["ll_help"] == want.scores["ll_help"][0]
-    assert scores == want.aggregate()
+    assert got.main_score == want.scores["shannon_score"][0] and got.signature == want.signature
+    assert got.aggregate()["ll_help"] == want.scores["ll_help"][0]
+    assert got.aggregate() == want.aggregate()
 
-    score, _, signature = score_pair(get_protocol("fflm"), SUMMARY, DOCUMENT, {"model": str(tiny_llama_dir)})
+    got = run_pair(get_protocol("fflm"), SUMMARY, DOCUMENT, {"model": str(tiny_llama_dir)})
     want = fflm([SUMMARY], sources=[DOCUMENT], model=str(tiny_llama_dir), progress=False)
-    assert float(score) == want.scores["fflm"][0] and signature == want.signature
+    assert got.main_score == want.scores["fflm"][0] and got.signature == want.signature
 
     # through blanc(variant="help") in the demo, blanc_help directly here
-    score, _, signature = score_pair(get_protocol("blanc"), SUMMARY, DOCUMENT, {"model": str(tiny_bert_dir), "gap": 3})
+    got = run_pair(get_protocol("blanc"), SUMMARY, DOCUMENT, {"model": str(tiny_bert_dir), "gap": 3})
     want = blanc_help([SUMMARY], sources=[DOCUMENT], model=str(tiny_bert_dir), gap=3, progress=False)
-    assert float(score) == want.scores["blanc"][0] and signature == want.signature
-    assert "gap:3" in signature
+    assert got.main_score == want.scores["blanc"][0] and got.signature == want.signature
+    assert "gap:3" in got.signature
 
 
 def test_reference_demos_equal_library():
     from nlgmetrics.bleu import bleu
     from nlgmetrics.rouge import rouge_family
 
-    score, scores, signature = score_pair(get_protocol("bleu"), "the cat sat", "the cat sat down\n---\na cat sat", {})
+    got = run_pair(get_protocol("bleu"), "the cat sat", "the cat sat down\n---\na cat sat", {})
     want = bleu(["the cat sat"], [["the cat sat down", "a cat sat"]])
-    assert float(score) == want.main_score and scores == want.aggregate() and signature == want.signature
-    score, scores, signature = score_pair(get_protocol("rouge_family"), "the cat sat", "a cat sat",
-                                          {"rouge_types": ["rouge2", "rouge1"], "n_bootstrap": 10})
+    assert got.main_score == want.main_score and got.aggregate() == want.aggregate()
+    assert got.signature == want.signature
+    got = run_pair(get_protocol("rouge_family"), "the cat sat", "a cat sat",
+                   {"rouge_types": ["rouge2", "rouge1"], "n_bootstrap": 10})
     want = rouge_family(["the cat sat"], ["a cat sat"], rouge_types=["rouge2", "rouge1"], n_bootstrap=10)
-    assert float(score) == want.aggregate()["rouge2"] == 0.5  # the first requested type is the main score
-    assert scores == want.aggregate() and signature == want.signature
+    assert got.main_score == want.aggregate()["rouge2"] == 0.5  # the first requested type is the main score
+    assert got.aggregate() == want.aggregate() and got.signature == want.signature
 
 
 def test_option_widgets_start_at_the_library_defaults():
@@ -84,7 +85,7 @@ def test_option_widgets_start_at_the_library_defaults():
 
 def test_bad_input_is_a_clear_error():
     with pytest.raises(ValueError, match="does not take"):
-        score_pair(get_protocol("bleu"), "a", "b", {"temperature": 1.0})
+        run_pair(get_protocol("bleu"), "a", "b", {"temperature": 1.0})
 
 
 @pytest.mark.slow

@@ -136,7 +136,8 @@ def test_tuned_weights_equal_reference(blanc_module, copy_bert_dir, even, batch)
     import copy
     import random
 
-    from nlgmetrics.blanc import MaskingOptions, TuneOptions, finetune_copy, tuning_examples
+    from nlgmetrics.blanc.masking import MaskingOptions
+    from nlgmetrics.blanc.tune import TuneOptions, finetune_copy, tuning_examples
     from nlgmetrics.engine import load_lm
 
     summary = "The committee approved reports. " * 7 + "Budget budget harbour."

@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -52,8 +51,7 @@ def add_cache_parser(sub: Any) -> None:
     )
     # The nested parsers are of the command line's own class (argparse's default: the parent's), so
     # that a missing ACTION is one line on stderr and exit status 2, like every usage error.
-    actions = cache.add_subparsers(dest="cache_command", metavar="ACTION")
-    actions.required = True
+    actions = cache.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
     info = actions.add_parser("info", help="entries, bytes, the size cap, and what each namespace holds")
     clear = actions.add_parser("clear", help="empty the store in one transaction, with what spool files hold from "
                                              "before it (running jobs keep writing into it, and keep what they "
@@ -82,18 +80,6 @@ def cache_directory(given: str | None) -> Path:
     return directory
 
 
-def _info_of(open_store: Callable[[], Any], failure: Callable[[BaseException], str]) -> dict[str, Any]:
-    """``Store.info()`` of the store ``open_store`` opens, closed afterwards; a store error becomes a
-    one-line ValueError (``failure(error)``)."""
-    from nlgmetrics.engine.store import STORE_ERRORS
-
-    try:
-        with closing(open_store()) as store:
-            return store.info()
-    except STORE_ERRORS as error:
-        raise ValueError(failure(error)) from None
-
-
 def store_info(directory: Path) -> dict[str, Any]:
     """What ``nlgmetrics cache info`` reports: :meth:`~nlgmetrics.engine.store.Store.info` (entries,
     value bytes, the store's cap, whether this process can write it, its journal mode,
@@ -108,7 +94,7 @@ def store_info(directory: Path) -> dict[str, Any]:
     (not the journal mode either)."""
     from nlgmetrics.engine.filesystems import journal_choice
     from nlgmetrics.engine.store import (
-        DEFAULT_MAX_BYTES, STORE_FILE, Store, max_bytes_from_env, store_files_bytes,
+        DEFAULT_MAX_BYTES, STORE_ERRORS, STORE_FILE, Store, max_bytes_from_env, store_files_bytes,
     )
     from nlgmetrics.engine.spool import spool_reaches
 
@@ -121,9 +107,12 @@ def store_info(directory: Path) -> dict[str, Any]:
         return {"directory": str(directory), "store": None, "entries": 0, "bytes": 0, "file_bytes": 0,
                 "max_bytes": DEFAULT_MAX_BYTES if asked is None else asked, "namespaces": [],
                 "journal_mode": mode, "journal_why": why, "spool": spool}
-    info = _info_of(lambda: Store(directory, None, journal_mode=None),
-                    lambda error: f"cannot read the store in {directory} ({error}); check that the folder is "
-                                  f"readable, or empty it with `nlgmetrics cache clear {directory}`.")
+    try:  # any store error: one line naming the fix
+        with closing(Store(directory, None, journal_mode=None)) as store:
+            info = store.info()
+    except STORE_ERRORS as error:
+        raise ValueError(f"cannot read the store in {directory} ({error}); check that the folder is "
+                         f"readable, or empty it with `nlgmetrics cache clear {directory}`.") from None
     if info["journal_mode"] != mode:
         why = f"set when the store was made; a job on this host opens it in {mode} ({why})"
     info["namespaces"] = sorted(info["namespaces"], key=lambda space: (-space["bytes"], space["namespace"]))
@@ -184,7 +173,7 @@ def run_cache(args: argparse.Namespace) -> int:
     emptied (:func:`~nlgmetrics.engine.store.clear_store`): ``cleared`` (whether there was a store
     or a spool file) and ``bytes_freed``."""
     from nlgmetrics.engine.spool import spool_reaches
-    from nlgmetrics.engine.store import STORE_FILE, clear_store, parse_max_bytes, set_max_bytes
+    from nlgmetrics.engine.store import STORE_ERRORS, STORE_FILE, clear_store, parse_max_bytes, set_max_bytes
 
     directory = cache_directory(args.directory)
     done: dict[str, Any] = {"directory": str(directory)}
@@ -193,9 +182,12 @@ def run_cache(args: argparse.Namespace) -> int:
         text = format_info(done)
     elif args.cache_command == "set-max-bytes":
         max_bytes = parse_max_bytes(args.max_bytes, "BYTES")
-        info = _info_of(lambda: set_max_bytes(directory, max_bytes),
-                        lambda error: f"cannot set the cap of the store in {directory} ({error}); check "
-                                      f"that the folder is writable.")
+        try:
+            with closing(set_max_bytes(directory, max_bytes)) as store:
+                info = store.info()
+        except STORE_ERRORS as error:
+            raise ValueError(f"cannot set the cap of the store in {directory} ({error}); check "
+                             f"that the folder is writable.") from None
         done.update(max_bytes=max_bytes, entries=info["entries"], bytes=info["bytes"])
         text = f"the store in {directory} now keeps at most {_size(max_bytes)}."
     else:

@@ -204,18 +204,14 @@ def collect_options(metrics: Sequence[str], models: Sequence[str], options: Sequ
 
 
 def _load_inputs(args: argparse.Namespace, chosen: list[MetricSpec]) -> tuple[list[str], list[Any] | None, list[str] | None]:
-    def read(path: str | None, column: str | None) -> list[Any] | None:
+    def read(path: str | None, column: str | None, several: bool = True) -> list[Any] | None:
         path = path or args.data
-        if path is None:
-            return None
-        return read_column(path, column, split=args.split, unescape=args.unescape_newlines)
+        return None if path is None else read_column(path, column, split=args.split,
+                                                     unescape=args.unescape_newlines, several=several)
 
-    predictions = read(args.predictions, args.prediction_column)
+    predictions = read(args.predictions, args.prediction_column, several=False)
     if predictions is None:
         raise ValueError("No predictions: pass -p/--predictions FILE or --data DATASET --prediction-column NAME.")
-    for index, item in enumerate(predictions):
-        if not isinstance(item, str):
-            raise ValueError(f"predictions[{index}] is a list; each prediction must be one string.")
     needing = {kind: [s.name for s in chosen if s.second_input == kind] for kind in ("references", "sources")}
     references = sources = None
     if needing["references"]:
@@ -233,9 +229,9 @@ def _load_inputs(args: argparse.Namespace, chosen: list[MetricSpec]) -> tuple[li
         if items is not None and len(items) != len(predictions):
             raise ValueError(f"{len(predictions)} predictions but {len(items)} {name}; inputs need one "
                              "line/row per example.")
-    if args.limit is not None:  # after the length check: files of different lengths are an error
-        predictions, references, sources = (None if items is None else items[: args.limit]
-                                            for items in (predictions, references, sources))
+    # --limit after the length check: files of different lengths are an error (no --limit: [:None])
+    predictions, references, sources = (None if items is None else items[: args.limit]
+                                        for items in (predictions, references, sources))
     return predictions, references, sources  # type: ignore[return-value]
 
 
@@ -251,8 +247,7 @@ def format_table(results: Sequence[MetricResult]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * width for width in widths[:3]))
-    lines.append("")
-    lines.extend(f"{result.metric} signature: {result.signature}" for result in results)
+    lines += ["", *(f"{result.metric} signature: {result.signature}" for result in results)]
     return "\n".join(lines)
 
 

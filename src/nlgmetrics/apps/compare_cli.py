@@ -144,16 +144,11 @@ def _baseline(args: argparse.Namespace, names: Sequence[str]) -> str:
 
 
 def _read_inputs(args: argparse.Namespace, protocol: MetricSpec, names: Sequence[str]) -> tuple[dict[str, list[str]], list[Any]]:
-    def read(path: str, column: str | None) -> list[Any]:
-        return read_column(path, column, unescape=args.unescape_newlines)
+    def read(path: str, column: str | None, several: bool = True) -> list[Any]:
+        return read_column(path, column, unescape=args.unescape_newlines, several=several)
 
-    systems: dict[str, list[str]] = {}
-    for name, path in zip(names, args.systems):
-        items = read(path, args.prediction_column)
-        for index, item in enumerate(items):
-            if not isinstance(item, str):
-                raise ValueError(f"{path}: item {index} is a list; each system output must be one string.")
-        systems[name] = items
+    systems = {name: read(path, args.prediction_column, several=False)
+               for name, path in zip(names, args.systems)}
     if protocol.second_input == "references":
         if not args.references:
             raise ValueError(f"{protocol.name} needs references: pass -r/--references FILE (repeatable).")

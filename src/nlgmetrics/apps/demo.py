@@ -132,13 +132,6 @@ def _same(value: Any, default: Any) -> bool:
     return value == default
 
 
-def score_pair(protocol: MetricSpec, prediction: str, second: str,
-               options: dict[str, Any]) -> tuple[str, dict[str, float], str]:
-    """Score one prediction for the demo: (main score as repr, ``aggregate()``, signature)."""
-    result = run_pair(protocol, prediction, second, options)
-    return repr(float(result.main_score)), result.aggregate(), result.signature
-
-
 def columns_text(protocol: MetricSpec) -> str:
     """What the per-example columns mean, as the protocol's result class declares them (Markdown)."""
     lines = [f"- `{name}`: {column.description} ({'higher' if column.higher_is_better else 'lower'} is "

@@ -258,9 +258,7 @@ def _is_pandas(value: Any, kind: str) -> bool:
 
 def _plain(item: Any) -> Any:
     """A numpy array or pandas Series item (several references) as a plain list."""
-    if isinstance(item, np.ndarray) or _is_pandas(item, "Series"):
-        return item.tolist()
-    return item
+    return item.tolist() if isinstance(item, np.ndarray) or _is_pandas(item, "Series") else item
 
 
 def as_input_column(name: str, column: Any) -> list[Any]:
@@ -371,31 +369,28 @@ class CheckedTextInputs:
     ValueError: `predictions` is empty; pass at least one example.
     """
 
-    def _text_inputs(self, first: Any, second: Any, kwargs: dict[str, Any]) -> dict[str, Any] | None:
-        """The module's feature columns, as evaluate will read them (``predictions``/``references``
-        keywords plus any other feature name, e.g. ``sources``)."""
+    def _text_inputs(self, given: dict[str, Any]) -> dict[str, Any] | None:
+        """The module's feature columns, as evaluate will read them (``given``: the
+        ``predictions``/``references`` keywords plus any other feature name, e.g. ``sources``)."""
         names = self._feature_names()  # type: ignore[attr-defined]
-        if set(kwargs) - set(names):
+        if set(given) - {"predictions", "references"} - set(names):
             return None  # evaluate's own "Bad inputs for evaluation module" error is clear
-        given = {"predictions": first, "references": second, **kwargs}
         return {name: given.get(name) for name in names}
 
     # evaluate appends the module's inputs description to these docstrings: they must exist.
     def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> Any:
         """Add a batch of examples (every item checked first; see :mod:`nlgmetrics.apps.evaluate_adapter`).
         """
-        batch = self._text_inputs(predictions, references, kwargs)
-        if batch is not None:
-            batch = normalise_text_batch(batch, _list_columns(self.features))  # type: ignore[attr-defined]
-            predictions = batch.pop("predictions", predictions)
-            references = batch.pop("references", references)
-            kwargs = {**kwargs, **batch}
-        return super().add_batch(predictions=predictions, references=references, **kwargs)  # type: ignore[misc]
+        given = {"predictions": predictions, "references": references, **kwargs}
+        batch = self._text_inputs(given)
+        if batch is not None:  # the checked columns replace the ones given
+            given |= normalise_text_batch(batch, _list_columns(self.features))  # type: ignore[attr-defined]
+        return super().add_batch(**given)  # type: ignore[misc]
 
     def add(self, *, prediction: Any = None, reference: Any = None, **kwargs: Any) -> Any:
         """Add one example (checked first; see :mod:`nlgmetrics.apps.evaluate_adapter`).
         """
-        example = self._text_inputs(prediction, reference, kwargs)
+        example = self._text_inputs({"predictions": prediction, "references": reference, **kwargs})
         if example is not None:
             list_columns = _list_columns(self.features)  # type: ignore[attr-defined]
             for name, value in example.items():

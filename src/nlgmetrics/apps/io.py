@@ -41,14 +41,16 @@ Text = Union[str, list[str]]
 _DATASETS_BUILDERS = {".json": "json", ".csv": "csv", ".parquet": "parquet"}
 
 
-def _check_item(value: Any, where: str) -> Text:
-    """Accept a string or a non-empty list of strings; say exactly what is wrong otherwise."""
+def _check_item(value: Any, where: str, several: bool) -> Text:
+    """Accept a string or, where ``several`` texts may make one example (references), a non-empty
+    list of strings; say exactly what is wrong otherwise."""
     if isinstance(value, str):
         return value
-    if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
+    if several and isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
         return list(value)
-    raise ValueError(f"{where} is {type(value).__name__} ({value!r:.60}); each item must be a string or a "
-                     f"non-empty list of strings (several references for one example).")
+    wanted = ("a string or a non-empty list of strings (several references for one example)" if several
+              else "one string (a prediction or system output)")
+    raise ValueError(f"{where} is {type(value).__name__} ({value!r:.60}); each item must be {wanted}.")
 
 
 #: The UTF-8 byte-order mark some editors (Notepad, Excel's "CSV UTF-8") write first: it is not
@@ -87,7 +89,7 @@ def _lines(text: str) -> list[str]:
     return lines[:-1] if lines[-1] == "" else lines
 
 
-def _read_jsonl(path: Path, column: str | None) -> list[Text]:
+def _read_jsonl(path: Path, column: str | None, several: bool) -> list[Text]:
     items: list[Text] = []
     for number, line in enumerate(_lines(read_text_file(path)), start=1):
         if not line.strip():
@@ -103,7 +105,7 @@ def _read_jsonl(path: Path, column: str | None) -> list[Text]:
             if column not in value:
                 raise ValueError(f"{path}:{number} has no key {column!r}; available keys: {sorted(value)}.")
             value = value[column]
-        items.append(_check_item(value, f"{path}:{number}"))
+        items.append(_check_item(value, f"{path}:{number}", several))
     return items
 
 
@@ -116,7 +118,7 @@ def _choose(origin: Path, what: str, available: list[str], given: str | None, ho
     return available[0] if given is None else given
 
 
-def _read_dataset(source: Path, column: str | None, split: str | None) -> list[Text]:
+def _read_dataset(source: Path, column: str | None, split: str | None, several: bool) -> list[Text]:
     """A directory saved with ``save_to_disk``, or a .json/.csv/.parquet file, read with ``datasets``."""
     import datasets
 
@@ -135,26 +137,27 @@ def _read_dataset(source: Path, column: str | None, split: str | None) -> list[T
         splits = list(dataset)
         dataset = dataset[_choose(source, "split", splits, split, f"choose one with --split (e.g. --split "
                                   f"{splits[0]})")]
-    names = list(dataset.column_names)
-    column = _choose(source, "column", names, column, "name the one to read (--*-column)")
-    return [_check_item(v, f"{source}[{i}][{column!r}]") for i, v in enumerate(dataset[column])]
+    column = _choose(source, "column", dataset.column_names, column, "name the one to read (--*-column)")
+    return [_check_item(v, f"{source}[{i}][{column!r}]", several) for i, v in enumerate(dataset[column])]
 
 
 def read_column(path: str | os.PathLike, column: str | None = None, *, split: str | None = None,
-                unescape: bool = False) -> list[Text]:
+                unescape: bool = False, several: bool = True) -> list[Text]:
     """Read one item per example from ``path`` (see the module docstring for the formats).
 
     ``column`` names the field of JSON objects / the dataset column (optional when there is only one).
     ``split`` picks the split of a saved ``DatasetDict``. With ``unescape=True``, the two characters
     ``\\n`` become a line break (plain-text files cannot hold line breaks inside one example).
+    ``several=False`` refuses an item holding a list (predictions: one text each; references may
+    hold several).
     """
     source = Path(path)
     if not source.exists():
         raise ValueError(f"Input {str(source)!r} does not exist; check the path.")
     if source.is_dir() or source.suffix in _DATASETS_BUILDERS:
-        items = _read_dataset(source, column, split)
+        items = _read_dataset(source, column, split, several)
     elif source.suffix == ".jsonl":
-        items = _read_jsonl(source, column)
+        items = _read_jsonl(source, column, several)
     else:
         if column is not None:
             raise ValueError(f"{source} is read as plain text (one example per line), which has no columns; "
@@ -176,8 +179,7 @@ def zip_references(columns: list[list[Text]]) -> list[Text]:
     """
     if len(columns) == 1:
         return list(columns[0])
-    lengths = {len(column) for column in columns}
-    if len(lengths) != 1:
+    if len({len(column) for column in columns}) != 1:
         raise ValueError(f"Reference files have different numbers of lines ({[len(c) for c in columns]}); "
                          f"every reference file needs one line per prediction.")
     return [[text for item in items for text in (item if isinstance(item, list) else [item])]

@@ -55,9 +55,6 @@ PRESETS = tuple(PRESET_COUNTERPARTS)
 #: The summarization preset's ROUGE types: evaluate's ``rouge`` defaults, the example's keys.
 SUMMARIZATION_ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 
-#: The key the translation example logs its corpus BLEU under (``{"bleu": result["score"]}``).
-TRANSLATION_KEY = "bleu"
-
 #: The summarization preset's sentence splitter (``"punkt"``: ``nltk.sent_tokenize``, the example's).
 DEFAULT_PRESET_SPLITTER = "punkt"
 
@@ -257,8 +254,8 @@ def _preset_compute_metrics(tokenizer: Any, preset: str,
         compute_metrics.last_texts = scored.last_texts  # type: ignore[attr-defined]
         generated = padded_ids(tokenizer, _unpack(eval_pred)[0], "predictions") != _pad_id(tokenizer)
         gen_len = np.mean(np.count_nonzero(generated, axis=1))
-        if split is None:  # the translation example rounds every value
-            return {TRANSLATION_KEY: round(float(result.main_score), 4), "gen_len": float(round(gen_len, 4))}
+        if split is None:  # the translation example's keys ({"bleu": result["score"]}), every value rounded
+            return {"bleu": round(float(result.main_score), 4), "gen_len": float(round(gen_len, 4))}
         means = {name: float(round(np.mean(result.scores[name]) * 100, 4))
                  for name in SUMMARIZATION_ROUGE_TYPES}
         return {**means, "gen_len": float(gen_len)}  # the example adds gen_len after rounding the rest
@@ -378,54 +375,51 @@ def build_compute_metrics(tokenizer: Any, metrics: Sequence[str] | str | None = 
 
     def compute_metrics(eval_pred: Any) -> dict[str, float]:
         try:
-            return _score(eval_pred)
+            predictions_ids, label_ids, inputs_ids = _unpack(eval_pred)
+            predictions = decode_ids(tokenizer, predictions_ids, "predictions")
+            references = decode_ids(tokenizer, label_ids, "labels") if label_ids is not None else None
+            if postprocess is not None:
+                predictions = [postprocess(text) for text in predictions]
+                references = None if references is None else [postprocess(t) for t in references]
+            docs = fixed_sources if needs_sources else None
+            if needs_sources and sources == "inputs":
+                if inputs_ids is None:
+                    raise ValueError("sources='inputs' but the Trainer passed no inputs; set "
+                                     "Seq2SeqTrainingArguments(include_for_metrics=['inputs']).")
+                docs = decode_ids(tokenizer, inputs_ids, "inputs")
+            if docs is not None and len(docs) != len(predictions):
+                raise ValueError(f"{len(docs)} sources but {len(predictions)} predictions; sources must be "
+                                 f"aligned with the evaluation dataset (one per example, same order).")
+            keys_by_prefix: list[tuple[str, dict[str, float]]] = []
+            metric_results: list[MetricResult] = []
+            for protocol in protocols:
+                if protocol.second_input == "references" and references is None:
+                    raise ValueError(f"{protocol.name} needs labels, but the evaluation set has none.")
+                others = references if protocol.second_input == "references" else docs
+                options_of_metric = options.get(protocol.name, {})
+                result = protocol.run(predictions, others, progress=progress, **options_of_metric)
+                metric_results.append(result)
+                # a metric named by evaluate's name only (not also ours) logs its evaluate module's keys
+                if given_as[protocol.name] != protocol.name and protocol.evaluate is not None:
+                    # the evaluate module's default output, less its lists: a Trainer logs numbers
+                    output = module_output(protocol, result, options_of_metric, OutputSwitches())
+                    keys = {key: float(value) for key, value in output.items() if not isinstance(value, list)}
+                    keys_by_prefix.append((protocol.evaluate.module_name, keys))
+                else:
+                    keys_by_prefix.append((protocol.name, result_keys(result)))
+            results: dict[str, Any] = merged_keys(keys_by_prefix)
+            if per_example:
+                results.update({f"{result.metric}_{key}_per_example": list(values)
+                                for result in metric_results for key, values in result.scores.items()})
+            compute_metrics.last_results = metric_results  # type: ignore[attr-defined]
+            compute_metrics.last_texts = {  # type: ignore[attr-defined]
+                "predictions": predictions, "references": references, "sources": docs}
+            return results
         finally:
             if release_models:
                 from nlgmetrics.engine.loading import release  # torch only where a model was used
 
                 release()
-
-    def _score(eval_pred: Any) -> dict[str, float]:
-        predictions_ids, label_ids, inputs_ids = _unpack(eval_pred)
-        predictions = decode_ids(tokenizer, predictions_ids, "predictions")
-        references = decode_ids(tokenizer, label_ids, "labels") if label_ids is not None else None
-        if postprocess is not None:
-            predictions = [postprocess(text) for text in predictions]
-            references = None if references is None else [postprocess(t) for t in references]
-        docs = fixed_sources if needs_sources else None
-        if needs_sources and sources == "inputs":
-            if inputs_ids is None:
-                raise ValueError("sources='inputs' but the Trainer passed no inputs; set "
-                                 "Seq2SeqTrainingArguments(include_for_metrics=['inputs']).")
-            docs = decode_ids(tokenizer, inputs_ids, "inputs")
-        if docs is not None and len(docs) != len(predictions):
-            raise ValueError(f"{len(docs)} sources but {len(predictions)} predictions; sources must be "
-                             f"aligned with the evaluation dataset (one per example, same order).")
-        keys_by_prefix: list[tuple[str, dict[str, float]]] = []
-        lists: dict[str, list[Any]] = {}
-        metric_results: list[MetricResult] = []
-        for protocol in protocols:
-            if protocol.second_input == "references" and references is None:
-                raise ValueError(f"{protocol.name} needs labels, but the evaluation set has none.")
-            others = references if protocol.second_input == "references" else docs
-            options_of_metric = options.get(protocol.name, {})
-            result = protocol.run(predictions, others, progress=progress, **options_of_metric)
-            metric_results.append(result)
-            # a metric named by evaluate's name only (not also ours) logs its evaluate module's keys
-            if given_as[protocol.name] != protocol.name and protocol.evaluate is not None:
-                # the evaluate module's default output, less its lists: a Trainer logs numbers
-                output = module_output(protocol, result, options_of_metric, OutputSwitches())
-                keys = {key: float(value) for key, value in output.items() if not isinstance(value, list)}
-                keys_by_prefix.append((protocol.evaluate.module_name, keys))
-            else:
-                keys_by_prefix.append((protocol.name, result_keys(result)))
-            if per_example:
-                lists.update({f"{result.metric}_{key}_per_example": list(values)
-                              for key, values in result.scores.items()})
-        results: dict[str, Any] = {**merged_keys(keys_by_prefix), **lists}
-        compute_metrics.last_results = metric_results  # type: ignore[attr-defined]
-        compute_metrics.last_texts = {"predictions": predictions, "references": references, "sources": docs}  # type: ignore[attr-defined]
-        return results
 
     compute_metrics.last_results = []  # type: ignore[attr-defined]
     return compute_metrics

@@ -26,19 +26,10 @@ from nlgmetrics.blanc.help import blanc_help
 from nlgmetrics.blanc.result import BlancResult
 from nlgmetrics.blanc.tune import TuneSettings, blanc_tune
 
-# Not in __all__, importable here because the cards, the evaluate module and the tests name them
-# here; each belongs to the module it is imported from.
+# Not in __all__, importable here because the evaluate module and the tests name them here; each
+# belongs to the module it is imported from.
 from nlgmetrics.blanc.api import RULES
 from nlgmetrics.blanc.common import DEFAULT_MODEL
-from nlgmetrics.blanc.masking import (
-    MaskingOptions,
-    MinTokenLengths,
-    even_maskings,
-    fit_to_window,
-    is_maskable,
-    random_maskings,
-)
-from nlgmetrics.blanc.tune import TuneOptions, finetune_copy, tuning_examples
 
 __all__ = [
     "BlancResult",

@@ -142,14 +142,12 @@ def tokenize_text(tokenizer: Any, text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class CopyInputs:
-    """What the masked copies are built from: the tokenizer, the sentence splitter, the
-    tokenizer's ``[CLS]`` and ``[SEP]`` ids, the window, the document masking, and BLANC-help's
-    filler id and help separator ids (BLANC-tune puts no help in front of the sentence)."""
+    """What the masked copies are built from: the tokenizer, the sentence splitter, the window,
+    the document masking, and BLANC-help's filler id and help separator ids (BLANC-tune puts no
+    help in front of the sentence)."""
 
     tokenizer: Any
     split: SentenceSplitter
-    cls_id: int
-    sep_id: int
     window: int
     masking: MaskingOptions
     filler_id: int | None = None
@@ -179,6 +177,7 @@ def plan_copies(
 
     registry: QueryRegistry = QueryRegistry(lambda key: MaskedQuery(input_ids=key[0], mask_positions=key[1]))
     copies: list[MaskedCopy] = []
+    cls_id, sep_id, _ = special_ids(inputs.tokenizer)
     to_ids = inputs.tokenizer.convert_tokens_to_ids
     masking = inputs.masking
     for example in examples:
@@ -188,9 +187,9 @@ def plan_copies(
                 sentence, help_sentences, len_sep=len(inputs.sep_ids),
                 len_sent_allow_cut=masking.len_sent_allow_cut, max_length=inputs.window)
             warn.add("truncated", int(cut))
-            tail = (*inputs.sep_ids, *to_ids(sent), inputs.sep_id)
-            help_full = (inputs.cls_id, *to_ids(help_tokens), *tail)
-            base_full = (inputs.cls_id, *[inputs.filler_id] * len(help_tokens), *tail)
+            tail = (*inputs.sep_ids, *to_ids(sent), sep_id)
+            help_full = (cls_id, *to_ids(help_tokens), *tail)
+            base_full = (cls_id, *[inputs.filler_id] * len(help_tokens), *tail)
             offset = 1 + len(help_tokens) + len(inputs.sep_ids)
             for positions in even_maskings(sent, masking.gap, masking.gap_mask, masking.lengths):
                 shifted = tuple(p + offset for p in positions)
@@ -224,17 +223,6 @@ def argmax_ids(logits: Any, _query: Any) -> list[int]:
     return logits.argmax(dim=-1).tolist()
 
 
-def _argmax_reduction() -> Any:
-    import numpy as np
-
-    from nlgmetrics.engine import StoredReduction
-    from nlgmetrics.engine.store import OnePerId
-
-    # One predicted id per masked position (the query's second id sequence), stored as int64.
-    return StoredReduction("argmax_ids", argmax_ids, lambda ids: (np.asarray(ids, dtype=np.int64),),
-                           lambda arrays: arrays[0].tolist(), accepts=OnePerId(1, ("i8",)))
-
-
 def run_queries(
     lm: LoadedLM,
     queries: Sequence[MaskedQuery],
@@ -252,10 +240,16 @@ def run_queries(
     engine's store (:mod:`nlgmetrics.engine.store`), only for a model whose fingerprint names its
     weights (never a tuned copy).
     """
-    from nlgmetrics.engine import iter_masked
+    import numpy as np
 
+    from nlgmetrics.engine import StoredReduction, iter_masked
+    from nlgmetrics.engine.store import OnePerId
+
+    # One predicted id per masked position (the query's second id sequence), stored as int64.
+    reduction = StoredReduction("argmax_ids", argmax_ids, lambda ids: (np.asarray(ids, dtype=np.int64),),
+                                lambda arrays: arrays[0].tolist(), accepts=OnePerId(1, ("i8",)))
     out: list[Any] = [None] * len(queries)
-    results = iter_masked(lm, queries, _argmax_reduction(), token_budget=token_budget, batch_size=batch_size,
+    results = iter_masked(lm, queries, reduction, token_budget=token_budget, batch_size=batch_size,
                           progress=False, store=store) if queries else iter(())
     if bar is not None:
         results = bar.track(results, examples=examples, queries=len(queries))

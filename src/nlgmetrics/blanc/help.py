@@ -45,7 +45,6 @@ from nlgmetrics.blanc.common import (
     check_scoring,
     plan_copies,
     run_queries,
-    special_ids,
     tally,
 )
 from nlgmetrics.blanc.counts import DEFAULT_MEASURE, Counts, Measure
@@ -187,10 +186,9 @@ def blanc_help(
                  progress=progress) as call:
         lm, window = call.lm, call.max_length
         tok = lm.tokenizer
-        cls_id, sep_id, _ = special_ids(tok)
         sep_ids = tuple(tok.convert_tokens_to_ids(tok.tokenize(help_sep))) if help_sep else ()
         filler_id = _check_filler(tok, filler_token)
-        inputs = CopyInputs(tok, split, cls_id, sep_id, window, masking, filler_id, sep_ids)
+        inputs = CopyInputs(tok, split, window, masking, filler_id, sep_ids)
 
         counts: list[Counts] = [[[0, 0], [0, 0]] for _ in summaries]
         outcomes: list[list[Outcome]] = [[] for _ in summaries] if explain else []

@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from nlgmetrics.core.refusals import Refusal
 from nlgmetrics.core.validation import check_int
 
 WORDPIECE_CONTINUATION = "##"
-#: The three kinds of token of :class:`MinTokenLengths`, as the option names spell them.
-LENGTH_KINDS = ("normal", "lead", "followup")
 
 #: blanc's defaults (its current ones: the paper used ``gap=6``).
 DEFAULT_GAP = 2
@@ -54,9 +52,6 @@ class MinTokenLengths:
     lead: int = DEFAULT_MIN_TOKEN_LENGTH_LEAD
     followup: int = DEFAULT_MIN_TOKEN_LENGTH_FOLLOWUP
 
-    def as_tuple(self) -> tuple[int, int, int]:
-        return (self.normal, self.lead, self.followup)
-
 
 @dataclass(frozen=True)
 class MaskingOptions:
@@ -78,13 +73,12 @@ class MaskingOptions:
         nlgmetrics.core.refusals.OptionError: `tuning.gap` must be a positive integer, got 0.
         """
         with MASKING_RULE.enforced():
-            gap = check_int(f"{prefix}gap", self.gap, minimum=1)
-            gap_mask = check_int(f"{prefix}gap_mask", self.gap_mask, minimum=1)
-            lengths = MinTokenLengths(*(
-                check_int(f"{prefix}min_token_length_{name}", value, minimum=0)
-                for name, value in zip(LENGTH_KINDS, self.lengths.as_tuple())))
+            # Under the names the signature records: a step and a count (>= 1), then lengths (>= 0).
+            gap, gap_mask, *lengths = (
+                check_int(f"{prefix}{name}", value, minimum=1 if name.startswith("gap") else 0)
+                for name, value in self.signature_fields().items())
             cut = check_int("len_sent_allow_cut", self.len_sent_allow_cut, minimum=0)
-        return MaskingOptions(gap, gap_mask, lengths, cut)
+        return MaskingOptions(gap, gap_mask, MinTokenLengths(*lengths), cut)
 
     def signature_fields(self, suffix: str = "") -> dict[str, int]:
         """Which tokens are masked, under blanc's option names (``suffix="_tune"``: BLANC-tune's
@@ -97,8 +91,7 @@ class MaskingOptions:
         return {
             f"gap{suffix}": self.gap,
             f"gap_mask{suffix}": self.gap_mask,
-            **{f"min_token_length_{name}{suffix}": value
-               for name, value in zip(LENGTH_KINDS, self.lengths.as_tuple())},
+            **{f"min_token_length_{name}{suffix}": value for name, value in asdict(self.lengths).items()},
         }
 
 

@@ -484,12 +484,11 @@ def blanc_tune(
                 "(device_map): give it a device_map with every module on a GPU, or use variant='help'.")
         check_freezing(lm.model, options)
         tok = lm.tokenizer
-        cls_id, sep_id, _ = special_ids(tok)
         warn = WarnOnce()
         # The queries of each distinct document, planned once: no help, so each copy needs one query.
         distinct = list(dict.fromkeys(documents))
         queries, copies = plan_copies(range(len(distinct)), [""] * len(distinct), distinct,
-                                      CopyInputs(tok, split, cls_id, sep_id, window, masking), warn)
+                                      CopyInputs(tok, split, window, masking), warn)
         per_document: dict[str, list[MaskedCopy]] = {document: [] for document in distinct}
         for masked in copies:
             per_document[distinct[masked[0]]].append(masked)

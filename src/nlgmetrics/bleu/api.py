@@ -171,12 +171,8 @@ class BleuScorer:
                                       for hyp_len, closest, correct, total in segments]},
             signature=self.signature(nrefs),
             bleu=corpus.score,
-            bp=corpus.bp,
-            sys_len=corpus.sys_len,
-            ref_len=corpus.ref_len,
-            precisions=tuple(corpus.precisions),
-            counts=tuple(corpus.counts),
-            totals=tuple(corpus.totals),
+            **{name: getattr(corpus, name)
+               for name in ("bp", "sys_len", "ref_len", "precisions", "counts", "totals")},
             sentence_sys_len=hyp_lens,
             sentence_ref_len=closest,
         )
@@ -248,11 +244,10 @@ def bleu(
         >>> r.main_score, r.scores["sentence_bleu"]
         (100.0, [100.0, 100.0])
     """
-    scorer = BleuScorer(
+    return BleuScorer(
         tokenize=tokenize, lowercase=lowercase, smooth_method=smooth_method, smooth_value=smooth_value,
         max_ngram_order=max_ngram_order, effective_order=effective_order,
-    )
-    return scorer.score(predictions, references)
+    ).score(predictions, references)
 
 
 def _sacrebleu_scorer(smooth_method: str, smooth_value: float | None, lowercase: bool, tokenize: str | None,

@@ -14,7 +14,6 @@ from nlgmetrics.core.protocol import (LOWERCASE, SACREBLEU_CITATION, EvaluateFac
 
 def sacrebleu_keys(result: BleuResult, options: Mapping[str, Any]) -> dict[str, Any]:
     """evaluate's sacrebleu output (its keys, order and types), then our extra numbers."""
-    aggregate = result.aggregate()
     return {
         "score": result.bleu,
         "counts": list(result.counts),
@@ -23,8 +22,8 @@ def sacrebleu_keys(result: BleuResult, options: Mapping[str, Any]) -> dict[str, 
         "bp": result.bp,
         "sys_len": result.sys_len,
         "ref_len": result.ref_len,
-        "ratio": aggregate["ratio"],
-        "sentence_bleu": aggregate["sentence_bleu"],
+        "ratio": result.ratio,
+        "sentence_bleu": result.mean()["sentence_bleu"],
     }
 
 

@@ -40,12 +40,7 @@ def _layout_error(problem: str, function: str) -> ValueError:
 
 
 def _checked_stream(stream: Any, k: int, n: int, function: str) -> list[str | None]:
-    """Stream ``k``: a list of ``n`` strings or None."""
-    if isinstance(stream, str):
-        raise _layout_error(
-            f"`references[{k}]` is a string, not a reference stream (references given per example?).",
-            function,
-        )
+    """Stream ``k``: a list of ``n`` strings or None (a string stream is refused by the caller)."""
     if not _is_list_like(stream):
         raise _layout_error(f"`references[{k}]` is {type(stream).__name__}, not a list of references.", function)
     entries = list(stream)
@@ -102,8 +97,7 @@ def references_of_one(references: Any, function: str = "sentence_bleu") -> list[
     """The references of one hypothesis (sacrebleu's ``sentence_bleu``: a list of strings; None
     entries dropped). A single string is read as one reference, the only thing it can mean."""
     if isinstance(references, str):
-        check_text("references", references)
-        return [references]
+        return [check_text("references", references)]
     if references is None or not _is_list_like(references):
         raise ValueError(
             f"`references` is {type(references).__name__}; {function} scores one hypothesis against "

@@ -114,8 +114,7 @@ class ChrfOptions:
                              f"(recall is beta times as important as precision; chrF uses 2).")
         switches = check_switches(SWITCH_RULE, **{name: given[name] for name in SWITCH_RULE.options})
         # An integral beta stays an int: sacrebleu computes beta ** 2 on the int it is given.
-        beta_value: float = int(beta) if beta.is_integer() else beta
-        return cls(char_order, word_order, beta_value, **switches)
+        return cls(char_order, word_order, int(beta) if beta.is_integer() else beta, **switches)
 
     @property
     def n_orders(self) -> int:
@@ -223,9 +222,8 @@ def chrf_statistics(predictions: Sequence[str], references: Sequence[str | Seque
         >>> stats.shape, chrf_from_statistics(stats.sum(axis=0)) == chrf(["a cat", "hello"], ["a cat", "help"]).main_score
         ((2, 18), True)
     """
-    checked = ChrfOptions.checked(**options)
-    segments, _ = score_examples(checked.segment, predictions, references)
-    return np.array([stats for stats, _, _ in segments], dtype=np.int64).reshape(len(segments), 3 * checked.n_orders)
+    segments, _ = score_examples(ChrfOptions.checked(**options).segment, predictions, references)
+    return np.array([stats for stats, _, _ in segments], dtype=np.int64)  # an empty input is refused
 
 
 def chrf_from_statistics(summed_stats: Any, **options: Any) -> float | np.ndarray:

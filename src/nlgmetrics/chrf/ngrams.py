@@ -1,20 +1,21 @@
 """chrF sufficient statistics: character and word n-gram counts, and their matches.
 
-A text becomes one ``Counter`` per n-gram order: character orders ``1..char_order`` first (the
-text without whitespace, or as it is with ``whitespace=True``), then word orders
-``1..word_order`` (chrF++: words split on whitespace, with one ASCII punctuation mark split off
-the end, or else the start, of every word longer than one character, as in Popović's
-``chrF++.py``). A hypothesis against one reference gives, per order, the triple
-``(hypothesis n-grams, reference n-grams, matches)``; the hypothesis count is 0 where the
-reference has no n-gram of that order (sacrebleu's convention: no hits without a reference).
+A text becomes one set of n-gram occurrences per order (:func:`_occurrences`): character
+orders ``1..char_order`` first (the text without whitespace, or as it is with
+``whitespace=True``), then word orders ``1..word_order`` (chrF++: words split on whitespace,
+with one ASCII punctuation mark split off the end, or else the start, of every word longer than
+one character, as in Popović's ``chrF++.py``). A hypothesis against one reference gives, per
+order, the triple ``(hypothesis n-grams, reference n-grams, matches)``; the hypothesis count is 0
+where the reference has no n-gram of that order (sacrebleu's convention: no hits without a
+reference).
 
 Matches are the clipped counts ``min(hyp[g], ref[g])`` summed over the n-grams both texts share,
 computed as the size of the intersection of two sets of n-gram occurrences (one C-level operation
 per order; see :func:`_occurrences`).
 
 >>> grams = text_ngrams("ab a", char_order=2, word_order=1, whitespace=False)
->>> [sorted(c.items()) for c in grams.counts], grams.totals
-([[('a', 2), ('b', 1)], [('ab', 1), ('ba', 1)], [('a', 1), ('ab', 1)]], (3, 2, 2))
+>>> sorted(grams.occurrences[0], key=str), grams.totals
+([('a', 2), 'a', 'b'], (3, 2, 2))
 >>> pair_statistics(text_ngrams("ab", 2, 0, False), text_ngrams("abc", 2, 0, False))
 [2, 3, 2, 1, 2, 1]
 >>> split_punctuation("Hello, (world) it's 3.")
@@ -79,17 +80,6 @@ class TextNgrams:
 
     occurrences: tuple[frozenset, ...]
     totals: tuple[int, ...]
-
-    @property
-    def counts(self) -> tuple[Counter, ...]:
-        """Per order, ``{n-gram: count}`` (for inspection; scoring uses the occurrence sets)."""
-        return tuple(Counter(map(_gram_of, occurrences)) for occurrences in self.occurrences)
-
-
-def _gram_of(occurrence: object) -> object:
-    """The n-gram of one occurrence (a tag ``(gram, k)`` is one more occurrence of ``gram``)."""
-    is_tag = isinstance(occurrence, tuple) and isinstance(occurrence[-1], int)
-    return occurrence[0] if is_tag else occurrence
 
 
 def text_ngrams(text: str, char_order: int, word_order: int, whitespace: bool) -> TextNgrams:

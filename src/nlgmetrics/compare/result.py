@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from nlgmetrics import __version__
+from nlgmetrics.core.signature import format_value
 
 
 @dataclass(frozen=True)
@@ -43,11 +44,6 @@ class SystemScore:
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "ci_half_width": self.ci_half_width}
-
-
-def _signature_value(value: int | str | None) -> str:
-    """A value of the test's settings (counts, seed, ``ties``, ``column``) as a signature field's."""
-    return "none" if value is None else str(value).replace("|", "/").replace(":", "=")
 
 
 @dataclass(frozen=True)
@@ -108,7 +104,7 @@ class ComparisonResult:
         if taken:
             raise ValueError(f"{self.metric}'s signature already has the key(s) {sorted(taken)}; "
                              f"this is a bug in nlgmetrics, please report it.")
-        fields += [f"{key}:{_signature_value(value)}" for key, value in added.items()]
+        fields += [f"{key}:{format_value(value)}" for key, value in added.items()]
         return "|".join(fields + (version or [f"version:{__version__}"]))
 
     def to_dict(self) -> dict[str, Any]:

@@ -100,8 +100,7 @@ def plot(result: ComparisonResult, path: str | Path) -> None:
         face = color if (s.is_baseline or significant) else "white"
         axis.errorbar(s.score, position, xerr=[[s.score - s.ci_low], [s.ci_high - s.score]], fmt=marker,
                       color=color, mfc=face, capsize=3)
-    baseline = result[result.baseline]
-    axis.axvline(baseline.score, color="tab:orange", linestyle="--", linewidth=1)
+    axis.axvline(result[result.baseline].score, color="tab:orange", linestyle="--", linewidth=1)
     axis.set_yticks(range(len(systems)), [f"{s.name} (baseline)" if s.is_baseline else s.name for s in systems])
     axis.invert_yaxis()
     direction = "higher" if result.higher_is_better else "lower"

@@ -42,8 +42,9 @@ _RESERVED = frozenset(MODEL_KEYS) | frozenset(LM_LIBRARIES) | {"version"}
 _KEY = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
-def _format_value(value: Any) -> str:
-    """Render an option value compactly and deterministically (no '|' or ':' inside)."""
+def format_value(value: Any) -> str:
+    """Render an option value compactly and deterministically (no '|' or ':' inside), as every
+    signature field writes it (``compare`` adds its test's settings with it too)."""
     if isinstance(value, bool):
         return "yes" if value else "no"
     if value is None:
@@ -51,7 +52,7 @@ def _format_value(value: Any) -> str:
     if isinstance(value, float):
         return format(value, "g")
     if isinstance(value, (list, tuple)):
-        return ",".join(_format_value(v) for v in value)
+        return ",".join(format_value(v) for v in value)
     return str(value).replace("|", "/").replace(":", "=")  # '|' and ':' separate fields
 
 
@@ -79,8 +80,8 @@ def make_signature(
     if model is not None:
         if set(model) != set(MODEL_KEYS):
             raise ValueError(f"model fields must be exactly {MODEL_KEYS}, got {sorted(model)}")
-        fields += [f"{key}:{_format_value(model[key])}" for key in MODEL_KEYS]
-    fields += [f"{key}:{_format_value(options[key])}" for key in sorted(options)]
+        fields += [f"{key}:{format_value(model[key])}" for key in MODEL_KEYS]
+    fields += [f"{key}:{format_value(options[key])}" for key in sorted(options)]
     if model is not None:
         fields += [f"{name}:{_library_version(name)}" for name in LM_LIBRARIES]
     fields.append(f"version:{__version__}")

@@ -216,16 +216,13 @@ def check_int(
     """
     if value is None and allow_none:
         return None
-    ok = isinstance(value, numbers.Integral) and not _is_bool(value)
-    if ok:
+    if isinstance(value, numbers.Integral) and not _is_bool(value):
         value = int(value)
-        ok = (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
-    if not ok:
-        if message is None:
-            message = (f"`{name}` must be {_int_requirement(minimum, maximum)}"
-                       f"{' or None' if allow_none else ''}, got {shown_value(value)}.")
-        raise ValueError(message)
-    return value
+        if (minimum is None or value >= minimum) and (maximum is None or value <= maximum):
+            return value
+    raise ValueError(message if message is not None else (
+        f"`{name}` must be {_int_requirement(minimum, maximum)}{' or None' if allow_none else ''}, "
+        f"got {shown_value(value)}."))
 
 
 def check_digits(digits: str, *, minimum: int = 0, maximum: int, message: str) -> int:
@@ -282,17 +279,15 @@ def check_real(
     """
     if value is None and allow_none:
         return None
-    ok = isinstance(value, numbers.Real) and not _is_bool(value)
-    if ok:
-        try:
-            value = float(value)
-        except OverflowError:  # an integer beyond float64 (more than 309 digits)
-            ok = False
-    if ok:
-        ok = ((math.isfinite(value) or not finite)
-              and (minimum is None or (value > minimum if exclusive_minimum else value >= minimum))
-              and (maximum is None or value <= maximum))
-    if not ok:
+    if not isinstance(value, numbers.Real) or _is_bool(value):
+        raise ValueError(message)
+    try:
+        value = float(value)
+    except OverflowError:  # an integer beyond float64 (more than 309 digits)
+        raise ValueError(message) from None
+    if not ((math.isfinite(value) or not finite)
+            and (minimum is None or (value > minimum if exclusive_minimum else value >= minimum))
+            and (maximum is None or value <= maximum)):
         raise ValueError(message)
     return value
 

@@ -65,38 +65,27 @@ class AllocatorHint(UserWarning):
 _HINTED = False
 
 
-def hint_for_half_precision(dtype: object, native: bool) -> str | None:
-    """The hint a CPU load in half precision gets once per process where the CPU has native units
-    for it and the opt-in is neither asked for nor on (there glibc's page faults are a larger
-    share of the time: ``benchmarks/results/engine_mechanisms/engine_mechanisms.md``); ``None`` otherwise.
-
-    >>> hint_for_half_precision("bfloat16", native=True)[:46]
-    'dtype=bfloat16 on a CPU: NLGMETRICS_KEEP_FREED'
-    >>> hint_for_half_precision("float32", native=True) is None
-    True
-    """
-    name = str(dtype).removeprefix("torch.")
-    if name not in ("bfloat16", "float16") or not native or _applied or requested_by() or _glibc() is None:
-        return None
-    return (f"dtype={name} on a CPU: {ENV}=1 before the first model load (or "
-            "nlgmetrics.engine.keep_freed_memory()) lets each forward pass reuse the large buffers of the one "
-            "before instead of page-faulting fresh ones, the same numbers faster; it changes malloc for the "
-            "whole process, which then keeps its peak heap, so the library never does it by itself "
-            "(measured gains: benchmarks/results/engine_mechanisms/engine_mechanisms.md; silence this hint with "
-            "warnings.filterwarnings('ignore', category=nlgmetrics.engine.allocator.AllocatorHint)).")
-
-
 def after_cpu_load(dtype: object, native: bool) -> None:
     """What a model load on a CPU does here: the opt-in (:func:`keep_freed_memory`) where the user
-    asked for it (never a default), else :func:`hint_for_half_precision` as an
-    :class:`AllocatorHint` warning, once per process."""
+    asked for it (never a default); else, once per process, an :class:`AllocatorHint` warning that
+    names it, for a half-precision dtype the CPU has native units for while the opt-in is off
+    (there glibc's page faults are a larger share of the time:
+    ``benchmarks/results/engine_mechanisms/engine_mechanisms.md``)."""
     global _HINTED
+    name = str(dtype).removeprefix("torch.")
     if requested_by():
         keep_freed_memory()
-    elif not _HINTED and (message := hint_for_half_precision(dtype, native)):
+    elif not _HINTED and name in ("bfloat16", "float16") and native and not _applied and _glibc() is not None:
         import warnings
 
         _HINTED = True
+        message = (f"dtype={name} on a CPU: {ENV}=1 before the first model load (or "
+                   "nlgmetrics.engine.keep_freed_memory()) lets each forward pass reuse the large buffers "
+                   "of the one before instead of page-faulting fresh ones, the same numbers faster; it "
+                   "changes malloc for the whole process, which then keeps its peak heap, so the library "
+                   "never does it by itself (measured gains: "
+                   "benchmarks/results/engine_mechanisms/engine_mechanisms.md; silence this hint with "
+                   "warnings.filterwarnings('ignore', category=nlgmetrics.engine.allocator.AllocatorHint)).")
         warnings.warn(message, AllocatorHint, stacklevel=3)
 
 

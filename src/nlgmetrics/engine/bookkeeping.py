@@ -59,7 +59,7 @@ class ExampleProgress:
     """A progress bar over the examples of a whole call (see the module docstring).
 
     >>> with ExampleProgress(4, "toy", enabled=False) as bar:
-    ...     done = list(bar.track([10, 11, 12], examples=2))
+    ...     done = list(bar.track([10, 11, 12], examples=2, queries=3))
     >>> done, bar.count
     ([10, 11, 12], 2)
     """
@@ -83,15 +83,14 @@ class ExampleProgress:
             self._bar.update(count)
             self.count += count
 
-    def track(self, results: Iterable[Any], examples: int, queries: int | None = None) -> Iterator[Any]:
-        """Pass ``results`` (one per query of a chunk of ``examples`` examples) through, advancing
-        the bar in proportion; the chunk's examples are all counted once ``results`` is exhausted."""
-        results = list(results) if queries is None else results
-        total = len(results) if queries is None else queries  # type: ignore[arg-type]
+    def track(self, results: Iterable[Any], examples: int, queries: int) -> Iterator[Any]:
+        """Pass ``results`` (one per query of a chunk of ``examples`` examples, ``queries`` of them)
+        through, advancing the bar in proportion; the chunk's examples are all counted once
+        ``results`` is exhausted."""
         start, done = self.count, 0
         for item in results:
             done += 1
-            self._advance(start + examples * done // max(total, 1) - self.count)
+            self._advance(start + examples * done // max(queries, 1) - self.count)
             yield item
         self._advance(start + examples - self.count)
 

@@ -321,8 +321,7 @@ def emulated_half_precision(device: torch.device, dtype: torch.dtype, flags: fro
 
 def warn_if_emulated(device: torch.device, dtype: torch.dtype) -> None:
     """:func:`emulated_half_precision` as a ``UserWarning``, once per dtype and process."""
-    message = emulated_half_precision(device, dtype) if dtype not in _WARNED_EMULATED else None
-    if message:
+    if dtype not in _WARNED_EMULATED and (message := emulated_half_precision(device, dtype)):
         import warnings
 
         _WARNED_EMULATED.add(dtype)

@@ -33,11 +33,6 @@ NETWORK_FILESYSTEMS = frozenset({
 })
 
 
-def _unescape(field: str) -> str:
-    """A /proc/mounts field as a path: the kernel writes space, tab, newline and backslash as octal."""
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
-
-
 def filesystem_type(path: str | os.PathLike, mounts_text: str | None = None) -> str | None:
     """The filesystem type of the mount holding ``path`` (resolved), from ``mounts_text`` (the
     text of /proc/mounts; read when None); ``None`` when it cannot be told (no /proc/mounts)."""
@@ -52,7 +47,8 @@ def filesystem_type(path: str | os.PathLike, mounts_text: str | None = None) -> 
         fields = line.split()
         if len(fields) < 3:
             continue
-        point, kind = _unescape(fields[1]), fields[2]
+        # The kernel writes a space, tab, newline or backslash in a mount point as octal.
+        point, kind = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[1]), fields[2]
         inside = target == point or target.startswith(point.rstrip("/") + "/")
         # A later line with the same mount point is mounted over the earlier one: it wins ties.
         if inside and (best is None or len(point) >= best[0]):
@@ -80,7 +76,7 @@ def journal_choice(path: str | os.PathLike, mounts_text: str | None = None) -> t
     """
     forced = os.environ.get(FILESYSTEM_ENV, "").strip().lower()
     if forced in ("network", "local"):
-        return ("DELETE", f"${FILESYSTEM_ENV}=network") if forced == "network" else ("WAL", f"${FILESYSTEM_ENV}=local")
+        return ("DELETE" if forced == "network" else "WAL"), f"${FILESYSTEM_ENV}={forced}"
     if forced:
         raise ValueError(f"{FILESYSTEM_ENV}={forced!r}: expected 'network' or 'local' (or unset: detected).")
     # The folder may not exist yet: its nearest existing parent is on the same mount.

@@ -481,7 +481,7 @@ def _load_instance(
     resolved = check_kind(type(scored).__name__, instance_kind(scored), kind, [type(scored).__name__])
     with _KEY_LOCKS.setdefault(key, threading.RLock()):
         entry = _CACHE.get(key)
-        if entry is not None and entry.unpaired.model is scored and any(_training_flags(scored)):
+        if entry is not None and entry.unpaired.model is scored and any(m.training for m in scored.modules()):
             # Scored in place by an earlier call, and switched to training mode since: through that
             # entry its dropout would run. Rebuilt (on an evaluation-mode copy).
             _CACHE.pop(key, None)
@@ -490,10 +490,6 @@ def _load_instance(
             owned=False))
         entry.source = model
         return _pair(entry, name, tokenizer, None)
-
-
-def _training_flags(model: torch.nn.Module) -> tuple[bool, ...]:
-    return tuple(module.training for module in model.modules())
 
 
 def is_quantized(model: torch.nn.Module) -> bool:
@@ -531,7 +527,7 @@ def _readying_changes(model: torch.nn.Module, device: torch.device, dtype: torch
     by accelerate (scored where placed, in its own dtype) on another device or, unless quantized
     (never cast: :func:`_instance_dtype`), in another dtype."""
     first = next(model.parameters(), None)
-    if any(_training_flags(model)):
+    if any(module.training for module in model.modules()):
         return True
     if first is None or is_dispatched(model):
         return False

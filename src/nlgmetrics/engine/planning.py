@@ -37,17 +37,14 @@ def dedupe(items: Sequence[H]) -> tuple[list[H], list[list[int]]]:
     >>> dedupe([(1, 2), (3,), (1, 2)])
     ([(1, 2), (3,)], [[0, 2], [1]])
     """
-    number: dict[H, int] = {}
-    distinct: list[H] = []
+    number: dict[H, int] = {}  # in order of first appearance; a repeat keeps the first item
     copies: list[list[int]] = []
     for i, item in enumerate(items):
-        j = number.get(item)
-        if j is None:
-            j = number[item] = len(distinct)
-            distinct.append(item)
+        j = number.setdefault(item, len(number))
+        if j == len(copies):  # a new item
             copies.append([])
         copies[j].append(i)
-    return distinct, copies
+    return list(number), copies
 
 
 #: Padding allowed per batch, as a fraction of its real tokens: a batch never holds more than
@@ -80,25 +77,18 @@ def head_row_allowance(token_budget: int, vocab_size: int) -> int:
 
 
 def _checked_plan(
-    lengths: Sequence[int], token_budget: int, batch_size: int | None, context: int, padding_slack: float,
-    head_rows: Sequence[int] | None, vocab_size: int,
+    lengths: Sequence[int], token_budget: int, batch_size: int | None, head_rows: Sequence[int] | None,
+    vocab_size: int,
 ) -> tuple[list[int], int]:
     """The planners' shared argument checks; ``(each sequence's head rows, the head rows a pass
-    may make)``, the former zeros when the caller counts none."""
+    may make)``, the former zeros when the caller counts none. Only the budget and the batch cap
+    come from a user (``iter_causal``, ``iter_masked``); the engine's own callers pass a context
+    and head rows of real sequences, one per length, and keep the default padding slack."""
     if token_budget < 1:
         raise ValueError(f"token_budget must be a positive integer, got {token_budget!r}.")
     if batch_size is not None and batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer or None, got {batch_size!r}.")
-    if context < 0:
-        raise ValueError(f"context must be a non-negative integer, got {context!r}.")
-    if not padding_slack >= 0:  # also rejects NaN
-        raise ValueError(f"padding_slack must be >= 0, got {padding_slack!r}.")
     rows = [0] * len(lengths) if head_rows is None else [int(r) for r in head_rows]
-    if len(rows) != len(lengths):
-        raise ValueError(
-            f"head_rows has {len(rows)} entries for {len(lengths)} lengths; give one per sequence.")
-    if any(r < 0 for r in rows):
-        raise ValueError(f"head_rows must be non-negative counts, got {min(rows)}.")
     return rows, head_row_allowance(token_budget, vocab_size)
 
 
@@ -146,8 +136,7 @@ def plan_batches(
     >>> plan_batches([4, 4, 4], token_budget=12, head_rows=[4, 4, 4], vocab_size=131_072)  # 6 head rows a pass
     [[0], [1], [2]]
     """
-    heads, allowance = _checked_plan(lengths, token_budget, batch_size, context, padding_slack, head_rows,
-                                     vocab_size)
+    heads, allowance = _checked_plan(lengths, token_budget, batch_size, head_rows, vocab_size)
     limit = 1.0 + padding_slack
     # Longest first: the first batch is the most memory-hungry, so an OOM shows up immediately.
     order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
@@ -207,8 +196,7 @@ def pack_segments(
     >>> pack_segments([5, 3, 2], token_budget=100, head_rows=[5, 3, 2], vocab_size=1_310_720)  # 5 head rows
     [[[0]], [[1], [2]]]
     """
-    heads, allowance = _checked_plan(lengths, token_budget, batch_size, context, padding_slack, head_rows,
-                                     vocab_size)
+    heads, allowance = _checked_plan(lengths, token_budget, batch_size, head_rows, vocab_size)
     remaining = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
     size = {i: max(int(lengths[i]), 1) for i in remaining}
     batches: list[list[list[int]]] = []

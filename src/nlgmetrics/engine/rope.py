@@ -101,7 +101,7 @@ def length_dependent_rope(config: Any) -> LengthDependentRope | None:
     ...                              max_position_embeddings=256))
     LengthDependentRope(rope_types=('longrope',), threshold=32, same_length_only=False)
     """
-    found = [scaling for each in (config, getattr(config, "text_config", None)) if each is not None
+    found = [scaling for each in (config, getattr(config, "text_config", None))
              for scaling in _scalings(each)]
     if not found:
         return None

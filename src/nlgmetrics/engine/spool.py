@@ -96,22 +96,20 @@ class SpoolWriter:
         folder.mkdir(parents=True, exist_ok=True)
         self.path = folder / f"{this_host()}~{os.getpid()}~{uuid.uuid4().hex[:12]}~rank{rank}{SUFFIX}"
         self._file = open(self.path, "xb")  # noqa: SIM115 - kept open for the whole call
-        self._file.write(_FILE_MAGIC)
-        self._sync()
-        self.size = len(_FILE_MAGIC)
+        self.size = 0
+        self._write(_FILE_MAGIC)
 
     def append(self, namespace: str, description: str, items: Iterable[tuple[bytes, bytes]]) -> None:
         """Append ``(query, value bytes)`` records, on disk when it returns."""
         data = b"".join(_encode_record(namespace, description, query, value) for query, value in items)
-        if not data:
-            return
-        self._file.write(data)
-        self._sync()
-        self.size += len(data)
+        if data:
+            self._write(data)
 
-    def _sync(self) -> None:
+    def _write(self, data: bytes) -> None:
+        self._file.write(data)
         self._file.flush()
         os.fsync(self._file.fileno())
+        self.size += len(data)
 
     def close(self) -> None:
         self._file.close()
@@ -156,23 +154,20 @@ def writer_is_gone(path: Path) -> bool:
         return False  # not a spool file
     if fields[0] == this_host() and not _alive(int(fields[1])):
         return True
-    try:
+    with suppress(OSError):
         return time.time() - path.stat().st_mtime > STALE_SECONDS
-    except OSError:
-        return False
+    return False
 
 
 def _alive(pid: int) -> bool:
     """Whether process ``pid`` of this host runs (a zombie, killed but not reaped, does not)."""
     try:
         os.kill(pid, 0)
+        # The state follows the command's closing parenthesis in /proc/<pid>/stat.
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
     except ProcessLookupError:
         return False
-    except (PermissionError, OverflowError, ValueError):
-        return True
-    try:  # the state follows the command's closing parenthesis in /proc/<pid>/stat
-        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
-    except (OSError, IndexError):
+    except (OSError, OverflowError, ValueError, IndexError):  # no right to signal it, or no /proc: say alive
         return True
 
 

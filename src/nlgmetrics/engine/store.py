@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from nlgmetrics.engine.filesystems import journal_mode_for
 from nlgmetrics.engine.spool import spool_reaches
 
 #: Bumped whenever the layout of keys or values changes: old entries are then never read (their
@@ -206,12 +207,10 @@ class OnePerId:
             offset += 8 + 8 * length
             if length < 0 or offset > len(query):
                 return False
-        if len(arrays) != len(self.dtypes):
-            return False
-        shape = (length,)
-        return all(array is None if dtype is None else
-                   array is not None and array.shape == shape and array.dtype == np.dtype(dtype)
-                   for array, dtype in zip(arrays, self.dtypes))
+        return len(arrays) == len(self.dtypes) and all(
+            array is None if dtype is None else
+            array is not None and array.shape == (length,) and array.dtype == np.dtype(dtype)
+            for array, dtype in zip(arrays, self.dtypes))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -304,7 +303,6 @@ _LOOKUP_ROWS = 500
 #: eviction: each is one StoreWarning (or a damaged entry) and the numbers are computed without it.
 STORE_ERRORS = (sqlite3.Error, OSError, ValueError, TypeError, KeyError, IndexError, OverflowError,
                 RecursionError, MemoryError, struct.error)
-JOURNAL_MODES = ("WAL", "DELETE", "TRUNCATE", "PERSIST")
 # Caps this process already said it does not apply (one warning per store folder and value).
 _CAP_NOTED: set[tuple[str, int]] = set()
 
@@ -328,12 +326,11 @@ class Store:
     is recorded only by the opening that creates the store; afterwards the store's recorded cap
     (``self.max_bytes``, changed by :func:`set_max_bytes`) applies to every process. A store
     this process cannot write (a read-only folder, file or mount) is opened read-only: its
-    entries are served and nothing is written (``self.writable``). ``journal_mode`` is set on
-    opening (``None``: left as the file has it); ``self.journal_mode`` is the one in use."""
+    entries are served and nothing is written (``self.writable``). ``journal_mode`` (``WAL`` or
+    ``DELETE``: :func:`~nlgmetrics.engine.filesystems.journal_mode_for`) is set on opening
+    (``None``: left as the file has it); ``self.journal_mode`` is the one in use."""
 
     def __init__(self, directory: Path, max_bytes: int | None, *, journal_mode: str | None = "WAL") -> None:
-        if journal_mode is not None and journal_mode.upper() not in JOURNAL_MODES:
-            raise ValueError(f"journal_mode={journal_mode!r}: expected one of {', '.join(JOURNAL_MODES)}.")
         self.directory = directory
         self.hits = self.misses = self.recomputed = 0
         self._warned = False
@@ -378,18 +375,16 @@ class Store:
             self._db.execute("INSERT OR IGNORE INTO settings VALUES ('max_bytes', ?)", (int(cap),))
 
     def _setting(self, name: str) -> Any:
-        try:
+        with suppress(sqlite3.OperationalError):  # no settings table: a store of an older version, read-only
             row = self._db.execute("SELECT value FROM settings WHERE name = ?", (name,)).fetchone()
-        except sqlite3.OperationalError:  # no settings table: a store of an older version, read-only
-            return None
-        return None if row is None else row[0]
+            return None if row is None else row[0]
+        return None
 
     def _log_identity(self) -> tuple[int, int] | None:
-        try:
+        with suppress(OSError):
             stat = os.stat(self.directory / f"{STORE_FILE}-wal")
-        except OSError:
-            return None
-        return stat.st_dev, stat.st_ino
+            return stat.st_dev, stat.st_ino
+        return None
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -641,13 +636,11 @@ def parse_max_bytes(text: str, source: str) -> int:
     >>> parse_max_bytes("5e9", "cap")
     5000000000
     """
-    try:
-        value = int(text.strip())
-    except ValueError:
-        try:
-            value = int(float(text))
-        except (ValueError, OverflowError):  # not a number, nan, inf
-            value = -1
+    value = -1  # not a number, nan, inf
+    for parse in (int, float):  # an exact integer first, else e.g. 5e9
+        with suppress(ValueError, OverflowError):
+            value = int(parse(text))
+            break
     if not 0 <= value <= LARGEST_MAX_BYTES:
         raise ValueError(f"{source}={text!r}: expected a number of bytes from 0 to {LARGEST_MAX_BYTES:.2e} "
                          f"(e.g. 5e9).")
@@ -688,9 +681,8 @@ def clear_store(cache_dir: str | os.PathLike) -> int:
             with closing(sqlite3.connect(path, timeout=60, isolation_level=None)) as db:
                 db.execute("BEGIN IMMEDIATE")
                 tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-                for table in ("entries", "namespaces"):
-                    if table in tables:
-                        db.execute(f"DELETE FROM {table}")
+                for table in tables & {"entries", "namespaces"}:
+                    db.execute(f"DELETE FROM {table}")
                 # Read under the write lock: every copy of a spool record into the store runs
                 # wholly before the clear (and is deleted now) or wholly after (and sees these).
                 reaches = spool_reaches(directory)
@@ -723,8 +715,6 @@ def clear_store(cache_dir: str | os.PathLike) -> int:
 def set_max_bytes(cache_dir: str | os.PathLike, max_bytes: int) -> Store:
     """Record ``max_bytes`` as the store's cap (creating the store if needed): every process
     using it evicts down to it from its next write on. Returns the store, open."""
-    from nlgmetrics.engine.filesystems import journal_mode_for
-
     store = Store(Path(os.fspath(cache_dir)), None, journal_mode=journal_mode_for(cache_dir))
     problem = "could not be written" if store.writable else "is read-only for this process"
     if not store._write(lambda db: db.execute("INSERT OR REPLACE INTO settings VALUES ('max_bytes', ?)",

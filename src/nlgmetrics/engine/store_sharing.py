@@ -103,12 +103,11 @@ def recall(
                                        accept=reduce.accepts)
     if keep_arrays is None:  # a model kept out of the store (UNHASHED_WEIGHTS)
         return {}, None
-    results = {j: reduce.from_arrays(arrays) for j, arrays in found.items()}
 
     def keep(unit_results: list[tuple[int, Any]]) -> None:
         keep_arrays([(j, reduce.to_arrays(r)) for j, r in unit_results])
 
-    return results, keep
+    return {j: reduce.from_arrays(arrays) for j, arrays in found.items()}, keep
 
 
 def recall_arrays(
@@ -149,7 +148,7 @@ def recall_arrays(
     hits = [j for j, key in queries.items() if key in stored]
     shared = isinstance(store, SharedStore)  # its get gives every process the same answer
     found = {j: stored[queries[j]] for j in (hits if shared else agreed_subset(set(hits)))}
-    writes = every_process_writes or (store.is_main if shared else is_main_process())
+    writes = every_process_writes or is_main_process()  # a SharedStore's main process holds the store
 
     def keep(results: list[tuple[int, Arrays]]) -> None:
         if writes:
@@ -174,11 +173,9 @@ def copy_spool(store: Store, path: Path, offset: int = 0, end: int | None = None
         return offset
     items: list[tuple[int, str, str, bytes, Arrays]] = []
     for record in records:
-        try:
-            arrays = decode_arrays(record.value)
-        except (ValueError, TypeError):
-            continue
-        items.append((record.end, record.namespace, record.description, record.query, arrays))
+        with suppress(ValueError, TypeError):  # a value that does not decode is skipped
+            items.append((record.end, record.namespace, record.description, record.query,
+                          decode_arrays(record.value)))
     if items:
         store.put_spooled(path.name, items)
     return stop
@@ -195,8 +192,7 @@ def copy_leftovers(store: Store, directory: Path, skip: Iterable[str] = ()) -> N
     for path, _, gone in spool_reaches(directory):
         if path.name in skip:
             continue
-        stop = copy_spool(store, path, _COPIED.get(str(path), 0))
-        _COPIED[str(path)] = stop
+        _COPIED[str(path)] = copy_spool(store, path, _COPIED.get(str(path), 0))
         if gone and store.writable:
             with suppress(OSError):  # a folder this process may not change: copied again next time
                 path.unlink(missing_ok=True)
@@ -214,7 +210,6 @@ class SharedStore:
 
     def __init__(self, directory: Path, store: Store | None, spool: SpoolWriter | None, rank: int) -> None:
         self.directory = directory
-        self.is_main = store is not None
         self._store = store
         self._spool = spool
         self._rank = rank

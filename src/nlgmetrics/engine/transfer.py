@@ -51,10 +51,7 @@ class DeferredHost:
     def __init__(self, tensors: Sequence[torch.Tensor | None], finish: Callable[[list[np.ndarray | None]], Any]):
         self._finish = finish
         self._host: list[torch.Tensor | None] = []
-        self._event = None
         devices = {t.device for t in tensors if t is not None and t.device.type == "cuda"}
-        if len(devices) > 1:
-            raise ValueError(f"DeferredHost takes tensors of one device, got {sorted(map(str, devices))}.")
         for tensor in tensors:
             if tensor is None or tensor.device.type != "cuda":
                 self._host.append(tensor)
@@ -66,15 +63,15 @@ class DeferredHost:
                 continue
             host.copy_(tensor, non_blocking=True)  # queued on the tensor's device's current stream
             self._host.append(host)
-        if devices:
-            # Recorded on that stream (not the current device's: the model may sit on cuda:1).
-            self._event = torch.cuda.Event()
-            self._event.record(torch.cuda.current_stream(devices.pop()))
+        # One event on each device's stream (not the current device's: the model may sit on cuda:1).
+        self._events = [torch.cuda.Event() for _ in devices]
+        for event, device in zip(self._events, devices):
+            event.record(torch.cuda.current_stream(device))
 
     def get(self) -> Any:
         """The result, once the copies have landed."""
-        if self._event is not None:
-            self._event.synchronize()
+        for event in self._events:
+            event.synchronize()
         return self._finish([None if t is None else t.numpy() for t in self._host])
 
 

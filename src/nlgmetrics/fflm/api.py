@@ -106,6 +106,14 @@ _DESCRIPTIONS = {
     "delta_prior_document": "Delta_prior(X): how much the summary raises the document's probability",
     "delta_cond_summary": "Delta_cond(Y): how little the summary's own copy adds once the document is there",
 }
+#: The component columns, in the order of the weights (a, b, d).
+COMPONENTS = ("delta_prior_summary", "delta_prior_document", "delta_cond_summary")
+
+
+def _fflm_column(weights: tuple[float, float, float], columns: Mapping[str, Sequence[float]]) -> list[float]:
+    """Per example a * Delta_prior(Y) + b * Delta_prior(X) + d * Delta_cond(Y), from the component columns."""
+    a, b, d = weights
+    return [a * py + b * px + d * cy for py, px, cy in zip(*(columns[name] for name in COMPONENTS))]
 
 
 @dataclass(frozen=True)
@@ -163,12 +171,7 @@ class FFLMResult(MetricResult):
 
         The paper grid-searches the weights for inconsistency detection; this makes that cheap.
         """
-        a, b, d = check_weights(weights)
-        s = self.scores
-        return [
-            a * py + b * px + d * cy
-            for py, px, cy in zip(s["delta_prior_summary"], s["delta_prior_document"], s["delta_cond_summary"])
-        ]
+        return _fflm_column(check_weights(weights), self.scores)
 
 
 def check_weights(weights: Any) -> tuple[float, float, float]:
@@ -310,8 +313,7 @@ def fflm(
     with lm_call(options, kind="causal", default_budget=DEFAULT_TOKEN_BUDGET, progress=progress) as call:
         lm, limit = call.lm, call.max_length
         start = resolve_start_token(lm.tokenizer, start_token, DEFAULT_START_TOKENS, metric="FFLM")
-        cache: dict[str, tuple[int, ...]] = {}
-        sep = token_ids(lm.tokenizer, separator, cache)
+        sep = token_ids(lm.tokenizer, separator, {})
         # Room for the summary once the start token and the separator are in: it must keep >= 1 token.
         room = limit - 1 - len(sep)
         if room < 1:
@@ -332,7 +334,8 @@ def fflm(
         counts = WarnOnce()
         with ExampleProgress(n, "FFLM", enabled=call.progress, store=call.store) as bar:
             for examples in chunk_by_key(documents, call.chunk_size):
-                chunk_cache = dict(cache)  # per chunk: the token memo must not grow with the whole call
+                # A token memo per chunk: it must not grow with the whole call.
+                chunk_cache: dict[str, tuple[int, ...]] = {}
                 plans = [plan_example(documents[i], summaries[i], lm.tokenizer, chunk_cache, limit, room)
                          for i in examples]
                 queries, slots = build_queries(plans, start, sep, limit)
@@ -369,14 +372,8 @@ def fflm(
         },
         model=lm.signature_fields(limit),
     )
-    a, b, d = weights_t
-    prior_y, prior_x, cond_y = (list(values) for values in zip(*components))
-    scores = {
-        "fflm": [a * py + b * px + d * cy for py, px, cy in zip(prior_y, prior_x, cond_y)],
-        "delta_prior_summary": prior_y,
-        "delta_prior_document": prior_x,
-        "delta_cond_summary": cond_y,
-    }
+    columns = dict(zip(COMPONENTS, (list(values) for values in zip(*components))))
+    scores = {"fflm": _fflm_column(weights_t, columns), **columns}
     explanations = [
         fflm_breakdowns(lm.tokenizer, summaries[i], documents[i], *explained[i], weights_t,
                         {name: values[i] for name, values in scores.items()}, signature)

@@ -54,22 +54,18 @@ def fflm_breakdowns(tokenizer: Any, summary: str, document: str, plan: Any, prob
     summary_columns = {"p_s2s": tuple(probs.s2s.tolist()), "p_lm": tuple(probs.lm.tolist()),
                        "p_prefix": tuple(probs.prefix.tolist())}
     document_columns = {"p_s2s_doc": tuple(probs.s2s_doc.tolist()), "p_lm_doc": tuple(probs.lm_doc.tolist())}
-    return {
-        "fflm": make(
-            "fflm", summary_spans + document_spans,
-            np.concatenate([a * _share(prior_y) + d * _share(cond_y), b * _share(prior_x)]),
-            f"summary token: ({a:g} * prior term + {d:g} * cond term) / n; document token: {b:g} * "
-            f"prior term / m; sums to FFLM", {}),
-        "delta_prior_summary": make(
-            "delta_prior_summary", summary_spans, _share(prior_y),
-            "per summary token: (log p(y|X) - log p(y)) * exp(1 - p(y|X)) / n; sums to Delta_prior(Y)",
-            summary_columns),
-        "delta_prior_document": make(
-            "delta_prior_document", document_spans, _share(prior_x),
-            "per document token: (log p(x|Y) - log p(x)) * exp(1 - p(x|Y)) / m; sums to Delta_prior(X)",
-            document_columns),
-        "delta_cond_summary": make(
-            "delta_cond_summary", summary_spans, _share(cond_y),
-            "per summary token: (log p(y|X) - log p(y|Y,X)) * exp(1 - p(y|X)) / n; sums to Delta_cond(Y)",
-            summary_columns),
-    }
+    return {breakdown.name: breakdown for breakdown in (
+        make("fflm", summary_spans + document_spans,
+             np.concatenate([a * _share(prior_y) + d * _share(cond_y), b * _share(prior_x)]),
+             f"summary token: ({a:g} * prior term + {d:g} * cond term) / n; document token: {b:g} * "
+             f"prior term / m; sums to FFLM", {}),
+        make("delta_prior_summary", summary_spans, _share(prior_y),
+             "per summary token: (log p(y|X) - log p(y)) * exp(1 - p(y|X)) / n; sums to Delta_prior(Y)",
+             summary_columns),
+        make("delta_prior_document", document_spans, _share(prior_x),
+             "per document token: (log p(x|Y) - log p(x)) * exp(1 - p(x|Y)) / m; sums to Delta_prior(X)",
+             document_columns),
+        make("delta_cond_summary", summary_spans, _share(cond_y),
+             "per summary token: (log p(y|X) - log p(y|Y,X)) * exp(1 - p(y|X)) / n; sums to Delta_cond(Y)",
+             summary_columns),
+    )}

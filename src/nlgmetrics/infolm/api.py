@@ -42,11 +42,11 @@ from nlgmetrics.core.validation import (
     check_reference_inputs, check_switches, shown_value, switch_rule,
 )
 from nlgmetrics.engine import LoadedLM
-from nlgmetrics.engine.bookkeeping import ExampleProgress, WarnOnce
+from nlgmetrics.engine.bookkeeping import ExampleProgress
 from nlgmetrics.engine.call import check_call_options, lm_call
 from nlgmetrics.infolm.distributions import (
-    DEFAULT_TEMPERATURE, IDF_RULE, MAX_LENGTH_ROOM_RULE, TEMPERATURE_RULE, TRUNCATION_WARNING, as_idf_table,
-    check_temperature, compute_idf, default_token_budget, resolve_max_length, tokenize,
+    DEFAULT_TEMPERATURE, IDF_RULE, MAX_LENGTH_ROOM_RULE, TEMPERATURE_RULE, as_idf_table, check_temperature,
+    compute_idf, default_token_budget, resolve_max_length, tokenize, warn_truncated,
 )
 from nlgmetrics.infolm.explain import infolm_breakdown
 from nlgmetrics.infolm.measures import MEASURE_RANGES, MEASURE_RULES, check_measure
@@ -305,8 +305,6 @@ def _infolm(
         # Distinct strings -> tokenized -> distinct token sequences ("text ids").
         strings = list(dict.fromkeys([*preds, *(r for group in refs for r in group)]))
         tokenized, truncated = tokenize(lm, strings, limit)
-        counts = WarnOnce()
-        counts.add("truncated", truncated)
         texts, string_to_id = distinct_texts(dict(zip(strings, tokenized)))
         cand_ids = [string_to_id[p] for p in preds]
         ref_ids = [[string_to_id[r] for r in group] for group in refs]
@@ -317,7 +315,7 @@ def _infolm(
 
         with ExampleProgress(len(preds), "InfoLM", enabled=call.progress, store=call.store) as bar:
             per_spec = score_examples(call, texts, cand_ids, ref_ids, table, checked, bar)
-    counts.emit(TRUNCATION_WARNING, stacklevel=4, total=len(strings), limit=limit)
+    warn_truncated(truncated, len(strings), limit, stacklevel=4)  # once the call has succeeded
 
     idf_field = "no" if table is None else ("refs" if user_table is None else f"table-{user_table.fingerprint()}")
     results = []

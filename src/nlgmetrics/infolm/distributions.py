@@ -22,6 +22,7 @@ import hashlib
 import itertools
 import math
 import numbers
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,19 +35,16 @@ from nlgmetrics.core.validation import (
     as_texts, check_engine_options, check_model_tokenizer, check_real, resolve_token_budget, shown_value,
 )
 from nlgmetrics.engine import CausalQuery, LoadedLM, MaskedQuery, iter_causal, iter_masked, load_lm
-from nlgmetrics.engine.bookkeeping import WarnOnce
 
 #: torchmetrics' default, so that numbers agree with the reference implementation out of the box.
 DEFAULT_TEMPERATURE = 0.25
 
-#: The truncation warning (:class:`nlgmetrics.engine.bookkeeping.WarnOnce`, one per call).
-TRUNCATION_WARNING = {
-    "truncated": (
-        "InfoLM: {count} of {total} distinct texts are longer than max_length={limit} tokens "
-        "(special tokens included) and were truncated to their first tokens; pass a larger "
-        "max_length (up to the model's positions) or shorter texts to score all of them."
-    ),
-}
+#: The truncation warning, one per call.
+TRUNCATION_WARNING = (
+    "InfoLM: {count} of {total} distinct texts are longer than max_length={limit} tokens "
+    "(special tokens included) and were truncated to their first tokens; pass a larger "
+    "max_length (up to the model's positions) or shorter texts to score all of them."
+)
 
 # What the checks of this module refuse, and why (nlgmetrics.infolm.refusals lists them).
 TEMPERATURE_RULE = Refusal(
@@ -59,10 +57,6 @@ IDF_RULE = Refusal(
 MAX_LENGTH_ROOM_RULE = Refusal(
     ("max_length",), "a `max_length` below 3 for a masked LM or below 2 for a causal LM",
     "the special tokens would leave no room for a token to score", AFTER_LOADING)
-
-#: Passes the engine's results through (e.g. a progress bar's ``track``): ``track(results, queries)``.
-Tracker = Callable[[Iterable[Any], int], Iterable[Any]]
-
 
 # ----------------------------------------------------------------------------------------------
 # tokenization
@@ -109,6 +103,13 @@ def resolve_max_length(lm: LoadedLM, max_length: int | None) -> int:
     return min(max_length, lm.max_length)
 
 
+def warn_truncated(count: int, total: int, limit: int, stacklevel: int = 3) -> None:
+    """The truncation warning, when :func:`tokenize` cut ``count`` of ``total`` texts (``stacklevel``
+    as for :meth:`nlgmetrics.engine.bookkeeping.WarnOnce.emit`: 3 points at the caller's caller)."""
+    if count:
+        warnings.warn(TRUNCATION_WARNING.format(count=count, total=total, limit=limit), stacklevel=stacklevel)
+
+
 def tokenize(lm: LoadedLM, texts: Sequence[str], max_length: int) -> tuple[list[TokenizedText], int]:
     """Tokenize ``texts`` for InfoLM; return ``(tokenized, number_truncated)``.
 
@@ -118,9 +119,7 @@ def tokenize(lm: LoadedLM, texts: Sequence[str], max_length: int) -> tuple[list[
     tokenizer = lm.tokenizer
     if not texts:
         return [], 0
-    masked = lm.kind == "masked"
-    if masked and tokenizer.mask_token_id is None:
-        raise ValueError(f"The tokenizer of {lm.name!r} has no mask token; InfoLM needs one for a masked LM.")
+    masked = lm.kind == "masked"  # load_lm refuses a masked LM whose tokenizer has no mask token
     # The tokenizer truncates (keeping the first tokens, like torchmetrics); overflowing rows tell us
     # which texts were cut, so the caller can warn once. Causal: the BOS prefix takes one position.
     encoded = tokenizer(
@@ -162,7 +161,6 @@ class IdfTable:
 
     weights: Mapping[int, float]
     default: float
-    source: str = "table"
 
     def weight(self, token_id: int) -> float:
         return self.weights.get(token_id, self.default)
@@ -204,7 +202,7 @@ def compute_idf(token_ids: Iterable[Sequence[int]]) -> IdfTable:
     for n, ids in enumerate(token_ids, 1):
         df.update(set(ids))
     weights = {t: math.log((n + 1) / (c + 1)) for t, c in df.items()}
-    return IdfTable(weights, math.log(n + 1), source="computed")
+    return IdfTable(weights, math.log(n + 1))
 
 
 def as_idf_table(idf: Any) -> IdfTable | None:
@@ -227,24 +225,14 @@ def as_idf_table(idf: Any) -> IdfTable | None:
     if not idf:
         raise IDF_RULE.error("`idf` is an empty mapping; pass {token_id: weight, ...}, True or False.")
     weights: dict[int, float] = {}
-    for key, value in idf.items():
-        # numbers.Integral / Real: numpy scalars (an idf table built with numpy) are fine too.
-        if isinstance(key, bool) or not isinstance(key, numbers.Integral):
-            raise IDF_RULE.error(f"`idf` keys must be token ids (int), got {shown_value(key)}.")
-        if not _is_weight(value):
-            raise IDF_RULE.error(f"`idf[{shown_value(key)}]`={shown_value(value)}; weights must be finite numbers >= 0.")
-        weights[int(key)] = float(value)
-    return IdfTable(weights, max(weights.values()), source="user")
-
-
-def _is_weight(value: Any) -> bool:
-    """A finite real number >= 0 (numpy scalars too); an integer beyond float64 is not finite."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return False
-    try:
-        return math.isfinite(value) and value >= 0
-    except OverflowError:  # math.isfinite of an integer with more than 309 digits
-        return False
+    with IDF_RULE.enforced():  # check_real's ValueError raised as this rule's error
+        for key, value in idf.items():
+            # numbers.Integral / Real: numpy scalars (an idf table built with numpy) are fine too.
+            if isinstance(key, bool) or not isinstance(key, numbers.Integral):
+                raise IDF_RULE.error(f"`idf` keys must be token ids (int), got {shown_value(key)}.")
+            weights[int(key)] = check_real(value, minimum=0, message=(
+                f"`idf[{shown_value(key)}]`={shown_value(value)}; weights must be finite numbers >= 0."))
+    return IdfTable(weights, max(weights.values()))
 
 
 def position_weights(text: TokenizedText, table: IdfTable | None) -> list[float]:
@@ -322,13 +310,10 @@ def check_finite_distributions(acc: torch.Tensor, lm: LoadedLM) -> None:
             f"score) would be NaN; {fix}.")
 
 
-def _untracked(results: Iterable[Any], queries: int) -> Iterable[Any]:
-    return results
-
-
 def accumulate_distributions(
     lm: LoadedLM, texts: Sequence[TokenizedText], table: IdfTable | None, acc: torch.Tensor,
-    temperature: float, token_budget: int, batch_size: int | None, track: Tracker = _untracked,
+    temperature: float, token_budget: int, batch_size: int | None,
+    track: Callable[[Iterable[Any], int], Iterable[Any]] = lambda results, _queries: results,
     flush_rows: int = 64, other_temperatures: Sequence[tuple[float, torch.Tensor]] = (),
 ) -> None:
     """Write the aggregated distribution of ``texts[i]`` (weights from ``table``) into ``acc[i]``.
@@ -463,9 +448,7 @@ def text_distributions(
     token_budget = default_token_budget(lm, token_budget)
     limit = resolve_max_length(lm, max_length)
     tokenized, truncated = tokenize(lm, texts, limit)
-    counts = WarnOnce()
-    counts.add("truncated", truncated)
-    counts.emit(TRUNCATION_WARNING, total=len(texts), limit=limit)
+    warn_truncated(truncated, len(texts), limit)
     if table is None and idf is True:
         table = compute_idf(dict.fromkeys(t.tokens for t in tokenized))
     acc = torch.zeros(len(texts), vocab_size(lm), dtype=torch.float64, device=lm.device)

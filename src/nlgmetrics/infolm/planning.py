@@ -99,7 +99,7 @@ def score_examples(
             if keep is not None:
                 keep([(t, tuple(acc[row].cpu().numpy() for acc in accs)) for row, t in enumerate(new)])
         else:  # every text is cached already: the chunk's examples are done at once
-            list(bar.track((), examples=len(examples)))
+            list(bar.track((), examples=len(examples), queries=0))
         # One {text: distribution} view per temperature, shared by the specs at that temperature.
         views = [{t: rows[k] for t, rows in cache.items()} for k in range(len(temperatures))]
         for spec, (scores, best) in zip(specs, out):

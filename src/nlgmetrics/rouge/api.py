@@ -136,8 +136,8 @@ def _preparer(tokenizer: RougeTokenizer, stem: bool | str, stopwords: bool, sent
     """text -> :class:`_Text` for one call. A callable tokenizer gets a cache of this call only:
     it may be a new lambda every call (or change between calls), and a shared cache keyed by it
     would keep every one alive."""
-    if not tokenizer.is_callable:
-        key = tokenizer.key
+    key = tokenizer.key
+    if key is not None:
         return lambda text: _prepare(text, key, stem, stopwords, sentences)
     split = tokenizer.split
 
@@ -368,7 +368,7 @@ def rouge_family(
     remove_stopwords, progress = check_switches(
         SWITCH_RULE, remove_stopwords=remove_stopwords, progress=progress).values()
     splitter = resolve_tokenizer(tokenizer)
-    if splitter.is_callable and (stem or remove_stopwords):
+    if splitter.key is None and (stem or remove_stopwords):  # a callable tokenizer
         # rouge-score's RougeScorer ignores use_stemmer when given a tokenizer; we refuse instead
         # of silently scoring something else than asked.
         asked = f"use_stemmer={shown_value(use_stemmer)}" if stem else "remove_stopwords=True"
@@ -442,7 +442,7 @@ def rouge_family(
         options["confidence"] = confidence
     intervals: dict[str, tuple[float, float]] = {}
     averages: dict[str, float] = {}
-    if n_bootstrap and aggregation == "rouge155":
+    if aggregation == "rouge155":  # n_bootstrap >= 1, checked above
         alpha = 1.0 / (1.0 + beta * beta)  # 0.0 where beta**2 overflows: F is then the recall
         for t in types:
             columns = type_columns(t.name)

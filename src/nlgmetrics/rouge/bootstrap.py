@@ -28,11 +28,10 @@ def bootstrap_columns(
 
     A resample is stored as per-example counts, so all ``k`` resampled means come from one
     matrix product (and every column sees the same resampled examples). The arguments are taken as
-    checked by the caller, :func:`~nlgmetrics.rouge.rouge_family`: at least one example and one
-    column, ``n_samples >= 1``, ``confidence`` a float strictly between 0 and 1.
+    checked by the caller, :func:`~nlgmetrics.rouge.rouge_family`: a float64 matrix of at least one
+    example and one column, ``n_samples >= 1``, ``confidence`` a float strictly between 0 and 1.
     """
-    data = np.asarray(matrix, dtype=np.float64)
-    n, k = data.shape
+    n, k = matrix.shape
     rng = np.random.default_rng(seed)
     per_chunk = max(1, _CHUNK_CELLS // n)
     means = np.empty((n_samples, k), dtype=np.float64)
@@ -41,7 +40,7 @@ def bootstrap_columns(
         idx = rng.integers(0, n, size=(size, n))
         flat = (idx + (np.arange(size) * n)[:, None]).ravel()
         counts = np.bincount(flat, minlength=size * n).reshape(size, n).astype(np.float64)
-        means[done : done + size] = counts @ data / n
+        means[done : done + size] = counts @ matrix / n
     tail = (1.0 - confidence) / 2.0
     low, high = np.percentile(means, [100.0 * tail, 100.0 * (1.0 - tail)], axis=0)
     return [(float(lo), float(hi)) for lo, hi in zip(low, high)]

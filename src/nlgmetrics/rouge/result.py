@@ -75,10 +75,9 @@ class RougeResult(MetricResult):
         return self.rouge_types[0]
 
     def column(self, name: str) -> Column:
-        """Direction and range of any ROUGE column, resolved from its name."""
-        if column_type(name) is None:
-            raise KeyError(f"{self.metric} has no column {name!r}; its columns: {list(self.scores)}")
-        return describe_column(name)
+        """Direction and range of any ROUGE column, resolved from its name (the base's KeyError for
+        another name)."""
+        return describe_column(name) if column_type(name) else super().column(name)
 
     def aggregate(self) -> dict[str, Any]:
         """Column means (or ROUGE-1.5.5's averages), then each column's ``_low`` and ``_high``."""

@@ -36,10 +36,7 @@ import numpy as np
 
 from nlgmetrics.core.validation import shown_value
 from nlgmetrics.rouge.stopwords import SMART_STOPWORDS
-from nlgmetrics.rouge.tokenizers import split_words
-
-#: The tokens a stemmer may change: lower-case ASCII words (the default tokenizer's alphabet).
-_STEMMABLE = re.compile(r"[a-z0-9]+")
+from nlgmetrics.rouge.tokenizers import ASCII_WORD, split_words
 
 
 @functools.lru_cache(maxsize=1)
@@ -191,7 +188,8 @@ def tokenize(
         # Only words longer than 3 characters are stemmed (rouge-score and ROUGE-1.5.5 agree),
         # and only ASCII words (every default token is one; the check is needed for the others).
         ascii_only = tokenizer != "default"
-        tokens = [stemmer(t) if len(t) > 3 and (not ascii_only or _STEMMABLE.fullmatch(t)) else t for t in tokens]
+        tokens = [stemmer(t) if len(t) > 3 and (not ascii_only or ASCII_WORD.fullmatch(t)) else t
+                  for t in tokens]
     return tuple(tokens)
 
 

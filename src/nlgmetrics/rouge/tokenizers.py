@@ -38,7 +38,8 @@ TOKENIZER_NAMES = ("default", "whitespace", "unicode", "cjk", "char")
 #: Signature value of each named tokenizer (the default keeps its historical name).
 _SIGNATURE_NAMES = {"default": "rouge_score"}
 
-_DEFAULT_RE = re.compile(r"[a-z0-9]+")
+#: A token of the default tokenizer (of the lower-cased text), and the words the stemmers change.
+ASCII_WORD = re.compile(r"[a-z0-9]+")
 
 
 @functools.lru_cache(maxsize=1)
@@ -61,7 +62,7 @@ def _patterns() -> dict[str, Any]:
 def split_words(text: str, name: str = "default") -> list[str]:
     """The tokens of ``text`` under the named tokenizer ``name`` (before stopwords and stemming)."""
     if name == "default":
-        return _DEFAULT_RE.findall(text.lower())
+        return ASCII_WORD.findall(text.lower())
     if name == "whitespace":
         return text.lower().split()
     if name not in TOKENIZER_NAMES:
@@ -76,7 +77,7 @@ def default_drops_every_word(text: str) -> bool:
     >>> default_drops_every_word("你好"), default_drops_every_word("..."), default_drops_every_word("a")
     (True, False, False)
     """
-    return any(char.isalnum() for char in text) and _DEFAULT_RE.search(text.lower()) is None
+    return any(char.isalnum() for char in text) and ASCII_WORD.search(text.lower()) is None
 
 
 def warn_dropped_words(dropped: Mapping[str, Sequence[tuple[int, str]]], stacklevel: int = 3) -> None:
@@ -120,14 +121,13 @@ def _qualified_name(function: Any) -> str:
 
 @dataclass(frozen=True)
 class RougeTokenizer:
-    """A resolved ``tokenizer=`` option: ``name`` for the signature, ``split`` text -> tokens."""
+    """A resolved ``tokenizer=`` option: ``name`` for the signature, and either ``key`` or ``split``."""
 
     name: str
-    split: Callable[[str], list[str]]
-    #: the tokenizer is the user's callable (tokens used as given: no stemming or stopwords)
-    is_callable: bool = False
-    #: the named tokenizer (None for a callable)
+    #: the named tokenizer (one of :data:`TOKENIZER_NAMES`); None for the user's callable
     key: str | None = None
+    #: the user's callable text -> tokens, its output checked (tokens used as given: no stemming or stopwords)
+    split: Callable[[str], list[str]] | None = None
 
 
 def _checked(function: Callable[[str], Any], shown: str) -> Callable[[str], list[str]]:
@@ -171,8 +171,7 @@ def resolve_tokenizer(tokenizer: str | Callable[[str], Sequence[str]] | Any | No
                 f"(\"unicode\" for scripts written with spaces, \"cjk\" for Chinese and Japanese) "
                 f"or pass a callable text -> list of tokens."
             )
-        name = tokenizer
-        return RougeTokenizer(_SIGNATURE_NAMES.get(name, name), functools.partial(split_words, name=name), key=name)
+        return RougeTokenizer(_SIGNATURE_NAMES.get(tokenizer, tokenizer), key=tokenizer)
     if isinstance(tokenizer, type):
         raise ValueError(
             f"tokenizer={tokenizer.__qualname__} is a class; pass an instance (e.g. {tokenizer.__qualname__}()) "
@@ -187,4 +186,4 @@ def resolve_tokenizer(tokenizer: str | Callable[[str], Sequence[str]] | Any | No
             f"tokenize method, as rouge-score's RougeScorer takes)."
         )
     name = _qualified_name(function)
-    return RougeTokenizer(f"callable.{name}", _checked(function, name), is_callable=True)
+    return RougeTokenizer(f"callable.{name}", split=_checked(function, name))

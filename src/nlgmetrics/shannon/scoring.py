@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -166,12 +166,11 @@ def score_chunk(
                                rope))
 
     scores: list[tuple[np.ndarray, np.ndarray]] = [None] * len(registry)  # type: ignore[list-item]
-    results: Iterable[tuple[int, Any]] = ()
-    if registry.queries:  # a chunk of empty documents needs no engine call
-        # The engine's bar stays off: the caller's bar counts examples over the whole call.
-        results = iter_causal(
-            call.lm, registry.queries, TARGET_LOGPROBS_ARGMAX, token_budget=call.token_budget,
-            batch_size=call.batch_size, prefix_cache=setup.prefix_cache, store=call.store, progress=False)
+    # The engine's bar stays off: the caller's bar counts examples over the whole call. A chunk of
+    # empty documents needs no engine call.
+    results = iter_causal(
+        call.lm, registry.queries, TARGET_LOGPROBS_ARGMAX, token_budget=call.token_budget, batch_size=call.batch_size,
+        prefix_cache=setup.prefix_cache, store=call.store, progress=False) if registry.queries else iter(())
     for number, value in bar.track(results, examples=len(examples), queries=len(registry)):
         scores[number] = value
 

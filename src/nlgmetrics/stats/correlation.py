@@ -99,9 +99,8 @@ def undefined_reason(metric: Sequence[float], human: Sequence[float], unit: str 
     metric, human = np.asarray(metric, dtype=float), np.asarray(human, dtype=float)
     if metric.size < MIN_POINTS:
         return f"fewer than {MIN_POINTS} {unit}"
-    constant = (bool(np.ptp(metric) == 0), bool(np.ptp(human) == 0))
-    return {(True, True): "metric and human scores constant", (False, True): "human scores constant",
-            (True, False): "metric constant"}.get(constant)
+    constant = [name for name, values in (("metric", metric), ("human scores", human)) if np.ptp(values) == 0]
+    return " and ".join(constant) + " constant" if constant else None
 
 
 #: The reason given for a nan that none of :func:`undefined_reason`'s tests explains (a spread
@@ -241,17 +240,12 @@ def _kendall_p_values(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def _kendall_exact(n: int, concordant: int) -> float:
     """scipy's exact two-sided p-value of tau for ``n`` untied points with ``concordant`` pairs: that of
     ``kendalltau`` on a permutation with exactly ``tot - concordant`` inversions (Lehmer code)."""
-    permutation = _permutation_with_inversions(n, n * (n - 1) // 2 - concordant)
-    return float(stats.kendalltau(np.arange(n), permutation, method="exact")[1])
-
-
-def _permutation_with_inversions(n: int, inversions: int) -> np.ndarray:
-    remaining, out, pool = inversions, [], list(range(n))
+    remaining, permutation, pool = n * (n - 1) // 2 - concordant, [], list(range(n))
     for position in range(n):
         k = min(remaining, n - 1 - position)
-        out.append(pool.pop(k))
+        permutation.append(pool.pop(k))
         remaining -= k
-    return np.array(out)
+    return float(stats.kendalltau(np.arange(n), np.array(permutation), method="exact")[1])
 
 
 def significant_document_correlations(

@@ -99,17 +99,12 @@ class TerOptions:
     def words(self, text: str) -> list[str]:
         return tercom_words(text, self.normalized, self.no_punct, self.asian_support, self.case_sensitive)
 
-    def reference_words(self, text: str) -> list[str]:
-        """A reference's words: normalised once (Tercom), or twice as sacrebleu 2.x does."""
-        words = self.words(text)
-        if self.normalize_references_twice:
-            words = self.words(" ".join(words))
-        return words
-
     def segment(self, prediction: str, references: Sequence[str]) -> tuple[int, float]:
         """``(fewest edits over the references, mean reference length)`` of one example."""
         hyp = self.words(prediction)
-        refs = [self.reference_words(reference) for reference in references]
+        refs = [self.words(reference) for reference in references]
+        if self.normalize_references_twice:  # normalised once more, as sacrebleu 2.x does
+            refs = [self.words(" ".join(words)) for words in refs]
         return min(shifted_edits(hyp, ref) for ref in refs), sum(map(len, refs)) / len(refs)
 
 
@@ -181,7 +176,7 @@ def ter_statistics(predictions: Sequence[str], references: Sequence[str | Sequen
         ([[1.0, 3.0], [0.0, 1.0]], 25.0)
     """
     segments, _ = score_examples(TerOptions.checked(**options).segment, predictions, references)
-    return np.array(segments, dtype=np.float64).reshape(len(segments), 2)
+    return np.array(segments, dtype=np.float64)  # an empty input is refused
 
 
 def ter_from_statistics(summed_stats: Any, **options: Any) -> float | np.ndarray:

@@ -42,15 +42,12 @@ _WESTERN_AFTER_PADDING = _rules([
 ])
 #: ``normalized`` with ``asian_support``: CJK characters and punctuation become words.
 _ASIAN = _rules([
-    (r"([\u4e00-\u9fff\u3400-\u4dbf])", r" \1 "),
-    (r"([\u31c0-\u31ef\u2e80-\u2eff])", r" \1 "),
-    (r"([\u3300-\u33ff\uf900-\ufaff\ufe30-\ufe4f])", r" \1 "),
-    (r"([\u3200-\u3f22])", r" \1 "),
+    *((rf"([{chars}])", r" \1 ") for chars in (r"\u4e00-\u9fff\u3400-\u4dbf", r"\u31c0-\u31ef\u2e80-\u2eff",
+                                              r"\u3300-\u33ff\uf900-\ufaff\ufe30-\ufe4f", r"\u3200-\u3f22")),
     # Tercom's kana rules as sacrebleu writes them: `^[...]` where `[^...]` was meant, so with the
     # line already padded with spaces they never match (kana stays joined); kept for parity.
-    (r"(^|^[\u3040-\u309f])([\u3040-\u309f]+)(?=$|^[\u3040-\u309f])", r"\1 \2 "),
-    (r"(^|^[\u30a0-\u30ff])([\u30a0-\u30ff]+)(?=$|^[\u30a0-\u30ff])", r"\1 \2 "),
-    (r"(^|^[\u31f0-\u31ff])([\u31f0-\u31ff]+)(?=$|^[\u31f0-\u31ff])", r"\1 \2 "),
+    *((rf"(^|^[{kana}])([{kana}]+)(?=$|^[{kana}])", r"\1 \2 ")
+      for kana in (r"\u3040-\u309f", r"\u30a0-\u30ff", r"\u31f0-\u31ff")),
     (_ASIAN_PUNCT, r" \1 "),
     (_FULL_WIDTH_PUNCT, r" \1 "),
 ])

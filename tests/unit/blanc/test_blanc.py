@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import random
 import warnings
+from dataclasses import astuple
 
 import pytest
 import torch
@@ -18,17 +19,19 @@ from hypothesis import strategies as st
 
 from nlgmetrics.blanc import (
     BlancResult,
-    MinTokenLengths,
     TuneSettings,
     blanc,
     blanc_help,
     blanc_tune,
+    improve_score,
+    relative_score,
+)
+from nlgmetrics.blanc.masking import (
+    MinTokenLengths,
     even_maskings,
     fit_to_window,
-    improve_score,
     is_maskable,
     random_maskings,
-    relative_score,
 )
 from nlgmetrics.core.signature import parse_signature
 from tests.support.markdown_examples import markdown_doctest, run_doctest, runnable_examples, skipped_examples
@@ -90,7 +93,7 @@ token_lists = st.lists(
        normal=st.integers(0, 6), lead=st.integers(0, 3), followup=st.integers(0, 4))
 def test_even_maskings_equal_blanc(blanc_utils, tokens, gap, gap_mask, normal, lead, followup):
     lengths = MinTokenLengths(normal, lead, followup)
-    _, answers = blanc_utils.mask_tokens_evenly(tokens, gap, lengths.as_tuple(), "[MASK]", gap_mask)
+    _, answers = blanc_utils.mask_tokens_evenly(tokens, gap, astuple(lengths), "[MASK]", gap_mask)
     assert even_maskings(tokens, gap, gap_mask, lengths) == [tuple(a) for a in answers]
 
 
@@ -99,7 +102,7 @@ def test_even_maskings_equal_blanc(blanc_utils, tokens, gap, gap_mask, normal, l
 def test_random_maskings_equal_blanc(blanc_utils, tokens, p_mask, seed):
     lengths = MinTokenLengths()
     random.seed(seed)
-    _, answers = blanc_utils.mask_tokens_randomly(tokens, lengths.as_tuple(), "[MASK]", p_mask)
+    _, answers = blanc_utils.mask_tokens_randomly(tokens, astuple(lengths), "[MASK]", p_mask)
     assert random_maskings(tokens, p_mask, lengths, random.Random(seed)) == [tuple(a) for a in answers]
 
 

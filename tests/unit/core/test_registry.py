@@ -218,11 +218,11 @@ def test_a_registered_metric_runs_in_the_trainer_hook_and_the_demo(toy):
     assert scores == {"toy_overlap": toy(["the cat sat on the mat"], [["the cat sat"]]).main_score}
 
     pytest.importorskip("gradio")
-    from nlgmetrics.apps.demo import build_demo, score_pair
+    from nlgmetrics.apps.demo import build_demo, run_pair
 
     assert type(build_demo("toy_overlap")).__name__ == "Blocks"
-    score, _, signature = score_pair(get_protocol("toy_overlap"), "a b", "a c", {"lowercase": True})
-    assert float(score) == 0.5 and signature.startswith("toy_overlap|case:lc")
+    result = run_pair(get_protocol("toy_overlap"), "a b", "a c", {"lowercase": True})
+    assert result.main_score == 0.5 and result.signature.startswith("toy_overlap|case:lc")
 
 
 # ------------------------------------------------------------------------------------------------
